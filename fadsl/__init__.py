@@ -1,0 +1,64 @@
+"""fadsl: FlashAttention-family kernels for Ascend NPUs, written as Python tile programs.
+
+Public surface (``import fadsl as fd``): the ``kernel`` decorator and parameter
+annotations, tile ops, loop constructors, dtypes, and ``attention`` for variants.
+"""
+
+from __future__ import annotations
+
+from fadsl.errors import FadslError
+from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
+from fadsl.frontend.loops import grid, pipelined, serial
+from fadsl.frontend.ops import (
+    abs,
+    arange,
+    bf16,
+    bool_,
+    cast,
+    cdiv,
+    dot,
+    ds,
+    exp,
+    exp2,
+    f16,
+    f32,
+    float8_e4m3,
+    float8_e5m2,
+    floordiv,
+    full,
+    i32,
+    inf,
+    load,
+    load_scalar,
+    log,
+    maximum,
+    minimum,
+    row_max,
+    row_sum,
+    sqrt,
+    store,
+    tanh,
+    where,
+    zeros,
+)
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """Submodules that pull in numpy load on first use (``fd.numerics``)."""
+    if name == "numerics":
+        import fadsl.numerics as module
+
+        return module
+    raise AttributeError(f"module 'fadsl' has no attribute {name!r}")
+
+
+__all__ = [
+    "numerics",
+    "FadslError", "In", "KernelDef", "Out", "Scalar", "Scratch", "kernel", "grid",
+    "pipelined", "serial", "abs", "arange", "bf16", "bool_", "cast", "cdiv", "dot", "ds",
+    "exp", "exp2", "f16", "f32", "float8_e4m3", "float8_e5m2", "floordiv", "full", "i32",
+    "inf", "load", "load_scalar", "log", "maximum", "minimum", "row_max", "row_sum",
+    "sqrt", "store", "tanh", "where", "zeros", "__version__",
+]

@@ -1,0 +1,242 @@
+"""What every command shares: loading kernel files, --kernel/--shape/--set/--dtype, bindings.
+
+A kernel file is either a Python file with module-level kernels (``@fd.kernel`` or
+``fd.attention(...)``), which is imported and therefore runs, or a textual-IR file
+(``.fir``), which is parsed and never executed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
+
+_SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+# ----------------------------------------------------------------------------
+# Arguments
+# ----------------------------------------------------------------------------
+
+
+def add_kernel_args(p: argparse.ArgumentParser, shape: bool = True) -> None:
+    p.add_argument("file", help="kernel file: a Python file with @fd.kernel, or textual IR (.fir)")
+    p.add_argument("--kernel", help="which kernel of the file (default: the only one)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a tile constant or runtime scalar, e.g. block_q=64; repeatable")
+    p.add_argument("--dtype", help="element dtype of the kernel's tensors: fp16, bf16 or fp32")
+    if shape:
+        p.add_argument("--shape", help="shape symbols, e.g. B=1,N=8,Sq=4096,Skv=4096,D=128")
+
+
+def add_target_arg(p: argparse.ArgumentParser, default: str | None = "ascend910b1") -> None:
+    p.add_argument("--target", default=default, help="chip (SOC_VERSION), e.g. ascend910b1")
+    p.add_argument("--target-file", help="a chip description of your own (JSON)")
+
+
+def arg_loc(flag: str, text: str, start: int = 0, end: int | None = None) -> Loc:
+    """A Loc pointing into a command-line argument, for carets under the bad part."""
+    shown = f"{flag} {text}"
+    off = len(flag) + 1
+    return Loc("<command line>", 1, off + start, None if end is None else off + end,
+               text=shown)
+
+
+# ----------------------------------------------------------------------------
+# Loading kernels
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class KernelSource:
+    """A loaded kernel file: Python kernel definitions or one parsed IR kernel."""
+
+    path: str
+    defs: list[Any] = field(default_factory=list)
+    ir_kernel: Any = None
+
+    @property
+    def names(self) -> list[str]:
+        if self.ir_kernel is not None:
+            return [self.ir_kernel.name]
+        return [d.name for d in self.defs]
+
+
+def load_source(path: str) -> KernelSource:
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}", None,
+                         hint="give the path of a kernel .py file or a textual-IR .fir file")
+    if path.endswith(".fir"):
+        from fadsl.ir.parser import parse_kernel
+
+        with open(path, encoding="utf-8") as f:
+            return KernelSource(path, ir_kernel=parse_kernel(f.read(), path))
+    if not path.endswith(".py"):
+        raise UsageError(f"{path}: expected a .py kernel file or a .fir IR file", None)
+    module = _import_user_file(path)
+    from fadsl.frontend.kernel import KernelDef
+
+    defs = [v for v in vars(module).values() if isinstance(v, KernelDef)]
+    if not defs:
+        raise KernelSyntaxError(
+            f"{path} defines no kernel", Loc(os.path.abspath(path), 1),
+            hint="decorate a function with @fd.kernel, or assign "
+            "kernel = fd.attention(...) at module level")
+    return KernelSource(path, defs=defs)
+
+
+def _import_user_file(path: str) -> Any:
+    abspath = os.path.abspath(path)
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = f"fadsl_user_{stem}"
+    spec = importlib.util.spec_from_file_location(name, abspath)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, os.path.dirname(abspath))
+    try:
+        spec.loader.exec_module(module)
+    except FadslError:
+        raise
+    except SyntaxError as exc:
+        raise KernelSyntaxError(
+            f"Python syntax error: {exc.msg}",
+            Loc(exc.filename or abspath, exc.lineno or 1, max(0, (exc.offset or 1) - 1)),
+        ) from None
+    except Exception as exc:
+        raise KernelSyntaxError(
+            f"importing the kernel file raised {type(exc).__name__}: {exc}",
+            _user_frame(exc, abspath),
+            hint="loading a kernel file runs its top-level Python code",
+        ) from None
+    finally:
+        sys.path.remove(os.path.dirname(abspath))
+    return module
+
+
+def _user_frame(exc: BaseException, path: str) -> Loc | None:
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if os.path.abspath(frame.f_code.co_filename) == path:
+            found = Loc(path, lineno)
+    return found
+
+
+def select(src: KernelSource, name: str | None) -> Any:
+    """The chosen kernel definition (or IR kernel)."""
+    if name is not None and name not in src.names:
+        raise UsageError(
+            f"{src.path} has no kernel named {name!r}", None,
+            hint=f"kernels in this file: {', '.join(src.names)}")
+    if src.ir_kernel is not None:
+        return src.ir_kernel
+    if name is None:
+        if len(src.defs) > 1:
+            raise UsageError(
+                f"{src.path} defines several kernels: {', '.join(src.names)}", None,
+                hint="choose one with --kernel NAME")
+        return src.defs[0]
+    return next(d for d in src.defs if d.name == name)
+
+
+# ----------------------------------------------------------------------------
+# --shape, --set, --dtype
+# ----------------------------------------------------------------------------
+
+
+def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
+    """Split ``a=1,b=2`` into (name, value, start, end) with character offsets."""
+    items = []
+    pos = 0
+    for part in text.split(","):
+        start, end = pos, pos + len(part)
+        pos = end + 1
+        m = _SHAPE_ITEM.match(part)
+        if not m or not m.group(2):
+            raise UsageError(
+                f"bad {flag} item {part.strip()!r}: expected NAME=VALUE",
+                arg_loc(flag, text, start, end),
+                hint=f"e.g. {flag} B=1,N=8,Sq=4096,Skv=4096,D=128" if flag == "--shape"
+                else f"e.g. {flag} block_q=64")
+        items.append((m.group(1), m.group(2), start, end))
+    return items
+
+
+def parse_shape(text: str | None, symbols: tuple[str, ...],
+                defaults: dict[str, int] | None = None) -> dict[str, int]:
+    """Shape symbol values; ``Nkv`` defaults to ``N``; every symbol must be given."""
+    values: dict[str, int] = {}
+    if text:
+        for name, raw, start, end in parse_assignments(text, "--shape"):
+            loc = arg_loc("--shape", text, start, end)
+            if name not in symbols and name != "Nkv":
+                raise UsageError(
+                    f"--shape: this kernel has no shape symbol {name!r}", loc,
+                    hint=f"its shape symbols are {', '.join(symbols)}")
+            try:
+                v = int(raw)
+            except ValueError:
+                raise UsageError(f"--shape {name}={raw}: expected a positive integer",
+                                 loc) from None
+            if v <= 0:
+                raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
+            if name in values:
+                raise UsageError(f"--shape gives {name} twice", loc)
+            values[name] = v
+    elif defaults:
+        values.update({k: v for k, v in defaults.items() if k in symbols})
+    if "Nkv" in symbols and "Nkv" not in values and "N" in values:
+        values["Nkv"] = values["N"]
+    missing = [s for s in symbols if s not in values]
+    if missing:
+        raise UsageError(
+            f"--shape is missing {', '.join(missing)}", None,
+            hint="give every shape symbol, e.g. --shape "
+            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols))
+    return {s: values[s] for s in symbols}
+
+
+def parse_value(raw: str) -> int | float | bool | str:
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return "None"
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        return float(raw)
+    except ValueError:
+        return raw.strip()
+
+
+def parse_sets(sets: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in sets:
+        for name, raw, start, end in parse_assignments(text, "--set"):
+            out[name] = (parse_value(raw), arg_loc("--set", text, start, end))
+    return out
+
+
+def parse_dtype(text: str | None) -> Any:
+    from fadsl.ir.types import CLI_DTYPES, DType
+
+    if text is None:
+        return None
+    try:
+        dtype = DType.parse(text)
+    except ValueError:
+        dtype = None
+    if dtype is None or dtype.value not in ("f16", "bf16", "f32"):
+        raise UsageError(f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
+                         arg_loc("--dtype", text, 0, len(text)))
+    return dtype

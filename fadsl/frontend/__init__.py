@@ -1,0 +1,1 @@
+"""Frontend: turns a decorated Python kernel (or traced mods) into IR."""

@@ -1,0 +1,220 @@
+"""``@fd.kernel``: parameter annotations, tile constants, and the KernelDef handle.
+
+A kernel function's parameters are tensors (``fd.In`` / ``fd.Out`` / ``fd.Scratch``
+with shape symbols), runtime scalars (``fd.Scalar``) and compile-time constants (plain
+``int``/``bool``/``float``/``str`` parameters with defaults, overridden with --set).
+``KernelDef.build`` reads the function's AST with chosen constants and returns IR.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
+from fadsl.frontend.source import frame_loc
+from fadsl.ir.types import DType
+
+_C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CXX_RESERVED = frozenset(
+    "alignas alignof and asm auto bool break case catch char class const constexpr "
+    "continue default delete do double else enum explicit export extern false float for "
+    "friend goto if inline int long mutable namespace new noexcept not nullptr operator "
+    "or private protected public register return short signed sizeof static struct "
+    "switch template this throw true try typedef typename union unsigned using virtual "
+    "void volatile while main half".split()
+)
+
+
+class In:
+    """Annotation of an input tensor: ``q: fd.In("B", "N", "Sq", "D")``.
+
+    Dims are shape-symbol names or integers (one string may hold several: "B N Sq D").
+    The dtype defaults to the kernel's element dtype (``--dtype``).
+    """
+
+    kind = "in"
+
+    def __init__(self, *dims: str | int, dtype: DType | str | None = None) -> None:
+        parsed: list[str | int] = []
+        for d in dims:
+            if isinstance(d, str):
+                parsed += [x for x in re.split(r"[\s,]+", d) if x]
+            else:
+                parsed.append(int(d))
+        self.dims = tuple(parsed)
+        self.dtype = DType.parse(dtype) if isinstance(dtype, str) else dtype
+
+    def __repr__(self) -> str:
+        return f"fd.{type(self).__name__}{self.dims}"
+
+
+class Out(In):
+    """Annotation of an output tensor (written with fd.store)."""
+
+    kind = "out"
+
+
+class Scratch(In):
+    """Annotation of a global-memory work tensor the host allocates (read and written)."""
+
+    kind = "scratch"
+
+
+class Scalar:
+    """Annotation of a runtime float scalar: ``scale: fd.Scalar = "D ** -0.5"``.
+
+    The default may be a number or an expression over shape symbols.
+    """
+
+    def __init__(self, dtype: DType = DType.F32) -> None:
+        self.dtype = dtype
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    kind: str
+    """in / out / scratch / scalar / const"""
+    dims: tuple[str | int, ...] = ()
+    dtype: DType | None = None
+    default: Any = None
+    has_default: bool = False
+
+
+def check_kernel_name(name: str, loc: Loc | None) -> None:
+    """Kernel names become C identifiers and file names: refuse anything else."""
+    if not _C_IDENT.match(name) or name in _CXX_RESERVED:
+        raise UsageError(
+            f"kernel name {name!r} is not a usable C identifier",
+            loc,
+            hint="use letters, digits and '_', not starting with a digit, no path "
+            "separators, not a C++ keyword (e.g. 'flash_attn_fwd')",
+        )
+
+
+class KernelDef:
+    """A kernel function plus how to turn it into IR."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        dtype: DType = DType.F16,
+        consts: Mapping[str, Any] | None = None,
+        default_shape: Mapping[str, int] | None = None,
+        reference: Callable[..., Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.dtype = dtype
+        self.fixed_consts = dict(consts or {})
+        self.default_shape = dict(default_shape or {})
+        self.reference = reference
+        self.loc = frame_loc_of(fn)
+        check_kernel_name(self.name, self.loc)
+        self.specs = _param_specs(fn, self.loc)
+
+    def __repr__(self) -> str:
+        return f"<fadsl kernel {self.name} from {self.loc.short()}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelSyntaxError(
+            f"kernel `{self.name}` is not called from Python",
+            self.loc,
+            hint="run it with `fadsl run FILE.py --shape ...` or "
+            "fadsl.interpret(kernel, shape=..., inputs=...)",
+        )
+
+    @property
+    def const_defaults(self) -> dict[str, Any]:
+        out = {s.name: s.default for s in self.specs if s.kind == "const"}
+        out.update(self.fixed_consts)
+        return out
+
+    def build(self, consts: Mapping[str, Any] | None = None, dtype: DType | None = None):  # type: ignore[no-untyped-def]
+        """Read the kernel with ``consts`` overriding the defaults; return ir.Kernel."""
+        from fadsl.frontend.parser import build_kernel
+
+        values = self.const_defaults
+        for key, val in (consts or {}).items():
+            if key not in values:
+                known = ", ".join(sorted(values)) or "none"
+                raise UsageError(
+                    f"--set {key}: kernel `{self.name}` has no constant `{key}`",
+                    None,
+                    hint=f"its constants are: {known}",
+                )
+            values[key] = val
+        return build_kernel(self, values, dtype or self.dtype)
+
+
+def frame_loc_of(fn: Callable[..., Any]) -> Loc:
+    code = fn.__code__
+    return Loc(code.co_filename, code.co_firstlineno, 0, None)
+
+
+def _param_specs(fn: Callable[..., Any], loc: Loc) -> tuple[ParamSpec, ...]:
+    try:
+        sig = inspect.signature(fn, eval_str=True)
+    except Exception as exc:  # the user's annotation raised while being evaluated
+        raise KernelSyntaxError(
+            f"cannot evaluate the parameter annotations of `{fn.__name__}`: {exc}", loc
+        ) from None
+    return tuple(_spec(p, fn.__name__, loc) for p in sig.parameters.values())
+
+
+def _spec(p: inspect.Parameter, fname: str, loc: Loc) -> ParamSpec:
+    ann = p.annotation
+    has_default = p.default is not inspect.Parameter.empty
+    default = p.default if has_default else None
+    if isinstance(ann, In):
+        return ParamSpec(p.name, ann.kind, ann.dims, ann.dtype)
+    if ann is Scalar or isinstance(ann, Scalar):
+        dtype = ann.dtype if isinstance(ann, Scalar) else DType.F32
+        return ParamSpec(p.name, "scalar", dtype=dtype, default=default,
+                         has_default=has_default)
+    if has_default:
+        return ParamSpec(p.name, "const", default=default, has_default=True)
+    raise KernelSyntaxError(
+        f"parameter `{p.name}` of kernel `{fname}` needs an annotation",
+        loc,
+        hint="tensors: fd.In(\"B\", \"N\", \"Sq\", \"D\") / fd.Out(...); runtime "
+        "scalars: fd.Scalar; constants: a default value, e.g. block_q: int = 128",
+    )
+
+
+def kernel(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    dtype: str | DType = "fp16",
+    default_shape: Mapping[str, int] | None = None,
+    reference: Callable[..., Any] | None = None,
+) -> Any:
+    """Declare a tile kernel.
+
+    Args:
+        name: kernel name (a C identifier); defaults to the function name.
+        dtype: element dtype of tensors that do not name one (overridden by --dtype).
+        default_shape: shape used by `fadsl compile` when --shape is not given.
+        reference: float64 numpy reference ``ref(inputs: dict, shape: dict) -> dict``.
+
+    Example::
+
+        @fd.kernel
+        def fa2(q: fd.In("B N Sq D"), ..., block_q: int = 128): ...
+    """
+    dt = DType.parse(dtype) if isinstance(dtype, str) else dtype
+
+    def wrap(f: Callable[..., Any]) -> KernelDef:
+        try:
+            return KernelDef(f, name, dt, None, default_shape, reference)
+        except FadslError:
+            raise
+    if fn is not None:
+        return wrap(fn)
+    return wrap

@@ -1,0 +1,452 @@
+"""Walks a kernel function's Python AST and builds IR through ``ir.Builder``.
+
+Statements: assignment (names, tuple unpacking, ``param[...] = tile`` as a store),
+augmented assignment, expression statements, ``for`` over ``fd.grid`` / ``range`` /
+``fd.pipelined``, ``if`` on compile-time values, ``assert`` on compile-time values,
+``pass``. Loop-carried values are names rebound inside a loop body. Python helper
+functions called from a kernel are traced with Tile proxies.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import inspect
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+import sympy
+
+from fadsl.errors import FadslError, KernelSyntaxError, Loc, ShapeError
+from fadsl.frontend import ops
+from fadsl.frontend.kernel import KernelDef, ParamSpec
+from fadsl.frontend.source import boundary, node_loc
+from fadsl.frontend.statements import StatementWalker
+from fadsl.ir import nodes as ir
+from fadsl.ir.builder import Builder
+from fadsl.ir.expr import as_expr, fsym, isym
+from fadsl.ir.types import DType, ScalarType, TensorType
+
+_SAFE_BUILTINS = {
+    name: getattr(builtins, name)
+    for name in ("min", "max", "abs", "float", "int", "len", "tuple", "range", "isinstance",
+                 "print", "bool", "round")
+}
+_SAFE_BUILTINS.update({"True": True, "False": False, "None": None})
+
+_BINOPS: dict[type, Any] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: _floordiv(a, b),
+    ast.Mod: lambda a, b: _mod(a, b),
+    ast.Pow: lambda a, b: a**b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+}
+_CMPOPS: dict[type, Any] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: _eq(a, b),
+    ast.NotEq: lambda a, b: _ne(a, b),
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
+        return ops.floordiv(a, b)
+    return a // b
+
+
+def _mod(a: Any, b: Any) -> Any:
+    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
+        return sympy.Mod(as_expr(a), as_expr(b))
+    return a % b
+
+
+def _eq(a: Any, b: Any) -> Any:
+    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
+        return a == b
+    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
+        return sympy.Eq(as_expr(a), as_expr(b))
+    return a == b
+
+
+def _ne(a: Any, b: Any) -> Any:
+    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
+        return a != b
+    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
+        return sympy.Ne(as_expr(a), as_expr(b))
+    return a != b
+
+
+class LoopLocal:
+    """Marks a name first bound inside a loop body, so later uses get a clear error."""
+
+    def __init__(self, name: str, loc: Loc) -> None:
+        self.name = name
+        self.loc = loc
+
+
+class Walker(StatementWalker):
+    """Evaluates expressions; statements live in StatementWalker."""
+
+    def __init__(self, kdef: KernelDef, consts: Mapping[str, Any], dtype: DType) -> None:
+        self.kdef = kdef
+        self.consts = dict(consts)
+        self.dtype = dtype
+        self.file = kdef.fn.__code__.co_filename
+        self.globals = kdef.fn.__globals__
+        self.env: dict[str, Any] = {}
+        self.params: list[ir.Param] = []
+        self.shape_syms: list[str] = []
+        self.const_syms: dict[sympy.Symbol, Any] = {}
+        self.builder = Builder(self)
+        self.tracer = ops.Tracer(self.builder, kdef.loc)
+        self.line_offset = 0
+        self.col_offset = 0
+        self.grid_seen = False
+        self.loop_depth = 0
+
+    # --- TypeContext -------------------------------------------------------
+    def param(self, name: str, loc: Loc) -> ir.Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KernelSyntaxError(f"kernel `{self.kdef.name}` has no parameter `{name}`", loc)
+
+    # --- entry -------------------------------------------------------------
+    def run(self) -> ir.Kernel:
+        fdef = self._parse_function()
+        self._bind_params(fdef)
+        token = ops.activate(self.tracer)
+        try:
+            self.block(fdef.body, top=True)
+        finally:
+            ops.deactivate(token)
+        if not self.grid_seen:
+            raise KernelSyntaxError(
+                f"kernel `{self.kdef.name}` has no `for ... in fd.grid(...)` loop",
+                self.kdef.loc,
+                hint="wrap the body in `for b, h, i in fd.grid(B, N, fd.cdiv(Sq, block_q)):`",
+            )
+        consts = tuple(sorted((k, _const_value(v)) for k, v in self.consts.items()
+                              if _is_plain_const(v)))
+        return ir.Kernel(name=self.kdef.name, params=tuple(self.params),
+                         shape_syms=tuple(self.shape_syms), consts=consts,
+                         body=self.builder.finish(), loc=self.kdef.loc)
+
+    def _parse_function(self) -> ast.FunctionDef:
+        try:
+            lines, start = inspect.getsourcelines(self.kdef.fn)
+        except (OSError, TypeError):
+            raise KernelSyntaxError(
+                f"cannot read the source of kernel `{self.kdef.name}`", self.kdef.loc,
+                hint="kernels must be defined in a .py file, not typed at a prompt",
+            ) from None
+        raw = "".join(lines)
+        text = textwrap.dedent(raw)
+        self.col_offset = len(raw) - len(raw.lstrip()) if raw[:1].isspace() else 0
+        self.line_offset = start - 1
+        tree = ast.parse(text)
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef):
+            raise KernelSyntaxError("@fd.kernel decorates a function", self.kdef.loc)
+        return fdef
+
+    def loc(self, node: ast.AST) -> Loc:
+        return node_loc(node, self.file, self.line_offset, self.col_offset)
+
+    # --- parameters --------------------------------------------------------
+    def _bind_params(self, fdef: ast.FunctionDef) -> None:
+        arg_nodes = {a.arg: a for a in fdef.args.args + fdef.args.kwonlyargs}
+        for spec in self.kdef.specs:
+            node = arg_nodes.get(spec.name)
+            loc = self.loc(node) if node is not None else self.kdef.loc
+            self._bind_param(spec, loc)
+
+    def _bind_param(self, spec: ParamSpec, loc: Loc) -> None:
+        if spec.kind == "const":
+            value = self.consts.get(spec.name, spec.default)
+            if isinstance(value, int) and not isinstance(value, bool):
+                sym = isym(spec.name)
+                self.const_syms[sym] = value
+                self.env[spec.name] = sym
+            else:
+                self.env[spec.name] = value
+            return
+        if spec.kind == "scalar":
+            default = None if spec.default is None else self._scalar_default(spec, loc)
+            p = ir.Param(name=spec.name, kind=ir.ParamKind.SCALAR,
+                         type=ScalarType(spec.dtype or DType.F32), default=default, loc=loc)
+            self.params.append(p)
+            self.env[spec.name] = fsym(spec.name)
+            return
+        shape = tuple(self._dim(d) for d in spec.dims)
+        p = ir.Param(name=spec.name, kind=ir.ParamKind(spec.kind),
+                     type=TensorType(shape, spec.dtype or self.dtype), loc=loc)
+        self.params.append(p)
+        self.env[spec.name] = ops.TensorRef(p)
+
+    def _dim(self, d: str | int) -> sympy.Expr:
+        if isinstance(d, int):
+            return as_expr(d)
+        if d not in self.shape_syms:
+            self.shape_syms.append(d)
+            self.env.setdefault(d, isym(d))
+        return isym(d)
+
+    def _scalar_default(self, spec: ParamSpec, loc: Loc) -> sympy.Expr:
+        if isinstance(spec.default, (int, float)):
+            return as_expr(float(spec.default))
+        if isinstance(spec.default, str):
+            from fadsl.ir.expr import ExprSyntaxError, parse_expr_text
+
+            try:
+                return parse_expr_text(spec.default)
+            except ExprSyntaxError as exc:
+                raise KernelSyntaxError(f"default of scalar `{spec.name}`: {exc}", loc,
+                                        hint="e.g. \"D ** -0.5\"") from None
+        raise KernelSyntaxError(
+            f"default of scalar `{spec.name}` must be a number or an expression string "
+            f"such as \"D ** -0.5\", got {spec.default!r}", loc)
+
+    # --- compile-time evaluation -------------------------------------------
+    def concrete(self, value: Any, node: ast.AST, what: str) -> Any:
+        """A Python value for ``value``, substituting tile constants; error if symbolic."""
+        if isinstance(value, ops.Tile):
+            raise KernelSyntaxError(
+                f"{what} must be known at compile time, but depends on the tile "
+                f"%{value.value.name}", self.loc(node),
+                hint="use fd.where(cond, a, b) for per-element choices")
+        if isinstance(value, sympy.Basic):
+            sub = value.subs(self.const_syms) if self.const_syms else value
+            if sub.free_symbols:
+                names = ", ".join(sorted(s.name for s in sub.free_symbols))
+                raise KernelSyntaxError(
+                    f"{what} must be known at compile time, but depends on {names}",
+                    self.loc(node),
+                    hint="branch on tile constants (--set) only; shapes and loop "
+                    "variables are runtime values")
+            if sub in (sympy.true, sympy.false):
+                return bool(sub)
+            return int(sub) if sub.is_Integer else float(sub)
+        return value
+
+    # --- expressions -------------------------------------------------------
+    def expr(self, node: ast.AST) -> Any:
+        prev = self.tracer.loc
+        self.tracer.loc = self.loc(node)
+        try:
+            method = getattr(self, "expr_" + type(node).__name__, None)
+            if method is None:
+                raise KernelSyntaxError(
+                    f"{_describe(node)} is not supported inside a kernel",
+                    self.loc(node),
+                    hint="kernels use assignments, fd ops, arithmetic, `for` over "
+                    "fd.grid/range/fd.pipelined and `if` on constants")
+            return method(node)
+        finally:
+            self.tracer.loc = prev
+
+    def expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:
+        name = node.id
+        if name in self.env:
+            value = self.env[name]
+            if isinstance(value, LoopLocal):
+                raise KernelSyntaxError(
+                    f"`{name}` is defined inside a loop body and used after the loop",
+                    self.loc(node),
+                    notes=(f"defined at {value.loc}",),
+                    hint=f"initialise `{name}` before the loop so it becomes a "
+                    "loop-carried value")
+            return value
+        if name in self.globals:
+            return self.globals[name]
+        if name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        known = list(self.env) + [k for k in self.globals if not k.startswith("__")]
+        close = difflib.get_close_matches(name, known, n=1)
+        raise KernelSyntaxError(
+            f"undefined name `{name}`", self.loc(node),
+            hint=f"did you mean `{close[0]}`?" if close else
+            "define it before use, or declare it as a kernel parameter")
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            owner = getattr(base, "__name__", type(base).__name__)
+            close = difflib.get_close_matches(node.attr, dir(base), n=1)
+            raise KernelSyntaxError(
+                f"`{owner}` has no attribute `{node.attr}`", self.loc(node),
+                hint=f"did you mean `{close[0]}`?" if close else None) from None
+
+    def expr_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
+        return tuple(self.expr(e) for e in node.elts)
+
+    expr_List = expr_Tuple
+
+    def expr_Slice(self, node: ast.Slice) -> slice:
+        def part(n: ast.AST | None) -> Any:
+            return None if n is None else self.expr(n)
+        return slice(part(node.lower), part(node.upper), part(node.step))
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        key = self.expr(node.slice)
+        if isinstance(base, (tuple, list)):
+            return base[self.concrete(key, node.slice, "a tuple index")]
+        return self._apply(lambda: base[key], node)
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:
+        a, b = self.expr(node.left), self.expr(node.right)
+        fn = _BINOPS.get(type(node.op))
+        if fn is None:
+            raise KernelSyntaxError(f"operator {_describe(node.op)} is not supported",
+                                    self.loc(node))
+        return self._apply(lambda: fn(a, b), node)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        x = self.expr(node.operand)
+        if isinstance(node.op, ast.Not):
+            return not self.concrete(x, node, "the operand of `not`")
+        op = {ast.USub: lambda v: -v, ast.UAdd: lambda v: +v, ast.Invert: lambda v: ~v}
+        return self._apply(lambda: op[type(node.op)](x), node)
+
+    def expr_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise KernelSyntaxError(
+                "chained comparisons are not supported", self.loc(node),
+                hint="write (a < b) & (b < c) for masks")
+        a, b = self.expr(node.left), self.expr(node.comparators[0])
+        fn = _CMPOPS.get(type(node.ops[0]))
+        if fn is None:
+            raise KernelSyntaxError(f"{_describe(node.ops[0])} is not supported",
+                                    self.loc(node))
+        return self._apply(lambda: fn(a, b), node)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.expr(v) for v in node.values]
+        if any(isinstance(v, ops.Tile) for v in values):
+            raise KernelSyntaxError(
+                "`and`/`or` need Python truth values; these operands are tiles",
+                self.loc(node), hint="combine masks with & and |, e.g. (a < b) & c")
+        flags = [self.concrete(v, node, "a boolean operand") for v in values]
+        return all(flags) if isinstance(node.op, ast.And) else any(flags)
+
+    def expr_IfExp(self, node: ast.IfExp) -> Any:
+        test = self.concrete(self.expr(node.test), node.test, "the condition")
+        return self.expr(node.body if test else node.orelse)
+
+    def expr_Call(self, node: ast.Call) -> Any:
+        fn = self.expr(node.func)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise KernelSyntaxError("**kwargs are not supported", self.loc(kw))
+            kwargs[kw.arg] = self.expr(kw.value)
+        if fn in (ops_grid(), ops_pipelined()) or fn is range:
+            raise KernelSyntaxError(
+                f"{getattr(fn, '__name__', fn)}(...) is only valid as the iterable "
+                "of a `for` statement", self.loc(node))
+        return self._call(fn, args, kwargs, node)
+
+    def _call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+        if not callable(fn):
+            raise KernelSyntaxError(f"{_describe_value(fn)} is not callable", self.loc(node))
+        if _is_fadsl_op(fn) or fn in _SAFE_BUILTINS.values():
+            return self._apply(lambda: fn(*args, **kwargs), node)
+        if inspect.isfunction(fn):
+            return self._call_user(fn, args, kwargs, node)
+        raise KernelSyntaxError(
+            f"calling {_describe_value(fn)} is not supported inside a kernel",
+            self.loc(node),
+            hint="kernels call fd ops and plain Python helper functions")
+
+    @boundary
+    def _call_user(self, fn: Any, args: list[Any], kwargs: dict[str, Any],
+                   node: ast.AST) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except FadslError:
+            raise
+        except TypeError as exc:
+            raise KernelSyntaxError(f"calling `{fn.__name__}`: {exc}", self.loc(node)) from None
+
+    def _apply(self, thunk: Any, node: ast.AST) -> Any:
+        """Run an op; turn Python errors from bad operand kinds into kernel errors."""
+        try:
+            return thunk()
+        except FadslError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+            raise KernelSyntaxError(f"{exc}", self.loc(node)) from None
+
+
+def ops_grid() -> Any:
+    from fadsl.frontend import loops
+
+    return loops.grid
+
+
+def ops_pipelined() -> Any:
+    from fadsl.frontend import loops
+
+    return loops.pipelined
+
+
+def _is_fadsl_op(fn: Any) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    return module.startswith("fadsl.frontend") or module.startswith("sympy")
+
+
+def _describe(node: ast.AST) -> str:
+    name = type(node).__name__
+    return {
+        "Lambda": "a lambda", "ListComp": "a list comprehension", "While": "a while loop",
+        "With": "a with statement", "Try": "try/except", "Yield": "yield",
+        "GeneratorExp": "a generator expression", "Dict": "a dict literal",
+        "Starred": "*-unpacking", "JoinedStr": "an f-string", "Await": "await",
+        "NamedExpr": "the walrus operator", "Return": "return with a value",
+        "FunctionDef": "a nested function definition", "Global": "global",
+        "Nonlocal": "nonlocal", "Delete": "del", "Import": "import",
+        "ImportFrom": "import", "Raise": "raise", "ClassDef": "a class definition",
+        "Set": "a set literal", "DictComp": "a dict comprehension",
+        "SetComp": "a set comprehension", "Match": "match",
+        "MatMult": "@ (use fd.dot)", "Pow": "**", "LShift": "<<", "RShift": ">>",
+        "BitXor": "^", "In": "`in`", "NotIn": "`not in`",
+    }.get(name, name)
+
+
+def _describe_value(v: Any) -> str:
+    name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
+    return f"`{name}`" if name else f"a {type(v).__name__}"
+
+
+def _is_plain_const(v: Any) -> bool:
+    return isinstance(v, (int, float, bool, str)) or v is None
+
+
+def _const_value(v: Any) -> Any:
+    return "None" if v is None else v
+
+
+def build_kernel(kdef: KernelDef, consts: Mapping[str, Any], dtype: DType) -> ir.Kernel:
+    """Read ``kdef`` with constants ``consts`` and element dtype ``dtype``."""
+    return Walker(kdef, consts, dtype).run()
+
+
+__all__ = ["build_kernel", "Walker", "LoopLocal", "ShapeError"]

@@ -1,0 +1,1 @@
+"""The fadsl IR: typed frozen nodes, a builder, a printer and a parser for its text form."""

@@ -1,0 +1,141 @@
+"""When an output is right: the tolerance rule of design.md section 4, and numpy dtypes.
+
+An output passes against a float64 reference when
+
+    max|out - ref| <= 2 * max|out_same - ref| + atol
+
+where ``out_same`` is a plain (non-tiled) computation in the kernel's input dtype with
+fp32 accumulation, and ``atol`` is the rounding noise of the output dtype at the
+reference's magnitude, ``2 * max|(ref + 0.3 - 0.3) - ref|`` computed in that dtype
+(FlashAttention 3's ``fwd_atol``). NaN anywhere fails; infinities must match the
+reference's (fully masked rows give -inf LSE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from fadsl.ir.types import DType
+
+RTOL_FACTOR = 2.0
+
+
+def np_dtype(dtype: DType) -> np.dtype:
+    """The numpy storage dtype of an IR dtype (bf16 and fp8 through ml_dtypes)."""
+    if dtype is DType.F16:
+        return np.dtype(np.float16)
+    if dtype is DType.F32:
+        return np.dtype(np.float32)
+    if dtype is DType.I32:
+        return np.dtype(np.int32)
+    if dtype is DType.U8:
+        return np.dtype(np.uint8)
+    if dtype is DType.BOOL:
+        return np.dtype(np.bool_)
+    import ml_dtypes
+
+    return np.dtype(
+        {
+            DType.BF16: ml_dtypes.bfloat16,
+            DType.F8E4M3: ml_dtypes.float8_e4m3fn,
+            DType.F8E5M2: ml_dtypes.float8_e5m2,
+        }[dtype]
+    )
+
+
+def dtype_of_name(name: str) -> DType:
+    """IR dtype from a numpy dtype name as written in meta.json."""
+    for d in DType:
+        try:
+            if np_dtype(d).name == name:
+                return d
+        except KeyError:
+            continue
+    return DType.parse(name)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Errors of one output against its reference and the pass/fail decision."""
+
+    name: str
+    max_abs: float
+    mean_abs: float
+    max_rel: float
+    nan_count: int
+    inf_mismatch: int
+    bound: float
+    """The allowed max|out - ref| (2 * same-precision error + atol)."""
+    same_precision_error: float | None
+    atol: float
+    passed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def line(self) -> str:
+        status = "PASS" if self.passed else "FAIL"
+        text = (
+            f"{self.name}: max|err| {self.max_abs:.3e}  mean|err| {self.mean_abs:.3e}  "
+            f"max rel {self.max_rel:.3e}  bound {self.bound:.3e}"
+        )
+        if self.nan_count:
+            text += f"  NaN {self.nan_count}"
+        if self.inf_mismatch:
+            text += f"  inf mismatches {self.inf_mismatch}"
+        return f"{text}  {status}"
+
+
+def atol_for(ref: np.ndarray, dtype: DType) -> float:
+    """Rounding noise of ``dtype`` at the magnitude of ``ref`` (FA3's fwd_atol)."""
+    finite = np.where(np.isfinite(ref), ref, 0.0).astype(np.float64)
+    if finite.size == 0:
+        return 0.0
+    nd = np_dtype(dtype)
+    shifted = (finite.astype(nd) + nd.type(0.3)).astype(nd) - nd.type(0.3)
+    return float(2.0 * np.max(np.abs(shifted.astype(np.float64) - finite)))
+
+
+def compare(
+    name: str,
+    out: np.ndarray,
+    ref: np.ndarray,
+    same: np.ndarray | None,
+    dtype: DType,
+    same_error: float | None = None,
+) -> Verdict:
+    """Apply the tolerance rule to ``out`` (any dtype) against float64 ``ref``.
+
+    ``same`` is the same-precision reference output; ``same_error`` may be given
+    instead (as recorded in a run's meta.json).
+    """
+    o = np.asarray(out).astype(np.float64)
+    r = np.asarray(ref).astype(np.float64)
+    if o.shape != r.shape:
+        raise ValueError(f"{name}: shape {o.shape} vs reference {r.shape}")
+    nan_count = int(np.isnan(o).sum())
+    inf_mismatch = int(np.sum(np.isinf(o) != np.isinf(r)) + np.sum(
+        np.isinf(o) & np.isinf(r) & (np.sign(o) != np.sign(r))))
+    both = np.isfinite(o) & np.isfinite(r)
+    diff = np.abs(o - r)[both]
+    max_abs = float(diff.max()) if diff.size else 0.0
+    mean_abs = float(diff.mean()) if diff.size else 0.0
+    denom = np.maximum(np.abs(r[both]), 1e-6)
+    max_rel = float((diff / denom).max()) if diff.size else 0.0
+    if same is not None:
+        s = np.asarray(same).astype(np.float64)
+        ok = np.isfinite(s) & np.isfinite(r)
+        same_error = float(np.abs(s - r)[ok].max()) if ok.any() else 0.0
+    atol = atol_for(r, dtype)
+    bound = RTOL_FACTOR * (same_error or 0.0) + atol
+    passed = nan_count == 0 and inf_mismatch == 0 and max_abs <= bound
+    return Verdict(name, max_abs, mean_abs, max_rel, nan_count, inf_mismatch, bound,
+                   same_error, atol, passed)
+
+
+def quantize(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """Round float64 data to ``dtype`` and back (for same-precision references)."""
+    return np.asarray(x).astype(np_dtype(dtype)).astype(np.float64)
