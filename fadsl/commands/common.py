@@ -240,3 +240,153 @@ def parse_dtype(text: str | None) -> Any:
         raise UsageError(f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
                          arg_loc("--dtype", text, 0, len(text)))
     return dtype
+
+
+# ----------------------------------------------------------------------------
+# Binding a kernel to a shape, constants and scalars
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A kernel's IR together with the concrete values every symbol takes."""
+
+    kernel: Any
+    """ir.Kernel"""
+    shape: dict[str, int]
+    scalars: dict[str, float]
+    kdef: Any = None
+    """The KernelDef it came from (None for a .fir file)."""
+
+    @property
+    def consts(self) -> dict[str, Any]:
+        return self.kernel.const_values()
+
+    def env(self) -> dict[str, Any]:
+        """Values of shape symbols, integer constants and float scalars."""
+        out: dict[str, Any] = dict(self.shape)
+        out.update({k: v for k, v in self.consts.items()
+                    if isinstance(v, int) and not isinstance(v, bool)})
+        out.update(self.scalars)
+        return out
+
+    def ref_consts(self) -> dict[str, Any]:
+        """Constants and scalars, as a reference function receives them."""
+        out = dict(self.consts)
+        out.update(self.scalars)
+        return out
+
+
+def build(args: argparse.Namespace, need_shape: bool = True) -> Binding:
+    """Load ``args.file``, pick the kernel, apply --set/--dtype, bind --shape."""
+    src = load_source(args.file)
+    chosen = select(src, getattr(args, "kernel", None))
+    return bind(chosen, args, need_shape)
+
+
+def bind(chosen: Any, args: argparse.Namespace, need_shape: bool = True) -> Binding:
+    from fadsl.frontend.kernel import KernelDef
+
+    sets = parse_sets(getattr(args, "sets", []) or [])
+    dtype = parse_dtype(getattr(args, "dtype", None))
+    if isinstance(chosen, KernelDef):
+        kernel, scalar_sets = _build_def(chosen, sets, dtype)
+        defaults = chosen.default_shape
+    else:
+        kernel, scalar_sets = _rebind_ir(chosen, sets, dtype)
+        defaults = None
+    shape_text = getattr(args, "shape", None)
+    if need_shape or shape_text:
+        shape = parse_shape(shape_text, kernel.shape_syms, defaults)
+    else:
+        shape = {}
+    scalars = _scalars(kernel, shape, scalar_sets)
+    return Binding(kernel, shape, scalars, chosen if isinstance(chosen, KernelDef) else None)
+
+
+def _split_sets(sets: dict[str, Any], consts: dict[str, Any], scalars: set[str],
+                kernel_name: str) -> tuple[dict[str, Any], dict[str, float]]:
+    const_sets: dict[str, Any] = {}
+    scalar_sets: dict[str, float] = {}
+    for name, (value, loc) in sets.items():
+        if name in scalars:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UsageError(f"--set {name}: the scalar `{name}` takes a number", loc)
+            scalar_sets[name] = float(value)
+        elif name in consts:
+            const_sets[name] = _check_const(name, value, consts[name], loc)
+        else:
+            known = sorted(set(consts) | scalars)
+            raise UsageError(
+                f"--set {name}: kernel `{kernel_name}` has no constant or scalar `{name}`",
+                loc, hint=f"it has: {', '.join(known) or 'none'}")
+    return const_sets, scalar_sets
+
+
+def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise UsageError(f"--set {name}={value}: expected true or false", loc)
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UsageError(f"--set {name}={value}: expected an integer", loc)
+        if default > 0 and value <= 0:
+            raise UsageError(
+                f"--set {name}={value}: `{name}` must be a positive integer", loc,
+                hint=f"the default is {default}")
+        return value
+    if isinstance(default, float) and isinstance(value, (int, float)):
+        return float(value)
+    return value
+
+
+def _build_def(kdef: Any, sets: dict[str, Any], dtype: Any) -> tuple[Any, dict[str, float]]:
+    scalars = {s.name for s in kdef.specs if s.kind == "scalar"}
+    const_sets, scalar_sets = _split_sets(sets, kdef.const_defaults, scalars, kdef.name)
+    return kdef.build(const_sets, dtype), scalar_sets
+
+
+def _rebind_ir(kernel: Any, sets: dict[str, Any], dtype: Any) -> tuple[Any, dict[str, float]]:
+    """A parsed .fir kernel: only integer constants (symbolic sizes) can change."""
+    import dataclasses
+
+    from fadsl.ir.nodes import ParamKind
+
+    if dtype is not None:
+        raise UsageError("--dtype cannot change a textual-IR kernel; its types are fixed",
+                         None, hint="edit the .fir file, or use the .py kernel")
+    consts = kernel.const_values()
+    scalars = {p.name for p in kernel.params if p.kind is ParamKind.SCALAR}
+    const_sets, scalar_sets = _split_sets(sets, consts, scalars, kernel.name)
+    for name, value in const_sets.items():
+        if not isinstance(consts[name], int) or isinstance(consts[name], bool):
+            raise UsageError(
+                f"--set {name}: in textual IR only integer (size) constants can change",
+                sets[name][1])
+    merged = dict(consts)
+    merged.update(const_sets)
+    return dataclasses.replace(kernel, consts=tuple(sorted(merged.items()))), scalar_sets
+
+
+def _scalars(kernel: Any, shape: dict[str, int], given: dict[str, float]) -> dict[str, float]:
+    from fadsl.ir.expr import evaluate
+    from fadsl.ir.nodes import ParamKind
+
+    out: dict[str, float] = {}
+    for p in kernel.params:
+        if p.kind is not ParamKind.SCALAR:
+            continue
+        if p.name in given:
+            out[p.name] = given[p.name]
+        elif p.default is not None and shape:
+            try:
+                out[p.name] = float(evaluate(p.default, shape))
+            except KeyError as exc:
+                raise UsageError(
+                    f"default of scalar `{p.name}` uses {exc.args[0]}, which is not a shape "
+                    "symbol", p.loc) from None
+        elif p.default is None:
+            raise UsageError(f"scalar `{p.name}` has no default; give --set {p.name}=VALUE",
+                             p.loc)
+    return out

@@ -1,0 +1,71 @@
+"""``fadsl run``: golden outputs from the numpy interpreter, checked against float64."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from fadsl.commands import common
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder for <param>.bin files and meta.json")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the comparison with the float64 reference")
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl import runio
+    from fadsl.backends.interp.interpreter import interpret
+    from fadsl.outputs import atomic_dir, check_output_dir
+
+    check_output_dir(args.output)
+    binding = common.build(args)
+    if args.inputs:
+        inputs = runio.read_inputs(args.inputs, binding)
+    else:
+        inputs = runio.make_inputs(binding, args.seed)
+    for line in runio.nonfinite_report(inputs):
+        print(line, file=sys.stderr)
+    kernel = lowered(binding.kernel)
+    t0 = time.perf_counter()
+    result = interpret(kernel, binding.env(), inputs)
+    elapsed = time.perf_counter() - t0
+    check = None if args.no_check else runio.check_outputs(binding, inputs, result.outputs)
+    extra = {"source": "interpreter", "seed": None if args.inputs else args.seed,
+             "interpreter_seconds": round(elapsed, 3), "loop_stats": _stats(result)}
+    with atomic_dir(args.output) as tmp:
+        runio.write_run(tmp, binding, inputs, result.outputs, check, extra)
+    return report(binding, check, args.output, result)
+
+
+def lowered(kernel):  # type: ignore[no-untyped-def]
+    """The IR the interpreter runs: the kernel after fadsl's pass pipeline."""
+    from fadsl.passes import run_pipeline
+
+    return run_pipeline(kernel)
+
+
+def _stats(result) -> dict:  # type: ignore[no-untyped-def]
+    return {k: list(v) for k, v in getattr(result, "loop_stats", {}).items()}
+
+
+def report(binding, check, folder: str, result) -> int:  # type: ignore[no-untyped-def]
+    shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
+    print(f"{binding.kernel.name} [{shape}] -> {folder}")
+    for var, (done, total) in getattr(result, "loop_stats", {}).items():
+        if total:
+            print(f"  loop {var}: {done} of {total} block iterations computed "
+                  f"({100.0 * (total - done) / total:.1f}% skipped)")
+    if check is None:
+        print("  not checked (no reference, or --no-check)")
+        return 0
+    for v in check.verdicts:
+        print("  " + v.line())
+    print("PASS" if check.passed else "FAIL")
+    return 0 if check.passed else 1

@@ -1,0 +1,168 @@
+"""Run folders: ``<param>.bin`` (raw little-endian, C order, the parameter's dtype) + meta.json.
+
+Shared by ``fadsl run`` (interpreter) and ``fadsl sim`` (CPU runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fadsl.errors import Loc, UsageError
+from fadsl.ir.expr import evaluate
+from fadsl.ir.nodes import Param, ParamKind
+from fadsl.ir.types import TensorType
+from fadsl.numerics import Verdict, compare, np_dtype
+
+META = "meta.json"
+
+
+def param_shape(p: Param, env: dict[str, Any]) -> tuple[int, ...]:
+    assert isinstance(p.type, TensorType)
+    return tuple(int(evaluate(d, env)) for d in p.type.shape)
+
+
+def tensor_params(kernel: Any, *kinds: ParamKind) -> list[Param]:
+    return [p for p in kernel.params if p.kind in kinds and isinstance(p.type, TensorType)]
+
+
+def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs: the kernel's own generator if it has one, else N(0, 1) floats."""
+    env = binding.env()
+    kdef = binding.kdef
+    maker = getattr(kdef, "make_inputs", None) if kdef is not None else None
+    rng = np.random.default_rng(seed)
+    made = maker(binding.shape, binding.ref_consts(), rng) if maker else {}
+    out: dict[str, np.ndarray] = {}
+    for p in tensor_params(binding.kernel, ParamKind.IN):
+        shape = param_shape(p, env)
+        dtype = np_dtype(p.type.dtype)  # type: ignore[union-attr]
+        if p.name in made:
+            out[p.name] = np.ascontiguousarray(np.asarray(made[p.name]).astype(dtype))
+        elif dtype.kind == "f" or dtype.name in ("bfloat16",) or "float8" in dtype.name:
+            out[p.name] = rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+        else:
+            out[p.name] = np.zeros(shape, dtype=dtype)
+    return out
+
+
+def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
+    """Read and check every input's .bin before any work is done."""
+    env = binding.env()
+    if not os.path.isdir(folder):
+        raise UsageError(f"--inputs {folder}: no such folder")
+    out: dict[str, np.ndarray] = {}
+    for p in tensor_params(binding.kernel, ParamKind.IN):
+        out[p.name] = _read_one(folder, p, param_shape(p, env))
+    return out
+
+
+def _read_one(folder: str, p: Param, shape: tuple[int, ...]) -> np.ndarray:
+    path = os.path.join(folder, f"{p.name}.bin")
+    dtype = np_dtype(p.type.dtype)  # type: ignore[union-attr]
+    want = math.prod(shape) * dtype.itemsize
+    if not os.path.isfile(path):
+        raise UsageError(
+            f"input `{p.name}` is missing: no file {path}", p.loc,
+            hint=f"write {want} bytes ({'x'.join(map(str, shape))} {dtype.name}), "
+            "or drop --inputs to use seeded random inputs")
+    size = os.path.getsize(path)
+    if size != want:
+        raise UsageError(
+            f"input {path} has {size} bytes; `{p.name}` is {'x'.join(map(str, shape))} "
+            f"{dtype.name} = {want} bytes", p.loc,
+            hint="check --shape and --dtype against the data")
+    data = np.fromfile(path, dtype=dtype.newbyteorder("<")).astype(dtype)
+    return data.reshape(shape)
+
+
+def nonfinite_report(inputs: dict[str, np.ndarray]) -> list[str]:
+    """One line per input holding NaN or Inf (reported, not refused)."""
+    lines = []
+    for name, arr in inputs.items():
+        if arr.dtype.kind not in "fV" and arr.dtype.name not in ("bfloat16",):
+            continue
+        a = arr.astype(np.float32)
+        n_nan, n_inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+        if n_nan or n_inf:
+            lines.append(f"warning: input `{name}` holds {n_nan} NaN and {n_inf} Inf values")
+    return lines
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    verdicts: list[Verdict]
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+
+def check_outputs(binding: Any, inputs: dict[str, np.ndarray],
+                  outputs: dict[str, np.ndarray]) -> CheckResult | None:
+    """Compare outputs with the kernel's float64 reference by the tolerance rule."""
+    ref_fn = getattr(binding.kdef, "reference", None) if binding.kdef is not None else None
+    if ref_fn is None:
+        return None
+    consts = binding.ref_consts()
+    ref64 = ref_fn(inputs, binding.shape, consts)
+    verdicts = []
+    for p in tensor_params(binding.kernel, ParamKind.OUT):
+        if p.name not in ref64:
+            continue
+        same = ref_fn(inputs, binding.shape, consts, p.type.dtype)  # type: ignore[union-attr]
+        verdicts.append(compare(p.name, outputs[p.name], ref64[p.name], same.get(p.name),
+                                p.type.dtype))  # type: ignore[union-attr]
+    return CheckResult(verdicts)
+
+
+def write_run(folder: str, binding: Any, inputs: dict[str, np.ndarray],
+              outputs: dict[str, np.ndarray], check: CheckResult | None,
+              extra: dict[str, Any]) -> None:
+    """Write every input and output as <param>.bin plus meta.json into ``folder``."""
+    env = binding.env()
+    params: dict[str, Any] = {}
+    for p in tensor_params(binding.kernel, ParamKind.IN, ParamKind.OUT):
+        arr = inputs.get(p.name) if p.kind is ParamKind.IN else outputs.get(p.name)
+        if arr is None:
+            continue
+        arr = np.ascontiguousarray(arr)
+        arr.astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(folder, f"{p.name}.bin"))
+        params[p.name] = {"kind": p.kind.value, "dtype": arr.dtype.name,
+                          "shape": list(param_shape(p, env)), "file": f"{p.name}.bin"}
+    meta = {
+        "kernel": binding.kernel.name,
+        "shape": binding.shape,
+        "consts": {k: v for k, v in binding.consts.items()},
+        "scalars": binding.scalars,
+        "params": params,
+        "check": None if check is None else {v.name: _finite(v.as_dict())
+                                              for v in check.verdicts},
+    }
+    meta.update(extra)
+    with open(os.path.join(folder, META), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for k, v in d.items()}
+
+
+def read_meta(folder: str) -> dict[str, Any] | None:
+    path = os.path.join(folder, META)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path} is not valid JSON: {exc}",
+                             Loc(path, exc.lineno, exc.colno - 1)) from None
