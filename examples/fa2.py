@@ -87,5 +87,5 @@ def fa2(
             l = l * alpha + fd.row_sum(p)
             acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
             m = m_new
-        out = fd.where(l[:, None] == 0.0, 0.0, acc / l[:, None])
-        fd.store(o[b, h, rows, :], fd.cast(out, o.dtype))
+        l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+        fd.store(o[b, h, rows, :], fd.cast(acc / l_safe[:, None], o.dtype))

@@ -1,0 +1,199 @@
+"""Vector lowering: rewrite what the Ascend vector unit has no instruction for.
+
+Input: typed IR. Output: an equivalent program (the interpreter runs it, so every
+rewrite is checked numerically) in which
+  * every ``where`` tests a single comparison: ``where(x & y, a, b)`` becomes
+    ``where(x, where(y, a, b), b)``, ``|`` and ``~`` likewise, so masks never need
+    logical instructions on bit masks;
+  * integer tiles (position indices, loaded int tensors) are converted to f32 right
+    after they are made, so comparisons and arithmetic run on the float vector unit
+    (exact below 2**24, i.e. for sequences up to 16M positions);
+  * ops left without users are dropped.
+
+Non-goals: choosing instructions or buffers (plan_buffers / the backend).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.types import DType, TileType
+
+NAME = "lower_vector"
+
+_LOGIC = (ir.And, ir.Or, ir.Not)
+_INT_SOURCES = (ir.Arange, ir.Load, ir.Dequeue)
+
+
+def run(kernel: ir.Kernel, target: object = None) -> ir.Kernel:
+    names = _fresh_names(kernel)
+    body = _Rewriter(kernel, names).block(kernel.body)
+    return replace(kernel, body=_dce(body))
+
+
+def _fresh_names(kernel: ir.Kernel) -> set[str]:
+    from fadsl.passes.pipeline import _collect_names
+
+    used: set[str] = set()
+    _collect_names(kernel.body, used)
+    return used
+
+
+class _Rewriter:
+    def __init__(self, kernel: ir.Kernel, used: set[str]) -> None:
+        self.kernel = kernel
+        self.used = used
+        self.vmap: dict[ir.Value, ir.Value] = {}
+        self.defs: dict[ir.Value, ir.Op] = {}
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 0
+        while name in self.used:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used.add(name)
+        return name
+
+    def block(self, body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
+        out: list[ir.Op] = []
+        for op in body:
+            out.extend(self.op(op))
+        return tuple(out)
+
+    def m(self, v: object) -> object:
+        if isinstance(v, ir.Value):
+            return self.vmap.get(v, v)
+        if isinstance(v, tuple):
+            return tuple(self.m(x) for x in v)
+        return v
+
+    def op(self, op: ir.Op) -> list[ir.Op]:
+        if isinstance(op, ir.Grid):
+            return [replace(op, body=self.block(op.body))]
+        if isinstance(op, ir.For):
+            return [self.loop(op)]
+        mapped = replace(op, **{f: self.m(getattr(op, f)) for f in op.OPERANDS})
+        if isinstance(mapped, ir.Where):
+            return self.where(mapped)
+        if not isinstance(mapped, ir.ValueOp):
+            return [mapped]
+        return self.retype(op, mapped)
+
+    def retype(self, old: ir.ValueOp, op: ir.ValueOp) -> list[ir.Op]:
+        if isinstance(op, (ir.FloorDivide, ir.Remainder)):
+            raise BackendError(
+                f"integer {'//' if isinstance(op, ir.FloorDivide) else '%'} on tiles is "
+                "not supported by the Ascend C backend yet", op.loc,
+                hint="compute such indices from scalars (loop variables, shape symbols)")
+        t = op.infer(self.kernel)
+        new = replace(op, result=ir.Value(op.result.name, t))
+        if isinstance(new, ir.Cast) and isinstance(new.x.type, TileType) \
+                and new.x.type.dtype is new.dtype:
+            self.vmap[old.result] = new.x
+            return []
+        self.vmap[old.result] = new.result
+        self.defs[new.result] = new
+        out: list[ir.Op] = [new]
+        if isinstance(t, TileType) and t.dtype.is_int and isinstance(new, _INT_SOURCES):
+            out.append(self.to_float(new.result))
+        return out
+
+    def to_float(self, v: ir.Value) -> ir.Op:
+        t = v.type
+        assert isinstance(t, TileType)
+        f = ir.Value(self.fresh(v.name + "_f"), TileType(t.shape, DType.F32, t.space))
+        cast = ir.Cast(result=f, x=v, dtype=DType.F32, loc=self.defs[v].loc.derived(NAME))
+        for old, new in list(self.vmap.items()):
+            if new == v:
+                self.vmap[old] = f
+        self.defs[f] = cast
+        return cast
+
+    def loop(self, op: ir.For) -> ir.For:
+        inits = tuple(self.m(v) for v in op.inits)
+        args = tuple(ir.Value(a.name, i.type) for a, i in zip(op.iter_args, inits))
+        self.vmap.update(zip(op.iter_args, args))
+        body = self.block(op.body)
+        yields = tuple(self.m(v) for v in op.yields)
+        results = tuple(ir.Value(r.name, a.type) for r, a in zip(op.loop_results, args))
+        self.vmap.update(zip(op.loop_results, results))
+        return replace(op, inits=inits, iter_args=args, body=body, yields=yields,
+                       loop_results=results)
+
+    def where(self, op: ir.Where) -> list[ir.Op]:
+        cond = op.cond
+        src = self.defs.get(cond) if isinstance(cond, ir.Value) else None
+        if not isinstance(src, _LOGIC):
+            return self.retype(op, op)
+        out: list[ir.Op] = []
+        result = self._split(op, src, out)
+        self.vmap[op.result] = result
+        return out
+
+    def _split(self, op: ir.Where, logic: ir.Op, out: list[ir.Op]) -> ir.Value:
+        a, b = op.a, op.b
+        if isinstance(logic, ir.Not):
+            return self._emit_where(op, logic.x, b, a, out)
+        assert isinstance(logic, (ir.And, ir.Or))
+        x, y = logic.lhs, logic.rhs
+        if not isinstance(x, ir.Value) or not isinstance(y, ir.Value):
+            raise BackendError("a mask combines a tile with a constant", logic.loc)
+        if isinstance(logic, ir.And):
+            inner = self._emit_where(op, y, a, b, out)
+            return self._emit_where(op, x, inner, b, out)
+        inner = self._emit_where(op, y, a, b, out)
+        return self._emit_where(op, x, a, inner, out)
+
+    def _emit_where(self, op: ir.Where, cond: ir.Value, a: ir.Operand, b: ir.Operand,
+                    out: list[ir.Op]) -> ir.Value:
+        logic = self.defs.get(cond)
+        if isinstance(logic, _LOGIC):
+            sub = replace(op, cond=cond, a=a, b=b)
+            return self._split(sub, logic, out)
+        name = self.fresh(op.result.name)
+        new = ir.Where(result=ir.Value(name, op.result.type), cond=cond, a=a, b=b,
+                       loc=op.loc.derived(NAME))
+        new = replace(new, result=ir.Value(name, new.infer(self.kernel)))
+        self.defs[new.result] = new
+        out.append(new)
+        return new.result
+
+
+def _dce(body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
+    """Drop pure value ops whose result nobody reads (repeat until stable)."""
+    while True:
+        used: set[ir.Value] = set()
+        _uses(body, used)
+        pruned = _prune(body, used)
+        if pruned == body:
+            return body
+        body = pruned
+
+
+def _uses(body: tuple[ir.Op, ...], used: set[ir.Value]) -> None:
+    for op in body:
+        used.update(op.operand_values())
+        if isinstance(op, ir.For):
+            used.update(op.yields)
+        if isinstance(op, (ir.Grid, ir.For)):
+            _uses(op.body, used)
+
+
+def _prune(body: tuple[ir.Op, ...], used: set[ir.Value]) -> tuple[ir.Op, ...]:
+    out: list[ir.Op] = []
+    for op in body:
+        if isinstance(op, (ir.Grid, ir.For)):
+            out.append(replace(op, body=_prune(op.body, used)))
+        elif isinstance(op, ir.ValueOp) and _pure(op) and op.result not in used:
+            continue
+        else:
+            out.append(op)
+    return tuple(out)
+
+
+def _pure(op: ir.ValueOp) -> bool:
+    return not isinstance(op, (ir.AllocTensor, ir.Dequeue, ir.QueueAlloc)) and not (
+        isinstance(op, ir.Load) and op.into is not None)
+

@@ -1,0 +1,234 @@
+"""Pipelining: make the multi-buffered loads of ``fd.pipelined`` loops explicit queues.
+
+Input: typed IR. Output: the same program where every load in the body of a pipelined
+loop (``stages`` = s) whose block moves with the loop variable goes through a queue of
+s buffers, issued s - 1 iterations ahead:
+
+    %kq = queue_alloc() {tile = f16[block_kv, D], buffers = 2, position = B1}
+    for t in 0 .. min(1, n) { issue(t) }              # prologue
+    for j in 0 .. n pipelined(stages = 2) {
+      for t in j + 1 .. min(j + 2, n) { issue(t) }    # prefetch the next block
+      %kt = dequeue(%kq)
+      ...                                             # the original body
+      free_tensor(%kq, %kt)                           # after the last use
+    }
+
+where ``issue(t)`` is ``alloc_tensor``, ``load(into=...)`` with the loop variable
+replaced by t, and ``enqueue``. The queue position says which unit consumes the tile:
+A1/B1 (L1, the cube's operands of a dot) or VECIN (UB, the vector unit).
+
+Non-goals: deciding buffer sizes or memory spaces (plan_buffers), loads outside
+pipelined loops, loads that do not depend on the loop variable (they stay as they are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy
+
+from fadsl.errors import ScheduleError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import isym
+from fadsl.ir.types import QueueType, TileType
+from fadsl.target import Target
+
+NAME = "pipeline"
+
+
+class _Names:
+    """Fresh names that do not clash with any value or symbol of the kernel."""
+
+    def __init__(self, kernel: ir.Kernel) -> None:
+        self.used: set[str] = set()
+        _collect_names(kernel.body, self.used)
+        self.used |= {p.name for p in kernel.params} | set(kernel.shape_syms)
+        self.used |= {k for k, _ in kernel.consts}
+
+    def fresh(self, hint: str) -> str:
+        name, n = hint, 0
+        while name in self.used:
+            n += 1
+            name = f"{hint}_{n}"
+        self.used.add(name)
+        return name
+
+
+def _collect_names(body: tuple[ir.Op, ...], out: set[str]) -> None:
+    for op in body:
+        out.update(v.name for v in op.results())
+        if isinstance(op, ir.Grid):
+            out.update(op.vars)
+            _collect_names(op.body, out)
+        elif isinstance(op, ir.For):
+            out.add(op.var)
+            out.update(v.name for v in op.iter_args)
+            _collect_names(op.body, out)
+        elif isinstance(op, ir.LoadScalar):
+            out.add(op.name)
+
+
+def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
+    names = _Names(kernel)
+    queues: list[ir.Op] = []
+    body = tuple(_rewrite_op(op, names, queues) for op in kernel.body)
+    if not queues:
+        return kernel
+    return replace(kernel, body=tuple(queues) + body)
+
+
+def _rewrite_op(op: ir.Op, names: _Names, queues: list[ir.Op]) -> ir.Op:
+    if isinstance(op, ir.Grid):
+        return replace(op, body=_rewrite_block(op.body, names, queues))
+    if isinstance(op, ir.For):
+        inner = replace(op, body=_rewrite_block(op.body, names, queues))
+        if inner.kind is ir.LoopKind.PIPELINED:
+            return _Pipeliner(inner, names, queues).rewrite()
+        return inner
+    return op
+
+
+def _rewrite_block(body: tuple[ir.Op, ...], names: _Names,
+                   queues: list[ir.Op]) -> tuple[ir.Op, ...]:
+    out: list[ir.Op] = []
+    for op in body:
+        new = _rewrite_op(op, names, queues)
+        if isinstance(new, tuple):
+            out.extend(new)
+        else:
+            out.append(new)
+    return tuple(out)
+
+
+def consumers(value: ir.Value, body: tuple[ir.Op, ...]) -> list[ir.Op]:
+    """Ops of ``body`` (searched recursively) that read ``value``."""
+    found: list[ir.Op] = []
+    for op in body:
+        if value in op.operand_values() or (isinstance(op, ir.For) and value in op.yields):
+            found.append(op)
+        if isinstance(op, (ir.Grid, ir.For)):
+            found.extend(consumers(value, op.body))
+    return found
+
+
+def queue_position(value: ir.Value, body: tuple[ir.Op, ...]) -> str:
+    """B1/A1 when only dots read the tile (the cube loads it into L1), else VECIN."""
+    users = consumers(value, body)
+    if users and all(isinstance(u, ir.Dot) for u in users):
+        if all(u.b == value for u in users):  # type: ignore[attr-defined]
+            return "B1"
+        if all(u.a == value for u in users):  # type: ignore[attr-defined]
+            return "A1"
+    return "VECIN"
+
+
+class _Pipeliner:
+    """Rewrites one pipelined loop; returns (prologue loop?, new loop)."""
+
+    def __init__(self, loop: ir.For, names: _Names, queues: list[ir.Op]) -> None:
+        self.loop = loop
+        self.names = names
+        self.queues = queues
+        self.ahead = loop.stages - 1
+        self.var = isym(loop.var)
+
+    def rewrite(self) -> ir.Op | tuple[ir.Op, ...]:
+        loads = [op for op in self.loop.body
+                 if isinstance(op, ir.Load) and op.into is None and self._moves(op)]
+        if not loads:
+            return self.loop
+        plan = [(ld, self._queue(ld)) for ld in loads]
+        prologue = self._prologue(plan) if self.ahead else None
+        loop = replace(self.loop, body=self._new_body(plan))
+        return loop if prologue is None else (prologue, loop)
+
+    def _moves(self, load: ir.Load) -> bool:
+        for ix in load.index:
+            exprs = (ix.at,) if isinstance(ix, ir.Point) else (ix.start, ix.size)
+            if any(self.var in e.free_symbols for e in exprs):
+                return True
+        return False
+
+    def _queue(self, load: ir.Load) -> ir.Value:
+        t = load.result.type
+        assert isinstance(t, TileType)
+        position = queue_position(load.result, self.loop.body)
+        qtype = QueueType(t, self.loop.stages, position)
+        q = ir.Value(self.names.fresh(load.result.name + "_q"), qtype)
+        op = ir.QueueAlloc(result=q, tile=t, buffers=self.loop.stages, position=position,
+                           loc=load.loc.derived(NAME))
+        self.queues.append(op)
+        return q
+
+    def _issue(self, load: ir.Load, q: ir.Value, at: sympy.Expr) -> list[ir.Op]:
+        loc = load.loc.derived(NAME)
+        t = load.result.type
+        slot = ir.Value(self.names.fresh(load.result.name + "_slot"), t)
+        filled = ir.Value(self.names.fresh(load.result.name + "_next"), t)
+        index = tuple(_subst_index(ix, self.var, at) for ix in load.index)
+        return [
+            ir.AllocTensor(result=slot, queue=q, loc=loc),
+            replace(load, result=filled, index=index, into=slot, loc=loc),
+            ir.Enqueue(queue=q, x=filled, loc=loc),
+        ]
+
+    def _issue_loop(self, plan: list[tuple[ir.Load, ir.Value]], start: sympy.Expr,
+                    stop: sympy.Expr) -> ir.For:
+        t = isym(self.names.fresh(self.loop.var + "_pre"))
+        body: list[ir.Op] = []
+        for load, q in plan:
+            body += self._issue(load, q, t)
+        return ir.For(var=t.name, start=start, stop=stop, body=tuple(body),
+                      loc=self.loop.loc.derived(NAME))
+
+    def _prologue(self, plan: list[tuple[ir.Load, ir.Value]]) -> ir.For:
+        start = self.loop.start
+        return self._issue_loop(plan, start, sympy.Min(start + self.ahead, self.loop.stop))
+
+    def _new_body(self, plan: list[tuple[ir.Load, ir.Value]]) -> tuple[ir.Op, ...]:
+        head: list[ir.Op] = []
+        if self.ahead == 0:
+            for load, q in plan:
+                head += self._issue(load, q, self.var)
+        else:
+            nxt = self.var + self.ahead
+            head.append(self._issue_loop(plan, nxt, sympy.Min(nxt + 1, self.loop.stop)))
+        body = list(self.loop.body)
+        by_load = {id(load): q for load, q in plan}
+        out: list[ir.Op] = []
+        for op in body:
+            q = by_load.get(id(op))
+            if q is None:
+                out.append(op)
+                continue
+            assert isinstance(op, ir.Load)
+            out.append(ir.Dequeue(result=op.result, queue=q, loc=op.loc.derived(NAME)))
+        for load, q in plan:
+            _insert_free(out, load, q, self.loop)
+        return tuple(head + out)
+
+
+def _subst_index(ix: ir.Index, var: sympy.Symbol, at: sympy.Expr) -> ir.Index:
+    if isinstance(ix, ir.Point):
+        return ir.Point(ix.at.subs(var, at))
+    return ir.Slice(ix.start.subs(var, at), ix.size.subs(var, at))
+
+
+def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> None:
+    value = load.result
+    if value in loop.yields:
+        raise ScheduleError(
+            f"the pipelined load %{value.name} is also a loop-carried value",
+            load.loc, hint="copy it into a new tile before carrying it")
+    last = -1
+    for i, op in enumerate(out):
+        if value in op.operand_values() or consumers(value, _body_of(op)):
+            last = i
+    free = ir.FreeTensor(queue=q, x=value, loc=load.loc.derived(NAME))
+    out.insert(last + 1 if last >= 0 else len(out), free)
+
+
+def _body_of(op: ir.Op) -> tuple[ir.Op, ...]:
+    if isinstance(op, (ir.Grid, ir.For)):
+        return op.body
+    return ()
