@@ -1,0 +1,184 @@
+// fadsl CPU runtime: intra-core sync (PipeBarrier, SetFlag/WaitFlag) and inter-core sync
+// (CrossCoreSetFlag/CrossCoreWaitFlag, SetSyncBaseAddr) from include/basic_api/
+// kernel_operator_block_sync_intf.h, semantics per the CrossCoreSetFlag(ISASI) doc and its
+// "关键特性说明" page (counter per flagId, modes 0/1/2 on A2/A3).
+#pragma once
+#include <thread>
+
+#include "memory.h"
+
+namespace fadsl_rt {
+constexpr int kFlagIds = 16;
+constexpr size_t kMaxFlagCount = 15;
+
+inline void MergeVc(std::vector<uint32_t>& into, const std::vector<uint32_t>& from) {
+    for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+// Requires L.mu. Adds one increment (carrying `snap`) to core gid's counter for flagId.
+inline void BumpCounterLocked(LaunchState& L, const char* api, int gid, int flagId, const std::vector<uint32_t>& snap) {
+    auto& q = L.flagQueue[gid * kFlagIds + flagId];
+    if (q.size() >= kMaxFlagCount)
+        Fail(api, Str("flagId ", flagId, " counter of ", L.cores[gid]->name, " would exceed ", kMaxFlagCount,
+                      " outstanding CrossCoreSetFlag (hardware raises an error)"));
+    q.push_back(snap);
+}
+// Requires L.mu. Registers a Set by `member` of a group; when every member has an outstanding Set
+// for this flagId, one Set of each is consumed and every target gets one increment.
+inline void ArriveLocked(LaunchState& L, const char* api, uint64_t key, size_t member, size_t members,
+                         const std::vector<int>& targets, int flagId, const std::vector<uint32_t>& snap) {
+    auto& slots = L.arrivals[key];
+    if (slots.empty()) slots.resize(members);
+    slots[member].push_back(snap);
+    if (slots[member].size() > kMaxFlagCount)
+        Fail(api, Str("more than ", kMaxFlagCount, " CrossCoreSetFlag on flagId ", flagId,
+                      " are waiting for the other cores of the group to set it too"));
+    for (auto& s : slots)
+        if (s.empty()) return;
+    std::vector<uint32_t> merged(L.cores.size(), 0);
+    for (auto& s : slots) {
+        MergeVc(merged, s.front());
+        s.pop_front();
+    }
+    for (int t : targets) BumpCounterLocked(L, api, t, flagId, merged);
+}
+inline void NoteAllBlockedLocked(LaunchState& L) {
+    if (L.live > 0 && L.blocked == L.live) L.allBlockedSince = std::chrono::steady_clock::now();
+}
+[[noreturn]] inline void ReportDeadlockLocked(LaunchState& L) {
+    std::string s = Str("deadlock: all ", L.live, " running cores have been blocked for ", L.deadlockSeconds,
+                        " s (FADSL_DEADLOCK_SECONDS):");
+    for (auto& c : L.cores) {
+        if (!c->waitingOn.empty()) s += Str(" [", c->name, " waits in ", c->waitingOn, "]");
+    }
+    std::string done;
+    for (auto& c : L.cores)
+        if (c->finished) done += (done.empty() ? "" : ", ") + c->name;
+    if (!done.empty()) s += " finished cores: " + done;
+    FailRaw(s);
+}
+}  // namespace fadsl_rt
+
+namespace AscendC {
+
+template <pipe_t pipe>
+__aicore__ inline void PipeBarrier() {
+    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("PipeBarrier");
+    const uint64_t now = fadsl_rt::Tick(c);
+    if (pipe == PIPE_ALL) {  // every pipe waits for every earlier instruction
+        for (auto& row : c.syncTo)
+            for (auto& v : row) v = now;
+        for (auto& b : c.bufs) b.pending.clear();
+    }
+    // PipeBarrier<P> for a single pipe only orders P after P; it does not order other pipes.
+}
+
+template <HardEvent event>
+__aicore__ inline void SetFlag(int32_t eventID) {
+    static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
+    const fadsl_rt::EventInfo ei = fadsl_rt::Describe(event);
+    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("SetFlag");
+    const std::string api = fadsl_rt::Str("SetFlag<HardEvent::", ei.name, ">(", eventID, ")");
+    if (eventID < 0 || eventID > 7) fadsl_rt::Fail(api, "eventID must be in [0, 7] on A2/A3");
+    const int e = static_cast<int>(event);
+    if (c.flagSet[e][eventID])
+        fadsl_rt::Fail(api, "the same event is already set and not yet waited for (consecutive SetFlag with the "
+                            "same HardEvent and eventID is undefined behaviour)");
+    c.flagSet[e][eventID] = true;
+    c.flagStamp[e][eventID] = fadsl_rt::Tick(c);
+}
+
+template <HardEvent event>
+__aicore__ inline void WaitFlag(int32_t eventID) {
+    static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
+    const fadsl_rt::EventInfo ei = fadsl_rt::Describe(event);
+    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("WaitFlag");
+    const std::string api = fadsl_rt::Str("WaitFlag<HardEvent::", ei.name, ">(", eventID, ")");
+    if (eventID < 0 || eventID > 7) fadsl_rt::Fail(api, "eventID must be in [0, 7] on A2/A3");
+    const int e = static_cast<int>(event);
+    if (!c.flagSet[e][eventID])
+        fadsl_rt::Fail(api, "no matching SetFlag (same HardEvent and eventID) was issued before this WaitFlag; "
+                            "the hardware would wait forever");
+    c.flagSet[e][eventID] = false;
+    uint64_t& s = c.syncTo[ei.src][ei.dst];
+    s = std::max(s, c.flagStamp[e][eventID]);
+    fadsl_rt::Tick(c);
+}
+
+// Accepted and ignored. UNVERIFIED whether A2/A3 need it for CrossCore flags (ascendc.md 6.2).
+__aicore__ inline void SetSyncBaseAddr(uint64_t config) {
+    (void)fadsl_rt::Cur("SetSyncBaseAddr");
+    (void)config;
+}
+
+template <uint8_t modeId, pipe_t pipe>
+__aicore__ inline void CrossCoreSetFlag(uint16_t flagId) {
+    static_assert(modeId == 0 || modeId == 1 || modeId == 2,
+                  "fadsl-cpu-runtime: CrossCoreSetFlag modeId must be 0, 1 or 2 on A2/A3");
+    static_assert(pipe != PIPE_S && pipe != PIPE_ALL,
+                  "fadsl-cpu-runtime: CrossCoreSetFlag does not support PIPE_S or PIPE_ALL for modes 0/1/2");
+    using namespace fadsl_rt;
+    CoreCtx& c = Cur("CrossCoreSetFlag");
+    const std::string api = Str("CrossCoreSetFlag<", unsigned(modeId), ", ", PipeName(pipe), ">(", flagId, ")");
+    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
+    LaunchState& L = *Launch();
+    std::lock_guard<std::mutex> g(L.mu);
+    ++c.vc[c.gid];  // publish everything this core wrote so far
+    const std::vector<uint32_t> snap = c.vc;
+    const bool mix = L.mode == 0;
+    const uint64_t base = (static_cast<uint64_t>(modeId) << 56) | (static_cast<uint64_t>(flagId) << 48);
+    if (modeId == 0) {  // all AICs, or all AIVs, of the launch
+        const std::vector<int>& grp = c.kind == AIC ? L.allAic : L.allAiv;
+        const size_t member = static_cast<size_t>(std::find(grp.begin(), grp.end(), c.gid) - grp.begin());
+        ArriveLocked(L, api.c_str(), base | (c.kind == AIC ? 1u : 2u), member, grp.size(), grp, flagId, snap);
+    } else if (modeId == 1) {  // the two AIVs of one AI Core
+        if (!mix || c.kind != AIV) Fail(api, "mode 1 synchronises the two AIVs of an AI Core; it needs a MIX (1:2) "
+                                             "launch and must be called on an AIV");
+        const int64_t core = c.blockIdx / 2;  // AIV block index = 2 * AI Core + sub-block
+        const std::vector<int> grp{L.aivOfBlock[2 * core], L.aivOfBlock[2 * core + 1]};
+        ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(core), static_cast<size_t>(c.subBlockIdx), 2, grp,
+                     flagId, snap);
+    } else {  // mode 2: AIC <-> both AIVs of its AI Core
+        if (!mix) Fail(api, "mode 2 synchronises an AIC with its AIVs; it needs a MIX launch (KernelMode::MIX_MODE)");
+        if (c.kind == AIC) {
+            for (int k = 0; k < 2; ++k) BumpCounterLocked(L, api.c_str(), L.aivOfBlock[2 * c.blockIdx + k], flagId, snap);
+        } else {
+            const int64_t blk = c.blockIdx / 2;
+            const std::vector<int> tgt{L.aicOfBlock[blk]};
+            ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(blk), static_cast<size_t>(c.subBlockIdx), 2, tgt,
+                         flagId, snap);
+        }
+    }
+    L.allBlockedSince = std::chrono::steady_clock::now();
+    L.cv.notify_all();
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+__aicore__ inline void CrossCoreWaitFlag(uint16_t flagId) {
+    using namespace fadsl_rt;
+    CoreCtx& c = Cur("CrossCoreWaitFlag");
+    const std::string api = Str("CrossCoreWaitFlag(", flagId, ")");
+    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
+    LaunchState& L = *Launch();
+    std::unique_lock<std::mutex> lk(L.mu);
+    auto& q = L.flagQueue[c.gid * kFlagIds + flagId];
+    if (q.empty()) {
+        c.waitingOn = Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)");
+        ++L.blocked;
+        NoteAllBlockedLocked(L);
+        while (q.empty()) {
+            L.cv.wait_for(lk, std::chrono::milliseconds(50));
+            if (!q.empty()) break;
+            if (L.blocked == L.live) {
+                const double waited =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - L.allBlockedSince).count();
+                if (waited >= L.deadlockSeconds) ReportDeadlockLocked(L);
+            }
+        }
+        --L.blocked;
+        c.waitingOn.clear();
+    }
+    MergeVc(c.vc, q.front());
+    q.pop_front();
+}
+
+}  // namespace AscendC
