@@ -1,0 +1,84 @@
+"""The pass pipeline: an explicit ordered tuple of pass modules, and its driver.
+
+A pass is a module with ``NAME: str`` and ``run(kernel, target) -> Kernel``; passes
+are pure (house style 3.3). ``run_pipeline`` runs them in order, optionally stopping
+after one, and checks ``ir.verify`` before the first and after every pass when
+``FADSL_DEBUG=1`` or ``FADSL_VERIFY=1`` (the test suite sets the latter).
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from fadsl.errors import InternalError, UsageError
+from fadsl.ir.nodes import Kernel
+from fadsl.ir.verify import verify as verify_ir
+from fadsl.passes import infer_types
+
+if TYPE_CHECKING:
+    from fadsl.target import Target
+
+# Ordering constraints (loopy style: each line says what must come first and why):
+# - infer_types runs first: every later pass trusts Value types, and IR that was
+#   parsed from text or rewritten must be re-typed before anything reads them.
+# - pipeline runs after infer_types and before plan_buffers: it turns the loads of
+#   pipelined loops into queues, whose slots plan_buffers then sizes and places.
+# - plan_buffers runs before check_resources: the checker sums the planned buffers
+#   per memory space, so it needs spaces and buffer counts to be final.
+# - check_resources runs last among the IR passes: nothing after it may add on-chip
+#   buffers, or the proof that the kernel fits would no longer hold.
+PIPELINE: tuple[ModuleType, ...] = (infer_types,)
+
+
+def pass_names() -> tuple[str, ...]:
+    return tuple(p.NAME for p in PIPELINE)
+
+
+def run_pipeline(
+    kernel: Kernel,
+    target: Target | None = None,
+    until: str | None = None,
+    verify: bool | None = None,
+) -> Kernel:
+    """Run PIPELINE over ``kernel``; stop after pass ``until`` if given.
+
+    ``verify`` forces the between-pass checks on or off (default: environment).
+    """
+    if until is not None and until not in pass_names():
+        raise UsageError(
+            f"there is no pass named {until!r}",
+            hint="passes, in pipeline order: " + ", ".join(pass_names()),
+        )
+    checking = _verify_from_env() if verify is None else verify
+    if checking:
+        _verify(kernel, "before the first pass")
+    for p in PIPELINE:
+        kernel = p.run(kernel, target)
+        if checking:
+            _verify(kernel, f"after pass `{p.NAME}`")
+        if p.NAME == until:
+            break
+    return kernel
+
+
+def _verify_from_env() -> bool:
+    return os.environ.get("FADSL_DEBUG") == "1" or os.environ.get("FADSL_VERIFY") == "1"
+
+
+def _verify(kernel: Kernel, when: str) -> None:
+    try:
+        verify_ir(kernel)
+    except InternalError as err:
+        raise InternalError(f"{err.message} {when}", err.loc, _ir_note(err)) from None
+
+
+def _ir_note(err: InternalError) -> str:
+    for note in err.notes:
+        if note.startswith("IR:\n"):
+            return note[len("IR:\n") :]
+    return ""
+
+
+__all__ = ["PIPELINE", "pass_names", "run_pipeline"]
