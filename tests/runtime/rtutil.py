@@ -1,0 +1,84 @@
+"""Helpers for the CPU-runtime tests: compile small C++ programs against
+fadsl/runtime/cpu/include with g++ (cached by source hash), run them, check results."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "fadsl" / "runtime" / "cpu" / "include"
+
+# ascend910b1 facts, passed the way the generated CMake passes them.
+TARGET_DEFINES = {
+    "FADSL_SOC_VERSION": '"ascend910b1"',
+    "FADSL_UB_BYTES": "196352",
+    "FADSL_L1_BYTES": "524032",
+    "FADSL_L0A_BYTES": "65536",
+    "FADSL_L0B_BYTES": "65536",
+    "FADSL_L0C_BYTES": "131072",
+    "FADSL_AIC_CORES": "24",
+    "FADSL_AIV_CORES": "48",
+    "FADSL_HAS_DATACOPYPAD": "1",
+}
+
+# Exit status of a misuse report: abort() -> SIGABRT.
+ABORTED = (-signal.SIGABRT, 128 + signal.SIGABRT)
+
+
+def compile_cpp(
+    source: str,
+    out_dir: Path,
+    *,
+    opt: str = "-O0",
+    defines: dict[str, str | None] | None = None,
+    extra: tuple[str, ...] = (),
+    check: bool = True,
+) -> tuple[Path, subprocess.CompletedProcess]:
+    """Compile `source` (one TU including tikicpulib.h); returns (exe, result)."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ not available")
+    defs = dict(TARGET_DEFINES)
+    defs.update(defines or {})
+    flags = [f"-D{k}={v}" for k, v in sorted(defs.items()) if v is not None]
+    cmd_tail = ["-std=c++17", opt, "-Wall", "-Wextra", "-pthread", f"-I{INCLUDE}", *flags, *extra]
+    key = hashlib.sha256((source + "\0" + " ".join(cmd_tail)).encode()).hexdigest()[:16]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src = out_dir / f"prog_{key}.cpp"
+    exe = out_dir / f"prog_{key}"
+    if exe.exists():
+        return exe, subprocess.CompletedProcess([], 0, "", "")
+    src.write_text(source)
+    res = subprocess.run([gxx, *cmd_tail, str(src), "-o", str(exe)], capture_output=True, text=True)
+    if check and res.returncode != 0:
+        raise AssertionError(f"g++ failed:\n{res.stderr[-6000:]}")
+    return exe, res
+
+
+def run(exe: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60.0):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def assert_aborted(res, *fragments: str) -> str:
+    """The program must have reported misuse: abort() and a fadsl-cpu-runtime line naming things."""
+    assert res.returncode in ABORTED, f"expected abort, got {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
+    lines = [l for l in res.stderr.splitlines() if l.startswith("fadsl-cpu-runtime: ") and "warning:" not in l]
+    assert lines, f"no fadsl-cpu-runtime error line in stderr:\n{res.stderr}"
+    msg = lines[0]
+    for f in fragments:
+        assert f in msg, f"{f!r} not in {msg!r}"
+    return msg
+
+
+def assert_ok(res) -> str:
+    assert res.returncode == 0, f"exit {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
+    return res.stdout
