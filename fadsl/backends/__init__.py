@@ -1,0 +1,1 @@
+"""Backends: consumers of checked IR (the numpy interpreter, the Ascend C generator)."""

@@ -1,0 +1,427 @@
+"""Impls of the vector-unit ops: elementwise, where, cast, reductions, constants, dot.
+
+Dtype rules (design.md section 3): f16/bf16/fp8 tiles compute in float32 and round the
+result to their dtype (round to nearest even, as ``astype`` does); f32 tiles compute in
+float32, never float64; integer tiles compute in int64 and store as int32 (wrapping);
+masks are numpy bools. An ``Imm`` operand is first converted to the dtype of the tile
+it meets. Comparisons give bool and are false when either side is NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fadsl.backends.interp.frame import Frame, to_f32
+from fadsl.backends.interp.impls import impl
+from fadsl.errors import ExecutionError, Loc
+from fadsl.ir.nodes import (
+    Abs,
+    Add,
+    And,
+    Arange,
+    Binary,
+    Cast,
+    Div,
+    Dot,
+    Eq,
+    Exp,
+    Exp2,
+    ExpandDims,
+    FloorDivide,
+    Full,
+    Ge,
+    Gt,
+    Imm,
+    Le,
+    Log,
+    Lt,
+    Maximum,
+    Minimum,
+    Mul,
+    Ne,
+    Neg,
+    Not,
+    Operand,
+    Or,
+    Remainder,
+    RowMax,
+    RowSum,
+    Sqrt,
+    Sub,
+    Tanh,
+    Unary,
+    Value,
+    Where,
+)
+from fadsl.ir.types import DType, TileType
+from fadsl.numerics import np_dtype
+
+# ----------------------------------------------------------------------------
+# Operands in their compute dtype, results in their storage dtype
+# ----------------------------------------------------------------------------
+
+
+def _tile_dtype(*xs: Operand) -> DType:
+    for x in xs:
+        if isinstance(x, Value) and isinstance(x.type, TileType):
+            return x.type.dtype
+    raise AssertionError("op without a tile operand passed type checking")
+
+
+def _rank(v: Value) -> int:
+    assert isinstance(v.type, TileType)
+    return len(v.type.shape)
+
+
+def convert_scalar(x: Any, dtype: DType, loc: Loc) -> Any:
+    """A number (or per-point array) converted to ``dtype``'s storage type."""
+    nd = np_dtype(dtype)
+    if dtype.is_int:
+        arr = np.asarray(x, dtype=np.float64 if isinstance(x, float) else None)
+        if arr.dtype.kind == "f":
+            if not np.isfinite(arr).all():
+                raise ExecutionError(f"{x} does not convert to {dtype.value}", loc)
+            arr = np.trunc(arr)
+        out = arr.astype(np.int64).astype(nd)
+    else:
+        out = np.asarray(x).astype(nd)
+    return out if out.ndim else out[()]
+
+
+def _imm(fr: Frame, x: Imm, dtype: DType, rank: int, loc: Loc) -> Any:
+    """An immediate in ``dtype``'s storage type; per-point values shaped [n, 1, ...]."""
+    value = convert_scalar(fr.scalar(x.expr, loc), dtype, loc)
+    if isinstance(value, np.ndarray):
+        return value.reshape((value.shape[0],) + (1,) * rank)
+    return value
+
+
+def _compute(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
+    """An operand in the compute dtype: float32, int64 or bool."""
+    if isinstance(x, Value):
+        if dtype.is_float:
+            return fr.f32(x)
+        arr = fr.val(x)
+        return arr.astype(np.int64) if dtype.is_int else arr
+    value = _imm(fr, x, dtype, rank, loc)
+    if dtype.is_float:
+        return value.astype(np.float32) if isinstance(value, np.ndarray) else np.float32(value)
+    if dtype.is_int:
+        return value.astype(np.int64) if isinstance(value, np.ndarray) else np.int64(value)
+    return value
+
+
+def _stored(out: Any, dtype: DType) -> np.ndarray:
+    """A computed result rounded (floats) or wrapped (ints) to ``dtype``."""
+    return np.asarray(out).astype(np_dtype(dtype), copy=False)
+
+
+# ----------------------------------------------------------------------------
+# Binary arithmetic and comparisons
+# ----------------------------------------------------------------------------
+
+
+def _binary(op: Binary, fr: Frame, fn: Callable[[Any, Any], Any]) -> np.ndarray:
+    dtype = _tile_dtype(op.lhs, op.rhs)
+    rank = _rank(op.result)
+    a = _compute(fr, op.lhs, dtype, rank, op.loc)
+    b = _compute(fr, op.rhs, dtype, rank, op.loc)
+    out = fn(a, b)
+    return _stored(out, op.result.type.dtype)  # type: ignore[union-attr]
+
+
+def _int_divisor(op: Binary, b: Any) -> None:
+    if np.any(np.asarray(b) == 0):
+        raise ExecutionError("integer division by zero", op.loc)
+
+
+def _divide(op: Binary, fr: Frame, fn: Callable[[Any, Any], Any]) -> np.ndarray:
+    """Integer division ops: the divisor must not be zero anywhere."""
+
+    def checked(a: Any, b: Any) -> Any:
+        _int_divisor(op, b)
+        return fn(a, b)
+
+    return _binary(op, fr, checked)
+
+
+@impl(Add)
+def _add(op: Add, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.add)
+
+
+@impl(Sub)
+def _sub(op: Sub, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.subtract)
+
+
+@impl(Mul)
+def _mul(op: Mul, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.multiply)
+
+
+@impl(Div)
+def _div(op: Div, fr: Frame) -> np.ndarray:
+    """True division on floats; on integer tiles C division (truncates toward zero)."""
+    if _tile_dtype(op.lhs, op.rhs).is_float:
+        return _binary(op, fr, np.true_divide)
+    return _divide(op, fr, lambda a, b: np.trunc(a / b).astype(np.int64))
+
+
+@impl(Maximum)
+def _maximum(op: Maximum, fr: Frame) -> np.ndarray:
+    """NaN propagates (np.maximum), so poisoned data stays visible."""
+    return _binary(op, fr, np.maximum)
+
+
+@impl(Minimum)
+def _minimum(op: Minimum, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.minimum)
+
+
+@impl(FloorDivide)
+def _floor_divide(op: FloorDivide, fr: Frame) -> np.ndarray:
+    return _divide(op, fr, np.floor_divide)
+
+
+@impl(Remainder)
+def _remainder(op: Remainder, fr: Frame) -> np.ndarray:
+    return _divide(op, fr, np.remainder)
+
+
+@impl(Lt)
+def _lt(op: Lt, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.less)
+
+
+@impl(Le)
+def _le(op: Le, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.less_equal)
+
+
+@impl(Gt)
+def _gt(op: Gt, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.greater)
+
+
+@impl(Ge)
+def _ge(op: Ge, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.greater_equal)
+
+
+@impl(Eq)
+def _eq(op: Eq, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.equal)
+
+
+@impl(Ne)
+def _ne(op: Ne, fr: Frame) -> np.ndarray:
+    """True when either side is NaN (IEEE)."""
+    return _binary(op, fr, np.not_equal)
+
+
+@impl(And)
+def _and(op: And, fr: Frame) -> np.ndarray:
+    """Logical and of masks; bitwise and of integer tiles."""
+    return _binary(op, fr, np.bitwise_and)
+
+
+@impl(Or)
+def _or(op: Or, fr: Frame) -> np.ndarray:
+    return _binary(op, fr, np.bitwise_or)
+
+
+# ----------------------------------------------------------------------------
+# Unary
+# ----------------------------------------------------------------------------
+
+
+def _unary(op: Unary, fr: Frame, fn: Callable[[Any], Any]) -> np.ndarray:
+    dtype = _tile_dtype(op.x)
+    x = _compute(fr, op.x, dtype, _rank(op.x), op.loc)
+    return _stored(fn(x), dtype)
+
+
+@impl(Exp)
+def _exp(op: Exp, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.exp)
+
+
+@impl(Exp2)
+def _exp2(op: Exp2, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.exp2)
+
+
+@impl(Log)
+def _log(op: Log, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.log)
+
+
+@impl(Tanh)
+def _tanh(op: Tanh, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.tanh)
+
+
+@impl(Sqrt)
+def _sqrt(op: Sqrt, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.sqrt)
+
+
+@impl(Abs)
+def _abs(op: Abs, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.abs)
+
+
+@impl(Neg)
+def _neg(op: Neg, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.negative)
+
+
+@impl(Not)
+def _not(op: Not, fr: Frame) -> np.ndarray:
+    return np.logical_not(fr.val(op.x))
+
+
+# ----------------------------------------------------------------------------
+# Select and cast
+# ----------------------------------------------------------------------------
+
+
+def _branch(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
+    if isinstance(x, Value):
+        return fr.val(x)
+    return _imm(fr, x, dtype, rank, loc)
+
+
+@impl(Where)
+def _where(op: Where, fr: Frame) -> np.ndarray:
+    """np.where; a mask that keeps everything (or nothing) returns that branch as is."""
+    dtype = op.result.type.dtype  # type: ignore[union-attr]
+    rank = _rank(op.result)
+    cond = _branch(fr, op.cond, DType.BOOL, rank, op.loc)
+    a = _branch(fr, op.a, dtype, rank, op.loc)
+    b = _branch(fr, op.b, dtype, rank, op.loc)
+    shape = np.broadcast_shapes(np.shape(cond), np.shape(a), np.shape(b))
+    if np.size(cond) * 8 <= np.prod(shape):
+        for keep, branch in ((True, a), (False, b)):
+            if np.shape(branch) == shape and (np.all(cond) if keep else not np.any(cond)):
+                return branch
+    return _stored(np.where(cond, a, b), dtype)
+
+
+@impl(Cast)
+def _cast(op: Cast, fr: Frame) -> np.ndarray:
+    """astype with round to nearest even; float to int truncates and saturates, NaN -> 0."""
+    src = _tile_dtype(op.x)
+    dst = op.dtype
+    if src is dst:
+        return fr.val(op.x)
+    if dst is DType.BOOL:
+        return fr.val(op.x) != 0
+    if dst.is_float:
+        if src.is_int:
+            return fr.val(op.x).astype(np.float64).astype(np_dtype(dst))
+        return _stored(fr.f32(op.x), dst)
+    x = fr.val(op.x)
+    if src.is_float:
+        info = np.iinfo(np_dtype(dst))
+        wide = np.nan_to_num(np.trunc(to_f32(x).astype(np.float64)), nan=0.0)
+        return np.clip(wide, info.min, info.max).astype(np_dtype(dst))
+    return x.astype(np.int64).astype(np_dtype(dst))
+
+
+# ----------------------------------------------------------------------------
+# Row reductions
+# ----------------------------------------------------------------------------
+
+
+@impl(RowMax)
+def _row_max(op: RowMax, fr: Frame) -> np.ndarray:
+    """Exact in any dtype; NaN propagates; an empty row gives -inf."""
+    dtype = _tile_dtype(op.x)
+    x = fr.val(op.x) if dtype in (DType.F32, DType.F16) else fr.f32(op.x)
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], -np.inf, np_dtype(dtype))
+    return _stored(np.max(x, axis=-1), dtype)
+
+
+@impl(RowSum)
+def _row_sum(op: RowSum, fr: Frame) -> np.ndarray:
+    """f32: float32 accumulation (numpy pairwise). f16/bf16: summed in the tile's dtype.
+
+    The narrow dtypes reduce as a vector unit does: the upper half of the row is added
+    to the lower half, each partial sum rounded to the dtype, until one column is left.
+    """
+    dtype = _tile_dtype(op.x)
+    x = fr.f32(op.x)
+    if dtype is DType.F32:
+        return np.add.reduce(x, axis=-1, dtype=np.float32)
+    nd = np_dtype(dtype)
+    while x.shape[-1] > 1:
+        width = x.shape[-1]
+        half = (width + 1) // 2
+        low, high = x[..., :half], x[..., half:]
+        if high.shape[-1] < half:
+            high = np.concatenate([high, np.zeros_like(low[..., :1])], axis=-1)
+        x = (low + high).astype(nd).astype(np.float32)
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape[:-1], nd)
+    return x[..., 0].astype(nd)
+
+
+# ----------------------------------------------------------------------------
+# Shape ops and constants
+# ----------------------------------------------------------------------------
+
+
+@impl(ExpandDims)
+def _expand_dims(op: ExpandDims, fr: Frame) -> np.ndarray:
+    return np.expand_dims(fr.val(op.x), op.axis + 1)
+
+
+def tile_shape(fr: Frame, shape: tuple[Any, ...], loc: Loc) -> tuple[int, ...]:
+    dims = tuple(fr.static_int(d, loc, "a tile size") for d in shape)
+    if any(d < 0 for d in dims):
+        raise ExecutionError(f"negative tile size in {list(dims)}", loc)
+    return dims
+
+
+@impl(Full)
+def _full(op: Full, fr: Frame) -> np.ndarray:
+    shape = tile_shape(fr, op.shape, op.loc)
+    value = convert_scalar(fr.scalar(op.value, op.loc), op.dtype, op.loc)
+    if isinstance(value, np.ndarray):
+        per_point = value.reshape((fr.n,) + (1,) * len(shape))
+        return np.broadcast_to(per_point, (fr.n, *shape)).copy()
+    return np.full((1, *shape), value, np_dtype(op.dtype))
+
+
+@impl(Arange)
+def _arange(op: Arange, fr: Frame) -> np.ndarray:
+    start = fr.int_scalar(op.start, op.loc, "the arange start")
+    (size,) = tile_shape(fr, (op.size,), op.loc)
+    offsets = np.arange(size, dtype=np.int64)
+    if isinstance(start, np.ndarray):
+        return (start[:, None] + offsets).astype(np.int32)
+    return (start + offsets).astype(np.int32)[None]
+
+
+# ----------------------------------------------------------------------------
+# Cube unit
+# ----------------------------------------------------------------------------
+
+
+@impl(Dot)
+def _dot(op: Dot, fr: Frame) -> np.ndarray:
+    """Operands exactly widened to float32, np.matmul in float32 (the cube's L0C)."""
+    a = fr.f32(op.a)
+    b = fr.f32(op.b)
+    if op.transpose_a:
+        a = a.swapaxes(-1, -2)
+    if op.transpose_b:
+        b = b.swapaxes(-1, -2)
+    return _stored(np.matmul(a, b), op.acc_dtype)
+

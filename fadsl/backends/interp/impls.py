@@ -1,0 +1,52 @@
+"""The interpreter's op registry: one ``@impl(OpClass)`` function per IR op class.
+
+An impl receives the op and the ``Frame`` it runs in. It returns the op's result (an
+array ``[n or 1, *tile]`` in the result's dtype, a ``Handle`` or a ``QueueRef``) for a
+``ValueOp``, or None; ``run_block`` stores results. The impls live in modules by op
+family (``elementwise``, ``memory``, ``queues``, ``control``); importing
+``fadsl.backends.interp.interpreter`` registers all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from fadsl.backends.interp.frame import Frame
+from fadsl.errors import InternalError
+from fadsl.ir.nodes import Op, ValueOp, all_op_classes, op_name
+
+Impl = Callable[[Any, Frame], Any]
+IMPLS: dict[type[Op], Impl] = {}
+
+F = TypeVar("F", bound=Impl)
+
+
+def impl(cls: type[Op]) -> Callable[[F], F]:
+    """Register the numpy semantics of op class ``cls``."""
+
+    def register(fn: F) -> F:
+        if cls in IMPLS:
+            raise InternalError(f"two interpreter impls for {cls.__name__}")
+        IMPLS[cls] = fn
+        return fn
+
+    return register
+
+
+def run_block(ops: Iterable[Op], fr: Frame) -> None:
+    """Run ``ops`` in order in frame ``fr``."""
+    for op in ops:
+        fn = IMPLS.get(type(op))
+        if fn is None:
+            raise InternalError(
+                f"the interpreter has no semantics for `{op_name(type(op))}`", op.loc
+            )
+        result = fn(op, fr)
+        if isinstance(op, ValueOp):
+            fr.set(op.result, result)
+
+
+def missing_impls() -> list[str]:
+    """Names of IR op classes without an ``@impl`` (the registry completeness check)."""
+    return [cls.__name__ for cls in all_op_classes() if cls not in IMPLS]

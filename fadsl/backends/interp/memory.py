@@ -1,0 +1,225 @@
+"""Impls of global-memory access: Load, Store, LoadScalar.
+
+Indices are evaluated per grid point. A point index outside ``[0, extent)``, or a
+non-empty slice whose start is outside ``[0, extent)`` (a whole block out of range), is
+an out-of-bounds access and raises ExecutionError naming the parameter, the dimension,
+the value, the extent and one offending point. Slice positions past the extent are a
+tail: loads fill them with ``pad`` (NaN, or the integer poison, when it is None) and
+stores skip them. When several points store to the same position, the last point of
+the batch wins (a race between cores; the kernel is wrong).
+
+A block is gathered with one numpy indexing expression on the parameter with its dims
+reordered (points, then slices whose start varies per point, then slices whose start is
+the same everywhere): per-point indices become broadcast index arrays, uniform slices
+stay basic slices, and a fully uniform block is a view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fadsl.backends.interp.elementwise import convert_scalar
+from fadsl.backends.interp.frame import Frame, nan_of
+from fadsl.backends.interp.impls import impl
+from fadsl.backends.interp.queues import write_slot
+from fadsl.errors import ExecutionError, Loc
+from fadsl.ir.expr import to_text
+from fadsl.ir.nodes import Index, Load, LoadScalar, Param, ParamKind, Point, Store
+from fadsl.ir.types import DType, TensorType
+
+
+@dataclass
+class _Block:
+    """The positions one Load or Store touches, for every point of a frame."""
+
+    order: tuple[int, ...]
+    """Dims of the parameter in indexing order: points, varying slices, uniform slices."""
+    index: tuple[Any, ...]
+    """numpy index into ``param.transpose(order)``."""
+    batched: bool
+    """The index has per-point arrays, so the indexed block has a leading batch axis."""
+    to_tile: tuple[int, ...]
+    """Axes of the indexed block (batch first) in the tile's dim order."""
+    vsizes: tuple[int, ...]
+    """Sizes of the varying slices."""
+    cut: tuple[tuple[int, int], ...]
+    """(size, size inside the extent) of every uniform slice."""
+    valid: np.ndarray | None
+    """Where varying slices have a tail: [n, *vsizes] mask of positions inside."""
+
+
+def _gm(fr: Frame, name: str) -> tuple[Param, np.ndarray]:
+    return fr.machine.params[name], fr.machine.gm[name]
+
+
+def _check_range(
+    fr: Frame, x: int | np.ndarray, p: Param, dim: int, what: str, access: str, loc: Loc
+) -> None:
+    extent = fr.machine.gm[p.name].shape[dim]
+    bad = (np.asarray(x) < 0) | (np.asarray(x) >= extent)
+    if not bad.any():
+        return
+    pos = int(np.argmax(bad)) if bad.ndim else 0
+    value = int(x[pos]) if isinstance(x, np.ndarray) else x
+    assert isinstance(p.type, TensorType)
+    dim_name = to_text(p.type.shape[dim])
+    raise ExecutionError(
+        f"out-of-bounds {access} of `{p.name}`: {what} {value} in dimension {dim} "
+        f"({dim_name}) is outside [0, {extent}) at {fr.describe_point(pos)}",
+        loc,
+        hint="blocks must start inside the tensor (a tail past the end is fine); "
+        "bound the loop with cdiv(extent, block)"
+        if what == "block start"
+        else "check the index expression against the tensor's shape",
+    )
+
+
+def _plan(
+    fr: Frame, p: Param, index: tuple[Index, ...], access: str, loc: Loc
+) -> _Block:
+    shape = fr.machine.gm[p.name].shape
+    points: list[tuple[int, Any]] = []
+    varying: list[tuple[int, np.ndarray, int]] = []
+    uniform: list[tuple[int, int, int]] = []
+    for dim, ix in enumerate(index):
+        if isinstance(ix, Point):
+            at = fr.int_scalar(ix.at, loc, "an index")
+            _check_range(fr, at, p, dim, "index", access, loc)
+            points.append((dim, at))
+            continue
+        start = fr.int_scalar(ix.start, loc, "a block start")
+        size = fr.static_int(ix.size, loc, "a block size")
+        if size > 0:
+            _check_range(fr, start, p, dim, "block start", access, loc)
+        if isinstance(start, np.ndarray):
+            varying.append((dim, start, size))
+        else:
+            uniform.append((dim, start, size))
+    kv = len(varying)
+    idx: list[Any] = []
+    batched = False
+    for _, at in points:
+        if isinstance(at, np.ndarray):
+            idx.append(at.reshape((-1,) + (1,) * kv))
+            batched = True
+        else:
+            idx.append(at)
+    valid = None
+    for t, (dim, start, size) in enumerate(varying):
+        bshape = [fr.n] + [1] * kv
+        bshape[1 + t] = size
+        rows = (start[:, None] + np.arange(size)).reshape(bshape)
+        if int(start.max()) + size > shape[dim]:
+            inside = rows < shape[dim]
+            valid = inside if valid is None else valid & inside
+            rows = np.minimum(rows, shape[dim] - 1)
+        idx.append(rows)
+        batched = True
+    cut = []
+    for dim, start, size in uniform:
+        stop = min(start + size, shape[dim])
+        idx.append(slice(start, max(stop, start)))
+        cut.append((size, max(stop - start, 0)))
+    order = tuple(d for d, _ in points) + tuple(d for d, _, _ in varying)
+    order += tuple(d for d, _, _ in uniform)
+    sliced = [d for d, _, _ in varying] + [d for d, _, _ in uniform]
+    to_tile = (0,) + tuple(1 + sliced.index(d) for d in sorted(sliced))
+    vsizes = tuple(size for _, _, size in varying)
+    if valid is not None:
+        valid = np.broadcast_to(valid, (fr.n, *vsizes))
+    return _Block(order, tuple(idx), batched, to_tile, vsizes, tuple(cut), valid)
+
+
+def _transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+    return arr if order == tuple(range(arr.ndim)) else arr.transpose(order)
+
+
+def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
+    data = _transposed(arr, block.order)[block.index]
+    if not block.batched:
+        data = data[None]
+    full = tuple(size for size, _ in block.cut)
+    if any(size != kept for size, kept in block.cut):
+        padded = np.full(data.shape[: 1 + len(block.vsizes)] + full, fill, data.dtype)
+        lead = (slice(None),) * (1 + len(block.vsizes))
+        padded[lead + tuple(slice(0, kept) for _, kept in block.cut)] = data
+        data = padded
+    if block.valid is not None:
+        data[~block.valid] = fill
+    if block.to_tile != tuple(range(data.ndim)):
+        data = np.ascontiguousarray(data.transpose(block.to_tile))
+    return data
+
+
+def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray, n: int) -> None:
+    inverse = tuple(int(i) for i in np.argsort(block.to_tile))
+    value = value.transpose(inverse)
+    lead = (slice(None),) * (1 + len(block.vsizes))
+    value = value[lead + tuple(slice(0, kept) for _, kept in block.cut)]
+    target = _transposed(arr, block.order)
+    if not block.batched:
+        target[block.index] = value[-1]
+        return
+    value = np.broadcast_to(value, (n,) + value.shape[1:])
+    if block.valid is None:
+        target[block.index] = value
+        return
+    advanced = [np.broadcast_to(ix, block.valid.shape)[block.valid]
+                if isinstance(ix, np.ndarray) else ix for ix in block.index
+                if not isinstance(ix, slice)]
+    slices = [ix for ix in block.index if isinstance(ix, slice)]
+    target[tuple(advanced + slices)] = value[block.valid]
+
+
+def _fill(fr: Frame, op: Load, dtype: DType) -> Any:
+    if op.pad is None:
+        return nan_of(dtype)
+    value = convert_scalar(fr.scalar(op.pad, op.loc), dtype, op.loc)
+    if isinstance(value, np.ndarray):
+        raise ExecutionError("the pad value differs between grid points", op.loc)
+    return value
+
+
+@impl(Load)
+def _load(op: Load, fr: Frame) -> Any:
+    """Gather a block per point; an input block whose indices are uniform is a view."""
+    p, arr = _gm(fr, op.src)
+    assert isinstance(p.type, TensorType)
+    dtype = p.type.dtype
+    block = _plan(fr, p, op.index, "read", op.loc)
+    fill = _fill(fr, op, dtype)
+    data = _gather(arr, block, fill)
+    if op.into is not None:
+        return write_slot(fr, op.into, data, op.loc)
+    if p.kind is not ParamKind.IN:
+        return data.copy() if np.shares_memory(data, arr) else data
+    if dtype.is_float and dtype is not DType.F32:
+        machine, name, fill32 = fr.machine, op.src, np.float32(fill)
+        fr.set_recipe(op.result, lambda: _gather(machine.gm_f32(name), block, fill32))
+    return data
+
+
+@impl(Store)
+def _store(op: Store, fr: Frame) -> None:
+    p, arr = _gm(fr, op.dst)
+    block = _plan(fr, p, op.index, "write", op.loc)
+    _scatter(arr, block, fr.val(op.value), fr.n)
+
+
+@impl(LoadScalar)
+def _load_scalar(op: LoadScalar, fr: Frame) -> None:
+    """Bind symbol ``op.name`` to an int (uniform) or an int64 array [n] (per point)."""
+    p, arr = _gm(fr, op.src)
+    idx = []
+    for dim, e in enumerate(op.index):
+        at = fr.int_scalar(e, op.loc, "an index")
+        _check_range(fr, at, p, dim, "index", "read", op.loc)
+        idx.append(at)
+    value = arr[tuple(idx)]
+    if isinstance(value, np.ndarray) and value.ndim:
+        fr.define(op.name, value.astype(np.int64))
+    else:
+        fr.define(op.name, int(value))
