@@ -1,0 +1,112 @@
+"""Suite-wide test setup: golden-file snapshots with ``--update-golden`` (Exo style).
+
+``golden(text, ext)`` compares ``text`` with the file
+``tests/golden/<test_module>/<test_name>.<ext>``: ``tests/ir/test_printer.py::test_fa2``
+maps to ``tests/golden/test_printer/test_fa2.fir``; parametrized ids are kept
+(``test_err[missing_type]`` -> ``test_err-missing_type.err``). A test that snapshots
+several texts passes ``variant="name"`` (``test_x.name.err``). On a difference the
+test fails with a unified diff; ``pytest --update-golden`` rewrites the files instead
+(creating folders as needed) and lists them at the end of the run.
+
+The suite also sets ``FADSL_VERIFY=1`` so that ``run_pipeline`` verifies the IR between
+passes (house style 3.3).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("FADSL_VERIFY", "1")
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+_UPDATED = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files under tests/golden/ from the current output",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_UPDATED] = []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # type: ignore[no-untyped-def]
+    updated = config.stash.get(_UPDATED, [])
+    if updated:
+        terminalreporter.section("golden files updated")
+        for path in updated:
+            terminalreporter.line(str(path))
+
+
+class Golden:
+    """Compares texts with the golden files of one test (see the module docstring)."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self.request = request
+        self.update = bool(request.config.getoption("--update-golden"))
+
+    def path(self, ext: str, variant: str | None = None) -> Path:
+        module = Path(str(self.request.node.fspath)).stem
+        name = _file_name(self.request.node.name)
+        if variant:
+            name += "." + _file_name(variant)
+        return GOLDEN_DIR / module / f"{name}.{ext.lstrip('.')}"
+
+    def __call__(self, text: str, ext: str, variant: str | None = None) -> None:
+        path = self.path(ext, variant)
+        if self.update:
+            self._write(path, text)
+            return
+        rel = path.relative_to(GOLDEN_DIR.parent.parent)
+        if not path.exists():
+            pytest.fail(
+                f"golden file {rel} does not exist; run `python -m pytest "
+                f"{self.request.node.nodeid} --update-golden` to create it.\n"
+                f"Current output:\n{text}",
+                pytrace=False,
+            )
+        expected = path.read_text(encoding="utf-8")
+        if expected != text:
+            diff = "".join(
+                difflib.unified_diff(
+                    expected.splitlines(keepends=True),
+                    text.splitlines(keepends=True),
+                    fromfile=f"{rel} (golden)",
+                    tofile="current output",
+                )
+            )
+            pytest.fail(
+                f"output differs from {rel}:\n{diff}\nIf the change is intended, run "
+                f"`python -m pytest {self.request.node.nodeid} --update-golden` and "
+                "review the golden diff like code.",
+                pytrace=False,
+            )
+
+    def _write(self, path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            return
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        self.request.config.stash[_UPDATED].append(path)
+
+
+def _file_name(name: str) -> str:
+    """A test id as a file name: ``test_x[a-b]`` -> ``test_x-a-b``."""
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "-", name).strip("-")
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Golden:
+    """``golden(text, ext, variant=None)``: compare ``text`` with its golden file."""
+    return Golden(request)
