@@ -235,36 +235,51 @@ def _brace_error(exc: Any, text: str, file: str) -> IRParseError | None:
     token = getattr(exc, "token", None)
     if token is None or token.type not in ("$END", "RBRACE"):
         return None
-    open_stack, extra = _scan_braces(text)
-    if token.type == "$END" and open_stack:
-        line, col = open_stack[-1]
+    scan = _scan_braces(text)
+    if token.type == "$END" and scan.open:
+        line, col = scan.misindented[0] if scan.misindented else scan.open[-1]
         return IRParseError(
-            f"missing `}}`: {len(open_stack)} block(s) are never closed",
+            f"missing `}}`: {len(scan.open)} block(s) are never closed",
             line_loc(text, file, line, col, col + 1),
-            hint="this `{` has no matching `}`; close every kernel, grid and for block",
+            hint="this `{` has no matching `}` (judging by indentation); close every "
+            "kernel, grid and for block",
         )
-    if token.type == "RBRACE" and extra is not None:
-        line, col = extra
+    if token.type == "RBRACE" and scan.unmatched is not None:
+        line, col = scan.misindented[1] if scan.misindented else scan.unmatched
         return IRParseError(
-            "unmatched `}`: no block is open here",
+            "unmatched `}`: the text has more `}` than `{`",
             line_loc(text, file, line, col, col + 1),
-            hint="remove it, or add the `{` it was meant to close",
+            hint="remove the extra `}` (judging by indentation, this one)",
         )
     return None
 
 
-def _scan_braces(text: str) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
-    """Open braces never closed, and the first `}` that closes nothing (line, col)."""
-    stack: list[tuple[int, int]] = []
+@dataclass
+class _Braces:
+    open: list[tuple[int, int]]
+    """(line, col) of every `{` never closed."""
+    unmatched: tuple[int, int] | None
+    """The first `}` that closes nothing."""
+    misindented: tuple[tuple[int, int], tuple[int, int]] | None
+    """The first (`{`, `}`) pair whose lines are indented differently."""
+
+
+def _scan_braces(text: str) -> _Braces:
+    stack: list[tuple[int, int, int]] = []
+    found = _Braces([], None, None)
     for lineno, line in enumerate(text.splitlines(), start=1):
+        indent = len(line) - len(line.lstrip())
         for col, ch in enumerate(_code_part(line)):
             if ch == "{":
-                stack.append((lineno, col))
-            elif ch == "}" and stack:
-                stack.pop()
+                stack.append((lineno, col, indent))
+            elif ch == "}" and not stack:
+                found.unmatched = found.unmatched or (lineno, col)
             elif ch == "}":
-                return stack, (lineno, col)
-    return stack, None
+                o_line, o_col, o_indent = stack.pop()
+                if o_indent != indent and o_line != lineno and found.misindented is None:
+                    found.misindented = ((o_line, o_col), (lineno, col))
+    found.open = [(line, col) for line, col, _ in stack]
+    return found
 
 
 def _code_part(line: str) -> str:

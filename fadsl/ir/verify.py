@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -174,7 +175,7 @@ class _Verifier(IRVisitor):
         visible = set().union(*self.symbols)
         for name in sorted(_symbol_names(value) - visible):
             close = difflib.get_close_matches(name, sorted(visible), n=1)
-            self.report(f"undefined symbol `{name}` in {what}", loc,
+            self.report(f"undefined symbol `{name}` in {what}", _narrowed(loc, name),
                         f"did you mean `{close[0]}`?" if close else
                         "symbols are shape symbols, constants, scalar parameters, "
                         "grid/loop variables and load_scalar names")
@@ -198,6 +199,17 @@ def _check_carried(v: _Verifier, op: For) -> None:
         if arg.type != res.type:
             v.report(f"loop result `%{res.name}` is {res.type} but the loop carries "
                      f"{arg.type}", op.loc)
+
+
+def _narrowed(loc: Loc, name: str) -> Loc:
+    """``loc`` narrowed to the first whole-word ``name`` inside its span, if any."""
+    src = loc.source_line()
+    end = loc.end_col if loc.end_col is not None else len(src)
+    found = re.search(rf"\b{re.escape(name)}\b", src[loc.col : end])
+    if found is None:
+        return loc
+    col = loc.col + found.start()
+    return dataclasses.replace(loc, col=col, end_col=col + len(name))
 
 
 def _kernel_symbols(kernel: Kernel) -> set[str]:
