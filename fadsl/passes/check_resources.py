@@ -1,0 +1,337 @@
+"""Resource check: prove that every planned on-chip buffer fits the chosen chip.
+
+Input: a BufferPlan (``plan_buffers``: every UB/L1/L0 buffer per core, shapes symbolic in
+the block sizes, ``buffers`` = stages for multi-buffered queues, implicit temporaries as
+their own buffers, rows already split between the two AIVs on split chips), a Target and
+the values of the shape and block-size symbols.
+Output: a ResourceReport: per memory space the sympy footprint (each slot padded to the
+space's alignment, ``BufferPlan.footprint``), its value, the capacity and the percentage;
+per buffer its bytes; how tasks map onto cores (blockDim). ``explain`` turns a failing
+report into one ResourceError naming every overflowing memory, the formula, the numbers,
+every buffer with its source line, the largest block size that fits and an alternative.
+``run(kernel, target)`` is the pass form: plan, check, return the kernel unchanged.
+
+Non-goals: deciding buffers (plan_buffers), bounding GM workspaces (reported only),
+ranking configurations (cost_model), pipelining (the planner already counts the slots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from fadsl.errors import ErrorGroup, Loc, ResourceError
+from fadsl.ir.expr import Expr, isym, to_text
+from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
+from fadsl.passes.footprint_eval import STEP, batch, best_pair, exact, largest_fit
+from fadsl.target import Target
+
+NAME = "check_resources"
+
+
+@dataclass(frozen=True)
+class SpaceUse:
+    """One memory space of one core: formula, bytes used and capacity."""
+
+    space: str
+    core: str
+    """AIV / AIC on split chips, AICORE on coupled chips."""
+    formula: Expr
+    """Padded bytes, symbolic in shape and block-size symbols."""
+    used: int
+    capacity: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.used / self.capacity
+
+    @property
+    def overflow(self) -> bool:
+        return self.used > self.capacity
+
+
+@dataclass(frozen=True)
+class BufferUse:
+    buffer: Buffer
+    bytes: int
+    """Padded bytes of all slots."""
+
+
+@dataclass(frozen=True)
+class CoreUse:
+    """How tasks (grid points) map onto physical cores."""
+
+    kernel_type: str
+    tasks: int
+    block_dim: int
+    physical: int
+    unit: str
+    """What ``physical`` counts: AIC, AIV or AI Core."""
+    requested: bool
+    """True when blockDim was asked for (--block-dim) rather than chosen."""
+
+    @property
+    def tasks_per_core(self) -> int:
+        return -(-self.tasks // max(self.block_dim, 1))
+
+    @property
+    def ok(self) -> bool:
+        return 0 < self.block_dim <= self.physical
+
+
+@dataclass(frozen=True)
+class ResourceReport:
+    """Everything ``fadsl check`` prints, for one kernel, target and binding."""
+
+    kernel: str
+    target: str
+    env: Mapping[str, Any]
+    spaces: tuple[SpaceUse, ...]
+    buffers: tuple[BufferUse, ...]
+    workspace_bytes: int
+    """GM workspace per block (all slots)."""
+    cores: CoreUse
+
+    @property
+    def ok(self) -> bool:
+        return self.cores.ok and not self.overflowing()
+
+    def overflowing(self) -> tuple[SpaceUse, ...]:
+        return tuple(s for s in self.spaces if s.overflow)
+
+    def space(self, name: str) -> SpaceUse:
+        return next(s for s in self.spaces if s.space == name)
+
+
+# ----------------------------------------------------------------------------
+# The check
+# ----------------------------------------------------------------------------
+
+
+def check(plan: BufferPlan, target: Target, env: Mapping[str, Any],
+          block_dim: int | None = None) -> ResourceReport:
+    """Evaluate ``plan`` at ``env`` against ``target``; never raises on overflow."""
+    spaces = tuple(_space_use(plan, target, s, env) for s in SPACES)
+    buffers = tuple(BufferUse(b, exact(b.bytes(target.align(b.space)), env))
+                    for b in plan.buffers)
+    ws = sum((exact(w.bytes(), env) for w in plan.workspaces), 0)
+    return ResourceReport(plan.kernel, target.name, dict(env), spaces, buffers, ws,
+                          core_use(plan, target, env, block_dim))
+
+
+def _space_use(plan: BufferPlan, target: Target, space: str,
+               env: Mapping[str, Any]) -> SpaceUse:
+    formula = plan.footprint(space, target.align(space))
+    return SpaceUse(space, target.core_of(space), formula, exact(formula, env),
+                    target.capacity(space))
+
+
+def core_use(plan: BufferPlan, target: Target, env: Mapping[str, Any],
+             block_dim: int | None = None) -> CoreUse:
+    """blockDim = min(tasks, physical cores of the kernel type) unless one is asked for."""
+    tasks = exact(plan.tasks, env)
+    physical, unit = target.physical_cores(plan.kernel_type)
+    chosen = min(tasks, physical) if block_dim is None else block_dim
+    return CoreUse(plan.kernel_type, tasks, chosen, physical, unit, block_dim is not None)
+
+
+def run(kernel: Any, target: Target, env: Mapping[str, Any] | None = None) -> Any:
+    """The pass: plan the kernel's buffers, check them, return the kernel unchanged.
+
+    ``env`` gives shape symbols; the kernel's integer constants are added to it.
+    """
+    from fadsl.passes.plan_buffers import plan as plan_buffers
+
+    values = {k: v for k, v in kernel.consts
+              if isinstance(v, int) and not isinstance(v, bool)}
+    values.update(env or {})
+    plan = plan_buffers(kernel, target)
+    report = check(plan, target, values)
+    err = explain(report, plan, target, tunable_names(kernel), kernel.loc)
+    if err is not None:
+        raise err
+    return kernel
+
+
+def tunable_names(kernel: Any) -> tuple[str, ...]:
+    """Integer constants of the kernel other than ``stages``: the block sizes."""
+    return tuple(k for k, v in kernel.consts
+                 if isinstance(v, int) and not isinstance(v, bool) and k != "stages")
+
+
+
+
+# ----------------------------------------------------------------------------
+# Explaining a failing report
+# ----------------------------------------------------------------------------
+
+
+def explain(report: ResourceReport, plan: BufferPlan, target: Target,
+            tunable: Sequence[str], kernel_loc: Loc | None) -> ResourceError | None:
+    """One ResourceError for all overflowing spaces and the core limit; None if it fits."""
+    group = ErrorGroup()
+    file = _file_name(plan, kernel_loc)
+    over = report.overflowing()
+    if over:
+        group.add(_memory_error(over, report, plan, target, tunable, file, kernel_loc))
+    if not report.cores.ok:
+        group.add(_core_error(report, target, file, kernel_loc))
+    try:
+        group.raise_if_any()
+    except ResourceError as err:
+        return err
+    return None
+
+
+def _file_name(plan: BufferPlan, kernel_loc: Loc | None) -> str:
+    locs = [kernel_loc] if kernel_loc is not None else [b.loc for b in plan.buffers]
+    return locs[0].short().rsplit(":", 1)[0] if locs else "<unknown file>"
+
+
+_PER = {"AIV": "per vector core (AIV)", "AIC": "per cube core (AIC)",
+        "AICORE": "per AI Core"}
+
+
+def _memory_error(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
+                  target: Target, tunable: Sequence[str], file: str,
+                  kernel_loc: Loc | None) -> ResourceError:
+    worst = max(over, key=lambda u: u.percent)
+    inside = {u.space: [b for b in report.buffers if b.buffer.space == u.space]
+              for u in over}
+    biggest = max(inside[worst.space], key=lambda b: b.bytes).buffer
+    names = ", ".join(u.space for u in over)
+    head = (f"{names} overflow in kernel `{report.kernel}` ({file}) on {target.name}: "
+            + "; ".join(f"{u.space} needs {u.used:,} B > {u.capacity:,} B {_PER[u.core]}"
+                        for u in over))
+    notes: list[str] = []
+    for u in over:
+        notes.append(_formula_note(u, inside[u.space], report, target))
+        notes.append(_buffers_note(u.space, inside[u.space]))
+    hint = _hint(over, report, plan, target, tunable)
+    return ResourceError(head, biggest.loc or kernel_loc, hint, notes)
+
+
+def formula_text(buffers: Sequence[Buffer], align: int) -> str:
+    """``2*pad32(2*D*block_kv) + pad32(...)``: the footprint, one term per buffer."""
+    terms = []
+    for b in buffers:
+        slot = f"pad{align}({sympy.sstr(b.slot_bytes())})"
+        terms.append(f"{b.buffers}*{slot}" if b.buffers > 1 else slot)
+    return " + ".join(terms) if terms else "0"
+
+
+def _formula_note(use: SpaceUse, inside: list[BufferUse], report: ResourceReport,
+                  target: Target) -> str:
+    align = target.align(use.space)
+    split = ", rows split between the 2 AIVs" if use.core == "AIV" else ""
+    names = sorted(s.name for s in sympy.sympify(use.formula).free_symbols)
+    if "stages" in report.env and "stages" not in names:
+        names.append("stages")
+    at = ", ".join(f"{n}={report.env[n]}" for n in names if n in report.env)
+    numbers = " + ".join(f"{u.bytes:,}" for u in inside)
+    total = f" = {use.used:,} B" if len(inside) > 1 else " B"
+    return (f"{use.space} {_PER[use.core]}{split}; pad{align}(x) rounds x up to "
+            f"{align} B:\n{use.space} = {formula_text([u.buffer for u in inside], align)}"
+            f"\n    = {numbers}{total} at {at}")
+
+
+def _buffers_note(space: str, inside: list[BufferUse]) -> str:
+    rows = []
+    for u in sorted(inside, key=lambda u: -u.bytes):
+        b = u.buffer
+        shape = ", ".join(to_text(sympy.sympify(d)) for d in b.shape)
+        slots = f" x{b.buffers}" if b.buffers > 1 else ""
+        rows.append((b.name, f"{b.dtype.value}[{shape}]{slots}", f"{u.bytes:,} B",
+                     b.loc.short() if b.loc else "", b.role))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
+             f"{r[3]:<{widths[3]}}  {r[4]}".rstrip() for r in rows]
+    return f"buffers in {space}:\n" + "\n".join(lines)
+
+
+def _core_error(report: ResourceReport, target: Target, file: str,
+                kernel_loc: Loc | None) -> ResourceError:
+    c = report.cores
+    mix = c.kernel_type.startswith("MIX")
+    what = "MIX" if mix else c.kernel_type
+    return ResourceError(
+        f"{what} kernel `{report.kernel}` ({file}) asks blockDim {c.block_dim}, but "
+        f"{target.name} has {c.physical} physical {c.unit}",
+        kernel_loc,
+        f"omit --block-dim: fadsl launches min(tasks, {c.physical}) = "
+        f"{min(c.tasks, c.physical)} blocks and loops over the {c.tasks} tasks",
+        (f"blockDim counts {'AIC + 2 AIV groups' if mix else c.unit + 's'} and must be "
+         f"between 1 and the physical count (SetBlockDim; reference/ascendc.md 2.2, 4.7)",))
+
+
+# ----------------------------------------------------------------------------
+# Hints: the largest dominant block size that fits, and alternatives
+# ----------------------------------------------------------------------------
+
+
+def _hint(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
+          target: Target, tunable: Sequence[str]) -> str | None:
+    """The dominant block size's largest fit, then stages=1, the other block size, and
+    (when no single change is enough) the best pair of smaller block sizes."""
+    env = dict(report.env)
+    limits = [(u.formula, u.capacity) for u in over]
+    used = set().union(*(sympy.sympify(u.formula).free_symbols for u in over))
+    present = [n for n in tunable if n in env and isym(n) in used]
+    fits = {n: largest_fit(limits, n, env) for n in present}
+    ranked = sorted(present, key=lambda n: (fits[n] is None, _excess_halved(limits, env, n), n))
+    parts = [_fit_text(limits, n, fits[n], env) for n in ranked[:1]]
+    parts.append(_stages_text(over, report, plan, target))
+    parts += [_fit_text(limits, n, fits[n], env) for n in ranked[1:2]]
+    if len(ranked) >= 2 and all(fits[n] is None for n in ranked[:2]):
+        parts.append(_pair_text(plan, target, ranked[0], ranked[1], env))
+    text = "; or ".join(p for p in parts if p)
+    return text or None
+
+
+def _excess_halved(limits: list[tuple[Expr, int]], env: dict[str, Any], name: str) -> int:
+    """Bytes above capacity, summed over spaces, once ``name`` is halved."""
+    trial = {**env, name: max(STEP, env[name] // 2)}
+    return sum(max(0, exact(f, trial) - cap) for f, cap in limits)
+
+
+def _fit_text(limits: list[tuple[Expr, int]], name: str, best: int | None,
+              env: dict[str, Any]) -> str:
+    used = set().union(*(sympy.sympify(f).free_symbols for f, _ in limits))
+    fixed = ", ".join(f"{n}={v}" for n, v in sorted(env.items())
+                      if n != name and isym(n) in used)
+    if best is None:
+        return f"no multiple of {STEP} for {name} fits with {fixed}"
+    return f"{name} <= {best} fits with {fixed} (--set {name}={best})"
+
+
+def _stages_text(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
+                 target: Target) -> str | None:
+    stages = report.env.get("stages")
+    if not isinstance(stages, int) or stages <= 1:
+        return None
+    after = {}
+    for u in over:
+        align = target.align(u.space)
+        multi = [b for b in plan.in_space(u.space) if b.buffers == stages]
+        saved = sum(exact(b.bytes(align), report.env) * (stages - 1) // stages
+                    for b in multi)
+        after[u.space] = u.used - saved
+    if all(after[u.space] == u.used for u in over):
+        return None
+    fits = all(after[u.space] <= u.capacity for u in over)
+    sizes = ", ".join(f"{k} {v:,} B" for k, v in after.items())
+    verdict = "fits" if fits else "not enough alone"
+    return f"--set stages=1 (single buffering: {sizes}; {verdict})"
+
+
+def _pair_text(plan: BufferPlan, target: Target, a: str, b: str,
+               env: dict[str, Any]) -> str | None:
+    formulas = {s: plan.footprint(s, target.align(s)) for s in SPACES}
+    caps = {s: target.capacity(s) for s in SPACES}
+    pair = best_pair(batch(formulas), caps, a, b, env)
+    if pair is None:
+        return f"no multiples of {STEP} for {a} and {b} fit"
+    return f"both smaller: --set {a}={pair[0]} --set {b}={pair[1]} fits every memory"

@@ -1,0 +1,226 @@
+"""The resource checker: footprints, padding, cores, overflow errors and their hints.
+
+Hand-made BufferPlans pin the arithmetic independently of the planner; the tests at
+the end run the real planner on examples/fa2.py and compare with hand computations.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import sympy
+
+from fadsl import target as targets
+from fadsl.errors import Loc, ResourceError
+from fadsl.ir.expr import CeilDiv, isym
+from fadsl.ir.types import DType
+from fadsl.passes import check_resources as cr
+from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
+from fadsl.passes.footprint_eval import batch, best_pair, exact, largest_fit
+
+BQ, BKV, D, B, N, SQ = (isym(n) for n in ("block_q", "block_kv", "D", "B", "N", "Sq"))
+SRC = "            s = fd.dot(qt, kt, transpose_b=True) * scale"
+
+
+def _loc(line: int) -> Loc:
+    return Loc("fa2.py", line, 16, 22, text=SRC)
+
+
+def _buf(name: str, space: str, core: str, shape: tuple, dtype: DType, slots: int,
+         line: int, role: str = "operand", bits: int = 0) -> Buffer:
+    return Buffer(name, space, "VECCALC", core, tuple(sympy.sympify(d) for d in shape),
+                  dtype, slots, "queue", role, (), _loc(line), bits)
+
+
+def fa2_like(stages: int = 2, kernel_type: str = "MIX_AIC_1_2") -> BufferPlan:
+    """A split-chip FA2 plan written by hand: rows of the Q block halved on the AIVs."""
+    h = BQ / 2
+    cube = (
+        _buf("qL1", "L1", "AIC", (BQ, D), DType.F16, 1, 63),
+        _buf("kL1", "L1", "AIC", (BKV, D), DType.F16, stages, 75),
+        _buf("vL1", "L1", "AIC", (BKV, D), DType.F16, stages, 76),
+        _buf("aL0", "L0A", "AIC", (BQ, D), DType.F16, 1, 77),
+        _buf("bL0", "L0B", "AIC", (BKV, D), DType.F16, 1, 77),
+        _buf("cL0", "L0C", "AIC", (BQ, BKV), DType.F32, 1, 77, "result"),
+    )
+    vec = (
+        _buf("sQue", "UB", "AIV", (h, BKV), DType.F32, stages, 77),
+        _buf("pBuf", "UB", "AIV", (h, BKV), DType.F16, 1, 88, "cast"),
+        _buf("accBuf", "UB", "AIV", (h, D), DType.F32, 1, 68, "state"),
+        _buf("mBuf", "UB", "AIV", (h,), DType.F32, 1, 66, "state"),
+        _buf("keep", "UB", "AIV", (1, BKV), DType.BOOL, 1, 81, "mask", bits=1),
+    )
+    ws = (Workspace("sWs", (BQ, BKV), DType.F32, 1, "S (cube -> vector)", _loc(77)),)
+    return BufferPlan("fa2", "ascend910b1", kernel_type, cube + vec, ws,
+                      B * N * CeilDiv(SQ, BQ), h)
+
+
+def _env(bq: int, bkv: int, d: int = 128, stages: int = 2) -> dict[str, int]:
+    return dict(B=1, N=8, Sq=4096, Skv=4096, D=d, block_q=bq, block_kv=bkv, stages=stages)
+
+
+@pytest.mark.parametrize("bq, bkv, d", [(128, 128, 128), (64, 256, 64), (96, 48, 80)])
+def test_split_footprints_match_hand_computation(bq: int, bkv: int, d: int) -> None:
+    t = targets.get("ascend910b1")
+    r = cr.check(fa2_like(), t, _env(bq, bkv, d))
+    h = bq // 2
+
+    def pad(x: int, a: int) -> int:
+        return -(-x // a) * a
+
+    ub = (2 * pad(4 * h * bkv, 32) + pad(2 * h * bkv, 32) + pad(4 * h * d, 32)
+          + pad(4 * h, 32) + pad(-(-bkv // 8), 32))
+    l1 = pad(2 * bq * d, 32) + 2 * 2 * pad(2 * bkv * d, 32)
+    assert r.space("UB").used == ub
+    assert r.space("L1").used == l1
+    assert r.space("L0A").used == pad(2 * bq * d, 512)
+    assert r.space("L0B").used == pad(2 * bkv * d, 512)
+    assert r.space("L0C").used == pad(4 * bq * bkv, 1024)
+    assert r.space("UB").capacity == 196352 and r.space("UB").core == "AIV"
+    assert r.workspace_bytes == 4 * bq * bkv
+
+
+def test_padding_rules_per_space() -> None:
+    t = targets.get("ascend910b1")
+    odd = tuple(_buf(f"x{s}", s, "AIC", (33,), DType.U8, 2, 1) for s in
+                ("UB", "L1", "L0A", "L0B", "L0C"))
+    plan = BufferPlan("k", t.name, "MIX_AIC_1_2", odd, (), sympy.Integer(1), None)
+    used = {s.space: s.used for s in cr.check(plan, t, {}).spaces}
+    assert used == {"UB": 128, "L1": 128, "L0A": 1024, "L0B": 1024, "L0C": 2048}
+
+
+def test_bit_mask_takes_one_bit_per_element() -> None:
+    t = targets.get("ascend910b1")
+    mask = _buf("m", "UB", "AIV", (BQ, BKV), DType.BOOL, 1, 1, "mask", bits=1)
+    plan = BufferPlan("k", t.name, "AIV_ONLY", (mask,), (), sympy.Integer(1), None)
+    assert cr.check(plan, t, {"block_q": 64, "block_kv": 80}).space("UB").used == 640
+
+
+def test_cores_mix_vector_and_coupled() -> None:
+    b1, b3, a = (targets.get(n) for n in ("ascend910b1", "ascend910b3", "ascend910a"))
+    env = _env(128, 128)
+    mix = cr.check(fa2_like(), b1, env).cores
+    assert (mix.tasks, mix.block_dim, mix.unit, mix.tasks_per_core) == (256, 24, "AIC", 11)
+    vec = cr.check(fa2_like(kernel_type="AIV_ONLY"), b3, env).cores
+    assert (vec.block_dim, vec.physical, vec.unit) == (40, 40, "AIV")
+    coupled = cr.check(fa2_like(kernel_type="AICORE"), a, env).cores
+    assert (coupled.block_dim, coupled.unit) == (30, "AI Core")
+    few = cr.check(fa2_like(), b1, {**env, "Sq": 256}).cores
+    assert (few.tasks, few.block_dim, few.tasks_per_core) == (16, 16, 1)
+
+
+def test_mix_block_dim_above_physical_aic_is_refused() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    report = cr.check(plan, t, _env(64, 64), block_dim=32)
+    err = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
+    assert not report.ok and err is not None
+    assert "asks blockDim 32, but ascend910b1 has 24 physical AIC" in err.message
+    assert cr.explain(cr.check(plan, t, _env(64, 64), block_dim=24), plan, t, (), None) \
+        is None
+
+
+def test_fitting_plan_has_no_error() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    report = cr.check(plan, t, _env(128, 128))
+    assert report.ok and not report.overflowing()
+    assert cr.explain(report, plan, t, ("block_q", "block_kv"), None) is None
+
+
+def test_overflow_error_accumulates_spaces_and_names_file(golden) -> None:  # type: ignore[no-untyped-def]
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    report = cr.check(plan, t, _env(512, 512, 256))
+    err = cr.explain(report, plan, t, ("block_q", "block_kv"), Loc("fa2.py", 47))
+    assert isinstance(err, ResourceError)
+    assert err.message.startswith("UB, L1, L0A, L0B, L0C overflow in kernel `fa2` (fa2.py)")
+    assert err.loc is not None and err.loc.line == 77  # the biggest UB buffer's line
+    golden(err.render() + "\n", "err")
+
+
+def test_largest_fit_agrees_with_brute_force() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    env = _env(512, 512, 128)
+    limits = [(plan.footprint(s, t.align(s)), t.capacity(s)) for s in ("UB", "L0C")]
+    for name in ("block_q", "block_kv"):
+        brute = max((v for v in range(16, 513, 16)
+                     if all(exact(f, {**env, name: v}) <= c for f, c in limits)),
+                    default=None)
+        assert largest_fit(limits, name, env) == brute
+
+
+def test_hint_offers_dominant_size_then_stages() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    report = cr.check(plan, t, _env(128, 512))
+    err = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
+    assert err is not None and err.hint is not None
+    fit = largest_fit([(u.formula, u.capacity) for u in report.overflowing()],
+                      "block_kv", report.env)
+    assert fit is not None and cr.check(plan, t, _env(128, fit)).ok
+    assert not cr.check(plan, t, _env(128, fit + 16)).ok
+    assert err.hint.startswith(f"block_kv <= {fit} fits with D=128, block_q=128")
+    assert "--set stages=1" in err.hint and "both smaller" not in err.hint
+
+
+def test_hint_offers_a_pair_when_no_single_size_fits() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    report = cr.check(plan, t, _env(512, 512, 256))
+    err = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
+    assert err is not None and err.hint is not None
+    assert "no multiple of 16 for block_q fits" in err.hint
+    q, kv = _pair_values(err.hint.split("both smaller: ")[1])
+    assert cr.check(plan, t, _env(q, kv, 256)).ok
+
+
+def _pair_values(text: str) -> tuple[int, int]:
+    values = dict(part.split("=") for part in text.split(" fits")[0]
+                  .replace("--set ", "").split())
+    return int(values["block_q"]), int(values["block_kv"])
+
+
+def test_batch_is_exact_and_falls_back_for_odd_denominators() -> None:
+    import numpy as np
+
+    f = 32 * sympy.ceiling(BQ * BKV / 3) + sympy.ceiling(BQ / 8)
+    fn = batch({"x": f})
+    qs, kvs = np.meshgrid(np.arange(16, 97, 16), np.arange(16, 97, 16), indexing="ij")
+    got = fn({"block_q": qs, "block_kv": kvs})["x"]
+    want = [[exact(f, {"block_q": int(q), "block_kv": int(k)}) for k in kvs[0]]
+            for q in qs[:, 0]]
+    assert np.array_equal(np.asarray(got), np.array(want))
+
+
+def test_best_pair_maximises_the_product() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    caps = {s: t.capacity(s) for s in ("UB", "L1", "L0A", "L0B", "L0C")}
+    fn = batch({s: plan.footprint(s, t.align(s)) for s in caps})
+    env = _env(512, 512)
+    q, kv = best_pair(fn, caps, "block_q", "block_kv", env)  # type: ignore[misc]
+    assert cr.check(plan, t, _env(q, kv)).ok
+    for dq, dkv in ((16, 0), (0, 16)):
+        if (q + dq) * (kv + dkv) > q * kv and q + dq <= 512 and kv + dkv <= 512:
+            assert not cr.check(plan, t, _env(q + dq, kv + dkv)).ok
+
+
+def test_missing_symbol_is_a_usage_error() -> None:
+    from fadsl.errors import UsageError
+
+    t = targets.get("ascend910b1")
+    with pytest.raises(UsageError, match="needs a value for D"):
+        cr.check(fa2_like(), t, {"B": 1, "N": 1, "Sq": 64, "block_q": 64, "block_kv": 64})
+
+
+def test_report_formula_is_symbolic_in_block_sizes() -> None:
+    t = targets.get("ascend910b1")
+    report = cr.check(fa2_like(), t, _env(128, 128))
+    names = {s.name for s in sympy.sympify(report.space("UB").formula).free_symbols}
+    assert names == {"block_q", "block_kv", "D"}
+    text = cr.formula_text(fa2_like().in_space("L1"), 32)
+    assert text == "pad32(2*D*block_q) + 2*pad32(2*D*block_kv) + 2*pad32(2*D*block_kv)"
+    assert os.path.basename(report.buffers[0].buffer.loc.file) == "fa2.py"
