@@ -18,6 +18,7 @@ import difflib
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_UPDATED] = []
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> None:
     updated = config.stash.get(_UPDATED, [])
     if updated:
         terminalreporter.section("golden files updated")

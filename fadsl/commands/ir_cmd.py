@@ -1,4 +1,4 @@
-"""``fadsl ir``: print a kernel's textual IR, as read or after a pass of the pipeline."""
+"""``fadsl ir``: print a kernel's textual IR, as read or after a pipeline pass."""
 
 from __future__ import annotations
 
@@ -23,8 +23,11 @@ def main(args: argparse.Namespace) -> int:
     from fadsl.ir.printer import print_kernel
 
     _check_pass_name(args.after)
-    kernel = common.bind(common.select(common.load_source(args.file), args.kernel), args,
-                         need_shape=False).kernel
+    kernel = common.bind(
+        common.select(common.load_source(args.file), args.kernel),
+        args,
+        need_shape=False,
+    ).kernel
     if args.after is not None:
         from fadsl.passes import run_pipeline
         from fadsl.target import resolve
@@ -51,5 +54,6 @@ def _check_pass_name(name: str | None) -> None:
         f"--after: there is no pass named {name!r}",
         common.arg_loc("--after", name, 0, len(name)),
         hint=(f"did you mean {close[0]!r}? " if close else "")
-        + "passes, in pipeline order: " + ", ".join(names),
+        + "passes, in pipeline order: "
+        + ", ".join(names),
     )

@@ -39,7 +39,7 @@ def ops_by_name() -> dict[str, type[Op]]:
 
 @lru_cache(maxsize=None)
 def hints(cls: type) -> dict[str, Any]:
-    """Resolved field type hints of a dataclass (``Expr | None``, ``tuple[Index, ...]``)."""
+    """Resolved field type hints of a dataclass (``Expr | None``, ``Shape``, ...)."""
     return typing.get_type_hints(cls)
 
 

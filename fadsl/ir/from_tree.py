@@ -11,11 +11,12 @@ Structural mistakes (unknown op, undefined value, wrong operand count) raise at 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import sympy
 
-from fadsl.errors import DTypeError, ErrorGroup, FadslError, ShapeError
+from fadsl.errors import DTypeError, ErrorGroup, FadslError, IRParseError, ShapeError
 from fadsl.ir import fields
 from fadsl.ir.expr import Expr
 from fadsl.ir.nodes import (
@@ -33,6 +34,7 @@ from fadsl.ir.nodes import (
 from fadsl.ir.op_reader import OperandReader
 from fadsl.ir.printer import derived_shape_syms, type_text
 from fadsl.ir.types import ErrorType, MemSpace, ScalarType, TensorType, TileType
+from fadsl.ir.visitor import uses
 
 
 class TreeReader(OperandReader):
@@ -51,14 +53,16 @@ class TreeReader(OperandReader):
         shape_syms = derived_shape_syms(params)
         if symbols is not None:
             shape_syms = tuple(str(t) for t in symbols.children if t is not None)
-        const_items = self._consts(consts)
-        loc = self.loc(name)
-        header = Kernel(name=str(name), params=params, shape_syms=shape_syms,
-                        consts=const_items, body=(), loc=loc)
+        header = Kernel(
+            name=str(name),
+            params=params,
+            shape_syms=shape_syms,
+            consts=self._consts(consts),
+            body=(),
+            loc=self.loc(name),
+        )
         self.ctx = header
-        body = self.block(block, allow_yield=False)[0]
-        return Kernel(name=str(name), params=params, shape_syms=shape_syms,
-                      consts=const_items, body=body, loc=loc)
+        return replace(header, body=self.block(block, allow_yield=False)[0])
 
     def _params(self, tree: Any) -> tuple[Param, ...]:
         if tree is None:
@@ -78,18 +82,33 @@ class TreeReader(OperandReader):
         dtype = self.dtype(dtype_tok)
         if kind is ParamKind.SCALAR:
             if dims is not None:
-                raise self.error(f"scalar `{name}` has a shape", dims,
-                                 "scalars are written `scalar scale: f32`")
+                raise self.error(
+                    f"scalar `{name}` has a shape",
+                    dims,
+                    "scalars are written `scalar scale: f32`",
+                )
             value = None if default is None else self._default(default)
-            return Param(name=str(name), kind=kind, type=ScalarType(dtype),
-                         default=value, loc=self.loc(tree))
+            return Param(
+                name=str(name),
+                kind=kind,
+                type=ScalarType(dtype),
+                default=value,
+                loc=self.loc(tree),
+            )
         if dims is None:
-            raise self.error(f"tensor `{name}` needs a shape", ptype,
-                             f"e.g. `{kind.value} {name}: {dtype.value}[B, N, Sq, D]`")
+            raise self.error(
+                f"tensor `{name}` needs a shape",
+                ptype,
+                f"e.g. `{kind.value} {name}: {dtype.value}[B, N, Sq, D]`",
+            )
         if default is not None:
             raise self.error("only scalar parameters have defaults", default)
-        return Param(name=str(name), kind=kind, type=TensorType(self.dims(dims), dtype),
-                     loc=self.loc(tree))
+        return Param(
+            name=str(name),
+            kind=kind,
+            type=TensorType(self.dims(dims), dtype),
+            loc=self.loc(tree),
+        )
 
     def _default(self, node: Any) -> Expr:
         saved, self.floats = self.floats, frozenset()  # as the frontend parses defaults
@@ -141,9 +160,11 @@ class TreeReader(OperandReader):
         results, call, types_tree = tree.children
         cls = self.op_class(call, tree)
         if not issubclass(cls, ValueOp):
-            raise self.error(f"`{op_name(cls)}` produces no value", tree,
-                             f"write it without `%name =` and `: type`: "
-                             f"`{op_name(cls)}(...)`")
+            raise self.error(
+                f"`{op_name(cls)}` produces no value",
+                tree,
+                f"write it without `%name =` and `: type`: `{op_name(cls)}(...)`",
+            )
         names, typs = list(results.children), list(types_tree.children)
         if len(names) != 1 or len(typs) != 1:
             raise self.error(f"`{op_name(cls)}` has one result and one type", tree)
@@ -160,8 +181,10 @@ class TreeReader(OperandReader):
         binder = fields.BINDER_FIELDS.get(cls)
         if binder is None:
             raise self.error(
-                f"`{name} = {op_name(cls)}(...)`: value names start with `%`", name,
-                "write `%" + f"{name} = ...`; only load_scalar binds a plain symbol")
+                f"`{name} = {op_name(cls)}(...)`: value names start with `%`",
+                name,
+                "write `%" + f"{name} = ...`; only load_scalar binds a plain symbol",
+            )
         op = self.build(cls, call, tree, **{binder: str(name)})
         self._check(op)
         return op
@@ -170,11 +193,17 @@ class TreeReader(OperandReader):
         (call,) = tree.children
         cls = self.op_class(call, tree)
         if issubclass(cls, ValueOp):
-            raise self.error(f"`{op_name(cls)}` produces a value", tree,
-                             f"write `%name = {op_name(cls)}(...) : type`")
+            raise self.error(
+                f"`{op_name(cls)}` produces a value",
+                tree,
+                f"write `%name = {op_name(cls)}(...) : type`",
+            )
         if cls in fields.BINDER_FIELDS:
-            raise self.error(f"`{op_name(cls)}` binds a symbol", tree,
-                             f"write `name = {op_name(cls)}(...)`")
+            raise self.error(
+                f"`{op_name(cls)}` binds a symbol",
+                tree,
+                f"write `name = {op_name(cls)}(...)`",
+            )
         op = self.build(cls, call, tree)
         self._check(op)
         return op
@@ -184,8 +213,11 @@ class TreeReader(OperandReader):
         names = tuple(str(t) for t in vars_tree.children)
         extents = tuple(self.expr(e) for e in extents_tree.children)
         if len(names) != len(extents):
-            raise self.error(f"grid binds {len(names)} variable(s) over "
-                             f"{len(extents)} extent(s)", tree)
+            raise self.error(
+                f"grid binds {len(names)} variable(s) over "
+                f"{len(extents)} extent(s)",
+                tree,
+            )
         with self.scope():
             body = self.block(block, allow_yield=False)[0]
         return Grid(vars=names, extents=extents, body=body, loc=self.loc(tree))
@@ -196,14 +228,26 @@ class TreeReader(OperandReader):
         pairs = [] if iter_tree is None else list(iter_tree.children)
         inits = tuple(self.use(p.children[1]) for p in pairs)
         with self.scope():
-            iter_args = tuple(self.define(Value(str(p.children[0])[1:], i.type), p)
-                              for p, i in zip(pairs, inits))
+            iter_args = tuple(
+                self.define(Value(str(p.children[0])[1:], i.type), p)
+                for p, i in zip(pairs, inits)
+            )
             body, tail = self.block(block, allow_yield=True)
             yields = self._yields(tail, len(iter_args), tree)
         out = self._loop_results(results, iter_args, tree)
-        return For(var=str(var), start=self.expr(start), stop=self.expr(stop), kind=kind,
-                   inits=inits, iter_args=iter_args, body=body, yields=yields,
-                   loop_results=out, loc=self.loc(tree), **extra)
+        return For(
+            var=str(var),
+            start=self.expr(start),
+            stop=self.expr(stop),
+            kind=kind,
+            inits=inits,
+            iter_args=iter_args,
+            body=body,
+            yields=yields,
+            loop_results=out,
+            loc=self.loc(tree),
+            **extra,
+        )
 
     def _loop_kind(self, tree: Any) -> tuple[LoopKind, dict[str, Any]]:
         if tree is None:
@@ -213,26 +257,39 @@ class TreeReader(OperandReader):
             kind = LoopKind(str(name))
         except ValueError:
             kinds = ", ".join(k.value for k in LoopKind)
-            raise self.error(f"unknown loop kind `{name}`", name, f"loop kinds: {kinds}")
+            raise self.error(
+                f"unknown loop kind `{name}`", name, f"loop kinds: {kinds}"
+            )
         return kind, self.attributes(For, attrs, "for", tree)
 
     def _yields(self, tail: Any, count: int, tree: Any) -> tuple[Value, ...]:
-        values = () if tail is None else tuple(
-            self.use(v) for v in tail.children if v is not None)
+        values = (
+            ()
+            if tail is None
+            else tuple(self.use(v) for v in tail.children if v is not None)
+        )
         if len(values) != count:
             where = tail if tail is not None else tree
-            raise self.error(f"the loop carries {count} value(s) but yields {len(values)}",
-                             where, "yield one value per iter(...) argument, in order")
+            raise self.error(
+                f"the loop carries {count} value(s) but yields {len(values)}",
+                where,
+                "yield one value per iter(...) argument, in order",
+            )
         return values
 
-    def _loop_results(self, results: Any, iter_args: tuple[Value, ...],
-                      tree: Any) -> tuple[Value, ...]:
+    def _loop_results(
+        self, results: Any, iter_args: tuple[Value, ...], tree: Any
+    ) -> tuple[Value, ...]:
         names = [] if results is None else list(results.children)
         if names and len(names) != len(iter_args):
-            raise self.error(f"the loop has {len(names)} result(s) but carries "
-                             f"{len(iter_args)} value(s)", results)
-        return tuple(self.define(Value(str(n)[1:], a.type), n)
-                     for n, a in zip(names, iter_args))
+            raise self.error(
+                f"the loop has {len(names)} result(s) but carries "
+                f"{len(iter_args)} value(s)",
+                results,
+            )
+        return tuple(
+            self.define(Value(str(n)[1:], a.type), n) for n, a in zip(names, iter_args)
+        )
 
     # --- type rules -----------------------------------------------------------
     def _retype(self, op: ValueOp, type_tree: Any) -> None:
@@ -243,14 +300,20 @@ class TreeReader(OperandReader):
         except FadslError as err:
             self.errors.add(err)
             return
+        except (AssertionError, AttributeError, TypeError):
+            self.errors.add(_wrong_operand_kinds(op))
+            return
         if isinstance(inferred, ErrorType) or _same_type(declared, inferred):
             return
         cls = ShapeError if _shape_differs(declared, inferred) else DTypeError
-        self.errors.add(cls(
-            f"`%{op.result.name}` is declared {type_text(declared)} but "
-            f"`{op_name(type(op))}` gives {type_text(inferred)}",
-            self.loc(type_tree),
-            hint=f"write `: {type_text(inferred)}`, or fix the operands"))
+        self.errors.add(
+            cls(
+                f"`%{op.result.name}` is declared {type_text(declared)} but "
+                f"`{op_name(type(op))}` gives {type_text(inferred)}",
+                self.loc(type_tree),
+                hint=f"write `: {type_text(inferred)}`, or fix the operands",
+            )
+        )
 
     def _check(self, op: Op) -> None:
         check = getattr(op, "check", None)
@@ -262,12 +325,24 @@ class TreeReader(OperandReader):
             self.errors.add(err)
 
 
+def _wrong_operand_kinds(op: Op) -> IRParseError:
+    """A rule that crashed on its operands: they are of a kind it never expects."""
+    kinds = ", ".join(f"%{v.name} : {type_text(v.type)}" for v in uses(op))
+    return IRParseError(
+        f"`{op_name(type(op))}` does not take operands of these kinds: {kinds}",
+        op.loc,
+        hint="queue ops take a queue value first (from queue_alloc)",
+    )
+
+
 def _same_type(declared: Any, inferred: Any) -> bool:
-    """Equal up to memory space: rules give unplaced tiles, placed IR carries @UB etc."""
+    """Equal up to memory space: rules give unplaced tiles, placed IR has @UB etc."""
     if isinstance(declared, TileType) and isinstance(inferred, TileType):
         if inferred.space is not MemSpace.TILE and inferred.space is not declared.space:
             return False
-        return declared.dtype is inferred.dtype and not _shape_differs(declared, inferred)
+        return declared.dtype is inferred.dtype and not _shape_differs(
+            declared, inferred
+        )
     return bool(declared == inferred)
 
 
@@ -276,5 +351,3 @@ def _shape_differs(a: Any, b: Any) -> bool:
     if sa is None or sb is None or len(sa) != len(sb):
         return sa != sb
     return any(x != y and sympy.expand(x - y) != 0 for x, y in zip(sa, sb))
-
-

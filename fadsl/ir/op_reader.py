@@ -41,9 +41,12 @@ class OperandReader(ValueReader):
     def define(self, value: Value, node: Any) -> Value:
         first = self.defined.get(value.name)
         if first is not None:
-            raise self.error(f"`%{value.name}` is defined twice", node,
-                             "give every value its own name",
-                             notes=(f"first defined at {first}",))
+            raise self.error(
+                f"`%{value.name}` is defined twice",
+                node,
+                "give every value its own name",
+                notes=(f"first defined at {first}",),
+            )
         self.defined[value.name] = self.loc(node)
         self.scopes[-1][value.name] = value
         return value
@@ -56,13 +59,21 @@ class OperandReader(ValueReader):
                 return scope[name]
         if name in self.defined:
             raise self.error(
-                f"`%{name}` is defined inside a loop body and not visible here", token,
-                "carry it out of the loop: add it to iter(...) and yield it")
+                f"`%{name}` is defined inside a loop body and not visible here",
+                token,
+                "carry it out of the loop: add it to iter(...) and yield it",
+            )
         visible = [n for s in self.scopes for n in s]
         close = difflib.get_close_matches(name, visible, n=1)
-        raise self.error(f"undefined value `%{name}`", token,
-                         f"did you mean `%{close[0]}`?" if close else
-                         "define a value before using it")
+        raise self.error(
+            f"undefined value `%{name}`",
+            token,
+            (
+                f"did you mean `%{close[0]}`?"
+                if close
+                else "define a value before using it"
+            ),
+        )
 
     # --- the generic op form ---------------------------------------------------
     def op_class(self, call: Any, stmt: Any) -> type[Op]:
@@ -70,20 +81,30 @@ class OperandReader(ValueReader):
         cls = fields.ops_by_name().get(name)
         if cls is None:
             close = difflib.get_close_matches(name, list(fields.ops_by_name()), n=1)
-            raise self.error(f"unknown op `{name}`", call.children[0],
-                             f"did you mean `{close[0]}`?" if close else
-                             "op names are the snake_case IR class names, e.g. row_max")
+            raise self.error(
+                f"unknown op `{name}`",
+                call.children[0],
+                (
+                    f"did you mean `{close[0]}`?"
+                    if close
+                    else "op names are the snake_case IR class names, e.g. row_max"
+                ),
+            )
         if cls in fields.REGION_OPS:
-            raise self.error(f"`{name}` is a region, not an op call", call.children[0],
-                             "write `grid (b, h) in (B, N) { ... }` or "
-                             "`for j in 0 .. n { ... }`")
+            raise self.error(
+                f"`{name}` is a region, not an op call",
+                call.children[0],
+                "write `grid (b, h) in (B, N) { ... }` or " "`for j in 0 .. n { ... }`",
+            )
         return cls
 
     def build(self, cls: type[Op], call: Any, stmt: Any, **fixed: Any) -> Op:
         _, operands, attrs = call.children
         kwargs = dict(fixed)
         kwargs.update(self.operands(cls, operands, call))
-        attr_nodes = [] if attrs is None else [a for a in attrs.children if a is not None]
+        attr_nodes = (
+            [] if attrs is None else [a for a in attrs.children if a is not None]
+        )
         kwargs.update(self.attributes(cls, attr_nodes, op_name(cls), call))
         return cls(loc=self.loc(stmt), **kwargs)
 
@@ -92,8 +113,11 @@ class OperandReader(ValueReader):
         names = cls.OPERANDS
         if len(nodes) > len(names):
             listed = ", ".join(names) or "none"
-            raise self.error(f"`{op_name(cls)}` takes {len(names)} operand(s) ({listed}), "
-                             f"got {len(nodes)}", nodes[len(names)])
+            raise self.error(
+                f"`{op_name(cls)}` takes {len(names)} operand(s) ({listed}), "
+                f"got {len(nodes)}",
+                nodes[len(names)],
+            )
         out: dict[str, Any] = {}
         for i, name in enumerate(names):
             if i < len(nodes):
@@ -131,19 +155,33 @@ class OperandReader(ValueReader):
             name = str(key)
             if name not in known:
                 close = difflib.get_close_matches(name, list(known), n=1)
-                raise self.error(f"`{what}` has no attribute `{name}`", key,
-                                 f"did you mean `{close[0]}`?" if close else
-                                 "attributes: " + (", ".join(known) or "none"))
+                raise self.error(
+                    f"`{what}` has no attribute `{name}`",
+                    key,
+                    (
+                        f"did you mean `{close[0]}`?"
+                        if close
+                        else "attributes: " + (", ".join(known) or "none")
+                    ),
+                )
             if name in out:
                 raise self.error(f"attribute `{name}` is given twice", key)
             try:
                 out[name] = self.convert(fields.hints(cls)[name], value)
             except Mismatch as exc:
-                raise self.error(f"attribute `{name}` of `{what}`: {exc}", value) from None
-        missing = [n for n, f in known.items()
-                   if n not in out and fields.default_of(f) is fields.MISSING]
+                raise self.error(
+                    f"attribute `{name}` of `{what}`: {exc}", value
+                ) from None
+        missing = [
+            n
+            for n, f in known.items()
+            if n not in out and fields.default_of(f) is fields.MISSING
+        ]
         if missing:
             example = ", ".join(f"{m} = ..." for m in missing)
-            raise self.error(f"`{what}` needs attribute(s) {', '.join(missing)}", anchor,
-                             "add {" + example + "}")
+            raise self.error(
+                f"`{what}` needs attribute(s) {', '.join(missing)}",
+                anchor,
+                "add {" + example + "}",
+            )
         return out

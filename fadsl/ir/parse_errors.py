@@ -122,7 +122,8 @@ def _match(exc: Any, parse_fn: Callable[[str], Any]) -> _Label | None:
         return None
     exc.state = _SameLALRState(exc.state)
     try:
-        return exc.match_examples(parse_fn, _EXAMPLES, use_accepts=False)  # type: ignore[no-any-return]
+        label = exc.match_examples(parse_fn, _EXAMPLES, use_accepts=False)
+        return label  # type: ignore[no-any-return]
     except AssertionError:
         return None
 
@@ -276,7 +277,11 @@ def _scan_braces(text: str) -> _Braces:
                 found.unmatched = found.unmatched or (lineno, col)
             elif ch == "}":
                 o_line, o_col, o_indent = stack.pop()
-                if o_indent != indent and o_line != lineno and found.misindented is None:
+                if (
+                    o_indent != indent
+                    and o_line != lineno
+                    and found.misindented is None
+                ):
                     found.misindented = ((o_line, o_col), (lineno, col))
     found.open = [(line, col) for line, col, _ in stack]
     return found

@@ -15,6 +15,7 @@ from typing import Any
 
 from fadsl.errors import IRParseError, Loc
 from fadsl.ir.expr import Expr
+from fadsl.ir.from_tree import TreeReader
 from fadsl.ir.nodes import Kernel
 from fadsl.ir.parse_errors import syntax_error
 from fadsl.ir.tree_values import Mismatch, ValueReader
@@ -43,7 +44,7 @@ def _lark() -> Any:
 
 
 def parse_tree(text: str, start: str, file: str) -> Any:
-    """The lark tree of ``text`` from rule ``start``; syntax errors become IRParseError."""
+    """The lark tree of ``text`` from rule ``start``; raises IRParseError."""
     import lark
 
     parser = _lark()
@@ -55,13 +56,13 @@ def parse_tree(text: str, start: str, file: str) -> Any:
         def parse_fn(t: str) -> Any:
             return parser.parse(t, start=start)
 
-        raise syntax_error(exc, text, file, parse_fn, parser.get_terminal, examples) from None
+        raise syntax_error(
+            exc, text, file, parse_fn, parser.get_terminal, examples
+        ) from None
 
 
 def parse_kernel(text: str, file: str = "<ir>") -> Kernel:
     """Parse one kernel in textual IR; ``file`` names it in error messages."""
-    from fadsl.ir.from_tree import TreeReader
-
     tree = parse_tree(text, "kernel", file)
     reader = TreeReader(text, file)
     kernel = reader.kernel(tree)
@@ -93,7 +94,9 @@ def _shifted(err: IRParseError, loc: Loc, text: str) -> IRParseError:
         return IRParseError(err.message, loc, err.hint, err.notes)
     col = loc.col + inner.col
     end = None if inner.end_col is None else loc.col + inner.end_col
-    moved = replace(inner, file=loc.file, line=loc.line, col=col, end_col=end, text=loc.text)
+    moved = replace(
+        inner, file=loc.file, line=loc.line, col=col, end_col=end, text=loc.text
+    )
     return IRParseError(err.message, moved, err.hint, err.notes)
 
 

@@ -1,4 +1,4 @@
-"""Kernel -> textual IR (house style 3.7), the form that ``ir/grammar.lark`` parses back.
+"""Kernel -> textual IR (house style 3.7), the form ``ir/grammar.lark`` parses back.
 
 Every op prints in one generic form, attributes named after dataclass fields and
 omitted when equal to their default::

@@ -22,7 +22,9 @@ from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, isym
 from fadsl.ir.nodes import Point, Slice
 from fadsl.ir.types import DType, MemSpace, QueueType, TileType
 
-_EXPR_RULES = frozenset({"int", "float", "sym", "add", "sub", "mul", "div", "neg", "pow", "call"})
+_EXPR_RULES = frozenset(
+    {"int", "float", "sym", "add", "sub", "mul", "div", "neg", "pow", "call"}
+)
 _CALLS: dict[str, tuple[int | None, Any]] = {
     "cdiv": (2, CeilDiv),
     "floordiv": (2, FloorDiv),
@@ -42,7 +44,7 @@ def is_expr_tree(node: Any) -> bool:
 
 
 class ValueReader:
-    """Converts leaves of the parse tree; knows the text (for locations) and float names."""
+    """Converts parse-tree leaves; knows the text (for locations) and float names."""
 
     def __init__(self, text: str, file: str) -> None:
         self.file = file
@@ -64,7 +66,11 @@ class ValueReader:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
     def error(
-        self, message: str, node: Any, hint: str | None = None, notes: tuple[str, ...] = ()
+        self,
+        message: str,
+        node: Any,
+        hint: str | None = None,
+        notes: tuple[str, ...] = (),
     ) -> IRParseError:
         return IRParseError(message, self.loc(node), hint=hint, notes=notes)
 
@@ -112,11 +118,17 @@ class ValueReader:
         spec = _CALLS.get(str(name))
         if spec is None:
             close = difflib.get_close_matches(str(name), list(_CALLS), n=1)
-            hint = f"did you mean `{close[0]}`?" if close else "functions: " + ", ".join(_CALLS)
+            hint = (
+                f"did you mean `{close[0]}`?"
+                if close
+                else "functions: " + ", ".join(_CALLS)
+            )
             raise self.error(f"unknown function `{name}` in an expression", node, hint)
         arity, fn = spec
         if arity is not None and len(args) != arity:
-            raise self.error(f"`{name}` takes {arity} argument(s), got {len(args)}", node)
+            raise self.error(
+                f"`{name}` takes {arity} argument(s), got {len(args)}", node
+            )
         return fn(*(self.expr(a) for a in args))  # type: ignore[no-any-return]
 
     # --- types --------------------------------------------------------------
@@ -130,7 +142,11 @@ class ValueReader:
             hint = f"write `{DType.parse(str(token)).value}`"
         except ValueError:
             close = difflib.get_close_matches(str(token), names, n=1)
-            hint = f"did you mean `{close[0]}`?" if close else "dtypes: " + ", ".join(names)
+            hint = (
+                f"did you mean `{close[0]}`?"
+                if close
+                else "dtypes: " + ", ".join(names)
+            )
         raise self.error(f"unknown dtype `{token}`", token, hint)
 
     def dims(self, node: Any) -> tuple[Expr, ...]:
@@ -146,7 +162,9 @@ class ValueReader:
             return MemSpace(str(token))
         except ValueError:
             names = ", ".join(m.value for m in MemSpace)
-            raise self.error(f"unknown memory space `@{token}`", token, f"spaces: {names}")
+            raise self.error(
+                f"unknown memory space `@{token}`", token, f"spaces: {names}"
+            )
 
     def queue_type(self, node: Any) -> QueueType:
         position, buffers, tile = node.children
@@ -159,7 +177,7 @@ class ValueReader:
 
     # --- attribute values by type hint --------------------------------------
     def convert(self, hint: Any, node: Any) -> Any:
-        """The value of tree ``node`` for a field annotated ``hint``; Mismatch if wrong."""
+        """The value of ``node`` for a field annotated ``hint``; Mismatch if wrong."""
         origin = typing.get_origin(hint)
         if origin in (typing.Union, types.UnionType):
             return self._union(typing.get_args(hint), node)

@@ -31,8 +31,9 @@ from fadsl.ir.nodes import For, Grid, Kernel, LoadScalar, Op, QueueAlloc, Value,
 from fadsl.ir.types import QueueType, TensorType
 from fadsl.ir.visitor import IRVisitor, uses
 
-_SKIP_FIELDS = frozenset({"loc", "body", "result", "inits", "iter_args", "yields",
-                          "loop_results"})
+_SKIP_FIELDS = frozenset(
+    {"loc", "body", "result", "inits", "iter_args", "yields", "loop_results"}
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Problem:
 
 
 def verify(kernel: Kernel, *, parsed: bool = False) -> None:
-    """Raise if ``kernel`` breaks an invariant; ``parsed`` says the IR came from text."""
+    """Raise if ``kernel`` breaks an invariant; ``parsed``: the IR came from text."""
     problems = find_problems(kernel)
     if not problems:
         return
@@ -54,7 +55,9 @@ def verify(kernel: Kernel, *, parsed: bool = False) -> None:
         group.raise_if_any()
     first = problems[0]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    raise InternalError(f"invalid IR: {first.message}{more}", first.loc, _ir_text(kernel))
+    raise InternalError(
+        f"invalid IR: {first.message}{more}", first.loc, _ir_text(kernel)
+    )
 
 
 def find_problems(kernel: Kernel) -> list[Problem]:
@@ -101,8 +104,11 @@ class _Verifier(IRVisitor):
                 self.check_symbols(p.default, p.loc, f"the default of `{p.name}`")
         grids = [op for op in kernel.body if isinstance(op, Grid)]
         if len(grids) != 1:
-            self.report(f"kernel `{kernel.name}` has {len(grids)} grid loops; it needs "
-                        "exactly one, at the top level", kernel.loc)
+            self.report(
+                f"kernel `{kernel.name}` has {len(grids)} grid loops; it needs "
+                "exactly one, at the top level",
+                kernel.loc,
+            )
         self.visit_block(kernel.body)
 
     # --- ops --------------------------------------------------------------------
@@ -113,8 +119,11 @@ class _Verifier(IRVisitor):
             if f.name not in _SKIP_FIELDS:
                 self.check_symbols(getattr(op, f.name), op.loc, what)
         if isinstance(op, QueueAlloc) and op.buffers < 1:
-            self.report(f"queue_alloc with {op.buffers} buffers", op.loc,
-                        "a queue needs at least one buffer")
+            self.report(
+                f"queue_alloc with {op.buffers} buffers",
+                op.loc,
+                "a queue needs at least one buffer",
+            )
         for r in op.results():
             self.check_symbols(r.type, op.loc, what)
             self.define(r, op.loc)
@@ -123,8 +132,11 @@ class _Verifier(IRVisitor):
 
     def visit_Grid(self, op: Grid) -> None:
         if self.depth:
-            self.report("a grid loop inside another loop", op.loc,
-                        "the grid is the one outermost loop of a kernel")
+            self.report(
+                "a grid loop inside another loop",
+                op.loc,
+                "the grid is the one outermost loop of a kernel",
+            )
         self.check_symbols(op.extents, op.loc, "the grid extents")
         with self.scope(op.vars):
             self.visit_block(op.body)
@@ -148,8 +160,11 @@ class _Verifier(IRVisitor):
         self.defined.add(v.name)
         self.values[-1][v.name] = v
         if isinstance(v.type, QueueType) and v.type.buffers < 1:
-            self.report(f"queue `%{v.name}` has {v.type.buffers} buffers", loc,
-                        "a queue needs at least one buffer")
+            self.report(
+                f"queue `%{v.name}` has {v.type.buffers} buffers",
+                loc,
+                "a queue needs at least one buffer",
+            )
 
     def check_uses(self, op: Op) -> None:
         self.check_uses_of(uses(op), op.loc)
@@ -158,11 +173,16 @@ class _Verifier(IRVisitor):
         for v in used:
             found = self.lookup(v.name)
             if found is None:
-                where = "inside a closed loop body" if v.name in self.defined else "before"
-                self.report(f"`%{v.name}` is used but not defined {where} in scope", loc)
+                where = (
+                    "inside a closed loop body" if v.name in self.defined else "before"
+                )
+                self.report(
+                    f"`%{v.name}` is used but not defined {where} in scope", loc
+                )
             elif found.type != v.type:
-                self.report(f"`%{v.name}` is used as {v.type} but defined as {found.type}",
-                            loc)
+                self.report(
+                    f"`%{v.name}` is used as {v.type} but defined as {found.type}", loc
+                )
 
     def lookup(self, name: str) -> Value | None:
         for scope in reversed(self.values):
@@ -175,10 +195,16 @@ class _Verifier(IRVisitor):
         visible = set().union(*self.symbols)
         for name in sorted(_symbol_names(value) - visible):
             close = difflib.get_close_matches(name, sorted(visible), n=1)
-            self.report(f"undefined symbol `{name}` in {what}", _narrowed(loc, name),
-                        f"did you mean `{close[0]}`?" if close else
-                        "symbols are shape symbols, constants, scalar parameters, "
-                        "grid/loop variables and load_scalar names")
+            self.report(
+                f"undefined symbol `{name}` in {what}",
+                _narrowed(loc, name),
+                (
+                    f"did you mean `{close[0]}`?"
+                    if close
+                    else "symbols are shape symbols, constants, scalar parameters, "
+                    "grid/loop variables and load_scalar names"
+                ),
+            )
 
 
 def _check_carried(v: _Verifier, op: For) -> None:
@@ -186,19 +212,28 @@ def _check_carried(v: _Verifier, op: For) -> None:
     if op.loop_results:
         counts.add(len(op.loop_results))
     if len(counts) != 1:
-        v.report(f"loop over `{op.var}`: {len(op.inits)} inits, {len(op.iter_args)} "
-                 f"iter_args, {len(op.yields)} yields, {len(op.loop_results)} results",
-                 op.loc, "a loop carries one value per iter(...) argument")
+        v.report(
+            f"loop over `{op.var}`: {len(op.inits)} inits, {len(op.iter_args)} "
+            f"iter_args, {len(op.yields)} yields, {len(op.loop_results)} results",
+            op.loc,
+            "a loop carries one value per iter(...) argument",
+        )
         return
     for init, arg, out in zip(op.inits, op.iter_args, op.yields):
         if not init.type == arg.type == out.type:
-            v.report(f"loop-carried `%{arg.name}` changes type: enters as {init.type}, "
-                     f"is {arg.type} in the body, yields {out.type}", op.loc,
-                     "a loop-carried value keeps its shape and dtype")
+            v.report(
+                f"loop-carried `%{arg.name}` changes type: enters as {init.type}, "
+                f"is {arg.type} in the body, yields {out.type}",
+                op.loc,
+                "a loop-carried value keeps its shape and dtype",
+            )
     for arg, res in zip(op.iter_args, op.loop_results):
         if arg.type != res.type:
-            v.report(f"loop result `%{res.name}` is {res.type} but the loop carries "
-                     f"{arg.type}", op.loc)
+            v.report(
+                f"loop result `%{res.name}` is {res.type} but the loop carries "
+                f"{arg.type}",
+                op.loc,
+            )
 
 
 def _narrowed(loc: Loc, name: str) -> Loc:
@@ -219,11 +254,13 @@ def _kernel_symbols(kernel: Kernel) -> set[str]:
 
 
 def _symbol_names(value: Any) -> set[str]:
-    """Names of the free symbols in an expression or in any expression nested in ``value``."""
+    """Names of the free symbols of every expression nested in ``value``."""
     if isinstance(value, sympy.Basic):
         return {s.name for s in value.free_symbols if isinstance(s, sympy.Symbol)}
     if isinstance(value, tuple):
         return set().union(*(_symbol_names(x) for x in value)) if value else set()
     if isinstance(value, Value) or not dataclasses.is_dataclass(value):
         return set()
-    return _symbol_names(tuple(getattr(value, f.name) for f in dataclasses.fields(value)))
+    return _symbol_names(
+        tuple(getattr(value, f.name) for f in dataclasses.fields(value))
+    )

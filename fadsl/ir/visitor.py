@@ -70,7 +70,9 @@ class IRTransformer:
         if body is None:
             return op
         new_body = self.visit_block(body)
-        return op if new_body is body else replace(op, body=new_body)  # type: ignore[type-var]
+        if new_body is body:
+            return op
+        return replace(op, body=new_body)  # type: ignore[type-var]
 
 
 def use_fields(op: Op) -> tuple[str, ...]:
@@ -97,7 +99,7 @@ def _values_in(v: object) -> tuple[Value, ...]:
 
 
 def replace_uses(op: Op, fn: ValueMap) -> Op:
-    """``op`` with every used value ``v`` replaced by ``fn(v)``; same object if none change."""
+    """``op`` with each used value ``v`` replaced by ``fn(v)`` (same object if none)."""
     changes: dict[str, Any] = {}
     for name in use_fields(op):
         old = getattr(op, name)

@@ -90,10 +90,18 @@ class _Inferrer(IRTransformer):
         yields = tuple(self.retyped(v) for v in op.yields)
         for arg, out in zip(iter_args, yields):
             self._check_carried(op, arg, out)
-        results = tuple(Value(r.name, a.type) for r, a in zip(op.loop_results, iter_args))
+        results = tuple(
+            Value(r.name, a.type) for r, a in zip(op.loop_results, iter_args)
+        )
         self.types.update((r.name, r.type) for r in results)
-        new = replace(op, inits=inits, iter_args=iter_args, body=body, yields=yields,
-                      loop_results=results)
+        new = replace(
+            op,
+            inits=inits,
+            iter_args=iter_args,
+            body=body,
+            yields=yields,
+            loop_results=results,
+        )
         return op if new == op and body is op.body else new
 
     def _check_carried(self, op: For, arg: Value, out: Value) -> None:
@@ -102,11 +110,14 @@ class _Inferrer(IRTransformer):
             return
         shape_differs = getattr(a, "shape", None) != getattr(b, "shape", None)
         cls = ShapeError if shape_differs else DTypeError
-        self.errors.add(cls(
-            f"loop-carried `%{arg.name}` changes type inside the loop: {a} before, "
-            f"{b} at the end of the body (`%{out.name}`)",
-            op.loc,
-            hint="a loop-carried value keeps its shape and dtype; cast it back"))
+        self.errors.add(
+            cls(
+                f"loop-carried `%{arg.name}` changes type inside the loop: {a} before, "
+                f"{b} at the end of the body (`%{out.name}`)",
+                op.loc,
+                hint="a loop-carried value keeps its shape and dtype; cast it back",
+            )
+        )
 
 
 def _keep_space(inferred: ValueType, old: ValueType) -> ValueType:

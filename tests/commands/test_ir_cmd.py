@@ -49,7 +49,9 @@ def test_unknown_pass_lists_the_valid_names(capsys) -> None:
 
 def test_a_broken_fir_file_shows_the_caret(capsys, tmp_path) -> None:
     bad = tmp_path / "bad.fir"
-    bad.write_text(SAMPLE.read_text(encoding="utf-8").replace("%m_i = %m0", "m_i = %m0"))
+    bad.write_text(
+        SAMPLE.read_text(encoding="utf-8").replace("%m_i = %m0", "m_i = %m0")
+    )
     code, _, err = run(capsys, str(bad))
     assert code == 1
     assert f"--> {bad}:" in err and "^" in err

@@ -17,7 +17,9 @@ SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
 
 @lru_cache(maxsize=None)
 def _fa2_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fadsl_example_fa2", EXAMPLES / "fa2.py")
+    spec = importlib.util.spec_from_file_location(
+        "fadsl_example_fa2", EXAMPLES / "fa2.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -27,8 +29,9 @@ def _fa2_module() -> ModuleType:
 
 @lru_cache(maxsize=None)
 def build_fa2(causal: bool = True, dtype: str = "f16") -> Kernel:
-    """The FA2 example's IR with ``causal`` and element dtype ``dtype`` (f16/bf16/f32)."""
-    return _fa2_module().fa2.build({"causal": causal}, DType(dtype))  # type: ignore[no-any-return]
+    """The FA2 example's IR with ``causal`` and element dtype ``dtype`` (f16, ...)."""
+    kernel: Kernel = _fa2_module().fa2.build({"causal": causal}, DType(dtype))
+    return kernel
 
 
 def sample_paths() -> list[Path]:

@@ -1,7 +1,8 @@
-"""The textual-IR parser: locations, expressions, safety, and error messages (.err goldens)."""
+"""The textual-IR parser: locations, expressions, safety, error messages (.err)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -47,8 +48,10 @@ def test_every_node_points_into_the_text() -> None:
 
 
 def test_symbols_float_scalars_and_load_scalar() -> None:
-    text = kernel_text("    n = load_scalar() {src = cu, index = [i]}",
-                       "    %x = full() {shape = [n], value = scale, dtype = f32} : f32[n]")
+    text = kernel_text(
+        "    n = load_scalar() {src = cu, index = [i]}",
+        "    %x = full() {shape = [n], value = scale, dtype = f32} : f32[n]",
+    )
     grid = parse_kernel(text).body[0]
     assert isinstance(grid, Grid)
     scalar, full = grid.body
@@ -70,7 +73,10 @@ def test_comments_whitespace_and_keyword_names() -> None:
 
 def test_parse_expr_builds_sympy() -> None:
     loc = Loc("<cli>", 1, 0)
-    assert parse_expr("cdiv(Sq, block_q) + 1", loc) == CeilDiv(isym("Sq"), isym("block_q")) + 1
+    assert (
+        parse_expr("cdiv(Sq, block_q) + 1", loc)
+        == CeilDiv(isym("Sq"), isym("block_q")) + 1
+    )
     assert parse_expr("D**(-0.5)", loc) == isym("D") ** sympy.Float(-0.5)
     assert parse_expr("-inf", loc) == -sympy.oo
     assert parse_expr("s*2", loc, frozenset({"s"})) == 2 * fsym("s")
@@ -87,15 +93,21 @@ def test_text_is_never_executed(tmp_path) -> None:
     marker = tmp_path / "pwned"
     evil = f"__import__('os').system('touch {marker}')"
     with pytest.raises(FadslError):
-        parse_kernel(kernel_text(f"    %x = full() {{shape = [1], value = {evil}, dtype = f32}}"
-                                 " : f32[1]"))
+        parse_kernel(
+            kernel_text(
+                f"    %x = full() {{shape = [1], value = {evil}, dtype = f32}}"
+                " : f32[1]"
+            )
+        )
     with pytest.raises(FadslError):
         parse_expr(evil, Loc("<x>", 1))
     assert not marker.exists()
 
 
 def test_type_errors_are_collected() -> None:
-    text = kernel_text(LOAD, "    %y = exp(%x) : f32[bq, D]", "    %z = exp(%x) : f16[D, bq]")
+    text = kernel_text(
+        LOAD, "    %y = exp(%x) : f32[bq, D]", "    %z = exp(%x) : f16[D, bq]"
+    )
     with pytest.raises(DTypeError) as info:
         parse_kernel(text)
     assert "and 1 more error" in info.value.message
@@ -112,10 +124,13 @@ def test_parser_is_built_once() -> None:
 
 
 def test_lark_is_imported_lazily() -> None:
-    code = ("import sys, fadsl.cli, fadsl.ir.parser, fadsl.commands.ir_cmd;"
-            "print('lark' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    code = (
+        "import sys, fadsl.cli, fadsl.ir.parser, fadsl.commands.ir_cmd;"
+        "print('lark' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
@@ -130,8 +145,12 @@ ERROR_CASES = {
     "operand_without_percent": [LOAD, "    %y = exp(x) : f16[bq, D]"],
     "unknown_attribute": [LOAD.replace("index =", "indx =")],
     "declared_type_differs": [LOAD, "    %y = exp(%x) : f32[bq, D]"],
-    "value_escapes_loop": ["    for j in 0 .. 4 {", "  " + LOAD, "    }",
-                           "    %y = exp(%x) : f16[bq, D]"],
+    "value_escapes_loop": [
+        "    for j in 0 .. 4 {",
+        "  " + LOAD,
+        "    }",
+        "    %y = exp(%x) : f16[bq, D]",
+    ],
     "undefined_symbol": [LOAD.replace("bq*i", "bk*i")],
     "unexpected_character": [LOAD.replace(" : ", " ; ")],
 }
@@ -142,3 +161,24 @@ def test_error_message(case: str, golden) -> None:
     with pytest.raises(FadslError) as info:
         parse_kernel(kernel_text(*ERROR_CASES[case]), "bad.fir")
     golden(info.value.render() + "\n", "err")
+
+
+@pytest.mark.parametrize(
+    ("attrs", "message"),
+    [
+        ("{dtype = true}", "attribute `dtype` of `cast`: expected a name"),
+        ("{dtype = f33}", "`f33` is not one of f16, bf16, f32"),
+        ("{dtype = f32, dtype = f16}", "attribute `dtype` is given twice"),
+        ("", "`cast` needs attribute(s) dtype"),
+    ],
+)
+def test_attribute_values_follow_the_field_type(attrs: str, message: str) -> None:
+    text = kernel_text(LOAD, f"    %y = cast(%x) {attrs} : f32[bq, D]")
+    with pytest.raises(IRParseError, match=re.escape(message)):
+        parse_kernel(text)
+
+
+def test_wrong_operand_kind_is_a_parse_error() -> None:
+    text = kernel_text(LOAD, "    %s = alloc_tensor(%x) : f16[bq, D]")
+    with pytest.raises(IRParseError, match="does not take operands of these kinds"):
+        parse_kernel(text)

@@ -1,4 +1,4 @@
-"""The textual IR printer: golden FA2 text, attribute defaults, literals, determinism."""
+"""The textual IR printer: golden FA2 text, defaults, literals, determinism."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def test_default_attributes_are_omitted() -> None:
 
 
 def test_imm_prints_dtype_only_when_not_implied() -> None:
-    implied = Mul(lhs=_v("x"), rhs=Imm(sympy.Float(0.5), DType.F32), result=_v("y"), loc=LOC)
+    implied = Mul(
+        lhs=_v("x"), rhs=Imm(sympy.Float(0.5), DType.F32), result=_v("y"), loc=LOC
+    )
     explicit = replace(implied, rhs=Imm(sympy.Float(0.5), DType.F16))
     assert op_text(implied) == "%y = mul(%x, 0.5) : f32[m, n]"
     assert op_text(explicit) == "%y = mul(%x, 0.5 : f16) : f32[m, n]"
@@ -68,7 +70,9 @@ def test_types_print_space_and_queue() -> None:
 
 
 def test_broken_ir_still_prints() -> None:
-    op = Mul(lhs=_v("x", ErrorType()), rhs=_v("z"), result=_v("y", ErrorType()), loc=LOC)
+    op = Mul(
+        lhs=_v("x", ErrorType()), rhs=_v("z"), result=_v("y", ErrorType()), loc=LOC
+    )
     assert op_text(op) == "%y = mul(%x, %z) : <error>"
 
 
@@ -80,6 +84,12 @@ def test_output_does_not_depend_on_hash_seed(fa2) -> None:
     )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=root)
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out == print_kernel(fa2(True))

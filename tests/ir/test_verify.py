@@ -52,7 +52,8 @@ def test_value_defined_twice() -> None:
     k = build_fa2()
     body = grid_of(k).body
     assert messages(with_grid_body(k, body + (body[1],))) == [
-        "`%q_idx` is defined more than once"]
+        "`%q_idx` is defined more than once"
+    ]
 
 
 def test_loop_body_value_is_not_visible_after_the_loop() -> None:
@@ -68,10 +69,12 @@ def test_use_with_a_stale_type() -> None:
     k = build_fa2()
     store = grid_of(k).body[-1]
     assert isinstance(store, Store)
-    stale = Value(store.value.name, TileType(store.value.type.shape, DType.F32))  # type: ignore[union-attr]
+    shape = store.value.type.shape  # type: ignore[union-attr]
+    stale = Value(store.value.name, TileType(shape, DType.F32))
     broken = with_grid_body(k, grid_of(k).body[:-1] + (replace(store, value=stale),))
     assert messages(broken) == [
-        f"`%{stale.name}` is used as f32[block_q, D] but defined as f16[block_q, D]"]
+        f"`%{stale.name}` is used as f32[block_q, D] but defined as f16[block_q, D]"
+    ]
 
 
 def test_undefined_and_out_of_scope_symbols() -> None:
@@ -82,14 +85,18 @@ def test_undefined_and_out_of_scope_symbols() -> None:
     body[1] = replace(arange, start=isym("nope") + isym("j"))
     found = messages(with_grid_body(k, tuple(body)))
     assert [m.split(" in ")[0] for m in found] == [
-        "undefined symbol `j`", "undefined symbol `nope`"]
+        "undefined symbol `j`",
+        "undefined symbol `nope`",
+    ]
 
 
 def test_yield_type_must_match_iter_arg() -> None:
     k = build_fa2()
     loop = loop_of(k)
     wrong = (loop.yields[1],) + loop.yields[1:]
-    body = tuple(replace(op, yields=wrong) if op is loop else op for op in grid_of(k).body)
+    body = tuple(
+        replace(op, yields=wrong) if op is loop else op for op in grid_of(k).body
+    )
     found = messages(with_grid_body(k, body))
     assert any("loop-carried `%l_1` changes type" in m for m in found)
 
@@ -105,8 +112,9 @@ def test_exactly_one_top_level_grid() -> None:
 def test_queue_needs_a_buffer() -> None:
     k = build_fa2()
     tile = TileType((isym("block_kv"), isym("D")), DType.F16)
-    queue = QueueAlloc(tile=tile, buffers=0, position="VECIN",
-                       result=Value("kq", tile), loc=k.loc)
+    queue = QueueAlloc(
+        tile=tile, buffers=0, position="VECIN", result=Value("kq", tile), loc=k.loc
+    )
     found = messages(replace(k, body=(queue,) + k.body))
     assert found == ["queue_alloc with 0 buffers"]
 

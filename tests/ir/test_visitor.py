@@ -76,4 +76,6 @@ def test_replace_uses_is_identity_preserving() -> None:
     assert replace_uses(loop, lambda v: v) is loop
     renamed = replace_uses(loop, lambda v: replace(v, name=v.name + "_x"))
     assert [v.name for v in uses(renamed)] == [v.name + "_x" for v in uses(loop)]
-    assert all(isinstance(v, Value) for v in renamed.yields)  # type: ignore[attr-defined]
+    assert isinstance(renamed, For) and all(
+        isinstance(v, Value) for v in renamed.yields
+    )

@@ -7,7 +7,18 @@ from dataclasses import replace
 import pytest
 
 from fadsl.errors import DTypeError, ErrorGroup, FadslError, ShapeError
-from fadsl.ir.nodes import Cast, Exp, For, Grid, Kernel, Op, RowMax, Store, Value, ValueOp
+from fadsl.ir.nodes import (
+    Cast,
+    Exp,
+    For,
+    Grid,
+    Kernel,
+    Op,
+    RowMax,
+    Store,
+    Value,
+    ValueOp,
+)
 from fadsl.ir.parser import parse_kernel
 from fadsl.ir.types import DType, ErrorType, MemSpace, TileType
 from fadsl.ir.visitor import IRTransformer
@@ -64,12 +75,15 @@ def test_valid_kernel_is_returned_unchanged() -> None:
 
 
 def test_placeholder_types_are_filled_and_uses_follow() -> None:
-    k = _Edit(s=lambda op: replace(op, result=Value("s", ErrorType()))).transform(kernel())
+    k = _Edit(s=lambda op: replace(op, result=Value("s", ErrorType()))).transform(
+        kernel()
+    )
     assert k != kernel()
     out = infer_types.run(k)
     assert out == kernel()
     row_max = next(op for op in ops(out) if isinstance(op, RowMax))
-    assert row_max.x.type == TileType(row_max.x.type.shape, DType.F32)  # type: ignore[union-attr]
+    shape = row_max.x.type.shape  # type: ignore[union-attr]
+    assert row_max.x.type == TileType(shape, DType.F32)
 
 
 def test_rule_errors_are_collected_and_poison_is_not_reported() -> None:
@@ -95,8 +109,12 @@ def test_store_check_runs() -> None:
 def test_loop_carried_type_change_is_an_error() -> None:
     def widen(op: For) -> For:
         (inner,) = op.body[:1]
-        cast = Cast(x=inner.results()[0], dtype=DType.F32,
-                    result=Value("acc_2", ErrorType()), loc=op.loc)
+        cast = Cast(
+            x=inner.results()[0],
+            dtype=DType.F32,
+            result=Value("acc_2", ErrorType()),
+            loc=op.loc,
+        )
         return replace(op, body=op.body + (cast,), yields=(cast.result,))
 
     broken = _Edit(For=widen).transform(kernel())
