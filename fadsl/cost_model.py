@@ -1,0 +1,376 @@
+"""The analytic cost model: modelled (never measured) time of a kernel on a target.
+
+Input: a kernel's typed IR as the frontend builds it (before pipelining: the KV loop is
+one ``For`` with its ``stages``), a Target (its ``rates``, each with a source or marked
+as an assumption) and the values of every shape and block-size symbol.
+Output: an ``Estimate``: per KV iteration the MTE2/MTE3 bytes, cube FLOPs and vector
+element-operations with the time each unit needs; the kernel time with and without the
+overlap that ``stages >= 2`` buys; HBM traffic against its lower bound; predicted
+TFLOPS. docs/cost-model.md states every formula and assumption.
+
+The symbolic work per iteration and per task is derived once per kernel (``CostModel``)
+and evaluated per configuration, so ``fadsl tune`` can rank thousands of tile choices;
+``fadsl timeline`` reads the same per-iteration phase times.
+
+Non-goals: cycle accuracy, L2 caching of K/V (every load is charged to HBM), bank
+conflicts, instruction issue; buffer sizes (check_resources proves those).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sympy
+
+from fadsl.errors import UsageError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr
+from fadsl.ir.types import DType, TensorType, TileType
+from fadsl.passes.footprint_eval import BatchFn, batch, exact
+from fadsl.target import Target
+
+PHASES = ("mte2", "cube", "vector", "mte3")
+"""The four units whose per-iteration times overlap when the loop is pipelined."""
+
+_TRANSCENDENTAL = (ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
+_FREE = (ir.ExpandDims, ir.QueueAlloc, ir.AllocTensor, ir.Enqueue, ir.Dequeue,
+         ir.FreeTensor)
+_WORK_KEYS = ("mte2_bytes", "mte3_bytes", "cube_flops", "cube_f32_flops", "l0a_bytes",
+              "l0b_bytes", "vector_ops", "vector_transcendental", "ws_bytes")
+
+
+@dataclass
+class Work:
+    """Symbolic amounts of work of one KV iteration or of one task's own code."""
+
+    amounts: dict[str, Expr] = field(
+        default_factory=lambda: {k: sympy.Integer(0) for k in _WORK_KEYS})
+    crossing: set[str] = field(default_factory=set)
+    """Values already charged as cube <-> vector workspace traffic."""
+
+    def add(self, key: str, amount: Expr) -> None:
+        self.amounts[key] = self.amounts[key] + amount
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One KV loop of the grid body: its trip count, stages and per-iteration work."""
+
+    var: str
+    trips: Expr
+    stages: int
+    work: Work
+
+
+@dataclass(frozen=True)
+class PhaseTimes:
+    """Seconds each unit spends per KV iteration (one full block), plus fixed overhead."""
+
+    mte2: float
+    cube: float
+    vector: float
+    mte3: float
+    overhead: float
+
+    @property
+    def serial(self) -> float:
+        return self.mte2 + self.cube + self.vector + self.mte3 + self.overhead
+
+    @property
+    def overlapped(self) -> float:
+        return max(self.mte2, self.cube, self.vector, self.mte3) + self.overhead
+
+    @property
+    def bound(self) -> str:
+        times = {p: getattr(self, p) for p in PHASES}
+        return max(times, key=lambda p: times[p])
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The model's answer for one configuration; every figure is modelled."""
+
+    per_iteration: dict[str, int]
+    """Work of one full KV iteration (bytes, FLOPs, element-operations)."""
+    phases: PhaseTimes
+    stages: int
+    tasks: int
+    block_dim: int
+    iterations: int
+    """KV iterations summed over all tasks (skipped blocks excluded)."""
+    time_serial_s: float
+    """Kernel time if nothing overlaps (stages = 1)."""
+    time_overlap_s: float
+    """Kernel time with MTE2 / cube / vector / MTE3 overlapped across iterations."""
+    hbm_bytes: int
+    hbm_lower_bound: int
+    """Every input read once and every output written once."""
+    workspace_bytes: int
+    cube_flops: int
+
+    @property
+    def predicted_s(self) -> float:
+        return self.time_overlap_s if self.stages >= 2 else self.time_serial_s
+
+    @property
+    def tflops(self) -> float:
+        return self.cube_flops / self.predicted_s / 1e12 if self.predicted_s else 0.0
+
+    @property
+    def hbm_ratio(self) -> float:
+        return self.hbm_bytes / self.hbm_lower_bound if self.hbm_lower_bound else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.update(predicted_s=self.predicted_s, tflops=self.tflops,
+                   hbm_ratio=self.hbm_ratio, bound=self.phases.bound, modelled=True)
+        return out
+
+
+class CostModel:
+    """The symbolic workload of one kernel on one target; ``estimate`` evaluates it."""
+
+    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
+        self.kernel = kernel
+        self.target = target
+        self.grid = _grid(kernel)
+        self.task_work, self.loops = _workload(self.grid, target.split)
+        self.kernel_type = _kernel_type(self.grid, target)
+        self._task_fn = batch(self.task_work.amounts)
+        self._loop_fns = [(lp, batch(lp.work.amounts), batch({"n": lp.trips}))
+                          for lp in self.loops]
+        self._bound = sum((_tensor_bytes(p) for p in kernel.params
+                           if p.kind in (ir.ParamKind.IN, ir.ParamKind.OUT)),
+                          sympy.Integer(0))
+
+    def estimate(self, env: Mapping[str, Any], block_dim: int | None = None) -> Estimate:
+        """Modelled time and traffic at ``env`` (shape symbols and tile constants)."""
+        extents = tuple(exact(e, env) for e in self.grid.extents)
+        tasks = _product(extents)
+        physical, _ = self.target.physical_cores(self.kernel_type)
+        dim = block_dim or max(1, min(tasks, physical))
+        task_w = _numbers(self._task_fn, env)
+        base = self._phases(task_w, dim).serial + self._rate_s("task_overhead_cycles")
+        serial, overlap = base, base
+        totals = {k: v * tasks for k, v in task_w.items()}
+        iterations, first = 0, None
+        for lp, work_fn, trips_fn in self._loop_fns:
+            n = _trip_counts(trips_fn, env, self.grid.vars, extents)
+            w = _numbers(work_fn, env)
+            ph = self._phases(w, dim)
+            serial = serial + n * ph.serial
+            overlap = overlap + _overlap_time(n, ph, lp.stages)
+            count = _total(n, extents)
+            iterations += count
+            totals = {k: totals[k] + w[k] * count for k in totals}
+            first = first or (w, ph, lp.stages)
+        w0, ph0, stages = first or (task_w, self._phases(task_w, dim), 1)
+        return Estimate(
+            per_iteration=w0, phases=ph0, stages=stages, tasks=tasks, block_dim=dim,
+            iterations=iterations,
+            time_serial_s=_makespan(serial, extents, dim),
+            time_overlap_s=_makespan(overlap, extents, dim),
+            hbm_bytes=totals["mte2_bytes"] + totals["mte3_bytes"],
+            hbm_lower_bound=exact(self._bound, env),
+            workspace_bytes=totals["ws_bytes"],
+            cube_flops=totals["cube_flops"] + totals["cube_f32_flops"])
+
+    def _phases(self, w: Mapping[str, int], block_dim: int) -> PhaseTimes:
+        t = self.target
+        clock = t.rate("clock_hz")
+        hbm_share = t.rate("hbm_bytes_per_s") / max(1, block_dim)
+        load_bw = min(t.rate("mte2_bytes_per_cycle") * clock, hbm_share)
+        store_bw = min(t.rate("mte3_bytes_per_cycle") * clock, hbm_share)
+        cube = max(w["cube_flops"] / (t.rate("cube_flops_per_cycle") * clock)
+                   + w["cube_f32_flops"] / (t.rate("cube_f32_flops_per_cycle") * clock),
+                   w["l0a_bytes"] / (t.rate("l1_to_l0a_bytes_per_cycle") * clock),
+                   w["l0b_bytes"] / (t.rate("l1_to_l0b_bytes_per_cycle") * clock))
+        units = 2 if t.split else 1
+        ops = w["vector_ops"] + w["vector_transcendental"] * t.rate(
+            "vector_transcendental_cost")
+        ws_in = w["ws_bytes"] / (t.rate("mte2_bytes_per_cycle") * clock)
+        ws_out = w["ws_bytes"] / (t.rate("mte3_bytes_per_cycle") * clock)
+        return PhaseTimes(
+            mte2=w["mte2_bytes"] / load_bw + ws_in,
+            cube=cube,
+            vector=ops / (t.rate("vector_elems_per_cycle") * clock * units),
+            mte3=w["mte3_bytes"] / store_bw + ws_out,
+            overhead=self._rate_s("iteration_overhead_cycles"))
+
+    def _rate_s(self, cycles_rate: str) -> float:
+        return self.target.rate(cycles_rate) / self.target.rate("clock_hz")
+
+
+def _overlap_time(n: Any, ph: PhaseTimes, stages: int) -> Any:
+    """Pipelined loop: the first iteration fills the pipe, the rest run at the slowest
+    unit's pace; with one stage nothing overlaps."""
+    import numpy as np
+
+    if stages < 2:
+        return n * ph.serial
+    fill = ph.serial - ph.overlapped
+    return np.where(n > 0, n * ph.overlapped + fill, 0.0)
+
+
+def _product(xs: tuple[int, ...]) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def _trip_counts(fn: BatchFn, env: Mapping[str, Any], names: tuple[str, ...],
+                 extents: tuple[int, ...]) -> Any:
+    """Trip counts per task, as an array broadcastable to the grid's shape: only the
+    grid variables the count depends on (e.g. the Q block under causal) get an axis."""
+    import numpy as np
+
+    values = dict(env)
+    for axis, (name, ext) in enumerate(zip(names, extents)):
+        shape = [1] * len(extents)
+        shape[axis] = ext
+        values[name] = np.arange(ext).reshape(shape)
+    n = np.asarray(fn(values)["n"], dtype=np.float64)
+    return np.maximum(np.rint(n), 0.0).reshape(n.shape or (1,) * len(extents))
+
+
+def _total(n: Any, extents: tuple[int, ...]) -> int:
+    import numpy as np
+
+    return int(np.broadcast_to(n, extents).sum())
+
+
+def _makespan(per_task: Any, extents: tuple[int, ...], block_dim: int) -> float:
+    """Tasks dealt round-robin to blocks (task t runs on block t % blockDim), tasks
+    numbered in grid order (last grid variable fastest)."""
+    import numpy as np
+
+    times = np.asarray(per_task, dtype=np.float64)
+    tasks = _product(extents)
+    if tasks == 0:
+        return 0.0
+    if times.size == 1:
+        return float(times.reshape(-1)[0]) * -(-tasks // block_dim)
+    flat = np.broadcast_to(times, extents).reshape(-1)
+    sums = np.bincount(np.arange(tasks) % block_dim, weights=flat, minlength=block_dim)
+    return float(sums.max())
+
+
+def _numbers(fn: BatchFn, env: Mapping[str, Any]) -> dict[str, int]:
+    return {k: int(round(float(v))) for k, v in fn(env).items()}
+
+
+# ----------------------------------------------------------------------------
+# Deriving the symbolic workload from the IR
+# ----------------------------------------------------------------------------
+
+
+def _grid(kernel: ir.Kernel) -> ir.Grid:
+    grids = [op for op in kernel.body if isinstance(op, ir.Grid)]
+    if len(grids) != 1:
+        raise UsageError(f"the cost model needs exactly one fd.grid loop in kernel "
+                         f"`{kernel.name}`, found {len(grids)}", kernel.loc)
+    return grids[0]
+
+
+def _kernel_type(grid: ir.Grid, target: Target) -> str:
+    if not target.split:
+        return "AICORE"
+    has_dot = any(isinstance(op, ir.Dot) for op in _walk(grid.body))
+    return "MIX_AIC_1_2" if has_dot else "AIV_ONLY"
+
+
+def _walk(body: tuple[ir.Op, ...]) -> list[ir.Op]:
+    out: list[ir.Op] = []
+    for op in body:
+        out.append(op)
+        if isinstance(op, (ir.Grid, ir.For)):
+            out += _walk(op.body)
+    return out
+
+
+def _workload(grid: ir.Grid, split: bool) -> tuple[Work, list[Loop]]:
+    producers = {r: op for op in _walk(grid.body) for r in op.results()}
+    task = Work()
+    loops: list[Loop] = []
+    for op in grid.body:
+        if isinstance(op, ir.For):
+            w = Work()
+            _count_body(op.body, w, producers, split, sympy.Integer(1))
+            loops.append(Loop(op.var, op.stop - op.start, op.stages, w))
+        else:
+            _count(op, task, producers, split, sympy.Integer(1))
+    return task, loops
+
+
+def _count_body(body: tuple[ir.Op, ...], w: Work, producers: dict[ir.Value, ir.Op],
+                split: bool, times: Expr) -> None:
+    for op in body:
+        if isinstance(op, ir.For):
+            _count_body(op.body, w, producers, split, times * (op.stop - op.start))
+        else:
+            _count(op, w, producers, split, times)
+
+
+def _elems(t: object) -> Expr:
+    if isinstance(t, (TileType, TensorType)):
+        return sympy.Mul(*t.shape) if t.shape else sympy.Integer(1)
+    return sympy.Integer(1)
+
+
+def _bytes(v: ir.Value) -> Expr:
+    assert isinstance(v.type, TileType)
+    return _elems(v.type) * v.type.dtype.itemsize
+
+
+def _count(op: ir.Op, w: Work, producers: dict[ir.Value, ir.Op], split: bool,
+           times: Expr) -> None:
+    if isinstance(op, _FREE):
+        return
+    if isinstance(op, ir.Load):
+        w.add("mte2_bytes", times * _bytes(op.result))
+    elif isinstance(op, ir.Store):
+        w.add("mte3_bytes", times * _bytes(op.value))
+    elif isinstance(op, ir.Dot):
+        _count_dot(op, w, producers, split, times)
+    elif isinstance(op, _TRANSCENDENTAL):
+        w.add("vector_transcendental", times * _elems(op.result.type))
+    elif isinstance(op, ir.Reduce):
+        w.add("vector_ops", times * _elems(op.x.type))
+    elif isinstance(op, ir.ValueOp):
+        w.add("vector_ops", times * _elems(op.result.type))
+    if split and not isinstance(op, ir.Dot):
+        for v in op.operand_values():
+            if isinstance(producers.get(v), ir.Dot):
+                _cross(v, w, times)
+
+
+def _cross(v: ir.Value, w: Work, times: Expr) -> None:
+    """A value made on one unit and read on the other travels through GM once."""
+    if v.name not in w.crossing:
+        w.crossing.add(v.name)
+        w.add("ws_bytes", times * _bytes(v))
+
+
+def _count_dot(op: ir.Dot, w: Work, producers: dict[ir.Value, ir.Op], split: bool,
+               times: Expr) -> None:
+    ta, tb, tc = op.a.type, op.b.type, op.result.type
+    assert isinstance(ta, TileType) and isinstance(tb, TileType) and isinstance(tc, TileType)
+    k = ta.shape[0] if op.transpose_a else ta.shape[1]
+    flops = 2 * tc.shape[0] * tc.shape[1] * k
+    w.add("cube_f32_flops" if ta.dtype is DType.F32 else "cube_flops", times * flops)
+    w.add("l0a_bytes", times * _bytes(op.a))
+    w.add("l0b_bytes", times * _bytes(op.b))
+    if not split:
+        return
+    for v in (op.a, op.b):
+        made = producers.get(v)
+        if made is not None and not isinstance(made, (ir.Load, ir.Dequeue)):
+            _cross(v, w, times)
+
+
+def _tensor_bytes(p: ir.Param) -> Expr:
+    assert isinstance(p.type, TensorType)
+    return _elems(p.type) * p.type.dtype.itemsize
