@@ -154,3 +154,13 @@ def test_invalid_json_points_at_the_line(tmp_path: Path) -> None:
     assert info.value.loc is not None and info.value.loc.line == 3
     with pytest.raises(UsageError, match="no such file"):
         targets.load_file(os.path.join(str(tmp_path), "missing.json"))
+
+
+def test_docs_list_every_builtin_target_with_its_numbers() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "targets.md").read_text(encoding="utf-8")
+    sections = {s.split("\n", 1)[0].strip(): s for s in docs.split("\n### ")[1:]}
+    for name in targets.builtin_names():
+        t = targets.get(name)
+        assert name in sections, f"docs/targets.md has no section for {name}"
+        for fact in ("ub_bytes", "l1_bytes", "l0c_bytes", "aic_cores", "aiv_cores"):
+            assert f"| {fact} | {getattr(t, fact)} |" in sections[name], (name, fact)
