@@ -214,6 +214,15 @@ def _memory_error(over: tuple[SpaceUse, ...], report: ResourceReport, plan: Buff
     return ResourceError(head, biggest.loc or kernel_loc, hint, notes)
 
 
+def expr_text(e: Expr | int) -> str:
+    """IR text of a size (``block_q/2``), or sympy's when it uses ceiling/floor."""
+    expr = sympy.sympify(e)
+    try:
+        return to_text(expr)
+    except ValueError:
+        return sympy.sstr(expr)
+
+
 def formula_text(buffers: Sequence[Buffer], align: int) -> str:
     """``2*pad32(2*D*block_kv) + pad32(...)``: the footprint, one term per buffer."""
     terms = []
@@ -242,7 +251,7 @@ def _buffers_note(space: str, inside: list[BufferUse]) -> str:
     rows = []
     for u in sorted(inside, key=lambda u: -u.bytes):
         b = u.buffer
-        shape = ", ".join(to_text(sympy.sympify(d)) for d in b.shape)
+        shape = ", ".join(expr_text(d) for d in b.shape)
         slots = f" x{b.buffers}" if b.buffers > 1 else ""
         rows.append((b.name, f"{b.dtype.value}[{shape}]{slots}", f"{u.bytes:,} B",
                      b.loc.short() if b.loc else "", b.role))

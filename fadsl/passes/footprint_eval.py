@@ -91,11 +91,11 @@ def batch(formulas: Mapping[str, Expr]) -> BatchFn:
     names = sorted({x.name for f in exprs.values() for x in f.free_symbols})
     if not all(_float_exact(f) for f in exprs.values()):
         return _elementwise(exprs)
-    fns = {k: _lambdify(names, f) for k, f in exprs.items()}
+    keys = list(exprs)
+    fn = _lambdify(names, [exprs[k] for k in keys])
 
     def evaluate(env: Env) -> dict[str, Any]:
-        args = [env[n] for n in names]
-        return {k: fn(*args) for k, fn in fns.items()}
+        return dict(zip(keys, fn(*[env[n] for n in names])))
 
     return evaluate
 
@@ -104,7 +104,7 @@ def _float_exact(e: Expr) -> bool:
     return all(not (int(r.q) & (int(r.q) - 1)) for r in e.atoms(sympy.Rational))
 
 
-def _lambdify(names: list[str], e: Expr) -> Callable[..., Any]:
+def _lambdify(names: list[str], e: list[Expr]) -> Callable[..., Any]:
     import numpy as np
 
     namespace = {"ceiling": np.ceil, "floor": np.floor, "Min": np.minimum,

@@ -224,3 +224,13 @@ def test_report_formula_is_symbolic_in_block_sizes() -> None:
     text = cr.formula_text(fa2_like().in_space("L1"), 32)
     assert text == "pad32(2*D*block_q) + 2*pad32(2*D*block_kv) + 2*pad32(2*D*block_kv)"
     assert os.path.basename(report.buffers[0].buffer.loc.file) == "fa2.py"
+
+
+def test_buffer_sizes_with_ceiling_render_in_errors() -> None:
+    t = targets.get("ascend910b1")
+    odd = _buf("bits", "UB", "AIV", (sympy.ceiling(BQ / 16) * 1024,), DType.U8, 1, 81)
+    plan = BufferPlan("k", t.name, "AIV_ONLY", (odd,), (), sympy.Integer(1), None)
+    report = cr.check(plan, t, {"block_q": 4096})
+    err = cr.explain(report, plan, t, ("block_q",), None)
+    assert err is not None and "u8[1024*ceiling(block_q/16)]" in err.render()
+    assert "block_q <= 3072 fits" in (err.hint or "")
