@@ -311,9 +311,10 @@ def _fit_text(limits: list[tuple[Expr, int]], name: str, best: int | None,
     used = set().union(*(sympy.sympify(f).free_symbols for f, _ in limits))
     fixed = ", ".join(f"{n}={v}" for n, v in sorted(env.items())
                       if n != name and isym(n) in used)
+    fixed = f" with {fixed}" if fixed else ""
     if best is None:
-        return f"no multiple of {STEP} for {name} fits with {fixed}"
-    return f"{name} <= {best} fits with {fixed} (--set {name}={best})"
+        return f"no multiple of {STEP} for {name} fits{fixed}"
+    return f"{name} <= {best} fits{fixed} (--set {name}={best})"
 
 
 def _stages_text(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,

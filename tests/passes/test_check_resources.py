@@ -233,4 +233,5 @@ def test_buffer_sizes_with_ceiling_render_in_errors() -> None:
     report = cr.check(plan, t, {"block_q": 4096})
     err = cr.explain(report, plan, t, ("block_q",), None)
     assert err is not None and "u8[1024*ceiling(block_q/16)]" in err.render()
-    assert "block_q <= 3072 fits" in (err.hint or "")
+    # 1024 * ceiling(block_q / 16) <= 196,352 B  =>  block_q <= 16 * 191
+    assert err.hint == "block_q <= 3056 fits (--set block_q=3056)"
