@@ -96,16 +96,38 @@ class ValueReader:
         return fsym(name) if name in self.floats else isym(name)
 
     def _expr_add(self, node: Any) -> Expr:
-        return self.expr(node.children[0]) + self.expr(node.children[1])
+        return sympy.Add(*self._terms(node, []))
 
-    def _expr_sub(self, node: Any) -> Expr:
-        return self.expr(node.children[0]) - self.expr(node.children[1])
+    _expr_sub = _expr_add
 
     def _expr_mul(self, node: Any) -> Expr:
-        return self.expr(node.children[0]) * self.expr(node.children[1])
+        return sympy.Mul(*self._factors(node, [], False))
 
-    def _expr_div(self, node: Any) -> Expr:
-        return self.expr(node.children[0]) / self.expr(node.children[1])
+    _expr_div = _expr_mul
+
+    def _terms(self, node: Any, out: list[Expr]) -> list[Expr]:
+        """A chain of + and - as one n-ary Add, the way sympy builds it from Python."""
+        kind = getattr(node, "data", None)
+        if kind not in ("add", "sub"):
+            out.append(self.expr(node))
+            return out
+        left, right = node.children
+        self._terms(left, out)
+        out.append(self.expr(right) if kind == "add" else -self.expr(right))
+        return out
+
+    def _factors(self, node: Any, out: list[Expr], inverse: bool) -> list[Expr]:
+        """A chain of * and / as one n-ary Mul: a 2-factor sympy Mul would distribute
+        a number over a sum (-3*(a + 1) -> -3*a - 3) where the printed Mul did not."""
+        kind = getattr(node, "data", None)
+        if kind not in ("mul", "div"):
+            e = self.expr(node)
+            out.append(e**-1 if inverse else e)
+            return out
+        left, right = node.children
+        self._factors(left, out, inverse)
+        self._factors(right, out, inverse != (kind == "div"))
+        return out
 
     def _expr_neg(self, node: Any) -> Expr:
         return -self.expr(node.children[0])
@@ -129,7 +151,11 @@ class ValueReader:
             raise self.error(
                 f"`{name}` takes {arity} argument(s), got {len(args)}", node
             )
-        return fn(*(self.expr(a) for a in args))  # type: ignore[no-any-return]
+        values = [self.expr(a) for a in args]
+        try:
+            return fn(*values)  # type: ignore[no-any-return]
+        except (ZeroDivisionError, ValueError, TypeError) as exc:
+            raise self.error(f"`{name}` cannot take these arguments: {exc}", node)
 
     # --- types --------------------------------------------------------------
     def dtype(self, token: Any) -> DType:

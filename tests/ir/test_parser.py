@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 import sympy
 
 from fadsl.errors import DTypeError, FadslError, IRParseError, Loc, ShapeError
-from fadsl.ir.expr import CeilDiv, fsym, isym
+from fadsl.ir.expr import CeilDiv, FloorDiv, fsym, isym, to_text
 from fadsl.ir.nodes import Exp, For, Grid, Load, LoadScalar
 from fadsl.ir.parser import _lark, parse_expr, parse_kernel
 
@@ -182,3 +183,42 @@ def test_wrong_operand_kind_is_a_parse_error() -> None:
     text = kernel_text(LOAD, "    %s = alloc_tensor(%x) : f16[bq, D]")
     with pytest.raises(IRParseError, match="does not take operands of these kinds"):
         parse_kernel(text)
+
+
+def _random_int_expr(rng: random.Random, depth: int = 0) -> sympy.Expr:
+    if depth > 3 or rng.random() < 0.3:
+        if rng.random() < 0.6:
+            return isym(rng.choice("abc"))
+        return sympy.Integer(rng.randint(-5, 5))
+    a = _random_int_expr(rng, depth + 1)
+    b = _random_int_expr(rng, depth + 1)
+    build = rng.choice(
+        [
+            lambda: a + b,
+            lambda: a - b,
+            lambda: a * b,
+            lambda: -a,
+            lambda: a**2,
+            lambda: sympy.Min(a, b),
+            lambda: sympy.Max(a, b),
+            lambda: CeilDiv(a, b) if b != 0 else a,
+            lambda: FloorDiv(a, b) if b != 0 else a,
+        ]
+    )
+    return build()  # type: ignore[no-any-return]
+
+
+def test_index_expressions_round_trip_through_text() -> None:
+    rng = random.Random(0)
+    loc = Loc("<x>", 1)
+    for _ in range(300):
+        e = _random_int_expr(rng)
+        assert parse_expr(to_text(e), loc) == e, to_text(e)
+    a, b = isym("a"), isym("b")
+    product = sympy.Mul(-3, a + 1, sympy.Min(a, b) ** -1)  # sympy keeps (a + 1) whole
+    assert parse_expr(to_text(product), loc) == product
+
+
+def test_bad_function_arguments_are_parse_errors() -> None:
+    with pytest.raises(IRParseError, match="`mod` cannot take these arguments"):
+        parse_expr("mod(a, 0)", Loc("<x>", 1))
