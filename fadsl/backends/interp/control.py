@@ -1,15 +1,17 @@
 """Impls of control flow: Grid (all points at once) and For (sequential, per-point trips).
 
-``Grid`` runs its body once, in a frame whose grid variables are int64 arrays over all
-points, never looping over points in Python.
+``Grid`` runs its body once, in a frame with one batch axis per grid dimension whose
+grid variables are int64 arrays (``b`` is ``[B, 1, 1]``): no Python loop over points.
 
 ``For`` with bounds that are the same at every point runs each iteration on the whole
 batch. When a bound varies (a causal KV loop stops at the diagonal), iteration j runs
-only on the points with ``start <= j < stop``: the points are ordered once per loop by
-(stop descending, start ascending), so the active points of an iteration are usually a
-contiguous run and the iteration's frame is a slice (views, no copies); otherwise it is
-gathered. Loop-carried values live in arrays over the loop's points; each iteration
-reads its rows and writes its yields back. A point with no trips keeps its inits.
+only on the points with ``start <= j < stop``. If the bounds vary along one batch axis
+(the Q-block axis for causal attention), the loop orders that axis once by (stop
+descending, start ascending), so each iteration's active points are a contiguous run
+of it and the iteration's frame is a view; bounds that vary along several axes flatten
+the batch into one axis first. Loop-carried values live in arrays over the loop's
+points; an iteration reads its rows and writes its yields back. A point with no trips
+keeps its inits.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.backends.interp.frame import Frame, Handle, Selection
+from fadsl.backends.interp.batch import Along, Flat, Fork, Transform
+from fadsl.backends.interp.frame import Frame, take
+from fadsl.backends.interp.slots import Handle
+from fadsl.backends.interp.storage import Widened
 from fadsl.backends.interp.impls import impl, run_block
 from fadsl.errors import ExecutionError, InternalError
 from fadsl.ir.nodes import For, Grid
@@ -27,17 +32,19 @@ from fadsl.ir.nodes import For, Grid
 
 @impl(Grid)
 def _grid(op: Grid, fr: Frame) -> None:
-    if fr.n != 1 or fr.point_vars:
+    if fr.k or fr.point_vars:
         raise ExecutionError("a grid must be the outermost loop of the kernel", op.loc)
-    extents = [fr.static_int(e, op.loc, "a grid extent") for e in op.extents]
+    extents = tuple(fr.static_int(e, op.loc, "a grid extent") for e in op.extents)
     if any(e < 0 for e in extents):
-        raise ExecutionError(f"negative grid extent in {extents}", op.loc)
-    total = int(np.prod(extents, dtype=np.int64))
-    if total == 0:
+        raise ExecutionError(f"negative grid extent in {list(extents)}", op.loc)
+    if 0 in extents:
         return
-    coords = np.indices(extents, dtype=np.int64).reshape(len(extents), total)
-    syms = dict(zip(op.vars, coords))
-    body = Frame(fr.machine, fr, None, total, syms, tuple(op.vars), fork=True)
+    k = len(extents)
+    syms = {
+        var: np.arange(e, dtype=np.int64).reshape((1,) * a + (e,) + (1,) * (k - a - 1))
+        for a, (var, e) in enumerate(zip(op.vars, extents))
+    }
+    body = fr.child(Fork(k), extents, syms, tuple(op.vars))
     run_block(op.body, body)
 
 
@@ -54,8 +61,10 @@ def _for(op: For, fr: Frame) -> None:
         fr.set(v, r)
 
 
-def _iteration(op: For, fr: Frame, sel: Selection, n: int, j: int, carried: list[Any]) -> Frame:
-    it = fr.child(sel, n, {op.var: j}, (op.var,))
+def _iteration(
+    op: For, fr: Frame, tr: Transform, bshape: tuple[int, ...], j: int, carried: list[Any]
+) -> Frame:
+    it = fr.child(tr, bshape, {op.var: j}, (op.var,))
     for arg, x in zip(op.iter_args, carried):
         it.set(arg, x)
     run_block(op.body, it)
@@ -63,12 +72,13 @@ def _iteration(op: For, fr: Frame, sel: Selection, n: int, j: int, carried: list
 
 
 def _uniform_loop(op: For, fr: Frame, start: int, stop: int, carried: list[Any]) -> list[Any]:
+    points = int(np.prod(fr.bshape, dtype=np.int64))
     trips = max(0, stop - start)
     stats = fr.machine.stats(op.var)
-    stats.executed += trips * fr.n
-    stats.rectangle += trips * fr.n
+    stats.executed += trips * points
+    stats.rectangle += trips * points
     for j in range(start, stop):
-        it = _iteration(op, fr, None, fr.n, j, carried)
+        it = _iteration(op, fr, None, fr.bshape, j, carried)
         carried = [it.raw(y) for y in op.yields]
     return carried
 
@@ -76,51 +86,64 @@ def _uniform_loop(op: For, fr: Frame, start: int, stop: int, carried: list[Any])
 def _ragged_loop(
     op: For, fr: Frame, start: int | np.ndarray, stop: int | np.ndarray, inits: list[Any]
 ) -> list[Any]:
-    n = fr.n
-    starts = np.broadcast_to(np.asarray(start, np.int64), (n,))
-    stops = np.broadcast_to(np.asarray(stop, np.int64), (n,))
+    starts = np.broadcast_to(start, fr.bshape)
+    stops = np.broadcast_to(stop, fr.bshape)
     lo, hi = int(starts.min()), int(stops.max())
     stats = fr.machine.stats(op.var)
     stats.executed += int(np.maximum(stops - starts, 0).sum())
-    stats.rectangle += n * max(0, hi - lo)
-    order = np.lexsort((starts, -stops))
-    identity = bool((order == np.arange(n)).all())
-    base = fr if identity else fr.child(order, n)
-    if not identity:
-        starts, stops = starts[order], stops[order]
-    state = [_Carried.of(x if identity else _take_all(x, order), n) for x in inits]
+    stats.rectangle += starts.size * max(0, hi - lo)
+    base, axis, starts1, stops1 = _loop_layout(fr, start, stop)
+    reorder = None if base is fr else base.tr
+    state = [_Carried.of(take(x, reorder), base) for x in inits]
     for j in range(lo, hi):
-        active = np.flatnonzero((starts <= j) & (j < stops))
+        active = np.flatnonzero((starts1 <= j) & (j < stops1))
         if active.size == 0:
             continue
-        sel = _contiguous(active, n)
-        it = _iteration(op, base, sel, active.size, j, [c.rows(sel) for c in state])
+        tr = _selection(axis, active, starts1.size)
+        bshape = base.bshape[:axis] + (active.size,) + base.bshape[axis + 1 :]
+        it = _iteration(op, base, tr, bshape, j, [c.rows(tr) for c in state])
         ys = [it.raw(y) for y in op.yields]
         it.close()
         ys = [_unshared(y, state) for y in ys]
         for c, y in zip(state, ys):
-            c.write(sel, y)
-    if identity:
-        return [c.final() for c in state]
-    base.close()
-    return [c.final(order) for c in state]
+            c.write(tr, y)
+    if base is not fr:
+        base.close()
+    return [c.final(reorder, fr.bshape) for c in state]
 
 
-def _contiguous(active: np.ndarray, n: int) -> Selection:
+def _loop_layout(
+    fr: Frame, start: int | np.ndarray, stop: int | np.ndarray
+) -> tuple[Frame, int, np.ndarray, np.ndarray]:
+    """The frame the loop runs its iterations from, the axis they select along, and the
+    per-position bounds along it (ordered so active positions are mostly contiguous)."""
+    varying = [a for a in range(fr.k)
+               if any(isinstance(x, np.ndarray) and x.shape[a] > 1 for x in (start, stop))]
+    if len(varying) == 1:
+        axis = varying[0]
+        line = tuple(fr.bshape[axis] if a == axis else 1 for a in range(fr.k))
+        starts1 = np.broadcast_to(start, line).reshape(-1)
+        stops1 = np.broadcast_to(stop, line).reshape(-1)
+        order = np.lexsort((starts1, -stops1))
+        if (order == np.arange(order.size)).all():
+            return fr, axis, starts1, stops1
+        base = fr.child(Along(axis, order), fr.bshape)
+        return base, axis, starts1[order], stops1[order]
+    starts1 = np.broadcast_to(start, fr.bshape).reshape(-1)
+    stops1 = np.broadcast_to(stop, fr.bshape).reshape(-1)
+    order = np.lexsort((starts1, -stops1))
+    coords = tuple(c.astype(np.int64) for c in np.unravel_index(order, fr.bshape))
+    base = fr.child(Flat(coords), (order.size,))
+    return base, 0, starts1[order], stops1[order]
+
+
+def _selection(axis: int, active: np.ndarray, size: int) -> Along | None:
     first, last = int(active[0]), int(active[-1])
     if last - first + 1 != active.size:
-        return active
-    if first == 0 and last == n - 1:
+        return Along(axis, active)
+    if first == 0 and last == size - 1:
         return None
-    return slice(first, last + 1)
-
-
-def _take_all(x: Any, order: np.ndarray) -> Any:
-    if isinstance(x, np.ndarray) and x.shape[0] > 1:
-        return x[order]
-    if isinstance(x, Handle) and isinstance(x.slot, np.ndarray):
-        return Handle(x.queue, x.slot[order])
-    return x
+    return Along(axis, slice(first, last + 1))
 
 
 def _unshared(y: Any, state: list[_Carried]) -> Any:
@@ -132,39 +155,48 @@ def _unshared(y: Any, state: list[_Carried]) -> Any:
 
 @dataclass
 class _Carried:
-    """A loop-carried value for every point of a ragged loop (in the loop's order)."""
+    """A loop-carried value for every point of a ragged loop (in the loop's layout)."""
 
     data: np.ndarray
-    """[n, *tile] values, or [n] slot indices of a queue tensor."""
-    handle_of: Any = None
+    """[*batch, *tile] values, or [*batch] slot indices of a queue tensor."""
+    queue: Any = None
     """The QueueRef when the carried value is a queue tensor."""
 
     @staticmethod
-    def of(x: Any, n: int) -> _Carried:
+    def of(x: Any, base: Frame) -> _Carried:
+        if isinstance(x, Widened):
+            x = x.narrow()
         if isinstance(x, np.ndarray):
-            return _Carried(np.array(np.broadcast_to(x, (n,) + x.shape[1:])))
+            return _Carried(np.array(np.broadcast_to(x, base.bshape + x.shape[base.k:])))
         if isinstance(x, Handle):
-            return _Carried(np.array(np.broadcast_to(x.slot, (n,)), np.int64), x.queue)
+            return _Carried(np.array(np.broadcast_to(x.slot, base.bshape), np.int64), x.queue)
         raise InternalError(f"cannot carry {type(x).__name__} through a loop")
 
-    def rows(self, sel: Selection) -> Any:
-        data = self.data if sel is None else self.data[sel]
-        return data if self.handle_of is None else Handle(self.handle_of, data)
+    def rows(self, tr: Along | None) -> Any:
+        data = self.data if tr is None else self.data[_key(tr)]
+        return data if self.queue is None else Handle(self.queue, data)
 
-    def write(self, sel: Selection, y: Any) -> None:
-        key = slice(None) if sel is None else sel
-        if self.handle_of is None:
+    def write(self, tr: Along | None, y: Any) -> None:
+        key = (Ellipsis,) if tr is None else _key(tr)
+        if self.queue is None:
             self.data[key] = y
             return
-        if not isinstance(y, Handle) or y.queue.key is not self.handle_of.key:
+        if not isinstance(y, Handle) or y.queue.key is not self.queue.key:
             raise InternalError("a loop-carried queue tensor changed queue")
         self.data[key] = y.slot
 
-    def final(self, order: np.ndarray | None = None) -> Any:
+    def final(self, tr: Transform, bshape: tuple[int, ...]) -> Any:
+        """The carried values in the layout of the loop's frame (batch ``bshape``)."""
         data = self.data
-        if order is not None:
-            data = np.empty_like(data)
-            data[order] = self.data
-        if self.handle_of is None:
-            return data
-        return Handle(self.handle_of, data)
+        if isinstance(tr, Along):
+            data = np.empty_like(self.data)
+            tr.put(data, self.data)
+        elif isinstance(tr, Flat):
+            data = np.empty(bshape + self.data.shape[1:], self.data.dtype)
+            tr.put(data, self.data)
+        return data if self.queue is None else Handle(self.queue, data)
+
+
+def _key(tr: Along) -> tuple[Any, ...]:
+    return (slice(None),) * tr.axis + (tr.sel,)
+

@@ -1,4 +1,4 @@
-"""Impls of the vector-unit ops: elementwise, where, cast, reductions, constants, dot.
+"""Impls of the elementwise vector ops: arithmetic, comparisons, logic, where, cast.
 
 Dtype rules (design.md section 3): f16/bf16/fp8 tiles compute in float32 and round the
 result to their dtype (round to nearest even, as ``astype`` does); f32 tiles compute in
@@ -14,24 +14,21 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.backends.interp.frame import Frame, to_f32
+from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
+from fadsl.backends.interp.storage import convert_scalar, stored, to_f32
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.nodes import (
     Abs,
     Add,
     And,
-    Arange,
     Binary,
     Cast,
     Div,
-    Dot,
     Eq,
     Exp,
     Exp2,
-    ExpandDims,
     FloorDivide,
-    Full,
     Ge,
     Gt,
     Imm,
@@ -47,8 +44,6 @@ from fadsl.ir.nodes import (
     Operand,
     Or,
     Remainder,
-    RowMax,
-    RowSum,
     Sqrt,
     Sub,
     Tanh,
@@ -64,7 +59,7 @@ from fadsl.numerics import np_dtype
 # ----------------------------------------------------------------------------
 
 
-def _tile_dtype(*xs: Operand) -> DType:
+def tile_dtype(*xs: Operand) -> DType:
     for x in xs:
         if isinstance(x, Value) and isinstance(x.type, TileType):
             return x.type.dtype
@@ -76,26 +71,11 @@ def _rank(v: Value) -> int:
     return len(v.type.shape)
 
 
-def convert_scalar(x: Any, dtype: DType, loc: Loc) -> Any:
-    """A number (or per-point array) converted to ``dtype``'s storage type."""
-    nd = np_dtype(dtype)
-    if dtype.is_int:
-        arr = np.asarray(x, dtype=np.float64 if isinstance(x, float) else None)
-        if arr.dtype.kind == "f":
-            if not np.isfinite(arr).all():
-                raise ExecutionError(f"{x} does not convert to {dtype.value}", loc)
-            arr = np.trunc(arr)
-        out = arr.astype(np.int64).astype(nd)
-    else:
-        out = np.asarray(x).astype(nd)
-    return out if out.ndim else out[()]
-
-
 def _imm(fr: Frame, x: Imm, dtype: DType, rank: int, loc: Loc) -> Any:
-    """An immediate in ``dtype``'s storage type; per-point values shaped [n, 1, ...]."""
+    """An immediate in ``dtype``'s storage type; per-point values shaped [*batch, 1, ...]."""
     value = convert_scalar(fr.scalar(x.expr, loc), dtype, loc)
     if isinstance(value, np.ndarray):
-        return value.reshape((value.shape[0],) + (1,) * rank)
+        return value.reshape(value.shape + (1,) * rank)
     return value
 
 
@@ -114,23 +94,18 @@ def _compute(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
     return value
 
 
-def _stored(out: Any, dtype: DType) -> np.ndarray:
-    """A computed result rounded (floats) or wrapped (ints) to ``dtype``."""
-    return np.asarray(out).astype(np_dtype(dtype), copy=False)
-
-
 # ----------------------------------------------------------------------------
 # Binary arithmetic and comparisons
 # ----------------------------------------------------------------------------
 
 
 def _binary(op: Binary, fr: Frame, fn: Callable[[Any, Any], Any]) -> np.ndarray:
-    dtype = _tile_dtype(op.lhs, op.rhs)
+    dtype = tile_dtype(op.lhs, op.rhs)
     rank = _rank(op.result)
     a = _compute(fr, op.lhs, dtype, rank, op.loc)
     b = _compute(fr, op.rhs, dtype, rank, op.loc)
     out = fn(a, b)
-    return _stored(out, op.result.type.dtype)  # type: ignore[union-attr]
+    return stored(out, op.result.type.dtype)  # type: ignore[union-attr]
 
 
 def _int_divisor(op: Binary, b: Any) -> None:
@@ -166,7 +141,7 @@ def _mul(op: Mul, fr: Frame) -> np.ndarray:
 @impl(Div)
 def _div(op: Div, fr: Frame) -> np.ndarray:
     """True division on floats; on integer tiles C division (truncates toward zero)."""
-    if _tile_dtype(op.lhs, op.rhs).is_float:
+    if tile_dtype(op.lhs, op.rhs).is_float:
         return _binary(op, fr, np.true_divide)
     return _divide(op, fr, lambda a, b: np.trunc(a / b).astype(np.int64))
 
@@ -240,9 +215,9 @@ def _or(op: Or, fr: Frame) -> np.ndarray:
 
 
 def _unary(op: Unary, fr: Frame, fn: Callable[[Any], Any]) -> np.ndarray:
-    dtype = _tile_dtype(op.x)
+    dtype = tile_dtype(op.x)
     x = _compute(fr, op.x, dtype, _rank(op.x), op.loc)
-    return _stored(fn(x), dtype)
+    return stored(fn(x), dtype)
 
 
 @impl(Exp)
@@ -291,13 +266,16 @@ def _not(op: Not, fr: Frame) -> np.ndarray:
 
 
 def _branch(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
+    """A where operand: float32 for float dtypes (where only selects, so this is exact),
+    the stored values otherwise."""
     if isinstance(x, Value):
-        return fr.val(x)
-    return _imm(fr, x, dtype, rank, loc)
+        return fr.f32(x) if dtype.is_float else fr.val(x)
+    value = _imm(fr, x, dtype, rank, loc)
+    return value.astype(np.float32) if dtype.is_float else value
 
 
 @impl(Where)
-def _where(op: Where, fr: Frame) -> np.ndarray:
+def _where(op: Where, fr: Frame) -> Any:
     """np.where; a mask that keeps everything (or nothing) returns that branch as is."""
     dtype = op.result.type.dtype  # type: ignore[union-attr]
     rank = _rank(op.result)
@@ -308,14 +286,14 @@ def _where(op: Where, fr: Frame) -> np.ndarray:
     if np.size(cond) * 8 <= np.prod(shape):
         for keep, branch in ((True, a), (False, b)):
             if np.shape(branch) == shape and (np.all(cond) if keep else not np.any(cond)):
-                return branch
-    return _stored(np.where(cond, a, b), dtype)
+                return stored(branch, dtype)
+    return stored(np.where(cond, a, b), dtype)
 
 
 @impl(Cast)
 def _cast(op: Cast, fr: Frame) -> np.ndarray:
     """astype with round to nearest even; float to int truncates and saturates, NaN -> 0."""
-    src = _tile_dtype(op.x)
+    src = tile_dtype(op.x)
     dst = op.dtype
     if src is dst:
         return fr.val(op.x)
@@ -324,104 +302,10 @@ def _cast(op: Cast, fr: Frame) -> np.ndarray:
     if dst.is_float:
         if src.is_int:
             return fr.val(op.x).astype(np.float64).astype(np_dtype(dst))
-        return _stored(fr.f32(op.x), dst)
+        return stored(fr.f32(op.x), dst)
     x = fr.val(op.x)
     if src.is_float:
         info = np.iinfo(np_dtype(dst))
         wide = np.nan_to_num(np.trunc(to_f32(x).astype(np.float64)), nan=0.0)
         return np.clip(wide, info.min, info.max).astype(np_dtype(dst))
     return x.astype(np.int64).astype(np_dtype(dst))
-
-
-# ----------------------------------------------------------------------------
-# Row reductions
-# ----------------------------------------------------------------------------
-
-
-@impl(RowMax)
-def _row_max(op: RowMax, fr: Frame) -> np.ndarray:
-    """Exact in any dtype; NaN propagates; an empty row gives -inf."""
-    dtype = _tile_dtype(op.x)
-    x = fr.val(op.x) if dtype in (DType.F32, DType.F16) else fr.f32(op.x)
-    if x.shape[-1] == 0:
-        return np.full(x.shape[:-1], -np.inf, np_dtype(dtype))
-    return _stored(np.max(x, axis=-1), dtype)
-
-
-@impl(RowSum)
-def _row_sum(op: RowSum, fr: Frame) -> np.ndarray:
-    """f32: float32 accumulation (numpy pairwise). f16/bf16: summed in the tile's dtype.
-
-    The narrow dtypes reduce as a vector unit does: the upper half of the row is added
-    to the lower half, each partial sum rounded to the dtype, until one column is left.
-    """
-    dtype = _tile_dtype(op.x)
-    x = fr.f32(op.x)
-    if dtype is DType.F32:
-        return np.add.reduce(x, axis=-1, dtype=np.float32)
-    nd = np_dtype(dtype)
-    while x.shape[-1] > 1:
-        width = x.shape[-1]
-        half = (width + 1) // 2
-        low, high = x[..., :half], x[..., half:]
-        if high.shape[-1] < half:
-            high = np.concatenate([high, np.zeros_like(low[..., :1])], axis=-1)
-        x = (low + high).astype(nd).astype(np.float32)
-    if x.shape[-1] == 0:
-        return np.zeros(x.shape[:-1], nd)
-    return x[..., 0].astype(nd)
-
-
-# ----------------------------------------------------------------------------
-# Shape ops and constants
-# ----------------------------------------------------------------------------
-
-
-@impl(ExpandDims)
-def _expand_dims(op: ExpandDims, fr: Frame) -> np.ndarray:
-    return np.expand_dims(fr.val(op.x), op.axis + 1)
-
-
-def tile_shape(fr: Frame, shape: tuple[Any, ...], loc: Loc) -> tuple[int, ...]:
-    dims = tuple(fr.static_int(d, loc, "a tile size") for d in shape)
-    if any(d < 0 for d in dims):
-        raise ExecutionError(f"negative tile size in {list(dims)}", loc)
-    return dims
-
-
-@impl(Full)
-def _full(op: Full, fr: Frame) -> np.ndarray:
-    shape = tile_shape(fr, op.shape, op.loc)
-    value = convert_scalar(fr.scalar(op.value, op.loc), op.dtype, op.loc)
-    if isinstance(value, np.ndarray):
-        per_point = value.reshape((fr.n,) + (1,) * len(shape))
-        return np.broadcast_to(per_point, (fr.n, *shape)).copy()
-    return np.full((1, *shape), value, np_dtype(op.dtype))
-
-
-@impl(Arange)
-def _arange(op: Arange, fr: Frame) -> np.ndarray:
-    start = fr.int_scalar(op.start, op.loc, "the arange start")
-    (size,) = tile_shape(fr, (op.size,), op.loc)
-    offsets = np.arange(size, dtype=np.int64)
-    if isinstance(start, np.ndarray):
-        return (start[:, None] + offsets).astype(np.int32)
-    return (start + offsets).astype(np.int32)[None]
-
-
-# ----------------------------------------------------------------------------
-# Cube unit
-# ----------------------------------------------------------------------------
-
-
-@impl(Dot)
-def _dot(op: Dot, fr: Frame) -> np.ndarray:
-    """Operands exactly widened to float32, np.matmul in float32 (the cube's L0C)."""
-    a = fr.f32(op.a)
-    b = fr.f32(op.b)
-    if op.transpose_a:
-        a = a.swapaxes(-1, -2)
-    if op.transpose_b:
-        b = b.swapaxes(-1, -2)
-    return _stored(np.matmul(a, b), op.acc_dtype)
-

@@ -1,23 +1,26 @@
 """Runtime state of the interpreter: batched frames, global memory and queue slots.
 
 The grid body runs once for all grid points at the same time. A ``Frame`` is the
-environment of one such batched run over ``n`` points: every tile value is a numpy
-array of shape ``[n, *tile_shape]`` in the value's IR dtype, or ``[1, *tile_shape]``
-when it is the same at every point (constants, masks that only depend on the loop
-variable). Scalar symbols are Python numbers (uniform) or int64 arrays ``[n]``.
+environment of one such batched run. Its batch has one axis per grid dimension
+(``bshape``, e.g. ``(B, N, cdiv(Sq, block_q))``), and every tile value is a numpy array
+``[*batch, *tile_shape]`` in the value's IR dtype whose batch axes are either full or 1
+where the value does not depend on that grid variable: a K tile loaded at ``k[b, h, ...]``
+is ``[B, N, 1, block_kv, D]``, a constant is ``[1, 1, 1, ...]``. numpy broadcasting does
+the rest. Scalar symbols are Python numbers or int64 arrays with the batch's rank.
 
-Frames nest. A child frame covers a selection of its parent's points (``sel``: None for
-the same points, a slice for a contiguous run, an index array for a gather). Values and
-symbols of enclosing frames are looked up lazily and restricted to the child's points on
-first use, then memoised in the child: a loop-invariant tile is gathered once per loop,
-not once per iteration, and a slice selection costs nothing (a numpy view).
+Frames nest. A child frame sees its parent's points through a transform: ``None`` (the
+same points), ``Along`` (a selection along one batch axis: a slice is a view, an index
+array a gather), ``Flat`` (points picked by flat index; the child has one batch axis)
+or ``Fork`` (a grid's axes added in front of the batch-less top level). Values and
+symbols of enclosing frames are transformed lazily on first use and memoised in the
+child, so a loop-invariant tile is gathered once per loop, not once per iteration.
 
 Queue slots (``QueueAlloc`` ...) are the only mutable state besides global memory. A
-queue's slot memory is per grid point: ``mem[buffers, n, *tile]`` with a status per slot.
-Children see their parent's queue state through views (slices) or gathered copies
-(index arrays) that are written back when the child frame closes. A queue tensor value
-(from ``AllocTensor``, ``Dequeue`` or ``Load(into=...)``) is a ``Handle`` naming a slot;
-reading it reads the slot's current memory, so a use after ``FreeTensor`` reads NaN.
+queue's slot memory is per grid point: ``mem[buffers, *batch, *tile]`` with a status per
+slot. Children see their parent's queue state through views or gathered copies that are
+written back when the child frame closes. A queue tensor value (from ``AllocTensor``,
+``Dequeue`` or ``Load(into=...)``) is a ``Handle`` naming a slot; reading it reads the
+slot's current memory, so a use after ``FreeTensor`` reads NaN.
 """
 
 from __future__ import annotations
@@ -28,35 +31,23 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.errors import ExecutionError, Loc
+from fadsl.backends.interp.batch import Along, Flat, Transform
+from fadsl.backends.interp.slots import Handle, QueueRef, QueueState, pick_slot
+from fadsl.backends.interp.storage import Widened, to_f32
+from fadsl.errors import ExecutionError, InternalError, Loc
 from fadsl.ir.expr import Expr, compile_expr
 from fadsl.ir.nodes import Kernel, Param, Value
-from fadsl.ir.types import DType
-from fadsl.numerics import np_dtype
 
-Selection = slice | np.ndarray | None
-
-FREE, HELD, QUEUED = 0, 1, 2
-"""Slot states: free, held by the core (allocated or dequeued), waiting in the FIFO."""
-
-
-def to_f32(x: np.ndarray) -> np.ndarray:
-    """``x`` as float32 (exact for f16/bf16/fp8; a no-op for float32)."""
-    if x.dtype == np.float32:
-        return x
-    return x.astype(np.float32)
-
-
-def take(x: Any, sel: Selection) -> Any:
-    """Restrict a batched value (array, symbol array or Handle) to the points ``sel``."""
-    if sel is None:
+def take(x: Any, tr: Transform) -> Any:
+    """Restrict a batched value (array, symbol array or Handle) to a child's points."""
+    if tr is None:
         return x
     if isinstance(x, np.ndarray):
-        if x.ndim == 0 or x.shape[0] == 1:
-            return x
-        return x[sel]
+        return tr.take(x)
+    if isinstance(x, Widened):
+        return Widened(tr.take(x.wide), x.dtype)
     if isinstance(x, Handle) and isinstance(x.slot, np.ndarray):
-        return Handle(x.queue, x.slot[sel])
+        return Handle(x.queue, tr.take(x.slot))
     return x
 
 
@@ -98,90 +89,14 @@ class Machine:
         return found
 
 
-# ----------------------------------------------------------------------------
-# Queues
-# ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QueueRef:
-    """The runtime identity of one executed ``QueueAlloc``."""
-
-    name: str
-    dtype: DType
-    tile_shape: tuple[int, ...]
-    buffers: int
-    key: object = field(default_factory=object, compare=False)
-
-
-@dataclass(frozen=True)
-class Handle:
-    """A queue tensor: the slot it occupies at each point (int: the same everywhere)."""
-
-    queue: QueueRef
-    slot: int | np.ndarray
-
-
-@dataclass
-class QueueState:
-    """Slots of one queue for the points of one frame."""
-
-    mem: np.ndarray
-    """[buffers, n, *tile] slot memory."""
-    status: np.ndarray
-    """[buffers, n] FREE / HELD / QUEUED."""
-    seq: np.ndarray
-    """[buffers, n] enqueue order of QUEUED slots (FIFO)."""
-
-    @staticmethod
-    def fresh(ref: QueueRef, n: int) -> QueueState:
-        mem = np.full((ref.buffers, n, *ref.tile_shape), nan_of(ref.dtype), np_dtype(ref.dtype))
-        status = np.full((ref.buffers, n), FREE, np.int8)
-        return QueueState(mem, status, np.zeros((ref.buffers, n), np.int64))
-
-    def select(self, sel: Selection) -> QueueState:
-        if sel is None:
-            return self
-        return QueueState(self.mem[:, sel], self.status[:, sel], self.seq[:, sel])
-
-    def broadcast(self, n: int) -> QueueState:
-        def rep(a: np.ndarray) -> np.ndarray:
-            return np.repeat(a, n, axis=1)
-
-        return QueueState(rep(self.mem), rep(self.status), rep(self.seq))
-
-    def write_back(self, parent: QueueState, sel: np.ndarray) -> None:
-        parent.mem[:, sel] = self.mem
-        parent.status[:, sel] = self.status
-        parent.seq[:, sel] = self.seq
-
-
-def nan_of(dtype: DType) -> Any:
-    """The fill value of fresh memory: NaN, or the documented poison for integers."""
-    return POISON.get(dtype, np.nan)
-
-
-POISON: dict[DType, Any] = {
-    DType.I32: np.iinfo(np.int32).min,
-    DType.U8: np.iinfo(np.uint8).max,
-    DType.BOOL: True,
-}
-"""Fill of fresh integer/bool memory (outputs, scratch, queue slots): INT32_MIN, 255, True."""
-
-
-# ----------------------------------------------------------------------------
-# Frames
-# ----------------------------------------------------------------------------
-
-
 class Symbols(Mapping[str, Any]):
     """Scalar symbols of a frame, looked up lazily in the enclosing frames' symbols."""
 
-    __slots__ = ("parent", "sel", "local")
+    __slots__ = ("parent", "tr", "local")
 
-    def __init__(self, parent: Symbols | None, sel: Selection, local: dict[str, Any]) -> None:
+    def __init__(self, parent: Symbols | None, tr: Transform, local: dict[str, Any]) -> None:
         self.parent = parent
-        self.sel = sel
+        self.tr = tr
         self.local = local
 
     def __getitem__(self, name: str) -> Any:
@@ -190,7 +105,7 @@ class Symbols(Mapping[str, Any]):
             return found
         if self.parent is None:
             raise KeyError(name)
-        found = take(self.parent[name], self.sel)
+        found = take(self.parent[name], self.tr)
         self.local[name] = found
         return found
 
@@ -205,10 +120,10 @@ _MISSING = object()
 
 
 class Frame:
-    """Values, symbols and queue states of one batched run over ``n`` points."""
+    """Values, symbols and queue states of one batched run over ``bshape`` points."""
 
     __slots__ = (
-        "machine", "parent", "sel", "n", "fork", "point_vars", "_vals", "_shadows",
+        "machine", "parent", "tr", "bshape", "point_vars", "_vals", "_shadows",
         "_recipes", "syms", "_queues", "_gathered",
     )
 
@@ -216,32 +131,35 @@ class Frame:
         self,
         machine: Machine,
         parent: Frame | None,
-        sel: Selection,
-        n: int,
+        tr: Transform,
+        bshape: tuple[int, ...],
         syms: dict[str, Any] | None = None,
         point_vars: tuple[str, ...] = (),
-        fork: bool = False,
     ) -> None:
         self.machine = machine
         self.parent = parent
-        self.sel = sel
-        self.n = n
-        self.fork = fork
-        """A grid frame: n points forked from a 1-point parent; queue state is copied."""
+        self.tr = tr
+        self.bshape = bshape
         self.point_vars = point_vars
+        """Grid and loop variables that name a point in error messages."""
         self._vals: dict[Value, Any] = {}
         self._shadows: dict[Value, np.ndarray] = {}
         self._recipes: dict[Value, Callable[[], np.ndarray]] = {}
         parent_syms = parent.syms if parent is not None else None
-        self.syms = Symbols(parent_syms, sel, dict(syms or {}))
+        self.syms = Symbols(parent_syms, tr, dict(syms or {}))
         self._queues: dict[object, QueueState] = {}
-        self._gathered: list[tuple[object, QueueState]] = []
+        self._gathered: list[tuple[QueueRef, QueueState]] = []
+
+    @property
+    def k(self) -> int:
+        """Number of batch axes."""
+        return len(self.bshape)
 
     def child(
-        self, sel: Selection, n: int, syms: dict[str, Any] | None = None,
+        self, tr: Transform, bshape: tuple[int, ...], syms: dict[str, Any] | None = None,
         point_vars: tuple[str, ...] = (),
     ) -> Frame:
-        return Frame(self.machine, self, sel, n, syms, self.point_vars + point_vars)
+        return Frame(self.machine, self, tr, bshape, syms, self.point_vars + point_vars)
 
     # -- values ----------------------------------------------------------------
 
@@ -251,16 +169,21 @@ class Frame:
         if found is not _MISSING:
             return found
         if self.parent is None:
-            raise KeyError(v.name)
-        found = take(self.parent.raw(v), self.sel)
+            raise InternalError(f"%{v.name} is used before it is defined")
+        found = take(self.parent.raw(v), self.tr)
         self._vals[v] = found
         return found
 
     def val(self, v: Value) -> Any:
-        """The current contents of ``v`` (a queue tensor reads its slot now)."""
+        """The stored contents of ``v`` in its dtype (a queue tensor reads its slot now)."""
         found = self.raw(v)
         if isinstance(found, Handle):
             return self.read_slot(found)
+        if isinstance(found, Widened):
+            narrow = found.narrow()
+            self._vals[v] = narrow
+            self._shadows[v] = found.wide
+            return narrow
         return found
 
     def set(self, v: Value, x: Any) -> None:
@@ -282,10 +205,12 @@ class Frame:
         raw = self.raw(v)
         if isinstance(raw, Handle):
             return to_f32(self.read_slot(raw))
+        if isinstance(raw, Widened):
+            return raw.wide
         if raw.dtype == np.float32:
             return raw
-        if v in self._vals and self.parent is not None and not self._is_local(v):
-            found = take(self.parent.f32(v), self.sel)
+        if self.parent is not None and not self._is_local(v):
+            found = take(self.parent.f32(v), self.tr)
         else:
             recipe = self._recipes.pop(v, None)
             found = recipe() if recipe is not None else to_f32(raw)
@@ -304,7 +229,7 @@ class Frame:
     # -- scalars ---------------------------------------------------------------
 
     def scalar(self, e: Expr, loc: Loc) -> Any:
-        """Value of a scalar expression: a Python number or an array [n] per point."""
+        """Value of a scalar expression: a Python number or an array per point."""
         try:
             return compile_expr(e)(self.syms)
         except KeyError as exc:
@@ -315,13 +240,17 @@ class Frame:
             ) from None
 
     def int_scalar(self, e: Expr, loc: Loc, what: str) -> int | np.ndarray:
-        """An integer expression: a Python int, or an int64 array [n] if it varies."""
+        """An integer expression: a Python int, or an int64 array (batch rank) if it varies."""
         x = self.scalar(e, loc)
         if isinstance(x, np.ndarray):
+            if x.dtype.kind == "f" and not (x == np.trunc(x)).all():
+                raise ExecutionError(f"{what} is not an integer", loc)
             x = x.astype(np.int64, copy=False)
             if x.size and (x == x.flat[0]).all():
                 return int(x.flat[0])
-            return np.broadcast_to(x, (self.n,))
+            if x.ndim != self.k:
+                raise InternalError(f"{what} has {x.ndim} batch axes, expected {self.k}")
+            return x
         if isinstance(x, float) and not x.is_integer():
             raise ExecutionError(f"{what} is {x}, not an integer", loc)
         return int(x)
@@ -335,34 +264,35 @@ class Frame:
                                  "grid or loop variables")
         return x
 
-    def describe_point(self, pos: int) -> str:
-        """``b=0, h=3, i=7, j=5`` for point ``pos`` of this frame."""
+    def describe(self, bad: np.ndarray | bool) -> str:
+        """``b=0, h=3, i=7, j=5``: the first point where ``bad`` (batch-shaped) holds."""
+        bad = np.asarray(bad)
+        pos = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
         parts = []
         for name in self.point_vars:
             x = self.syms[name]
             if isinstance(x, np.ndarray):
-                x = x[pos] if x.shape[0] > 1 else x[0]
+                x = x[tuple(p if x.shape[a] > 1 else 0 for a, p in enumerate(pos))]
             parts.append(f"{name}={int(x)}")
         return ", ".join(parts) if parts else "outside the grid"
 
     # -- queues ----------------------------------------------------------------
 
     def new_queue(self, ref: QueueRef) -> None:
-        self._queues[ref.key] = QueueState.fresh(ref, self.n)
+        self._queues[ref.key] = QueueState.fresh(ref, self.bshape)
 
     def queue(self, ref: QueueRef) -> QueueState:
         found = self._queues.get(ref.key)
         if found is not None:
             return found
         if self.parent is None:
-            raise KeyError(ref.name)
-        parent_state = self.parent.queue(ref)
-        if self.fork:
-            found = parent_state.broadcast(self.n)
-        else:
-            found = parent_state.select(self.sel)
-            if isinstance(self.sel, np.ndarray):
-                self._gathered.append((ref, found))
+            raise InternalError(f"queue %{ref.name} is used outside its scope")
+        found = self.parent.queue(ref).select(self.tr, self.bshape)
+        gathered = isinstance(self.tr, Flat) or (
+            isinstance(self.tr, Along) and isinstance(self.tr.sel, np.ndarray)
+        )
+        if gathered:
+            self._gathered.append((ref, found))
         self._queues[ref.key] = found
         return found
 
@@ -370,13 +300,11 @@ class Frame:
         state = self.queue(h.queue)
         if isinstance(h.slot, int):
             return state.mem[h.slot]
-        return state.mem[h.slot, np.arange(self.n)]
+        return pick_slot(state.mem, h.slot)
 
     def close(self) -> None:
-        """Write queue states gathered from the parent (index selections) back to it."""
-        if not self._gathered:
-            return
-        assert self.parent is not None and isinstance(self.sel, np.ndarray)
+        """Write queue states gathered from the parent back to it."""
         for ref, state in self._gathered:
-            state.write_back(self.parent.queue(ref), self.sel)
+            assert self.parent is not None and isinstance(self.tr, (Along, Flat))
+            state.write_back(self.parent.queue(ref), self.tr)
         self._gathered.clear()

@@ -21,8 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.backends.interp import control, elementwise, memory, queues  # noqa: F401
-from fadsl.backends.interp.frame import Frame, Machine, nan_of
+from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
+    control,
+    cube,
+    elementwise,
+    memory,
+    queues,
+    reductions,
+)
+from fadsl.backends.interp.frame import Frame, Machine
+from fadsl.backends.interp.storage import nan_of
 from fadsl.backends.interp.impls import run_block
 from fadsl.errors import ExecutionError, FadslError
 from fadsl.ir.expr import evaluate
@@ -85,7 +93,7 @@ def _interpret(
         if isinstance(p.type, TensorType)
     }
     machine = Machine(kernel, params, gm)
-    root = Frame(machine, None, None, 1, syms)
+    root = Frame(machine, None, None, (), syms)
     run_block(kernel.body, root)
     outputs = {
         p.name: gm[p.name]

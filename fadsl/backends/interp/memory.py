@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.backends.interp.elementwise import convert_scalar
-from fadsl.backends.interp.frame import Frame, nan_of
+from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
 from fadsl.backends.interp.queues import write_slot
+from fadsl.backends.interp.storage import convert_scalar, nan_of
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.expr import to_text
 from fadsl.ir.nodes import Index, Load, LoadScalar, Param, ParamKind, Point, Store
@@ -39,8 +39,10 @@ class _Block:
     """Dims of the parameter in indexing order: points, varying slices, uniform slices."""
     index: tuple[Any, ...]
     """numpy index into ``param.transpose(order)``."""
+    k: int
+    """Batch axes of the frame."""
     batched: bool
-    """The index has per-point arrays, so the indexed block has a leading batch axis."""
+    """The index has per-point arrays, so the indexed block starts with batch axes."""
     to_tile: tuple[int, ...]
     """Axes of the indexed block (batch first) in the tile's dim order."""
     vsizes: tuple[int, ...]
@@ -48,7 +50,7 @@ class _Block:
     cut: tuple[tuple[int, int], ...]
     """(size, size inside the extent) of every uniform slice."""
     valid: np.ndarray | None
-    """Where varying slices have a tail: [n, *vsizes] mask of positions inside."""
+    """Where varying slices have a tail: [*batch, *vsizes] mask of positions inside."""
 
 
 def _gm(fr: Frame, name: str) -> tuple[Param, np.ndarray]:
@@ -62,13 +64,12 @@ def _check_range(
     bad = (np.asarray(x) < 0) | (np.asarray(x) >= extent)
     if not bad.any():
         return
-    pos = int(np.argmax(bad)) if bad.ndim else 0
-    value = int(x[pos]) if isinstance(x, np.ndarray) else x
+    value = int(np.asarray(x).flat[int(np.argmax(bad))])
     assert isinstance(p.type, TensorType)
     dim_name = to_text(p.type.shape[dim])
     raise ExecutionError(
         f"out-of-bounds {access} of `{p.name}`: {what} {value} in dimension {dim} "
-        f"({dim_name}) is outside [0, {extent}) at {fr.describe_point(pos)}",
+        f"({dim_name}) is outside [0, {extent}) at {fr.describe(bad)}",
         loc,
         hint="blocks must start inside the tensor (a tail past the end is fine); "
         "bound the loop with cdiv(extent, block)"
@@ -103,15 +104,15 @@ def _plan(
     batched = False
     for _, at in points:
         if isinstance(at, np.ndarray):
-            idx.append(at.reshape((-1,) + (1,) * kv))
+            idx.append(at.reshape(at.shape + (1,) * kv))
             batched = True
         else:
             idx.append(at)
     valid = None
     for t, (dim, start, size) in enumerate(varying):
-        bshape = [fr.n] + [1] * kv
-        bshape[1 + t] = size
-        rows = (start[:, None] + np.arange(size)).reshape(bshape)
+        tail = [1] * kv
+        tail[t] = size
+        rows = (start[..., None] + np.arange(size)).reshape(start.shape + tuple(tail))
         if int(start.max()) + size > shape[dim]:
             inside = rows < shape[dim]
             valid = inside if valid is None else valid & inside
@@ -126,11 +127,13 @@ def _plan(
     order = tuple(d for d, _ in points) + tuple(d for d, _, _ in varying)
     order += tuple(d for d, _, _ in uniform)
     sliced = [d for d, _, _ in varying] + [d for d, _, _ in uniform]
-    to_tile = (0,) + tuple(1 + sliced.index(d) for d in sorted(sliced))
+    k = fr.k
+    to_tile = tuple(range(k)) + tuple(k + sliced.index(d) for d in sorted(sliced))
     vsizes = tuple(size for _, _, size in varying)
     if valid is not None:
-        valid = np.broadcast_to(valid, (fr.n, *vsizes))
-    return _Block(order, tuple(idx), batched, to_tile, vsizes, tuple(cut), valid)
+        arrays = [ix for ix in idx if isinstance(ix, np.ndarray)]
+        valid = np.broadcast_to(valid, np.broadcast_shapes(*(a.shape for a in arrays)))
+    return _Block(order, tuple(idx), k, batched, to_tile, vsizes, tuple(cut), valid)
 
 
 def _transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
@@ -140,12 +143,12 @@ def _transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
 def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
     data = _transposed(arr, block.order)[block.index]
     if not block.batched:
-        data = data[None]
-    full = tuple(size for size, _ in block.cut)
+        data = data.reshape((1,) * block.k + data.shape)
+    lead = block.k + len(block.vsizes)
     if any(size != kept for size, kept in block.cut):
-        padded = np.full(data.shape[: 1 + len(block.vsizes)] + full, fill, data.dtype)
-        lead = (slice(None),) * (1 + len(block.vsizes))
-        padded[lead + tuple(slice(0, kept) for _, kept in block.cut)] = data
+        full = tuple(size for size, _ in block.cut)
+        padded = np.full(data.shape[:lead] + full, fill, data.dtype)
+        padded[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)] = data
         data = padded
     if block.valid is not None:
         data[~block.valid] = fill
@@ -154,24 +157,36 @@ def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
     return data
 
 
-def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray, n: int) -> None:
+def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
     inverse = tuple(int(i) for i in np.argsort(block.to_tile))
     value = value.transpose(inverse)
-    lead = (slice(None),) * (1 + len(block.vsizes))
-    value = value[lead + tuple(slice(0, kept) for _, kept in block.cut)]
+    lead = block.k + len(block.vsizes)
+    value = value[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)]
     target = _transposed(arr, block.order)
+    arrays = [ix for ix in block.index if isinstance(ix, np.ndarray)]
+    bshape = np.broadcast_shapes(*(a.shape[: block.k] for a in arrays)) if arrays else ()
+    bshape = bshape or (1,) * block.k
+    value = _last_writer(value, bshape)
     if not block.batched:
-        target[block.index] = value[-1]
+        target[block.index] = value.reshape(value.shape[block.k:])
         return
-    value = np.broadcast_to(value, (n,) + value.shape[1:])
+    value = np.broadcast_to(value, bshape + value.shape[block.k:])
     if block.valid is None:
         target[block.index] = value
         return
-    advanced = [np.broadcast_to(ix, block.valid.shape)[block.valid]
-                if isinstance(ix, np.ndarray) else ix for ix in block.index
-                if not isinstance(ix, slice)]
+    valid = block.valid
+    advanced = [np.broadcast_to(ix, valid.shape)[valid] if isinstance(ix, np.ndarray) else ix
+                for ix in block.index if not isinstance(ix, slice)]
     slices = [ix for ix in block.index if isinstance(ix, slice)]
-    target[tuple(advanced + slices)] = value[block.valid]
+    target[tuple(advanced + slices)] = np.broadcast_to(value, valid.shape + value.shape[lead:])[valid]
+
+
+def _last_writer(value: np.ndarray, bshape: tuple[int, ...]) -> np.ndarray:
+    """Where several points write one position (index size 1), the last point's value."""
+    for axis, size in enumerate(bshape):
+        if size == 1 and value.shape[axis] > 1:
+            value = value[(slice(None),) * axis + (slice(-1, None),)]
+    return value
 
 
 def _fill(fr: Frame, op: Load, dtype: DType) -> Any:
@@ -206,7 +221,7 @@ def _load(op: Load, fr: Frame) -> Any:
 def _store(op: Store, fr: Frame) -> None:
     p, arr = _gm(fr, op.dst)
     block = _plan(fr, p, op.index, "write", op.loc)
-    _scatter(arr, block, fr.val(op.value), fr.n)
+    _scatter(arr, block, fr.val(op.value))
 
 
 @impl(LoadScalar)
@@ -219,7 +234,7 @@ def _load_scalar(op: LoadScalar, fr: Frame) -> None:
         _check_range(fr, at, p, dim, "index", "read", op.loc)
         idx.append(at)
     value = arr[tuple(idx)]
-    if isinstance(value, np.ndarray) and value.ndim:
+    if isinstance(value, np.ndarray) and value.ndim and value.size > 1:
         fr.define(op.name, value.astype(np.int64))
     else:
-        fr.define(op.name, int(value))
+        fr.define(op.name, int(np.asarray(value).reshape(-1)[0]))

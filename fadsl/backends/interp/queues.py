@@ -17,17 +17,19 @@ from typing import Any
 
 import numpy as np
 
-from fadsl.backends.interp.elementwise import tile_shape
-from fadsl.backends.interp.frame import (
+from fadsl.backends.interp.reductions import tile_shape
+from fadsl.backends.interp.frame import Frame
+from fadsl.backends.interp.slots import (
     FREE,
     HELD,
     QUEUED,
-    Frame,
     Handle,
     QueueRef,
     QueueState,
-    nan_of,
+    pick_slot,
+    put_slot,
 )
+from fadsl.backends.interp.storage import nan_of
 from fadsl.backends.interp.impls import impl
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.nodes import AllocTensor, Dequeue, Enqueue, FreeTensor, QueueAlloc, Value
@@ -48,29 +50,29 @@ def _collapse(slot: np.ndarray) -> int | np.ndarray:
     return slot
 
 
-def _status(fr: Frame, state: QueueState, slot: int | np.ndarray) -> np.ndarray:
+def _status(state: QueueState, slot: int | np.ndarray) -> np.ndarray:
     if isinstance(slot, int):
         return state.status[slot]
-    return state.status[slot, np.arange(fr.n)]
+    return pick_slot(state.status, slot)
 
 
-def _put(fr: Frame, arr: np.ndarray, slot: int | np.ndarray, value: Any) -> None:
+def _put(arr: np.ndarray, slot: int | np.ndarray, value: Any) -> None:
     if isinstance(slot, int):
         arr[slot] = value
     else:
-        arr[slot, np.arange(fr.n)] = value
+        put_slot(arr, slot, value)
 
 
 def _free_slot(fr: Frame, ref: QueueRef, state: QueueState, what: str, loc: Loc) -> Any:
     free = state.status == FREE
     has_free = free.any(axis=0)
     if not has_free.all():
-        pos = int(np.argmin(has_free))
-        held = int((state.status[:, pos] == HELD).sum())
-        queued = int((state.status[:, pos] == QUEUED).sum())
+        pos = np.unravel_index(int(np.argmin(has_free)), has_free.shape)
+        slots = state.status[(slice(None),) + pos]
+        held, queued = int((slots == HELD).sum()), int((slots == QUEUED).sum())
         raise ExecutionError(
             f"{what} on queue `%{ref.name}`: all {ref.buffers} slot(s) are in use "
-            f"({held} held, {queued} enqueued) at {fr.describe_point(pos)}",
+            f"({held} held, {queued} enqueued) at {fr.describe(~has_free)}",
             loc,
             hint="free a tensor (FreeTensor) before taking another, or give the queue "
             "more buffers",
@@ -88,13 +90,13 @@ def _require_held(
             hint="only tensors from this queue's AllocTensor or DeQue can be passed",
         )
     state = fr.queue(ref)
-    status = _status(fr, state, h.slot)
-    bad = status != HELD
+    status = _status(state, h.slot)
+    bad = np.broadcast_to(status != HELD, fr.bshape)
     if bad.any():
-        pos = int(np.argmax(bad))
+        found = int(np.broadcast_to(status, fr.bshape).flat[int(np.argmax(bad))])
         raise ExecutionError(
             f"{what}: tensor `%{name}` is not held (its slot of queue `%{ref.name}` is "
-            f"{_STATE_NAMES[int(status[pos])]}) at {fr.describe_point(pos)}",
+            f"{_STATE_NAMES[found]}) at {fr.describe(bad)}",
             loc,
             hint="a tensor is held from AllocTensor or DeQue until EnQue or FreeTensor",
         )
@@ -107,14 +109,13 @@ def write_slot(fr: Frame, into: Value, data: np.ndarray, loc: Loc) -> Handle:
     if not isinstance(h, Handle):
         raise ExecutionError(f"load into `%{into.name}`, which is not a queue tensor", loc)
     state = _require_held(fr, h.queue, h, into.name, "load into a queue tensor", loc)
-    if data.shape[1:] != h.queue.tile_shape:
+    if data.shape[fr.k:] != h.queue.tile_shape:
         raise ExecutionError(
-            f"load of a {list(data.shape[1:])} block into queue `%{h.queue.name}` of "
+            f"load of a {list(data.shape[fr.k:])} block into queue `%{h.queue.name}` of "
             f"{list(h.queue.tile_shape)} tiles",
             loc,
         )
-    _put(fr, state.mem, h.slot, data if isinstance(h.slot, int) else
-         np.broadcast_to(data, (fr.n,) + data.shape[1:]))
+    _put(state.mem, h.slot, data)
     return Handle(h.queue, h.slot)
 
 
@@ -133,8 +134,8 @@ def _alloc_tensor(op: AllocTensor, fr: Frame) -> Handle:
     ref = _ref(fr, op.queue)
     state = fr.queue(ref)
     slot = _free_slot(fr, ref, state, "AllocTensor", op.loc)
-    _put(fr, state.status, slot, HELD)
-    _put(fr, state.mem, slot, nan_of(ref.dtype))
+    _put(state.status, slot, HELD)
+    _put(state.mem, slot, nan_of(ref.dtype))
     return Handle(ref, slot)
 
 
@@ -148,11 +149,9 @@ def _enqueue(op: Enqueue, fr: Frame) -> None:
     else:
         state = fr.queue(ref)
         slot = _free_slot(fr, ref, state, "Enqueue beyond capacity", op.loc)
-        data = fr.val(op.x)
-        _put(fr, state.mem, slot, data if isinstance(slot, int) else
-             np.broadcast_to(data, (fr.n,) + data.shape[1:]))
-    _put(fr, state.status, slot, QUEUED)
-    _put(fr, state.seq, slot, fr.machine.next_seq())
+        _put(state.mem, slot, fr.val(op.x))
+    _put(state.status, slot, QUEUED)
+    _put(state.seq, slot, fr.machine.next_seq())
 
 
 @impl(Dequeue)
@@ -162,15 +161,14 @@ def _dequeue(op: Dequeue, fr: Frame) -> Handle:
     queued = state.status == QUEUED
     nonempty = queued.any(axis=0)
     if not nonempty.all():
-        pos = int(np.argmin(nonempty))
         raise ExecutionError(
-            f"Dequeue of an empty queue `%{ref.name}` at {fr.describe_point(pos)}",
+            f"Dequeue of an empty queue `%{ref.name}` at {fr.describe(~nonempty)}",
             op.loc,
             hint="every DeQue needs an earlier EnQue of the same queue",
         )
     order = np.where(queued, state.seq, np.iinfo(np.int64).max)
     slot = _collapse(order.argmin(axis=0))
-    _put(fr, state.status, slot, HELD)
+    _put(state.status, slot, HELD)
     return Handle(ref, slot)
 
 
@@ -179,5 +177,5 @@ def _free_tensor(op: FreeTensor, fr: Frame) -> None:
     ref = _ref(fr, op.queue)
     h = fr.raw(op.x)
     state = _require_held(fr, ref, h, op.x.name, "FreeTensor", op.loc)
-    _put(fr, state.status, h.slot, FREE)
-    _put(fr, state.mem, h.slot, nan_of(ref.dtype))
+    _put(state.status, h.slot, FREE)
+    _put(state.mem, h.slot, nan_of(ref.dtype))

@@ -1,0 +1,102 @@
+"""How values are stored: dtype conversions, rounding, poison fills.
+
+Tiles are stored in their IR dtype. One exception keeps fp16 fast: numpy converts
+float32 to float16 slowly, so an f16 result computed in float32 is rounded to f16
+precision in float32 (``round_f16``, bit-exact with ``astype(float16)``) and kept as a
+``Widened`` value; the float16 array is made the first time an op reads the storage
+(a store, a where, a queue copy). Ops that compute in float32 (every elementwise op,
+dot) use the widened array directly, which is what they would convert the float16
+array to anyway. The values are the same either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fadsl.errors import ExecutionError, Loc
+from fadsl.ir.types import DType
+from fadsl.numerics import np_dtype
+
+
+def to_f32(x: np.ndarray) -> np.ndarray:
+    """``x`` as float32 (exact for f16/bf16/fp8; a no-op for float32)."""
+    if x.dtype == np.float32:
+        return x
+    return x.astype(np.float32)
+
+
+def round_f16(x: np.ndarray) -> np.ndarray:
+    """float32 ``x`` rounded to the nearest float16 (ties to even), as float32.
+
+    Bit-exact with ``x.astype(np.float16).astype(np.float32)`` including subnormals,
+    overflow to inf and NaN, at a fraction of its cost: adding and subtracting a power
+    of two whose ulp is the f16 quantum of ``x``'s binade rounds in the FPU's mode.
+    """
+    bits = x.view(np.uint32)
+    quantum = bits & np.uint32(0x7F800000)
+    np.clip(quantum, np.uint32(113 << 23), np.uint32(142 << 23), out=quantum)
+    quantum += np.uint32(13 << 23)
+    quantum |= bits & np.uint32(0x80000000)
+    magic = quantum.view(np.float32)
+    out = x + magic
+    out -= magic
+    np.copyto(out, np.copysign(np.float32(np.inf), out), where=np.abs(out) > np.float32(65504))
+    return out
+
+
+def round_to(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """float32 ``x`` rounded to ``dtype``'s precision, still as float32."""
+    if dtype is DType.F32:
+        return x.astype(np.float32, copy=False)
+    if dtype is DType.F16:
+        return round_f16(np.ascontiguousarray(x, dtype=np.float32))
+    return x.astype(np_dtype(dtype)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Widened:
+    """A value of a narrow float ``dtype`` held as float32 (each element representable)."""
+
+    wide: np.ndarray
+    dtype: DType
+
+    def narrow(self) -> np.ndarray:
+        return self.wide.astype(np_dtype(self.dtype))
+
+
+def stored(out: Any, dtype: DType) -> np.ndarray | Widened:
+    """A computed result (float32, int64 or bool) in ``dtype``: rounded or wrapped."""
+    if dtype is DType.F16:
+        return Widened(round_to(np.asarray(out), dtype), dtype)
+    return np.asarray(out).astype(np_dtype(dtype), copy=False)
+
+
+def convert_scalar(x: Any, dtype: DType, loc: Loc) -> Any:
+    """A number (or per-point array) converted to ``dtype``'s storage type."""
+    nd = np_dtype(dtype)
+    if dtype.is_int:
+        arr = np.asarray(x, dtype=np.float64 if isinstance(x, float) else None)
+        if arr.dtype.kind == "f":
+            if not np.isfinite(arr).all():
+                raise ExecutionError(f"{x} does not convert to {dtype.value}", loc)
+            arr = np.trunc(arr)
+        out = arr.astype(np.int64).astype(nd)
+    else:
+        out = np.asarray(x).astype(nd)
+    return out if out.ndim else out[()]
+
+
+def nan_of(dtype: DType) -> Any:
+    """The fill value of fresh memory: NaN, or the documented poison for integers."""
+    return POISON.get(dtype, np.nan)
+
+
+POISON: dict[DType, Any] = {
+    DType.I32: np.iinfo(np.int32).min,
+    DType.U8: np.iinfo(np.uint8).max,
+    DType.BOOL: True,
+}
+"""Fill of fresh integer/bool memory (outputs, scratch, queue slots): INT32_MIN, 255, True."""
