@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from rtutil import compile_cpp
+from rtutil import PROGRAMS, build_program, compile_cpp
 
 
 def pytest_configure(config):
@@ -31,3 +34,16 @@ def build(build_dir):
     return _build
 
 
+
+
+@pytest.fixture(scope="session")
+def program(build_dir, request):
+    """program(name) -> compiled tests/runtime/cpp/<name>. On first use, every program needed by
+    the collected tests is compiled in parallel (one g++ per CPU)."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not available")
+    wanted = {Path(str(item.fspath)).name for item in request.session.items}
+    names = [n for n, (mod, _) in PROGRAMS.items() if mod in wanted]
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        list(pool.map(lambda n: build_program(n, build_dir), names))
+    return lambda name: build_program(name, build_dir)

@@ -28,6 +28,17 @@ TARGET_DEFINES = {
     "FADSL_HAS_DATACOPYPAD": "1",
 }
 
+# Test programs (tests/runtime/cpp/*.cpp): name -> (test module using it, compile options).
+PROGRAMS = {
+    "cube_matmul.cpp": ("test_rt_cube.py", {"opt": "-O1", "extra": ("-Werror", "-Wno-sign-compare")}),
+    "vector_ops.cpp": ("test_rt_vector.py", {"opt": "-O1"}),
+    "cast_types.cpp": ("test_rt_cast.py", {"opt": "-O0"}),
+    "datacopy.cpp": ("test_rt_datacopy.py", {"opt": "-O0"}),
+    "misuse.cpp": ("test_rt_misuse.py", {"opt": "-O0"}),
+    "sync.cpp": ("test_rt_sync.py", {"opt": "-O0"}),
+}
+CPP_DIR = Path(__file__).resolve().parent / "cpp"
+
 # Exit status of a misuse report: abort() -> SIGABRT.
 ABORTED = (-signal.SIGABRT, 128 + signal.SIGABRT)
 
@@ -38,10 +49,14 @@ def compile_cpp(
     *,
     opt: str = "-O0",
     defines: dict[str, str | None] | None = None,
-    extra: tuple[str, ...] = (),
+    extra: tuple[str, ...] = ("-Werror",),
     check: bool = True,
+    syntax_only: bool = False,
 ) -> tuple[Path, subprocess.CompletedProcess]:
-    """Compile `source` (one TU including tikicpulib.h); returns (exe, result)."""
+    """Compile `source` (one TU including tikicpulib.h); returns (exe, result).
+
+    Every test program is built with -Wall -Wextra -Werror, so the runtime headers stay warning-free.
+    `defines` overrides the target macros (value None removes one)."""
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("g++ not available")
@@ -53,13 +68,21 @@ def compile_cpp(
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / f"prog_{key}.cpp"
     exe = out_dir / f"prog_{key}"
-    if exe.exists():
+    if exe.exists() and not syntax_only:
         return exe, subprocess.CompletedProcess([], 0, "", "")
     src.write_text(source)
-    res = subprocess.run([gxx, *cmd_tail, str(src), "-o", str(exe)], capture_output=True, text=True)
+    out = ["-fsyntax-only"] if syntax_only else ["-o", str(exe)]
+    res = subprocess.run([gxx, *cmd_tail, str(src), *out], capture_output=True, text=True)
     if check and res.returncode != 0:
         raise AssertionError(f"g++ failed:\n{res.stderr[-6000:]}")
     return exe, res
+
+
+def build_program(name: str, out_dir: Path) -> Path:
+    """Compile tests/runtime/cpp/<name> with its PROGRAMS options (cached by content hash)."""
+    _, kw = PROGRAMS[name]
+    exe, _ = compile_cpp((CPP_DIR / name).read_text(), out_dir, **kw)
+    return exe
 
 
 def run(exe: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60.0):

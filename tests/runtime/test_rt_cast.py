@@ -2,8 +2,6 @@
 
 import math
 from fractions import Fraction
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -11,13 +9,12 @@ import pytest
 from rtutil import assert_aborted, assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "cast_types.cpp").read_text()
 BF16 = ml_dtypes.bfloat16
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC, opt="-O1")
+def exe(program):
+    return program("cast_types.cpp")
 
 
 def _bits(v, dt):

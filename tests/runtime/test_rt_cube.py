@@ -1,19 +1,16 @@
 """Cube path (Nd2Nz -> LoadData -> Mmad -> Fixpipe) against a plain numpy matmul."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rtutil import assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "cube_matmul.cpp").read_text()
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC, opt="-O1")
+def exe(program):
+    return program("cube_matmul.cpp")
 
 
 def _run(exe, tmp_path, case, a, b, out_dtype, out_shape):

@@ -1,21 +1,18 @@
 """DataCopy/DataCopyPad units: element counts rounded down to 32 B (with a warning), 32 B
 blocks in DataCopyParams, bytes (GM side) vs 32 B blocks (UB side) in DataCopyPad, padding."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rtutil import assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "datacopy.cpp").read_text()
 POISON16 = np.uint16(0xFFFF)
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC)
+def exe(program):
+    return program("datacopy.cpp")
 
 
 def _run(exe, tmp_path, case):

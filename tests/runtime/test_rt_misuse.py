@@ -1,19 +1,16 @@
 """Misuse is refused with one clear `fadsl-cpu-runtime:` line naming the call, the core and what
 was expected vs found, then abort(); plus core identities as on hardware."""
 
-from pathlib import Path
-
 import pytest
 
 from rtutil import assert_aborted, assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "misuse.cpp").read_text()
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC)
+def exe(program):
+    return program("misuse.cpp")
 
 
 def test_ub_capacity_enforced_at_initbuffer(exe):

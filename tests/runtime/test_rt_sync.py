@@ -1,20 +1,17 @@
 """Cross-core flags between an AIC and its two AIVs (threads, several blocks), the cross-core GM
 visibility checker, deadlock detection, and intra-core pipe hazards on UB/L1."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rtutil import assert_aborted, assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "sync.cpp").read_text()
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC, opt="-O1")
+def exe(program):
+    return program("sync.cpp")
 
 
 def test_aic_two_aiv_handshake_over_several_blocks(exe, tmp_path):

@@ -1,21 +1,18 @@
 """Level-2 / level-0 vector ops, reductions, Compare/Select and logic ops, element-exact against
 numpy (results are correctly rounded to the element type; sums follow the documented tree)."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rtutil import assert_ok, run
 
 pytestmark = pytest.mark.cpu_runtime
-SRC = (Path(__file__).parent / "cpp" / "vector_ops.cpp").read_text()
 DT = {"float": np.float32, "half": np.float16}
 
 
 @pytest.fixture(scope="module")
-def exe(build):
-    return build(SRC, opt="-O1")
+def exe(program):
+    return program("vector_ops.cpp")
 
 
 def _run(exe, tmp_path, case, dtype, count, x, y):
