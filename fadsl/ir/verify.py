@@ -28,6 +28,7 @@ import sympy
 
 from fadsl.errors import ErrorGroup, InternalError, IRParseError, Loc
 from fadsl.ir.nodes import For, Grid, Kernel, LoadScalar, Op, QueueAlloc, Value, op_name
+from fadsl.ir.printer import print_kernel
 from fadsl.ir.types import QueueType, TensorType
 from fadsl.ir.visitor import IRVisitor, uses
 
@@ -67,8 +68,6 @@ def find_problems(kernel: Kernel) -> list[Problem]:
 
 
 def _ir_text(kernel: Kernel) -> str:
-    from fadsl.ir.printer import print_kernel
-
     return print_kernel(kernel)
 
 
