@@ -40,6 +40,17 @@ def test_datacopy_params_blocks_and_gaps(exe, tmp_path):
     np.testing.assert_array_equal(out, x[:, :16])
 
 
+def test_datacopy_ub_to_ub(exe, tmp_path):
+    raw, _ = _run(exe, tmp_path, "ub_to_ub")
+    out = raw.view(np.float32)[:64]
+    x = np.arange(1, 65, dtype=np.float32)
+    e = np.zeros(64, np.float32)
+    e[:16] = x[:16]
+    e[32:40] = x[16:24]  # first block of ta[16:]
+    e[40:48] = x[32:40]  # srcGap 1 block -> third block
+    np.testing.assert_array_equal(out, e)
+
+
 def _halves(raw, n):
     return raw.view(np.uint16)[:n]
 

@@ -47,12 +47,21 @@ def test_ub_buffer_on_cube_core_refused(exe):
         ("wait_without_set", ["WaitFlag<HardEvent::V_MTE3>(1) on AIV 0", "no matching SetFlag"]),
         ("set_never_waited", ["kernel end on AIV", "SetFlag<HardEvent::V_MTE3>(2) was never matched"]),
         ("bad_event_id", ["SetFlag<HardEvent::V_MTE3>(8)", "eventID must be in [0, 7]"]),
+        ("reduce_small_work", ["ReduceMax on AIV 0", "sharedTmpBuffer has 160 elements", "needs at least 176"]),
+        ("vec_on_l1", ["Adds on AIC 0 (block 0)", "dst must be in UB but is a tensor of TBuf<A1> #0 (L1)"]),
+        ("tbuf_get_too_long", ["TBuf::Get on AIV 0", "33 elements of float exceed TBuf<VECCALC> #0 (128 B)"]),
     ],
 )
 def test_queue_bounds_and_flag_misuse(exe, case, fragments):
     res = run(exe, case)
     assert_aborted(res, *fragments)
     assert "done" not in res.stdout
+
+
+def test_tensor_views(exe):
+    out = assert_ok(run(exe, "views"))
+    # 64 floats; as 128 halves, half #3 is the high half of float #1 (1.0f = 0x3f800000); view [8:] has 56
+    assert "views 64 128 3f80 56 11" in out  # 11 = TPosition::VECCALC
 
 
 def test_kernel_pointer_must_come_from_gmalloc(exe):

@@ -88,6 +88,25 @@ __aicore__ inline void PadOut(GM_ADDR x, GM_ADDR out) {
 extern "C" __global__ __aicore__ void pad_out_ext(GM_ADDR x, GM_ADDR o) { PadOut<0>(x, o); }
 extern "C" __global__ __aicore__ void pad_out_params(GM_ADDR x, GM_ADDR o) { PadOut<1>(x, o); }
 
+// UB -> UB with count and with DataCopyParams (gaps in 32 B blocks).
+extern "C" __global__ __aicore__ void ub_to_ub(GM_ADDR x, GM_ADDR out) {
+    GlobalTensor<float> xg, og;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    og.SetGlobalBuffer((__gm__ float*)out, 64);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, 64 * 4);
+    pipe.InitBuffer(b, 64 * 4);
+    auto ta = a.Get<float>(), tb = b.Get<float>();
+    DataCopy(ta, xg, 64);
+    SYNC(MTE2_V);
+    Duplicate(tb, 0.0f, 64);
+    DataCopy(tb, ta, 16);                          // floats 0..15
+    DataCopy(tb[32], ta[16], DataCopyParams{2, 1, 1, 0});  // blocks 2 and 4 of ta[16:] -> tb[32:48]
+    SYNC(V_MTE3);
+    DataCopy(og, tb, 64);
+}
+
 int main(int argc, char** argv) {
     if (argc != 3) return 2;
     const std::string c = argv[1];
@@ -99,6 +118,7 @@ int main(int argc, char** argv) {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
     if (c == "round_down") ICPU_RUN_KF(round_down, 1, x, o);
     else if (c == "params") ICPU_RUN_KF(params, 1, x, o);
+    else if (c == "ub_to_ub") ICPU_RUN_KF(ub_to_ub, 1, x, o);
     else if (c == "pad_in_values") ICPU_RUN_KF(pad_in_values, 1, x, o);
     else if (c == "pad_in_dummy") ICPU_RUN_KF(pad_in_dummy, 1, x, o);
     else if (c == "pad_in_nopad") ICPU_RUN_KF(pad_in_nopad, 1, x, o);

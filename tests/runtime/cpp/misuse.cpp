@@ -110,6 +110,44 @@ extern "C" __global__ __aicore__ void gm_oob(GM_ADDR x) {
     DataCopy(t, g[16], 32);
 }
 extern "C" __global__ __aicore__ void noop(GM_ADDR) {}
+extern "C" __global__ __aicore__ void reduce_small_work(GM_ADDR) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> s, w, d;
+    pipe.InitBuffer(s, 8320 * 2);
+    pipe.InitBuffer(w, 352 - 32);  // ReduceMax.md example: 8320 halves with index need 176 halves = 352 B
+    pipe.InitBuffer(d, 32);
+    auto src = s.Get<half>();
+    Duplicate(src, half(1.0f), 8320);
+    ReduceMax(d.Get<half>(), src, w.Get<half>(), 8320, true);
+}
+extern "C" __global__ __aicore__ void vec_on_l1(GM_ADDR) {
+    TPipe pipe;
+    TBuf<TPosition::A1> b;
+    pipe.InitBuffer(b, 256);
+    auto t = b.Get<float>();
+    Adds(t, t, 1.0f, 64);
+}
+extern "C" __global__ __aicore__ void tbuf_get_too_long(GM_ADDR) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 100);  // rounded to 128 B
+    auto ok = b.Get<float>(32);
+    std::printf("size %u\n", ok.GetSize());
+    auto bad = b.Get<float>(33);
+    (void)bad;
+}
+extern "C" __global__ __aicore__ void views(GM_ADDR) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    auto f = b.Get<float>();
+    f.SetValue(1, 1.0f);
+    auto h = f.ReinterpretCast<half>();
+    auto v = f[8];
+    PipeBarrier<PIPE_ALL>();
+    std::printf("views %u %u %04x %u %d\n", f.GetSize(), h.GetSize(), h.GetValue(3).val, v.GetSize(),
+                static_cast<int>(v.GetPosition()));
+}
 extern "C" __global__ __aicore__ void set_twice(GM_ADDR) {
     SetFlag<HardEvent::MTE2_V>(EVENT_ID1);
     SetFlag<HardEvent::MTE2_V>(EVENT_ID1);
@@ -154,6 +192,10 @@ int main(int argc, char** argv) {
     else if (c == "bad_event_id") { aiv(); ICPU_RUN_KF(bad_event_id, 1, x); }
     else if (c == "ids_mix") { ICPU_RUN_KF(core_ids, 3, x); }
     else if (c == "ids_aiv") { aiv(); ICPU_RUN_KF(core_ids, 3, x); }
+    else if (c == "reduce_small_work") { aiv(); ICPU_RUN_KF(reduce_small_work, 1, x); }
+    else if (c == "vec_on_l1") { aic(); ICPU_RUN_KF(vec_on_l1, 1, x); }
+    else if (c == "tbuf_get_too_long") { aiv(); ICPU_RUN_KF(tbuf_get_too_long, 1, x); }
+    else if (c == "views") { aiv(); ICPU_RUN_KF(views, 1, x); }
     else if (c == "double_gmfree") { AscendC::GmFree(x); AscendC::GmFree(x); }
     else return 2;
     std::printf("done\n");
