@@ -224,10 +224,12 @@ def expr_text(e: Expr | int) -> str:
 
 
 def formula_text(buffers: Sequence[Buffer], align: int) -> str:
-    """``2*pad32(2*D*block_kv) + pad32(...)``: the footprint, one term per buffer."""
+    """``2*pad32(2*D*block_kv) + pad256(...)``: the footprint, one term per buffer
+    (each slot padded to the memory's alignment or the buffer's own, if larger)."""
     terms = []
     for b in buffers:
-        slot = f"pad{align}({sympy.sstr(b.slot_bytes())})"
+        pad = max(align, getattr(b, "min_align", 0))
+        slot = f"pad{pad}({sympy.sstr(b.slot_bytes())})"
         terms.append(f"{b.buffers}*{slot}" if b.buffers > 1 else slot)
     return " + ".join(terms) if terms else "0"
 
@@ -242,8 +244,8 @@ def _formula_note(use: SpaceUse, inside: list[BufferUse], report: ResourceReport
     at = ", ".join(f"{n}={report.env[n]}" for n in names if n in report.env)
     numbers = " + ".join(f"{u.bytes:,}" for u in inside)
     total = f" = {use.used:,} B" if len(inside) > 1 else " B"
-    return (f"{use.space} {_PER[use.core]}{split}; pad{align}(x) rounds x up to "
-            f"{align} B:\n{use.space} = {formula_text([u.buffer for u in inside], align)}"
+    return (f"{use.space} {_PER[use.core]}{split}; padN(x) rounds x up to N B:\n"
+            f"{use.space} = {formula_text([u.buffer for u in inside], align)}"
             f"\n    = {numbers}{total} at {at}")
 
 
