@@ -16,7 +16,8 @@ inline bool Cmp(AscendC::CMPMODE m, double a, double b) {
     }
     return false;
 }
-// Compare/Compares: only the 256 B-aligned part of count is computed (Compare.md constraint).
+// Compare/Compares: only the 256 B-aligned part of count is computed (Compare.md constraint;
+// UNVERIFIED that Compares/CompareScalar share it).
 template <typename T, typename U, typename GetB>
 void CompareImpl(const char* api, const AscendC::LocalTensor<U>& dst, const AscendC::LocalTensor<T>& src0,
                  AscendC::CMPMODE mode, uint32_t count, GetB getB, const AscendC::LocalTensor<T>* src1) {
@@ -183,7 +184,7 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
     for (uint32_t i = 0; i < count; ++i) {
         const double v = ToD(*src.Ptr(i));
         if constexpr (std::is_same<T, float>::value) {
-            if constexpr (std::is_same<U, float>::value) {  // float->float rounds to an integral value
+            if constexpr (std::is_same<U, float>::value) {  // UNVERIFIED: float->float rounds to an integral value
                 out[i] = std::isfinite(v) ? static_cast<float>(std::copysign(RoundMag(std::fabs(v), MagMode(r, v < 0)), v))
                                           : static_cast<float>(v);
             } else {

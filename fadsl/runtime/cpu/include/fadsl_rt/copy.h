@@ -202,7 +202,8 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
     fadsl_rt::GmSpanBytes(api, dst, bytes);
     fadsl_rt::LocalToGm(api, dst, 0, src, 0, bytes);
 }
-// UB -> UB. UNVERIFIED: issued on PIPE_V (the vector unit moves UB to UB).
+// UB -> UB. UNVERIFIED: issued on PIPE_V (the vector unit moves UB to UB) and, like GM<->UB, count*sizeof(T)
+// rounded down to 32 B.
 template <typename T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
     const char* api = "DataCopy (UB->UB, count)";

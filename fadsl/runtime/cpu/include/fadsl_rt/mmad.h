@@ -39,6 +39,7 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
     constexpr uint32_t k0 = 32 / sizeof(U);
     const uint32_t M1 = (p.m + 15) / 16, N1 = (p.n + 15) / 16;
     uint32_t K1 = (p.k + k0 - 1) / k0;
+    // UNVERIFIED: kDirectionAlign=true pads float K to 16 (K-方向对齐约束): K1 counted in 8-wide fractals.
     if (std::is_same<U, float>::value && p.kDirectionAlign) K1 = (p.k + 15) / 16 * 2;
     const bool gemv = p.m == 1;  // GEMV: L0A is read as ND (Mmad doc). UNVERIFIED detail of its layout.
     const uint64_t aBytes = gemv ? static_cast<uint64_t>(p.k) * sizeof(U) : uint64_t(M1) * K1 * kFractalBytes;

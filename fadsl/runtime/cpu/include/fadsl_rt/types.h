@@ -137,8 +137,8 @@ inline int32_t ToInt32(double x, SignedRnd m) {
 
 // IEEE 754 binary16 (the CANN CPU-debug `half`, global namespace as in kernel code).
 struct half {
-    uint16_t val = 0;
-    constexpr half() = default;
+    uint16_t val;  // raw bits; trivial default constructor like a built-in scalar
+    half() = default;
     template <typename U, typename std::enable_if<std::is_arithmetic<U>::value, int>::type = 0>
     half(U v) : val(fadsl_rt::ToHalfBits(static_cast<double>(v))) {}  // NOLINT: implicit on purpose
     operator float() const { return fadsl_rt::HalfBitsToFloat(val); }  // NOLINT
@@ -151,8 +151,8 @@ struct half {
 
 // bfloat16 (8 exponent bits, 7 fraction bits), global namespace as in kernel code.
 struct bfloat16_t {
-    uint16_t val = 0;
-    constexpr bfloat16_t() = default;
+    uint16_t val;
+    bfloat16_t() = default;
     template <typename U, typename std::enable_if<std::is_arithmetic<U>::value, int>::type = 0>
     bfloat16_t(U v) : val(fadsl_rt::ToBf16Bits(static_cast<double>(v))) {}  // NOLINT
     operator float() const { return fadsl_rt::Bf16BitsToFloat(val); }  // NOLINT
@@ -163,7 +163,7 @@ struct bfloat16_t {
     bfloat16_t& operator/=(float o) { *this = bfloat16_t(static_cast<float>(*this) / o); return *this; }
 };
 static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "half/bfloat16_t must be 2 bytes");
-static_assert(std::is_trivially_copyable<half>::value, "half must be trivially copyable");
+static_assert(std::is_trivial<half>::value && std::is_trivial<bfloat16_t>::value, "half/bfloat16_t must be trivial");
 
 namespace fadsl_rt {
 template <typename T> struct TypeName { static const char* Get() { return "?"; } };

@@ -19,6 +19,7 @@ inline LaneMask MakeMask(const char* api, uint64_t mask, uint32_t lanes) {
     return m;
 }
 inline LaneMask MakeMask(const char* api, const uint64_t mask[], uint32_t lanes) {
+    // UNVERIFIED: with 64 lanes the hardware may ignore mask[1]; non-zero bits there are treated as a bug.
     if (lanes <= 64 && mask[1] != 0)
         Fail(api, Str("mask[1] = ", mask[1], " must be 0 for 32-bit operands (only ", lanes, " lanes per repeat)"));
     LaneMask m;
