@@ -35,10 +35,25 @@ PHASES = ("mte2", "cube", "vector", "mte3")
 """The four units whose per-iteration times overlap when the loop is pipelined."""
 
 _TRANSCENDENTAL = (ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
-_FREE = (ir.ExpandDims, ir.QueueAlloc, ir.AllocTensor, ir.Enqueue, ir.Dequeue,
-         ir.FreeTensor)
-_WORK_KEYS = ("mte2_bytes", "mte3_bytes", "cube_flops", "cube_f32_flops", "l0a_bytes",
-              "l0b_bytes", "vector_ops", "vector_transcendental", "ws_bytes")
+_FREE = (
+    ir.ExpandDims,
+    ir.QueueAlloc,
+    ir.AllocTensor,
+    ir.Enqueue,
+    ir.Dequeue,
+    ir.FreeTensor,
+)
+_WORK_KEYS = (
+    "mte2_bytes",
+    "mte3_bytes",
+    "cube_flops",
+    "cube_f32_flops",
+    "l0a_bytes",
+    "l0b_bytes",
+    "vector_ops",
+    "vector_transcendental",
+    "ws_bytes",
+)
 
 
 @dataclass
@@ -46,7 +61,8 @@ class Work:
     """Symbolic amounts of work of one KV iteration or of one task's own code."""
 
     amounts: dict[str, Expr] = field(
-        default_factory=lambda: {k: sympy.Integer(0) for k in _WORK_KEYS})
+        default_factory=lambda: {k: sympy.Integer(0) for k in _WORK_KEYS}
+    )
     crossing: set[str] = field(default_factory=set)
     """Values already charged as cube <-> vector workspace traffic."""
 
@@ -124,8 +140,13 @@ class Estimate:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(predicted_s=self.predicted_s, tflops=self.tflops,
-                   hbm_ratio=self.hbm_ratio, bound=self.phases.bound, modelled=True)
+        out.update(
+            predicted_s=self.predicted_s,
+            tflops=self.tflops,
+            hbm_ratio=self.hbm_ratio,
+            bound=self.phases.bound,
+            modelled=True,
+        )
         return out
 
 
@@ -139,13 +160,21 @@ class CostModel:
         self.task_work, self.loops = _workload(self.grid, target.split)
         self.kernel_type = _kernel_type(self.grid, target)
         self._task_fn = batch(self.task_work.amounts)
-        self._loop_fns = [(lp, batch(lp.work.amounts), batch({"n": lp.trips}))
-                          for lp in self.loops]
-        self._bound = sum((_tensor_bytes(p) for p in kernel.params
-                           if p.kind in (ir.ParamKind.IN, ir.ParamKind.OUT)),
-                          sympy.Integer(0))
+        self._loop_fns = [
+            (lp, batch(lp.work.amounts), batch({"n": lp.trips})) for lp in self.loops
+        ]
+        self._bound = sum(
+            (
+                _tensor_bytes(p)
+                for p in kernel.params
+                if p.kind in (ir.ParamKind.IN, ir.ParamKind.OUT)
+            ),
+            sympy.Integer(0),
+        )
 
-    def estimate(self, env: Mapping[str, Any], block_dim: int | None = None) -> Estimate:
+    def estimate(
+        self, env: Mapping[str, Any], block_dim: int | None = None
+    ) -> Estimate:
         """Modelled time and traffic at ``env`` (shape symbols and tile constants)."""
         extents = tuple(exact(e, env) for e in self.grid.extents)
         tasks = _product(extents)
@@ -168,14 +197,19 @@ class CostModel:
             first = first or (w, ph, lp.stages)
         w0, ph0, stages = first or (task_w, self._phases(task_w, dim), 1)
         return Estimate(
-            per_iteration=w0, phases=ph0, stages=stages, tasks=tasks, block_dim=dim,
+            per_iteration=w0,
+            phases=ph0,
+            stages=stages,
+            tasks=tasks,
+            block_dim=dim,
             iterations=iterations,
             time_serial_s=_makespan(serial, extents, dim),
             time_overlap_s=_makespan(overlap, extents, dim),
             hbm_bytes=totals["mte2_bytes"] + totals["mte3_bytes"],
             hbm_lower_bound=exact(self._bound, env),
             workspace_bytes=totals["ws_bytes"],
-            cube_flops=totals["cube_flops"] + totals["cube_f32_flops"])
+            cube_flops=totals["cube_flops"] + totals["cube_f32_flops"],
+        )
 
     def _phases(self, w: Mapping[str, int], block_dim: int) -> PhaseTimes:
         t = self.target
@@ -183,13 +217,16 @@ class CostModel:
         hbm_share = t.rate("hbm_bytes_per_s") / max(1, block_dim)
         load_bw = min(t.rate("mte2_bytes_per_cycle") * clock, hbm_share)
         store_bw = min(t.rate("mte3_bytes_per_cycle") * clock, hbm_share)
-        cube = max(w["cube_flops"] / (t.rate("cube_flops_per_cycle") * clock)
-                   + w["cube_f32_flops"] / (t.rate("cube_f32_flops_per_cycle") * clock),
-                   w["l0a_bytes"] / (t.rate("l1_to_l0a_bytes_per_cycle") * clock),
-                   w["l0b_bytes"] / (t.rate("l1_to_l0b_bytes_per_cycle") * clock))
+        cube = max(
+            w["cube_flops"] / (t.rate("cube_flops_per_cycle") * clock)
+            + w["cube_f32_flops"] / (t.rate("cube_f32_flops_per_cycle") * clock),
+            w["l0a_bytes"] / (t.rate("l1_to_l0a_bytes_per_cycle") * clock),
+            w["l0b_bytes"] / (t.rate("l1_to_l0b_bytes_per_cycle") * clock),
+        )
         units = 2 if t.split else 1
         ops = w["vector_ops"] + w["vector_transcendental"] * t.rate(
-            "vector_transcendental_cost")
+            "vector_transcendental_cost"
+        )
         ws_in = w["ws_bytes"] / (t.rate("mte2_bytes_per_cycle") * clock)
         ws_out = w["ws_bytes"] / (t.rate("mte3_bytes_per_cycle") * clock)
         return PhaseTimes(
@@ -197,7 +234,8 @@ class CostModel:
             cube=cube,
             vector=ops / (t.rate("vector_elems_per_cycle") * clock * units),
             mte3=w["mte3_bytes"] / store_bw + ws_out,
-            overhead=self._rate_s("iteration_overhead_cycles"))
+            overhead=self._rate_s("iteration_overhead_cycles"),
+        )
 
     def _rate_s(self, cycles_rate: str) -> float:
         return self.target.rate(cycles_rate) / self.target.rate("clock_hz")
@@ -221,8 +259,12 @@ def _product(xs: tuple[int, ...]) -> int:
     return out
 
 
-def _trip_counts(fn: BatchFn, env: Mapping[str, Any], names: tuple[str, ...],
-                 extents: tuple[int, ...]) -> Any:
+def _trip_counts(
+    fn: BatchFn,
+    env: Mapping[str, Any],
+    names: tuple[str, ...],
+    extents: tuple[int, ...],
+) -> Any:
     """Trip counts per task, as an array broadcastable to the grid's shape: only the
     grid variables the count depends on (e.g. the Q block under causal) get an axis."""
     import numpy as np
@@ -270,8 +312,11 @@ def _numbers(fn: BatchFn, env: Mapping[str, Any]) -> dict[str, int]:
 def _grid(kernel: ir.Kernel) -> ir.Grid:
     grids = [op for op in kernel.body if isinstance(op, ir.Grid)]
     if len(grids) != 1:
-        raise UsageError(f"the cost model needs exactly one fd.grid loop in kernel "
-                         f"`{kernel.name}`, found {len(grids)}", kernel.loc)
+        raise UsageError(
+            f"the cost model needs exactly one fd.grid loop in kernel "
+            f"`{kernel.name}`, found {len(grids)}",
+            kernel.loc,
+        )
     return grids[0]
 
 
@@ -305,8 +350,13 @@ def _workload(grid: ir.Grid, split: bool) -> tuple[Work, list[Loop]]:
     return task, loops
 
 
-def _count_body(body: tuple[ir.Op, ...], w: Work, producers: dict[ir.Value, ir.Op],
-                split: bool, times: Expr) -> None:
+def _count_body(
+    body: tuple[ir.Op, ...],
+    w: Work,
+    producers: dict[ir.Value, ir.Op],
+    split: bool,
+    times: Expr,
+) -> None:
     for op in body:
         if isinstance(op, ir.For):
             _count_body(op.body, w, producers, split, times * (op.stop - op.start))
@@ -325,8 +375,9 @@ def _bytes(v: ir.Value) -> Expr:
     return _elems(v.type) * v.type.dtype.itemsize
 
 
-def _count(op: ir.Op, w: Work, producers: dict[ir.Value, ir.Op], split: bool,
-           times: Expr) -> None:
+def _count(
+    op: ir.Op, w: Work, producers: dict[ir.Value, ir.Op], split: bool, times: Expr
+) -> None:
     if isinstance(op, _FREE):
         return
     if isinstance(op, ir.Load):
@@ -354,10 +405,15 @@ def _cross(v: ir.Value, w: Work, times: Expr) -> None:
         w.add("ws_bytes", times * _bytes(v))
 
 
-def _count_dot(op: ir.Dot, w: Work, producers: dict[ir.Value, ir.Op], split: bool,
-               times: Expr) -> None:
+def _count_dot(
+    op: ir.Dot, w: Work, producers: dict[ir.Value, ir.Op], split: bool, times: Expr
+) -> None:
     ta, tb, tc = op.a.type, op.b.type, op.result.type
-    assert isinstance(ta, TileType) and isinstance(tb, TileType) and isinstance(tc, TileType)
+    assert (
+        isinstance(ta, TileType)
+        and isinstance(tb, TileType)
+        and isinstance(tc, TileType)
+    )
     k = ta.shape[0] if op.transpose_a else ta.shape[1]
     flops = 2 * tc.shape[0] * tc.shape[1] * k
     w.add("cube_f32_flops" if ta.dtype is DType.F32 else "cube_flops", times * flops)

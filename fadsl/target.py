@@ -43,9 +43,22 @@ RATE_NAMES = (
 )
 """Cost-model rates every target must give (docs/cost-model.md explains each)."""
 
-MEMORY_FACTS = ("ub_bytes", "l1_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes",
-                "aic_cores", "aiv_cores", "ub_align", "l1_align", "l0ab_align",
-                "l0c_align", "has_datacopypad", "cube_dtypes", "vector_dtypes")
+MEMORY_FACTS = (
+    "ub_bytes",
+    "l1_bytes",
+    "l0a_bytes",
+    "l0b_bytes",
+    "l0c_bytes",
+    "aic_cores",
+    "aiv_cores",
+    "ub_align",
+    "l1_align",
+    "l0ab_align",
+    "l0c_align",
+    "has_datacopypad",
+    "cube_dtypes",
+    "vector_dtypes",
+)
 """Facts that must carry a source string in every target description."""
 
 
@@ -140,9 +153,11 @@ class Target:
     def rate(self, name: str) -> float:
         found = self.rates.get(name)
         if found is None:
-            raise UsageError(f"target {self.name} has no cost-model rate {name!r}",
-                             hint=f"add it under \"rates\"; every target gives "
-                             f"{', '.join(RATE_NAMES)}")
+            raise UsageError(
+                f"target {self.name} has no cost-model rate {name!r}",
+                hint=f'add it under "rates"; every target gives '
+                f"{', '.join(RATE_NAMES)}",
+            )
         return found.value
 
     def unverified(self) -> list[str]:
@@ -183,36 +198,67 @@ def load_file(path: str) -> Target:
     except FileNotFoundError:
         raise UsageError(f"--target-file {path}: no such file") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON: {exc.msg}",
-                         Loc(path, exc.lineno, exc.colno - 1)) from None
+        raise UsageError(
+            f"{path}: not valid JSON: {exc.msg}", Loc(path, exc.lineno, exc.colno - 1)
+        ) from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a target description is a JSON object")
     return from_dict(data, path)
 
 
-_REQUIRED = ("name", "arch", "split", "ub_bytes", "l1_bytes", "l0a_bytes", "l0b_bytes",
-             "l0c_bytes", "aic_cores", "aiv_cores", "has_datacopypad", "cube_dtypes",
-             "vector_dtypes", "rates", "sources")
-_POSITIVE = ("ub_bytes", "l1_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "aic_cores",
-             "aiv_cores", "ub_align", "l1_align", "l0ab_align", "l0c_align")
+_REQUIRED = (
+    "name",
+    "arch",
+    "split",
+    "ub_bytes",
+    "l1_bytes",
+    "l0a_bytes",
+    "l0b_bytes",
+    "l0c_bytes",
+    "aic_cores",
+    "aiv_cores",
+    "has_datacopypad",
+    "cube_dtypes",
+    "vector_dtypes",
+    "rates",
+    "sources",
+)
+_POSITIVE = (
+    "ub_bytes",
+    "l1_bytes",
+    "l0a_bytes",
+    "l0b_bytes",
+    "l0c_bytes",
+    "aic_cores",
+    "aiv_cores",
+    "ub_align",
+    "l1_align",
+    "l0ab_align",
+    "l0c_align",
+)
 _HINT = "see docs/targets.md and fadsl/targets/ascend910b1.json for the format"
 
 
 def from_dict(data: dict[str, Any], origin: str) -> Target:
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
-        raise UsageError(f"{origin}: target description lacks {', '.join(missing)}",
-                         hint=_HINT)
+        raise UsageError(
+            f"{origin}: target description lacks {', '.join(missing)}", hint=_HINT
+        )
     known = set(Target.__dataclass_fields__)
     extra = sorted(set(data) - known - {"comment"})
     if extra:
-        raise UsageError(f"{origin}: unknown target field(s) {', '.join(extra)}", hint=_HINT)
+        raise UsageError(
+            f"{origin}: unknown target field(s) {', '.join(extra)}", hint=_HINT
+        )
     kwargs = {k: v for k, v in data.items() if k in known}
     for k in ("cube_dtypes", "vector_dtypes"):
         kwargs[k] = tuple(kwargs[k])
     for k in _POSITIVE:
         if k in kwargs and (not _is_int(kwargs[k]) or kwargs[k] <= 0):
-            raise UsageError(f"{origin}: {k} must be a positive integer, got {kwargs[k]!r}")
+            raise UsageError(
+                f"{origin}: {k} must be a positive integer, got {kwargs[k]!r}"
+            )
     for k in ("ub_align", "l1_align", "l0ab_align", "l0c_align"):
         if k in kwargs and kwargs[k] & (kwargs[k] - 1):
             raise UsageError(f"{origin}: {k} must be a power of two, got {kwargs[k]}")
@@ -227,19 +273,22 @@ def _is_int(v: Any) -> bool:
 
 def _sources(raw: Any, origin: str) -> dict[str, str]:
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
-        raise UsageError(f"{origin}: \"sources\" maps fact names to source strings")
+        raise UsageError(f'{origin}: "sources" maps fact names to source strings')
     unsourced = [k for k in MEMORY_FACTS if not raw.get(k, "").strip()]
     if unsourced:
         raise UsageError(
             f"{origin}: no source given for {', '.join(unsourced)}",
             hint="every memory and core fact names where it comes from; write "
-            "\"UNVERIFIED: ...\" when sources disagree, \"assumption: ...\" when there is none")
+            '"UNVERIFIED: ..." when sources disagree, "assumption: ..." when there is none',
+        )
     return dict(raw)
 
 
 def _rates(raw: Any, origin: str) -> dict[str, Rate]:
     if not isinstance(raw, dict):
-        raise UsageError(f"{origin}: \"rates\" maps rate names to {{value, unit, source}}")
+        raise UsageError(
+            f'{origin}: "rates" maps rate names to {{value, unit, source}}'
+        )
     missing = [k for k in RATE_NAMES if k not in raw]
     if missing:
         raise UsageError(f"{origin}: \"rates\" lacks {', '.join(missing)}", hint=_HINT)
@@ -249,15 +298,19 @@ def _rates(raw: Any, origin: str) -> dict[str, Rate]:
 def _rate(name: str, entry: Any, origin: str) -> Rate:
     where = f"{origin}: rate {name}"
     if not isinstance(entry, dict):
-        raise UsageError(f"{where}: expected {{\"value\", \"unit\", \"source\"}}")
+        raise UsageError(f'{where}: expected {{"value", "unit", "source"}}')
     value = entry.get("value")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise UsageError(f"{where}: value must be a positive number, got {value!r}")
     unit = entry.get("unit")
     source = entry.get("source") or entry.get("assumption")
     if not isinstance(unit, str) or not isinstance(source, str) or not source.strip():
-        raise UsageError(f"{where}: needs a \"unit\" and a \"source\" (or \"assumption\")")
+        raise UsageError(f'{where}: needs a "unit" and a "source" (or "assumption")')
     if "assumption" in entry and not source.lower().startswith("assumption"):
         source = "assumption: " + source
     return Rate(name, float(value), unit, source)

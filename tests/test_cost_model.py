@@ -21,8 +21,9 @@ def _kernel(causal: bool = False, stages: int = 2):  # type: ignore[no-untyped-d
     return kdef.build({"causal": causal, "stages": stages})
 
 
-def _estimate(tname: str, bq: int, bkv: int, causal: bool = False, stages: int = 2,
-              **shape: int) -> Estimate:
+def _estimate(
+    tname: str, bq: int, bkv: int, causal: bool = False, stages: int = 2, **shape: int
+) -> Estimate:
     env = {**SHAPE, **shape, "block_q": bq, "block_kv": bkv, "stages": stages}
     return CostModel(_kernel(causal, stages), targets.get(tname)).estimate(env)
 
@@ -87,7 +88,9 @@ def test_faster_memory_is_never_slower() -> None:
     t = targets.get("ascend910b1")
     rates = dict(t.rates)
     hbm = rates["hbm_bytes_per_s"]
-    rates["hbm_bytes_per_s"] = Rate(hbm.name, hbm.value * 4, hbm.unit, "assumption: test")
+    rates["hbm_bytes_per_s"] = Rate(
+        hbm.name, hbm.value * 4, hbm.unit, "assumption: test"
+    )
     fast = dataclasses.replace(t, rates=rates)
     env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": 2}
     slow_e = CostModel(_kernel(), t).estimate(env)

@@ -11,8 +11,15 @@ import pytest
 from fadsl import target as targets
 from fadsl.errors import UsageError
 
-REQUIRED = ("ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend910_9392",
-            "ascend910a", "ascend310p3")
+REQUIRED = (
+    "ascend910b1",
+    "ascend910b2",
+    "ascend910b3",
+    "ascend910b4",
+    "ascend910_9392",
+    "ascend910a",
+    "ascend310p3",
+)
 BUILTIN_DIR = Path(targets.__file__).parent / "targets"
 
 
@@ -40,20 +47,26 @@ def test_peak_rates_are_labelled_unverified_or_assumption(name: str) -> None:
     t = targets.get(name)
     for key in ("clock_hz", "cube_flops_per_cycle", "hbm_bytes_per_s"):
         r = t.rates[key]
-        assert r.is_unverified or r.is_assumption, f"{name}: {key} claims a verified peak"
+        assert (
+            r.is_unverified or r.is_assumption
+        ), f"{name}: {key} claims a verified peak"
 
 
-@pytest.mark.parametrize("name, aic, aiv, open_facts", [
-    ("ascend910b1", 24, 48, set()),
-    ("ascend910b2", 24, 48, set()),
-    ("ascend910b3", 20, 40, set()),
-    ("ascend910b4", 20, 40, {"aiv_cores"}),
-    ("ascend910_9392", 20, 40, {"aic_cores", "aiv_cores"}),
-    ("ascend910a", 30, 30, {"aic_cores"}),
-    ("ascend310p3", 8, 8, {"aic_cores"}),
-])
-def test_core_counts_and_their_unverified_marks(name: str, aic: int, aiv: int,
-                                                open_facts: set[str]) -> None:
+@pytest.mark.parametrize(
+    "name, aic, aiv, open_facts",
+    [
+        ("ascend910b1", 24, 48, set()),
+        ("ascend910b2", 24, 48, set()),
+        ("ascend910b3", 20, 40, set()),
+        ("ascend910b4", 20, 40, {"aiv_cores"}),
+        ("ascend910_9392", 20, 40, {"aic_cores", "aiv_cores"}),
+        ("ascend910a", 30, 30, {"aic_cores"}),
+        ("ascend310p3", 8, 8, {"aic_cores"}),
+    ],
+)
+def test_core_counts_and_their_unverified_marks(
+    name: str, aic: int, aiv: int, open_facts: set[str]
+) -> None:
     t = targets.get(name)
     assert (t.aic_cores, t.aiv_cores) == (aic, aiv)
     assert open_facts <= set(t.unverified())
@@ -72,7 +85,12 @@ def test_split_chips(name: str) -> None:
     t = targets.get(name)
     assert t.arch == 2201 and t.split and t.codegen and t.has_datacopypad
     assert (t.ub_bytes, t.l1_bytes, t.l0a_bytes, t.l0b_bytes, t.l0c_bytes) == (
-        192 * 1024 - 256, 512 * 1024 - 256, 64 * 1024, 64 * 1024, 128 * 1024)
+        192 * 1024 - 256,
+        512 * 1024 - 256,
+        64 * 1024,
+        64 * 1024,
+        128 * 1024,
+    )
     assert "bf16" in t.cube_dtypes and "f32" in t.cube_dtypes
     assert t.core_of("UB") == "AIV" and t.core_of("L0C") == "AIC"
     assert t.physical_cores("MIX_AIC_1_2") == (t.aic_cores, "AIC")
@@ -83,7 +101,11 @@ def test_split_chips(name: str) -> None:
 def test_coupled_chips(name: str, arch: int) -> None:
     t = targets.get(name)
     assert t.arch == arch and not t.split and not t.codegen and not t.has_datacopypad
-    assert (t.ub_bytes, t.l1_bytes, t.l0c_bytes) == (248 * 1024, 1024 * 1024, 256 * 1024)
+    assert (t.ub_bytes, t.l1_bytes, t.l0c_bytes) == (
+        248 * 1024,
+        1024 * 1024,
+        256 * 1024,
+    )
     assert "bf16" not in t.cube_dtypes
     assert {t.core_of(s) for s in targets.SPACES} == {"AICORE"}
     assert t.physical_cores("AICORE") == (t.aic_cores, "AI Core")
@@ -114,18 +136,24 @@ def test_target_file_wins_over_target_name(tmp_path: Path) -> None:
     assert (t.name, t.ub_bytes) == ("mychip", 65536)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"l0c_bytes": None}, "lacks l0c_bytes"),
-    ({"ub_bytes": -1}, "ub_bytes must be a positive integer"),
-    ({"ub_align": 48}, "ub_align must be a power of two"),
-    ({"flux": 1}, "unknown target field"),
-    ({"sources": {"ub_bytes": "x"}}, "no source given for l1_bytes"),
-    ({"rates": {"clock_hz": {"value": 1e9, "unit": "Hz", "source": "x"}}},
-     "rates\" lacks cube_flops_per_cycle"),
-])
-def test_bad_target_files_are_usage_errors(tmp_path: Path, change: dict,
-                                           message: str) -> None:
-    with pytest.raises(UsageError, match=message.replace("\"", ".")):
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"l0c_bytes": None}, "lacks l0c_bytes"),
+        ({"ub_bytes": -1}, "ub_bytes must be a positive integer"),
+        ({"ub_align": 48}, "ub_align must be a power of two"),
+        ({"flux": 1}, "unknown target field"),
+        ({"sources": {"ub_bytes": "x"}}, "no source given for l1_bytes"),
+        (
+            {"rates": {"clock_hz": {"value": 1e9, "unit": "Hz", "source": "x"}}},
+            'rates" lacks cube_flops_per_cycle',
+        ),
+    ],
+)
+def test_bad_target_files_are_usage_errors(
+    tmp_path: Path, change: dict, message: str
+) -> None:
+    with pytest.raises(UsageError, match=message.replace('"', ".")):
         targets.load_file(_user_file(tmp_path, **change))
 
 
@@ -134,7 +162,7 @@ def test_rate_without_source_is_refused(tmp_path: Path) -> None:
     data["rates"]["clock_hz"] = {"value": 1e9, "unit": "Hz"}
     path = tmp_path / "x.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(UsageError, match="needs a \"unit\" and a \"source\""):
+    with pytest.raises(UsageError, match='needs a "unit" and a "source"'):
         targets.load_file(str(path))
 
 
@@ -157,7 +185,9 @@ def test_invalid_json_points_at_the_line(tmp_path: Path) -> None:
 
 
 def test_docs_list_every_builtin_target_with_its_numbers() -> None:
-    docs = (Path(__file__).parent.parent / "docs" / "targets.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).parent.parent / "docs" / "targets.md").read_text(
+        encoding="utf-8"
+    )
     sections = {s.split("\n", 1)[0].strip(): s for s in docs.split("\n### ")[1:]}
     for name in targets.builtin_names():
         t = targets.get(name)

@@ -111,44 +111,74 @@ class ResourceReport:
 # ----------------------------------------------------------------------------
 
 
-def check(plan: BufferPlan, target: Target, env: Mapping[str, Any],
-          block_dim: int | None = None) -> ResourceReport:
+def check(
+    plan: BufferPlan,
+    target: Target,
+    env: Mapping[str, Any],
+    block_dim: int | None = None,
+) -> ResourceReport:
     """Evaluate ``plan`` at ``env`` against ``target``; never raises on overflow."""
     spaces = tuple(_space_use(plan, target, s, env) for s in SPACES)
-    buffers = tuple(BufferUse(b, exact(b.bytes(target.align(b.space)), env))
-                    for b in plan.buffers)
+    buffers = tuple(
+        BufferUse(b, exact(b.bytes(target.align(b.space)), env)) for b in plan.buffers
+    )
     ws = sum((exact(w.bytes(), env) for w in plan.workspaces), 0)
-    return ResourceReport(plan.kernel, target.name, dict(env), spaces, buffers, ws,
-                          core_use(plan, target, env, block_dim))
+    return ResourceReport(
+        plan.kernel,
+        target.name,
+        dict(env),
+        spaces,
+        buffers,
+        ws,
+        core_use(plan, target, env, block_dim),
+    )
 
 
-def _space_use(plan: BufferPlan, target: Target, space: str,
-               env: Mapping[str, Any]) -> SpaceUse:
+def _space_use(
+    plan: BufferPlan, target: Target, space: str, env: Mapping[str, Any]
+) -> SpaceUse:
     formula = plan.footprint(space, target.align(space))
-    return SpaceUse(space, target.core_of(space), formula, exact(formula, env),
-                    target.capacity(space))
+    return SpaceUse(
+        space,
+        target.core_of(space),
+        formula,
+        exact(formula, env),
+        target.capacity(space),
+    )
 
 
-def core_use(plan: BufferPlan, target: Target, env: Mapping[str, Any],
-             block_dim: int | None = None) -> CoreUse:
+def core_use(
+    plan: BufferPlan,
+    target: Target,
+    env: Mapping[str, Any],
+    block_dim: int | None = None,
+) -> CoreUse:
     """blockDim = min(tasks, physical cores of the kernel type) unless one is asked for."""
     tasks = exact(plan.tasks, env)
     physical, unit = target.physical_cores(plan.kernel_type)
     chosen = min(tasks, physical) if block_dim is None else block_dim
-    return CoreUse(plan.kernel_type, tasks, chosen, physical, unit, block_dim is not None)
+    return CoreUse(
+        plan.kernel_type, tasks, chosen, physical, unit, block_dim is not None
+    )
 
 
-def run(kernel: Any, target: Target, env: Mapping[str, Any] | None = None) -> Any:
-    """The pass: plan the kernel's buffers, check them, return the kernel unchanged.
+def run(kernel: Any, target: Any = None, env: Mapping[str, Any] | None = None) -> Any:
+    """The pass form: plan the kernel's buffers, check them, return the kernel unchanged.
 
-    ``env`` gives shape symbols; the kernel's integer constants are added to it.
+    ``kernel`` is the IR after PIPELINE (pipeline and lower_vector applied); ``env``
+    gives the shape symbols, and the kernel's integer constants are added to it.
+    Raises ResourceError when something does not fit. Without a target there is
+    nothing to check against, and the kernel is returned as it is.
     """
+    if target is None:
+        return kernel
     from fadsl.passes.plan_buffers import plan as plan_buffers
 
-    values = {k: v for k, v in kernel.consts
-              if isinstance(v, int) and not isinstance(v, bool)}
+    values = {
+        k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)
+    }
     values.update(env or {})
-    plan = plan_buffers(kernel, target)
+    plan = plan_buffers(kernel, target, values)
     report = check(plan, target, values)
     err = explain(report, plan, target, tunable_names(kernel), kernel.loc)
     if err is not None:
@@ -158,10 +188,11 @@ def run(kernel: Any, target: Target, env: Mapping[str, Any] | None = None) -> An
 
 def tunable_names(kernel: Any) -> tuple[str, ...]:
     """Integer constants of the kernel other than ``stages``: the block sizes."""
-    return tuple(k for k, v in kernel.consts
-                 if isinstance(v, int) and not isinstance(v, bool) and k != "stages")
-
-
+    return tuple(
+        k
+        for k, v in kernel.consts
+        if isinstance(v, int) and not isinstance(v, bool) and k != "stages"
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -169,8 +200,13 @@ def tunable_names(kernel: Any) -> tuple[str, ...]:
 # ----------------------------------------------------------------------------
 
 
-def explain(report: ResourceReport, plan: BufferPlan, target: Target,
-            tunable: Sequence[str], kernel_loc: Loc | None) -> ResourceError | None:
+def explain(
+    report: ResourceReport,
+    plan: BufferPlan,
+    target: Target,
+    tunable: Sequence[str],
+    kernel_loc: Loc | None,
+) -> ResourceError | None:
     """One ResourceError for all overflowing spaces and the core limit; None if it fits."""
     group = ErrorGroup()
     file = _file_name(plan, kernel_loc)
@@ -191,21 +227,35 @@ def _file_name(plan: BufferPlan, kernel_loc: Loc | None) -> str:
     return locs[0].short().rsplit(":", 1)[0] if locs else "<unknown file>"
 
 
-_PER = {"AIV": "per vector core (AIV)", "AIC": "per cube core (AIC)",
-        "AICORE": "per AI Core"}
+_PER = {
+    "AIV": "per vector core (AIV)",
+    "AIC": "per cube core (AIC)",
+    "AICORE": "per AI Core",
+}
 
 
-def _memory_error(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
-                  target: Target, tunable: Sequence[str], file: str,
-                  kernel_loc: Loc | None) -> ResourceError:
+def _memory_error(
+    over: tuple[SpaceUse, ...],
+    report: ResourceReport,
+    plan: BufferPlan,
+    target: Target,
+    tunable: Sequence[str],
+    file: str,
+    kernel_loc: Loc | None,
+) -> ResourceError:
     worst = max(over, key=lambda u: u.percent)
-    inside = {u.space: [b for b in report.buffers if b.buffer.space == u.space]
-              for u in over}
+    inside = {
+        u.space: [b for b in report.buffers if b.buffer.space == u.space] for u in over
+    }
     biggest = max(inside[worst.space], key=lambda b: b.bytes).buffer
     names = ", ".join(u.space for u in over)
-    head = (f"{names} overflow in kernel `{report.kernel}` ({file}) on {target.name}: "
-            + "; ".join(f"{u.space} needs {u.used:,} B > {u.capacity:,} B {_PER[u.core]}"
-                        for u in over))
+    head = (
+        f"{names} overflow in kernel `{report.kernel}` ({file}) on {target.name}: "
+        + "; ".join(
+            f"{u.space} needs {u.used:,} B > {u.capacity:,} B {_PER[u.core]}"
+            for u in over
+        )
+    )
     notes: list[str] = []
     for u in over:
         notes.append(_formula_note(u, inside[u.space], report, target))
@@ -234,8 +284,9 @@ def formula_text(buffers: Sequence[Buffer], align: int) -> str:
     return " + ".join(terms) if terms else "0"
 
 
-def _formula_note(use: SpaceUse, inside: list[BufferUse], report: ResourceReport,
-                  target: Target) -> str:
+def _formula_note(
+    use: SpaceUse, inside: list[BufferUse], report: ResourceReport, target: Target
+) -> str:
     align = target.align(use.space)
     split = ", rows split between the 2 AIVs" if use.core == "AIV" else ""
     names = sorted(s.name for s in sympy.sympify(use.formula).free_symbols)
@@ -244,9 +295,11 @@ def _formula_note(use: SpaceUse, inside: list[BufferUse], report: ResourceReport
     at = ", ".join(f"{n}={report.env[n]}" for n in names if n in report.env)
     numbers = " + ".join(f"{u.bytes:,}" for u in inside)
     total = f" = {use.used:,} B" if len(inside) > 1 else " B"
-    return (f"{use.space} {_PER[use.core]}{split}; padN(x) rounds x up to N B:\n"
-            f"{use.space} = {formula_text([u.buffer for u in inside], align)}"
-            f"\n    = {numbers}{total} at {at}")
+    return (
+        f"{use.space} {_PER[use.core]}{split}; padN(x) rounds x up to N B:\n"
+        f"{use.space} = {formula_text([u.buffer for u in inside], align)}"
+        f"\n    = {numbers}{total} at {at}"
+    )
 
 
 def _buffers_note(space: str, inside: list[BufferUse]) -> str:
@@ -255,16 +308,27 @@ def _buffers_note(space: str, inside: list[BufferUse]) -> str:
         b = u.buffer
         shape = ", ".join(expr_text(d) for d in b.shape)
         slots = f" x{b.buffers}" if b.buffers > 1 else ""
-        rows.append((b.name, f"{b.dtype.value}[{shape}]{slots}", f"{u.bytes:,} B",
-                     b.loc.short() if b.loc else "", b.role))
+        rows.append(
+            (
+                b.name,
+                f"{b.dtype.value}[{shape}]{slots}",
+                f"{u.bytes:,} B",
+                b.loc.short() if b.loc else "",
+                b.role,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
-             f"{r[3]:<{widths[3]}}  {r[4]}".rstrip() for r in rows]
+    lines = [
+        f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:>{widths[2]}}  "
+        f"{r[3]:<{widths[3]}}  {r[4]}".rstrip()
+        for r in rows
+    ]
     return f"buffers in {space}:\n" + "\n".join(lines)
 
 
-def _core_error(report: ResourceReport, target: Target, file: str,
-                kernel_loc: Loc | None) -> ResourceError:
+def _core_error(
+    report: ResourceReport, target: Target, file: str, kernel_loc: Loc | None
+) -> ResourceError:
     c = report.cores
     mix = c.kernel_type.startswith("MIX")
     what = "MIX" if mix else c.kernel_type
@@ -274,8 +338,11 @@ def _core_error(report: ResourceReport, target: Target, file: str,
         kernel_loc,
         f"omit --block-dim: fadsl launches min(tasks, {c.physical}) = "
         f"{min(c.tasks, c.physical)} blocks and loops over the {c.tasks} tasks",
-        (f"blockDim counts {'AIC + 2 AIV groups' if mix else c.unit + 's'} and must be "
-         f"between 1 and the physical count (SetBlockDim; reference/ascendc.md 2.2, 4.7)",))
+        (
+            f"blockDim counts {'AIC + 2 AIV groups' if mix else c.unit + 's'} and must be "
+            f"between 1 and the physical count (SetBlockDim; reference/ascendc.md 2.2, 4.7)",
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -283,8 +350,13 @@ def _core_error(report: ResourceReport, target: Target, file: str,
 # ----------------------------------------------------------------------------
 
 
-def _hint(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
-          target: Target, tunable: Sequence[str]) -> str | None:
+def _hint(
+    over: tuple[SpaceUse, ...],
+    report: ResourceReport,
+    plan: BufferPlan,
+    target: Target,
+    tunable: Sequence[str],
+) -> str | None:
     """The dominant block size's largest fit, then stages=1, the other block size, and
     (when no single change is enough) the best pair of smaller block sizes."""
     env = dict(report.env)
@@ -292,7 +364,9 @@ def _hint(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
     used = set().union(*(sympy.sympify(u.formula).free_symbols for u in over))
     present = [n for n in tunable if n in env and isym(n) in used]
     fits = {n: largest_fit(limits, n, env) for n in present}
-    ranked = sorted(present, key=lambda n: (fits[n] is None, _excess_halved(limits, env, n), n))
+    ranked = sorted(
+        present, key=lambda n: (fits[n] is None, _excess_halved(limits, env, n), n)
+    )
     parts = [_fit_text(limits, n, fits[n], env) for n in ranked[:1]]
     parts.append(_stages_text(over, report, plan, target))
     parts += [_fit_text(limits, n, fits[n], env) for n in ranked[1:2]]
@@ -302,25 +376,30 @@ def _hint(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
     return text or None
 
 
-def _excess_halved(limits: list[tuple[Expr, int]], env: dict[str, Any], name: str) -> int:
+def _excess_halved(
+    limits: list[tuple[Expr, int]], env: dict[str, Any], name: str
+) -> int:
     """Bytes above capacity, summed over spaces, once ``name`` is halved."""
     trial = {**env, name: max(STEP, env[name] // 2)}
     return sum(max(0, exact(f, trial) - cap) for f, cap in limits)
 
 
-def _fit_text(limits: list[tuple[Expr, int]], name: str, best: int | None,
-              env: dict[str, Any]) -> str:
+def _fit_text(
+    limits: list[tuple[Expr, int]], name: str, best: int | None, env: dict[str, Any]
+) -> str:
     used = set().union(*(sympy.sympify(f).free_symbols for f, _ in limits))
-    fixed = ", ".join(f"{n}={v}" for n, v in sorted(env.items())
-                      if n != name and isym(n) in used)
+    fixed = ", ".join(
+        f"{n}={v}" for n, v in sorted(env.items()) if n != name and isym(n) in used
+    )
     fixed = f" with {fixed}" if fixed else ""
     if best is None:
         return f"no multiple of {STEP} for {name} fits{fixed}"
     return f"{name} <= {best} fits{fixed} (--set {name}={best})"
 
 
-def _stages_text(over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan,
-                 target: Target) -> str | None:
+def _stages_text(
+    over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan, target: Target
+) -> str | None:
     stages = report.env.get("stages")
     if not isinstance(stages, int) or stages <= 1:
         return None
@@ -328,8 +407,9 @@ def _stages_text(over: tuple[SpaceUse, ...], report: ResourceReport, plan: Buffe
     for u in over:
         align = target.align(u.space)
         multi = [b for b in plan.in_space(u.space) if b.buffers == stages]
-        saved = sum(exact(b.bytes(align), report.env) * (stages - 1) // stages
-                    for b in multi)
+        saved = sum(
+            exact(b.bytes(align), report.env) * (stages - 1) // stages for b in multi
+        )
         after[u.space] = u.used - saved
     if all(after[u.space] == u.used for u in over):
         return None
@@ -339,8 +419,9 @@ def _stages_text(over: tuple[SpaceUse, ...], report: ResourceReport, plan: Buffe
     return f"--set stages=1 (single buffering: {sizes}; {verdict})"
 
 
-def _pair_text(plan: BufferPlan, target: Target, a: str, b: str,
-               env: dict[str, Any]) -> str | None:
+def _pair_text(
+    plan: BufferPlan, target: Target, a: str, b: str, env: dict[str, Any]
+) -> str | None:
     formulas = {s: plan.footprint(s, target.align(s)) for s in SPACES}
     caps = {s: target.capacity(s) for s in SPACES}
     pair = best_pair(batch(formulas), caps, a, b, env)

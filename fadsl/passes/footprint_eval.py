@@ -36,8 +36,11 @@ def exact(e: Expr | int, env: Env) -> int:
     try:
         value = _compiled(expr)(env)
     except KeyError as exc:
-        raise UsageError(f"the resource formula {sympy.sstr(expr)} needs a value for "
-                         f"{exc.args[0]}", hint="give it with --shape or --set") from None
+        raise UsageError(
+            f"the resource formula {sympy.sstr(expr)} needs a value for "
+            f"{exc.args[0]}",
+            hint="give it with --shape or --set",
+        ) from None
     return int(math.ceil(value)) if isinstance(value, Fraction) else int(value)
 
 
@@ -107,9 +110,14 @@ def _float_exact(e: Expr) -> bool:
 def _lambdify(names: list[str], e: list[Expr]) -> Callable[..., Any]:
     import numpy as np
 
-    namespace = {"ceiling": np.ceil, "floor": np.floor, "Min": np.minimum,
-                 "Max": np.maximum, "CeilDiv": lambda a, b: -((-a) // b),
-                 "FloorDiv": lambda a, b: a // b}
+    namespace = {
+        "ceiling": np.ceil,
+        "floor": np.floor,
+        "Min": np.minimum,
+        "Max": np.maximum,
+        "CeilDiv": lambda a, b: -((-a) // b),
+        "FloorDiv": lambda a, b: a // b,
+    }
     return sympy.lambdify([isym(n) for n in names], e, modules=[namespace, "numpy"])
 
 
@@ -123,7 +131,9 @@ def _elementwise(exprs: dict[str, Expr]) -> BatchFn:
         size = int(np.prod(shape))
         out = {}
         for key, f in exprs.items():
-            vals = [exact(f, {k: int(v[i]) for k, v in flat.items()}) for i in range(size)]
+            vals = [
+                exact(f, {k: int(v[i]) for k, v in flat.items()}) for i in range(size)
+            ]
             out[key] = np.array(vals, dtype=np.int64).reshape(shape)
         return out
 
@@ -150,8 +160,11 @@ def largest_fit(limits: Iterable[tuple[Expr, int]], name: str, env: Env) -> int 
 
 def _relaxed_root(formula: Expr, capacity: int, name: str, env: Env, top: int) -> int:
     t = sympy.Symbol("t", positive=True)
-    fixed = {isym(k): v for k, v in env.items()
-             if k != name and isinstance(v, int) and not isinstance(v, bool)}
+    fixed = {
+        isym(k): v
+        for k, v in env.items()
+        if k != name and isinstance(v, int) and not isinstance(v, bool)
+    }
     f = sympy.sympify(formula).subs(fixed).subs(isym(name), STEP * t)
     relaxed = sympy.expand(f.replace(sympy.ceiling, lambda x: x))
     if t not in relaxed.free_symbols:
@@ -165,8 +178,9 @@ def _relaxed_root(formula: Expr, capacity: int, name: str, env: Env, top: int) -
     return max(0, min(top, int(math.floor(min(roots)))))
 
 
-def best_pair(fn: BatchFn, capacities: Mapping[str, int], a: str, b: str,
-              env: Env) -> tuple[int, int] | None:
+def best_pair(
+    fn: BatchFn, capacities: Mapping[str, int], a: str, b: str, env: Env
+) -> tuple[int, int] | None:
     """Multiples of 16 (at most the current values) for ``a`` and ``b`` that fit every
     capacity, with the largest product a*b (ties: the more balanced pair)."""
     import numpy as np

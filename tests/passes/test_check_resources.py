@@ -27,10 +27,31 @@ def _loc(line: int) -> Loc:
     return Loc("fa2.py", line, 16, 22, text=SRC)
 
 
-def _buf(name: str, space: str, core: str, shape: tuple, dtype: DType, slots: int,
-         line: int, role: str = "operand", bits: int = 0) -> Buffer:
-    return Buffer(name, space, "VECCALC", core, tuple(sympy.sympify(d) for d in shape),
-                  dtype, slots, "queue", role, (), _loc(line), bits)
+def _buf(
+    name: str,
+    space: str,
+    core: str,
+    shape: tuple,
+    dtype: DType,
+    slots: int,
+    line: int,
+    role: str = "operand",
+    bits: int = 0,
+) -> Buffer:
+    return Buffer(
+        name,
+        space,
+        "VECCALC",
+        core,
+        tuple(sympy.sympify(d) for d in shape),
+        dtype,
+        slots,
+        "queue",
+        role,
+        (),
+        _loc(line),
+        bits,
+    )
 
 
 def fa2_like(stages: int = 2, kernel_type: str = "MIX_AIC_1_2") -> BufferPlan:
@@ -52,12 +73,15 @@ def fa2_like(stages: int = 2, kernel_type: str = "MIX_AIC_1_2") -> BufferPlan:
         _buf("keep", "UB", "AIV", (1, BKV), DType.BOOL, 1, 81, "mask", bits=1),
     )
     ws = (Workspace("sWs", (BQ, BKV), DType.F32, 1, "S (cube -> vector)", _loc(77)),)
-    return BufferPlan("fa2", "ascend910b1", kernel_type, cube + vec, ws,
-                      B * N * CeilDiv(SQ, BQ), h)
+    return BufferPlan(
+        "fa2", "ascend910b1", kernel_type, cube + vec, ws, B * N * CeilDiv(SQ, BQ), h
+    )
 
 
 def _env(bq: int, bkv: int, d: int = 128, stages: int = 2) -> dict[str, int]:
-    return dict(B=1, N=8, Sq=4096, Skv=4096, D=d, block_q=bq, block_kv=bkv, stages=stages)
+    return dict(
+        B=1, N=8, Sq=4096, Skv=4096, D=d, block_q=bq, block_kv=bkv, stages=stages
+    )
 
 
 @pytest.mark.parametrize("bq, bkv, d", [(128, 128, 128), (64, 256, 64), (96, 48, 80)])
@@ -69,8 +93,13 @@ def test_split_footprints_match_hand_computation(bq: int, bkv: int, d: int) -> N
     def pad(x: int, a: int) -> int:
         return -(-x // a) * a
 
-    ub = (2 * pad(4 * h * bkv, 32) + pad(2 * h * bkv, 32) + pad(4 * h * d, 32)
-          + pad(4 * h, 32) + pad(-(-bkv // 8), 32))
+    ub = (
+        2 * pad(4 * h * bkv, 32)
+        + pad(2 * h * bkv, 32)
+        + pad(4 * h * d, 32)
+        + pad(4 * h, 32)
+        + pad(-(-bkv // 8), 32)
+    )
     l1 = pad(2 * bq * d, 32) + 2 * 2 * pad(2 * bkv * d, 32)
     assert r.space("UB").used == ub
     assert r.space("L1").used == l1
@@ -83,8 +112,10 @@ def test_split_footprints_match_hand_computation(bq: int, bkv: int, d: int) -> N
 
 def test_padding_rules_per_space() -> None:
     t = targets.get("ascend910b1")
-    odd = tuple(_buf(f"x{s}", s, "AIC", (33,), DType.U8, 2, 1) for s in
-                ("UB", "L1", "L0A", "L0B", "L0C"))
+    odd = tuple(
+        _buf(f"x{s}", s, "AIC", (33,), DType.U8, 2, 1)
+        for s in ("UB", "L1", "L0A", "L0B", "L0C")
+    )
     plan = BufferPlan("k", t.name, "MIX_AIC_1_2", odd, (), sympy.Integer(1), None)
     used = {s.space: s.used for s in cr.check(plan, t, {}).spaces}
     assert used == {"UB": 128, "L1": 128, "L0A": 1024, "L0B": 1024, "L0C": 2048}
@@ -101,7 +132,12 @@ def test_cores_mix_vector_and_coupled() -> None:
     b1, b3, a = (targets.get(n) for n in ("ascend910b1", "ascend910b3", "ascend910a"))
     env = _env(128, 128)
     mix = cr.check(fa2_like(), b1, env).cores
-    assert (mix.tasks, mix.block_dim, mix.unit, mix.tasks_per_core) == (256, 24, "AIC", 11)
+    assert (mix.tasks, mix.block_dim, mix.unit, mix.tasks_per_core) == (
+        256,
+        24,
+        "AIC",
+        11,
+    )
     vec = cr.check(fa2_like(kernel_type="AIV_ONLY"), b3, env).cores
     assert (vec.block_dim, vec.physical, vec.unit) == (40, 40, "AIV")
     coupled = cr.check(fa2_like(kernel_type="AICORE"), a, env).cores
@@ -117,8 +153,10 @@ def test_mix_block_dim_above_physical_aic_is_refused() -> None:
     err = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
     assert not report.ok and err is not None
     assert "asks blockDim 32, but ascend910b1 has 24 physical AIC" in err.message
-    assert cr.explain(cr.check(plan, t, _env(64, 64), block_dim=24), plan, t, (), None) \
+    assert (
+        cr.explain(cr.check(plan, t, _env(64, 64), block_dim=24), plan, t, (), None)
         is None
+    )
 
 
 def test_fitting_plan_has_no_error() -> None:
@@ -135,7 +173,9 @@ def test_overflow_error_accumulates_spaces_and_names_file(golden) -> None:  # ty
     report = cr.check(plan, t, _env(512, 512, 256))
     err = cr.explain(report, plan, t, ("block_q", "block_kv"), Loc("fa2.py", 47))
     assert isinstance(err, ResourceError)
-    assert err.message.startswith("UB, L1, L0A, L0B, L0C overflow in kernel `fa2` (fa2.py)")
+    assert err.message.startswith(
+        "UB, L1, L0A, L0B, L0C overflow in kernel `fa2` (fa2.py)"
+    )
     assert err.loc is not None and err.loc.line == 77  # the biggest UB buffer's line
     golden(err.render() + "\n", "err")
 
@@ -146,9 +186,14 @@ def test_largest_fit_agrees_with_brute_force() -> None:
     env = _env(512, 512, 128)
     limits = [(plan.footprint(s, t.align(s)), t.capacity(s)) for s in ("UB", "L0C")]
     for name in ("block_q", "block_kv"):
-        brute = max((v for v in range(16, 513, 16)
-                     if all(exact(f, {**env, name: v}) <= c for f, c in limits)),
-                    default=None)
+        brute = max(
+            (
+                v
+                for v in range(16, 513, 16)
+                if all(exact(f, {**env, name: v}) <= c for f, c in limits)
+            ),
+            default=None,
+        )
         assert largest_fit(limits, name, env) == brute
 
 
@@ -158,8 +203,9 @@ def test_hint_offers_dominant_size_then_stages() -> None:
     report = cr.check(plan, t, _env(128, 512))
     err = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
     assert err is not None and err.hint is not None
-    fit = largest_fit([(u.formula, u.capacity) for u in report.overflowing()],
-                      "block_kv", report.env)
+    fit = largest_fit(
+        [(u.formula, u.capacity) for u in report.overflowing()], "block_kv", report.env
+    )
     assert fit is not None and cr.check(plan, t, _env(128, fit)).ok
     assert not cr.check(plan, t, _env(128, fit + 16)).ok
     assert err.hint.startswith(f"block_kv <= {fit} fits with D=128, block_q=128")
@@ -178,8 +224,9 @@ def test_hint_offers_a_pair_when_no_single_size_fits() -> None:
 
 
 def _pair_values(text: str) -> tuple[int, int]:
-    values = dict(part.split("=") for part in text.split(" fits")[0]
-                  .replace("--set ", "").split())
+    values = dict(
+        part.split("=") for part in text.split(" fits")[0].replace("--set ", "").split()
+    )
     return int(values["block_q"]), int(values["block_kv"])
 
 
@@ -190,8 +237,10 @@ def test_batch_is_exact_and_falls_back_for_odd_denominators() -> None:
     fn = batch({"x": f})
     qs, kvs = np.meshgrid(np.arange(16, 97, 16), np.arange(16, 97, 16), indexing="ij")
     got = fn({"block_q": qs, "block_kv": kvs})["x"]
-    want = [[exact(f, {"block_q": int(q), "block_kv": int(k)}) for k in kvs[0]]
-            for q in qs[:, 0]]
+    want = [
+        [exact(f, {"block_q": int(q), "block_kv": int(k)}) for k in kvs[0]]
+        for q in qs[:, 0]
+    ]
     assert np.array_equal(np.asarray(got), np.array(want))
 
 
@@ -213,7 +262,9 @@ def test_missing_symbol_is_a_usage_error() -> None:
 
     t = targets.get("ascend910b1")
     with pytest.raises(UsageError, match="needs a value for D"):
-        cr.check(fa2_like(), t, {"B": 1, "N": 1, "Sq": 64, "block_q": 64, "block_kv": 64})
+        cr.check(
+            fa2_like(), t, {"B": 1, "N": 1, "Sq": 64, "block_q": 64, "block_kv": 64}
+        )
 
 
 def test_report_formula_is_symbolic_in_block_sizes() -> None:
