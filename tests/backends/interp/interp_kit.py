@@ -11,7 +11,7 @@ import sympy
 from fadsl.backends.interp import InterpResult, interpret
 from fadsl.errors import Loc
 from fadsl.ir.builder import Builder
-from fadsl.ir.expr import as_expr, fsym, isym
+from fadsl.ir.expr import as_expr, fsym, isym, parse_expr_text
 from fadsl.ir.nodes import (
     For,
     Grid,
@@ -48,6 +48,10 @@ def span(start: Any, size: Any) -> Slice:
 
 def everything(n: Any) -> Slice:
     return span(0, n)
+
+
+def _default(value: Any) -> Any:
+    return parse_expr_text(value) if isinstance(value, str) else as_expr(value)
 
 
 def imm(value: Any, dtype: DType = DType.F32) -> Imm:
@@ -95,19 +99,19 @@ class Kit:
     def scalar(self, name: str, default: Any = None) -> sympy.Symbol:
         self.params.append(
             Param(name=name, kind=ParamKind.SCALAR, type=ScalarType(DType.F32),
-                  default=None if default is None else as_expr(default), loc=LOC)
+                  default=None if default is None else _default(default), loc=LOC)
         )
         return fsym(name)
 
-    def op(self, cls: type[Op], hint: str = "t", **fields: Any) -> Any:
-        """Emit ``cls(**fields)``; numbers and symbol names in expression fields become
-        sympy expressions."""
+    def op(self, cls: type[Op], hint: str = "t", loc: Loc = LOC, **fields: Any) -> Any:
+        """Emit ``cls(**fields)`` at ``loc``; numbers and symbol names in expression
+        fields become sympy expressions."""
         for name in ("value", "start", "size"):
             if name in fields and not isinstance(fields[name], (Value, Imm)):
                 fields[name] = expr(fields[name])
         if "shape" in fields:
             fields["shape"] = tuple(expr(d) for d in fields["shape"])
-        return self.builder.emit(cls, LOC, hint, **fields)
+        return self.builder.emit(cls, loc, hint, **fields)
 
     def load(self, src: str, *index: Any, pad: Any = None, **kw: Any) -> Value:
         pad_expr = None if pad is None else expr(pad)
@@ -115,8 +119,8 @@ class Kit:
         assert v is not None
         return v
 
-    def store(self, dst: str, value: Value, *index: Any) -> None:
-        self.op(Store, dst=dst, index=tuple(index), value=value)
+    def store(self, dst: str, value: Value, *index: Any, loc: Loc = LOC) -> None:
+        self.op(Store, loc=loc, dst=dst, index=tuple(index), value=value)
 
     def grid(self, extents: Sequence[Any], body: Callable[..., None],
              names: Sequence[str] = ("b", "h", "i")) -> None:
