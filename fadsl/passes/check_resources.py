@@ -24,9 +24,11 @@ from typing import Any
 import sympy
 
 from fadsl.errors import ErrorGroup, Loc, ResourceError
-from fadsl.ir.expr import Expr, isym, to_text
+from fadsl.ir.expr import Expr, to_text
+from fadsl.ir.nodes import Kernel
 from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
-from fadsl.passes.footprint_eval import STEP, batch, best_pair, exact, largest_fit
+from fadsl.passes import resource_hints
+from fadsl.passes.footprint_eval import exact
 from fadsl.target import Target
 
 NAME = "check_resources"
@@ -94,10 +96,12 @@ class ResourceReport:
     workspace_bytes: int
     """GM workspace per block (all slots)."""
     cores: CoreUse
+    unsupported: tuple[Buffer, ...] = ()
+    """Buffers whose dtype the unit that uses them does not take on this target."""
 
     @property
     def ok(self) -> bool:
-        return self.cores.ok and not self.overflowing()
+        return self.cores.ok and not self.overflowing() and not self.unsupported
 
     def overflowing(self) -> tuple[SpaceUse, ...]:
         return tuple(s for s in self.spaces if s.overflow)
@@ -131,7 +135,24 @@ def check(
         buffers,
         ws,
         core_use(plan, target, env, block_dim),
+        unsupported_dtypes(plan, target),
     )
+
+
+_STORAGE_ONLY = ("u8", "i1")
+"""Byte pools and bit masks: raw storage, not operands of an arithmetic unit."""
+
+
+def unsupported_dtypes(plan: BufferPlan, target: Target) -> tuple[Buffer, ...]:
+    """Cube operands (L0A/L0B) and vector tiles (UB) whose dtype the unit lacks."""
+    out = []
+    for b in plan.buffers:
+        dt = b.dtype.value
+        if b.space in ("L0A", "L0B") and dt not in target.cube_dtypes:
+            out.append(b)
+        elif b.space == "UB" and dt not in target.vector_dtypes + _STORAGE_ONLY:
+            out.append(b)
+    return tuple(out)
 
 
 def _space_use(
@@ -162,7 +183,9 @@ def core_use(
     )
 
 
-def run(kernel: Any, target: Any = None, env: Mapping[str, Any] | None = None) -> Any:
+def run(
+    kernel: Kernel, target: Target | None = None, env: Mapping[str, Any] | None = None
+) -> Kernel:
     """The pass form: plan the kernel's buffers, check them, return the kernel unchanged.
 
     ``kernel`` is the IR after PIPELINE (pipeline and lower_vector applied); ``env``
@@ -186,7 +209,7 @@ def run(kernel: Any, target: Any = None, env: Mapping[str, Any] | None = None) -
     return kernel
 
 
-def tunable_names(kernel: Any) -> tuple[str, ...]:
+def tunable_names(kernel: Kernel) -> tuple[str, ...]:
     """Integer constants of the kernel other than ``stages``: the block sizes."""
     return tuple(
         k
@@ -215,6 +238,8 @@ def explain(
         group.add(_memory_error(over, report, plan, target, tunable, file, kernel_loc))
     if not report.cores.ok:
         group.add(_core_error(report, target, file, kernel_loc))
+    for err in _dtype_errors(report, target, file):
+        group.add(err)
     try:
         group.raise_if_any()
     except ResourceError as err:
@@ -260,7 +285,7 @@ def _memory_error(
     for u in over:
         notes.append(_formula_note(u, inside[u.space], report, target))
         notes.append(_buffers_note(u.space, inside[u.space]))
-    hint = _hint(over, report, plan, target, tunable)
+    hint = resource_hints.hint(over, report, plan, target, tunable)
     return ResourceError(head, biggest.loc or kernel_loc, hint, notes)
 
 
@@ -345,86 +370,27 @@ def _core_error(
     )
 
 
-# ----------------------------------------------------------------------------
-# Hints: the largest dominant block size that fits, and alternatives
-# ----------------------------------------------------------------------------
-
-
-def _hint(
-    over: tuple[SpaceUse, ...],
-    report: ResourceReport,
-    plan: BufferPlan,
-    target: Target,
-    tunable: Sequence[str],
-) -> str | None:
-    """The dominant block size's largest fit, then stages=1, the other block size, and
-    (when no single change is enough) the best pair of smaller block sizes."""
-    env = dict(report.env)
-    limits = [(u.formula, u.capacity) for u in over]
-    used = set().union(*(sympy.sympify(u.formula).free_symbols for u in over))
-    present = [n for n in tunable if n in env and isym(n) in used]
-    fits = {n: largest_fit(limits, n, env) for n in present}
-    ranked = sorted(
-        present, key=lambda n: (fits[n] is None, _excess_halved(limits, env, n), n)
-    )
-    parts = [_fit_text(limits, n, fits[n], env) for n in ranked[:1]]
-    parts.append(_stages_text(over, report, plan, target))
-    parts += [_fit_text(limits, n, fits[n], env) for n in ranked[1:2]]
-    if len(ranked) >= 2 and all(fits[n] is None for n in ranked[:2]):
-        parts.append(_pair_text(plan, target, ranked[0], ranked[1], env))
-    text = "; or ".join(p for p in parts if p)
-    return text or None
-
-
-def _excess_halved(
-    limits: list[tuple[Expr, int]], env: dict[str, Any], name: str
-) -> int:
-    """Bytes above capacity, summed over spaces, once ``name`` is halved."""
-    trial = {**env, name: max(STEP, env[name] // 2)}
-    return sum(max(0, exact(f, trial) - cap) for f, cap in limits)
-
-
-def _fit_text(
-    limits: list[tuple[Expr, int]], name: str, best: int | None, env: dict[str, Any]
-) -> str:
-    used = set().union(*(sympy.sympify(f).free_symbols for f, _ in limits))
-    fixed = ", ".join(
-        f"{n}={v}" for n, v in sorted(env.items()) if n != name and isym(n) in used
-    )
-    fixed = f" with {fixed}" if fixed else ""
-    if best is None:
-        return f"no multiple of {STEP} for {name} fits{fixed}"
-    return f"{name} <= {best} fits{fixed} (--set {name}={best})"
-
-
-def _stages_text(
-    over: tuple[SpaceUse, ...], report: ResourceReport, plan: BufferPlan, target: Target
-) -> str | None:
-    stages = report.env.get("stages")
-    if not isinstance(stages, int) or stages <= 1:
-        return None
-    after = {}
-    for u in over:
-        align = target.align(u.space)
-        multi = [b for b in plan.in_space(u.space) if b.buffers == stages]
-        saved = sum(
-            exact(b.bytes(align), report.env) * (stages - 1) // stages for b in multi
+def _dtype_errors(
+    report: ResourceReport, target: Target, file: str
+) -> list[ResourceError]:
+    """One error per unit and dtype, naming every buffer that holds it."""
+    groups: dict[tuple[bool, str], list[Buffer]] = {}
+    for b in report.unsupported:
+        groups.setdefault((b.space in ("L0A", "L0B"), b.dtype.value), []).append(b)
+    errors = []
+    for (cube, dtype), bufs in groups.items():
+        unit = "cube" if cube else "vector unit"
+        takes = target.cube_dtypes if cube else target.vector_dtypes
+        src = target.sources.get("cube_dtypes" if cube else "vector_dtypes", "")
+        where = ", ".join(f"{b.name} ({b.space}, {b.loc.short()})" for b in bufs)
+        errors.append(
+            ResourceError(
+                f"the {unit} of {target.name} does not take {dtype}: kernel "
+                f"`{report.kernel}` ({file}) keeps {dtype} in {where}",
+                bufs[0].loc,
+                f"the {unit} takes {', '.join(takes)}; choose one with --dtype "
+                "(e.g. --dtype fp16) or cast before this op",
+                (f"source: {src}",) if src else (),
+            )
         )
-        after[u.space] = u.used - saved
-    if all(after[u.space] == u.used for u in over):
-        return None
-    fits = all(after[u.space] <= u.capacity for u in over)
-    sizes = ", ".join(f"{k} {v:,} B" for k, v in after.items())
-    verdict = "fits" if fits else "not enough alone"
-    return f"--set stages=1 (single buffering: {sizes}; {verdict})"
-
-
-def _pair_text(
-    plan: BufferPlan, target: Target, a: str, b: str, env: dict[str, Any]
-) -> str | None:
-    formulas = {s: plan.footprint(s, target.align(s)) for s in SPACES}
-    caps = {s: target.capacity(s) for s in SPACES}
-    pair = best_pair(batch(formulas), caps, a, b, env)
-    if pair is None:
-        return f"no multiples of {STEP} for {a} and {b} fit"
-    return f"both smaller: --set {a}={pair[0]} --set {b}={pair[1]} fits every memory"
+    return errors

@@ -286,3 +286,25 @@ def test_buffer_sizes_with_ceiling_render_in_errors() -> None:
     assert err is not None and "u8[1024*ceiling(block_q/16)]" in err.render()
     # 1024 * ceiling(block_q / 16) <= 196,352 B  =>  block_q <= 16 * 191
     assert err.hint == "block_q <= 3056 fits (--set block_q=3056)"
+
+
+def test_dtypes_the_unit_lacks_are_refused_per_unit() -> None:
+    a = targets.get("ascend910a")
+    bf = (
+        _buf("aL0", "L0A", "AICORE", (BQ, D), DType.BF16, 1, 77),
+        _buf("bL0", "L0B", "AICORE", (BKV, D), DType.BF16, 1, 77),
+        _buf("pQue", "UB", "AICORE", (BQ, BKV), DType.BF16, 1, 88),
+        _buf("pool", "UB", "AICORE", (BQ * 64,), DType.U8, 1, 82, "temp"),
+    )
+    plan = BufferPlan("fa2", a.name, "AICORE", bf, (), sympy.Integer(1), None)
+    report = cr.check(plan, a, _env(64, 64))
+    assert [b.name for b in report.unsupported] == ["aL0", "bL0", "pQue"]
+    err = cr.explain(report, plan, a, ("block_q",), None)
+    assert err is not None and not report.ok
+    assert err.message.startswith(
+        "the cube of ascend910a does not take bf16: kernel `fa2` (fa2.py) keeps bf16 "
+        "in aL0 (L0A, fa2.py:77), bL0 (L0B, fa2.py:77)"
+    )
+    assert "the vector unit of ascend910a does not take bf16" in err.render()
+    b1 = targets.get("ascend910b1")
+    assert cr.check(plan, b1, _env(64, 64)).unsupported == ()
