@@ -65,3 +65,109 @@ def test_rejected_at_compile_time(build_dir):
     assert "Exp supports half and float" in err  # (5)
     assert "no matching function for call to 'Duplicate(" in err.replace("\u2018", "'").replace("\u2019", "'")  # (6)
     assert "isSetMask=false (SetVectorMask) is not supported" in err  # (7)
+
+
+KERNEL_TU = """
+#include "kernel_operator.h"
+struct AddTiling { uint32_t blockLen; uint32_t tileLen; };
+constexpr int32_t BUFFER_NUM = 2;
+class KernelAdd {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, AddTiling t) {
+    tileLen = t.tileLen;
+    loops = t.blockLen / t.tileLen;
+    xGm.SetGlobalBuffer((__gm__ half*)x + t.blockLen * AscendC::GetBlockIdx(), t.blockLen);
+    yGm.SetGlobalBuffer((__gm__ half*)y + t.blockLen * AscendC::GetBlockIdx(), t.blockLen);
+    zGm.SetGlobalBuffer((__gm__ half*)z + t.blockLen * AscendC::GetBlockIdx(), t.blockLen);
+    pipe.InitBuffer(inX, BUFFER_NUM, tileLen * sizeof(half));
+    pipe.InitBuffer(inY, BUFFER_NUM, tileLen * sizeof(half));
+    pipe.InitBuffer(outZ, BUFFER_NUM, tileLen * sizeof(half));
+  }
+  __aicore__ inline void Process() {
+    for (uint32_t i = 0; i < loops; ++i) { CopyIn(i); Compute(); CopyOut(i); }
+  }
+ private:
+  __aicore__ inline void CopyIn(uint32_t i) {
+    auto x = inX.AllocTensor<half>();
+    auto y = inY.AllocTensor<half>();
+    AscendC::DataCopy(x, xGm[i * tileLen], tileLen);
+    AscendC::DataCopy(y, yGm[i * tileLen], tileLen);
+    inX.EnQue(x);
+    inY.EnQue(y);
+  }
+  __aicore__ inline void Compute() {
+    auto x = inX.DeQue<half>();
+    auto y = inY.DeQue<half>();
+    auto z = outZ.AllocTensor<half>();
+    AscendC::Add(z, x, y, tileLen);
+    outZ.EnQue<half>(z);
+    inX.FreeTensor(x);
+    inY.FreeTensor(y);
+  }
+  __aicore__ inline void CopyOut(uint32_t i) {
+    auto z = outZ.DeQue<half>();
+    AscendC::DataCopy(zGm[i * tileLen], z, tileLen);
+    outZ.FreeTensor(z);
+  }
+  AscendC::TPipe pipe;
+  AscendC::TQue<AscendC::QuePosition::VECIN, 1> inX, inY;
+  AscendC::TQue<AscendC::QuePosition::VECOUT, 1> outZ;
+  AscendC::GlobalTensor<half> xGm, yGm, zGm;
+  uint32_t tileLen, loops;
+};
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, AddTiling t) {
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  KernelAdd op;
+  op.Init(x, y, z, t);
+  op.Process();
+}
+"""
+
+MAIN_TU = """
+#include <cstdio>
+#include "tikicpulib.h"
+struct AddTiling { uint32_t blockLen; uint32_t tileLen; };
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, AddTiling t);
+int main() {
+  const uint32_t blocks = 8, blockLen = 2048;
+  size_t bytes = blocks * blockLen * sizeof(uint16_t);
+  uint8_t* x = (uint8_t*)AscendC::GmAlloc(bytes);
+  uint8_t* y = (uint8_t*)AscendC::GmAlloc(bytes);
+  uint8_t* z = (uint8_t*)AscendC::GmAlloc(bytes);
+  uint8_t* tiling = (uint8_t*)AscendC::GmAlloc(sizeof(AddTiling));
+  for (uint32_t i = 0; i < blocks * blockLen; ++i) {
+    ((half*)x)[i] = half(static_cast<float>(i % 100));
+    ((half*)y)[i] = half(0.5f);
+  }
+  *reinterpret_cast<AddTiling*>(tiling) = AddTiling{blockLen, 256};
+  AscendC::SetKernelMode(KernelMode::AIV_MODE);
+  ICPU_RUN_KF(add_custom, blocks, x, y, z, *reinterpret_cast<AddTiling*>(tiling));
+  int bad = 0;
+  for (uint32_t i = 0; i < blocks * blockLen; ++i)
+    bad += static_cast<float>(((half*)z)[i]) != static_cast<float>(i % 100) + 0.5f;
+  std::printf("mismatches %d\\n", bad);
+  AscendC::GmFree(x); AscendC::GmFree(y); AscendC::GmFree(z); AscendC::GmFree(tiling);
+  return 0;
+}
+"""
+
+
+def test_two_translation_units_like_the_generated_project(tmp_path):
+    import shutil
+    import subprocess
+
+    from rtutil import INCLUDE, TARGET_DEFINES
+
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not available")
+    (tmp_path / "kernel.cpp").write_text(KERNEL_TU)
+    (tmp_path / "main.cpp").write_text(MAIN_TU)
+    defs = [f"-D{k}={v}" for k, v in TARGET_DEFINES.items()]
+    cmd = ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", f"-I{INCLUDE}", *defs,
+           "kernel.cpp", "main.cpp", "-o", "add"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    run = subprocess.run([str(tmp_path / "add")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "mismatches 0"
+    assert run.stderr == ""
