@@ -444,6 +444,7 @@ def _const_value(v: Any) -> Any:
     return "None" if v is None else v
 
 
+@boundary
 def build_kernel(kdef: KernelDef, consts: Mapping[str, Any], dtype: DType) -> ir.Kernel:
     """Read ``kdef`` with constants ``consts`` and element dtype ``dtype``."""
     return Walker(kdef, consts, dtype).run()

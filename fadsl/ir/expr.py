@@ -192,8 +192,15 @@ def _wrap(e: Expr, need: int) -> str:
 # ----------------------------------------------------------------------------
 
 
+CXX_INT = "int64_t"
+
+
 def to_cxx(e: Expr, names: Mapping[str, str] | None = None) -> str:
-    """C++ text of an integer expression; ``names`` renames symbols (e.g. to constants)."""
+    """C++ text of an integer expression; ``names`` renames symbols (e.g. to constants).
+
+    Integer helpers print as ``fadsl::CeilDiv<int64_t>(a, b)`` / ``fadsl::Min`` /
+    ``fadsl::Max`` (fadsl_tile.h), floor division as C division (non-negative operands).
+    """
     return _cxx(e, names or {})
 
 
@@ -210,7 +217,7 @@ def _cxx(e: Expr, names: Mapping[str, str]) -> str:
         return _cxx_mul(e, names)
     if isinstance(e, CeilDiv):
         a, b = (_cxx(x, names) for x in e.args)
-        return f"CeilDiv({a}, {b})"
+        return f"fadsl::CeilDiv<{CXX_INT}>({a}, {b})"
     if isinstance(e, FloorDiv):
         a, b = (_cxx(x, names) for x in e.args)
         return f"({a}) / ({b})"
@@ -218,7 +225,7 @@ def _cxx(e: Expr, names: Mapping[str, str]) -> str:
         a, b = (_cxx(x, names) for x in e.args)
         return f"({a}) % ({b})"
     if isinstance(e, (sympy.Min, sympy.Max)):
-        fn = "Min" if isinstance(e, sympy.Min) else "Max"
+        fn = f"fadsl::{'Min' if isinstance(e, sympy.Min) else 'Max'}<{CXX_INT}>"
         args = [_cxx(x, names) for x in _ordered_args(e)]
         text = args[0]
         for a in args[1:]:
@@ -333,6 +340,22 @@ def _sqrt(a: Any) -> Any:
     return a**0.5
 
 
+def _ceiling(a: Any) -> Any:
+    if hasattr(a, "shape"):
+        import numpy as np
+
+        return np.ceil(a).astype(np.int64)
+    return math.ceil(a)
+
+
+def _floor(a: Any) -> Any:
+    if hasattr(a, "shape"):
+        import numpy as np
+
+        return np.floor(a).astype(np.int64)
+    return math.floor(a)
+
+
 _OPS: dict[str, Callable[..., Any]] = {
     "Add": _add,
     "Mul": _mul,
@@ -343,6 +366,8 @@ _OPS: dict[str, Callable[..., Any]] = {
     "Min": _min,
     "Max": _max,
     "sqrt": _sqrt,
+    "ceiling": _ceiling,
+    "floor": _floor,
 }
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from fadsl.errors import InternalError, UsageError
 from fadsl.ir.nodes import Kernel
 from fadsl.ir.verify import verify as verify_ir
-from fadsl.passes import infer_types
+from fadsl.passes import infer_types, lower_vector, pipeline
 
 if TYPE_CHECKING:
     from fadsl.target import Target
@@ -27,9 +27,14 @@ if TYPE_CHECKING:
 #   pipelined loops into queues, whose slots plan_buffers then sizes and places.
 # - plan_buffers runs before check_resources: the checker sums the planned buffers
 #   per memory space, so it needs spaces and buffer counts to be final.
-# - check_resources runs last among the IR passes: nothing after it may add on-chip
-#   buffers, or the proof that the kernel fits would no longer hold.
-PIPELINE: tuple[ModuleType, ...] = (infer_types,)
+# - lower_vector runs after pipeline: it rewrites vector code (masks, index tiles)
+#   and must see the final loop bodies; the interpreter runs its output, so every
+#   rewrite is checked numerically.
+# - check_resources runs last: nothing after it may add on-chip buffers, or the proof
+#   that the kernel fits would no longer hold.
+# plan_buffers and check_resources need the bound shape and tile sizes, so commands
+# call them after PIPELINE (plan_buffers.lower, check_resources.check).
+PIPELINE: tuple[ModuleType, ...] = (infer_types, pipeline, lower_vector)
 
 
 def pass_names() -> tuple[str, ...]:

@@ -54,6 +54,9 @@ class Buffer:
     """User source line of the first value (or of the op that needs the temporary)."""
     bits_per_element: int = 0
     """Non-zero for bit masks (Compare output): storage is 1 bit per element."""
+    min_align: int = 0
+    """Slot padding this buffer needs beyond the memory's alignment (256 B for UB tiles:
+    Compare works on whole 256-byte repeats, so tiles are padded to one)."""
 
     def slot_bytes(self) -> Expr:
         """Unpadded bytes of one slot."""
@@ -63,8 +66,8 @@ class Buffer:
         return n * self.dtype.itemsize
 
     def bytes(self, align: int) -> Expr:
-        """Bytes requested from the memory: each slot rounded up to ``align``."""
-        return self.buffers * round_up(self.slot_bytes(), align)
+        """Bytes requested from the memory: each slot rounded up to the alignment."""
+        return self.buffers * round_up(self.slot_bytes(), max(align, self.min_align))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,282 @@
+"""The cube-core (AIC) class: operands GM -> L1 (NZ) -> L0A/L0B, Mmad into L0C, Fixpipe.
+
+Dot results go to GM workspaces followed by CrossCoreSetFlag; operands made by the
+vector cores are waited for with CrossCoreWaitFlag and read back from their workspace.
+Every L1/L0 tile moves through a TQue, whose EnQue/DeQue order the MTE2 -> MTE1 -> M ->
+FIX pipes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from fadsl.backends.ascendc import gm
+from fadsl.backends.ascendc.names import Names, buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, isym
+from fadsl.ir.types import DType, TileType
+from fadsl.passes.plan_buffers import Lowering
+from fadsl.passes.sides import CUBE
+
+
+class CubeEmitter:
+    def __init__(self, low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str],
+                 task_header: list[Stmt], task_loop: str, prologue: list[Stmt]) -> None:
+        self.low = low
+        self.sides = low.sides
+        self.names = names
+        self.flags = flags
+        self.ws = ws
+        self.task_header = task_header
+        self.task_loop = task_loop
+        self.prologue = prologue
+        self.pos = 0
+        self.last_loc: tuple[str, int] | None = None
+        self.valid_k: dict[str, str] = {}
+        self.loop_of_queue: dict[str, tuple[str, ir.Load]] = {}
+        self.ends = _last_uses(low)
+        self.alias: dict[str, str] = {}
+
+    def _var(self, v: ir.Value) -> str:
+        return self.alias.get(v.name, camel(v.name))
+
+    def core_class(self, name: str) -> CoreClass:
+        body = self.walk(self.low.kernel_grid_body)
+        process = tuple(self.task_header) + (
+            Block(self.task_loop, tuple(self.prologue) + tuple(body)),)
+        return CoreClass(name, "cube", self._members(), (), process)
+
+    def _members(self) -> tuple[Member, ...]:
+        out = []
+        for b in self.low.plan.buffers:
+            if b.space == "UB":
+                continue
+            nbytes = buffer_len(b, self.low.target.align(b.space), self.names, self.low.env)
+            decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {b.name};"
+            init = f"pipe_.InitBuffer({b.name}, {b.buffers}, {nbytes});"
+            what = ", ".join(f"%{v}" for v in b.values) or b.role
+            out.append(Member(decl, init, f"{b.space} {b.role}: {what} ({b.loc.short()})"))
+        return tuple(out)
+
+    # --- walking -------------------------------------------------------------
+    def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for op in body:
+            self.pos += 1
+            if isinstance(op, ir.For):
+                out += self._loop(op)
+                continue
+            stmts = self._op(op)
+            stmts += self._frees(self.pos)
+            if stmts:
+                key = (op.loc.file, op.loc.line)
+                if key != self.last_loc:
+                    out.append(Line(source_comment(op.loc)))
+                    self.last_loc = key
+                out += stmts
+        return out
+
+    def _loop(self, op: ir.For) -> list[Stmt]:
+        self.names.local(op.var)
+        var = camel(op.var)
+        for inner in op.body:
+            if isinstance(inner, ir.Load) and inner.into is not None:
+                q = self.sides.defs[inner.into].queue  # type: ignore[attr-defined]
+                self.loop_of_queue[q.name] = (op.var, inner)
+        self.last_loc = None
+        body = self.walk(op.body)
+        self.pos += 1
+        self.last_loc = None
+        if not body:
+            return []
+        header = (f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
+                  f"{self.names.expr(op.stop)}; ++{var})")
+        return [Line(source_comment(op.loc)), Block(header, tuple(body))]
+
+    def _frees(self, pos: int) -> list[Stmt]:
+        out: list[Stmt] = []
+        for v, home in self.low.cube_homes.items():
+            if self.ends.get(v) == pos:
+                out.append(Line(f"{home}.FreeTensor({camel(v)});"))
+        return out
+
+    # --- ops -----------------------------------------------------------------
+    def _op(self, op: ir.Op) -> list[Stmt]:
+        if isinstance(op, ir.LoadScalar):
+            return []
+        if self.sides.op_side.get(id(op)) != CUBE:
+            return []
+        if isinstance(op, ir.Dot):
+            return self._dot(op)
+        if isinstance(op, ir.Load) and op.into is None:
+            return self._load_l1(op)
+        return self._queue_op(op)
+
+    def _load_l1(self, op: ir.Load) -> list[Stmt]:
+        v = op.result
+        home = self.low.cube_homes[v.name]
+        ct = _ct(v)
+        out: list[Stmt] = [Line(f"AscendC::LocalTensor<{ct}> {camel(v.name)} = "
+                                f"{home}.AllocTensor<{ct}>();")]
+        out += self._nd2nz(op, camel(v.name))
+        out += [Line(f"{home}.EnQue({camel(v.name)});"),
+                Line(f"{camel(v.name)} = {home}.DeQue<{ct}>();")]
+        return out
+
+    def _nd2nz(self, op: ir.Load, var: str) -> list[Stmt]:
+        param = next(p for p in self.low.kernel.params if p.name == op.src)
+        a = gm.access(param, op.index, self.names)
+        if a.col_tail:
+            raise BackendError(
+                f"a cube operand block of `{op.src}` has a column tail; the backend needs "
+                "whole rows for the cube", op.loc, hint="load whole head dims (`:`)")
+        return [Line(f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], "
+                     f"static_cast<uint32_t>({a.valid_rows}), {a.cols}, {a.stride}, {a.rows});")]
+
+    def _queue_op(self, op: ir.Op) -> list[Stmt]:
+        if isinstance(op, ir.AllocTensor):
+            ct = _ct(op.result)
+            return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                         f"{camel(op.queue.name)}.AllocTensor<{ct}>();")]
+        if isinstance(op, ir.Load):
+            assert op.into is not None
+            self.alias[op.result.name] = camel(op.into.name)
+            return self._nd2nz(op, camel(op.into.name))
+        if isinstance(op, ir.Enqueue):
+            return [Line(f"{camel(op.queue.name)}.EnQue({self._var(op.x)});")]
+        if isinstance(op, ir.Dequeue):
+            ct = _ct(op.result)
+            self._note_valid_rows(op)
+            return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                         f"{camel(op.queue.name)}.DeQue<{ct}>();")]
+        if isinstance(op, ir.FreeTensor):
+            return [Line(f"{camel(op.queue.name)}.FreeTensor({self._var(op.x)});")]
+        raise BackendError(f"{ir.op_name(type(op))} has no cube lowering", op.loc)
+
+    def _note_valid_rows(self, op: ir.Dequeue) -> None:
+        """Rows of the dequeued block that exist (the contraction tail of P @ V)."""
+        found = self.loop_of_queue.get(op.queue.name)
+        if found is None:
+            return
+        issue_var, load = found
+        loop_var = _enclosing_loop_var(self.low, op)
+        index = tuple(_subst(ix, isym(issue_var), isym(loop_var)) for ix in load.index)
+        param = next(p for p in self.low.kernel.params if p.name == load.src)
+        a = gm.access(param, index, self.names)
+        self.valid_k[op.result.name] = a.valid_rows
+
+    def _operand(self, v: ir.Value) -> tuple[str, list[Stmt]]:
+        """The L1 tile of a dot operand (receiving it from the vector cores if needed)."""
+        if v not in self.sides.to_cube:
+            return camel(v.name), []
+        home = self.low.cube_homes[v.name]
+        ct = _ct(v)
+        t = v.type
+        assert isinstance(t, TileType)
+        rows, cols = (self.names.expr(d) for d in t.shape)
+        name = camel(v.name)
+        return name, [
+            Line(f"AscendC::CrossCoreWaitFlag({self.flags[v.name]});"),
+            Line(f"AscendC::LocalTensor<{ct}> {name} = {home}.AllocTensor<{ct}>();"),
+            Line(f"fadsl::CopyNdToNz({name}, {self.ws[v.name]}, {rows}, {cols}, {cols}, {rows});"),
+            Line(f"{home}.EnQue({name});"),
+            Line(f"{name} = {home}.DeQue<{ct}>();"),
+        ]
+
+    def _dot(self, op: ir.Dot) -> list[Stmt]:
+        if op.transpose_a:
+            raise BackendError("dot(transpose_a=True) is not lowered for the cube yet", op.loc,
+                               hint="load the A operand in the orientation you need")
+        ta, tb = op.a.type, op.b.type
+        assert isinstance(ta, TileType) and isinstance(tb, TileType)
+        if not op.transpose_b and tb.dtype.itemsize != 2:
+            raise BackendError(
+                f"dot with a {tb.dtype.value} B operand that is not transposed: LoadData "
+                "transposes only 16-bit fractals on the cube", op.loc,
+                hint="use fp16 or bf16 operands for this dot")
+        a, pre_a = self._operand(op.a)
+        b, pre_b = self._operand(op.b)
+        m, k = (self.names.expr(d) for d in ta.shape)
+        n = self.names.expr(tb.shape[0] if op.transpose_b else tb.shape[1])
+        k_valid = self.valid_k.get(op.b.name) if not op.transpose_b else None
+        return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k_valid or k)
+
+    def _mmad(self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str,
+              k_valid: str) -> list[Stmt]:
+        ct = _ct(op.a)
+        load_b = (f"fadsl::LoadBTransposed(bL0Tile, {b}, {k}, {n});" if op.transpose_b
+                  else f"fadsl::LoadB(bL0Tile, {b}, {k}, {n});")
+        v = op.result
+        lines = [
+            f"AscendC::LocalTensor<{ct}> aL0Tile = aL0.AllocTensor<{ct}>();",
+            f"fadsl::LoadA(aL0Tile, {a}, {m}, {k});",
+            "aL0.EnQue(aL0Tile);",
+            f"AscendC::LocalTensor<{ct}> bL0Tile = bL0.AllocTensor<{ct}>();",
+            load_b,
+            "bL0.EnQue(bL0Tile);",
+            f"aL0Tile = aL0.DeQue<{ct}>();",
+            f"bL0Tile = bL0.DeQue<{ct}>();",
+            "AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();",
+            f"AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile, AscendC::MmadParams{{"
+            f"static_cast<uint16_t>({m}), static_cast<uint16_t>({n}), "
+            f"static_cast<uint16_t>({k_valid}), 0, false, true}});",
+            "aL0.FreeTensor(aL0Tile);",
+            "bL0.FreeTensor(bL0Tile);",
+            "cL0.EnQue(cL0Tile);",
+            "cL0Tile = cL0.DeQue<float>();",
+        ]
+        if v in self.sides.to_vector:
+            lines += [
+                f"AscendC::Fixpipe({self.ws[v.name]}, cL0Tile, AscendC::FixpipeParamsV220{{"
+                f"static_cast<uint16_t>({n}), static_cast<uint16_t>({m}), "
+                f"static_cast<uint16_t>({m}), static_cast<uint32_t>({n}), false, "
+                "QuantMode_t::NoQuant, 0, 1, 0, 0, 0});",
+                "cL0.FreeTensor(cL0Tile);",
+                f"AscendC::CrossCoreSetFlag<2, PIPE_FIX>({self.flags[v.name]});",
+            ]
+        else:
+            lines.append("cL0.FreeTensor(cL0Tile);")
+        return [Block("", tuple(Line(x) for x in lines))]
+
+
+def _ct(v: ir.Value) -> str:
+    t = v.type
+    assert isinstance(t, TileType)
+    return ctype(t.dtype)
+
+
+def _subst(ix: ir.Index, old: sympy.Symbol, new: sympy.Symbol) -> ir.Index:
+    if isinstance(ix, ir.Point):
+        return ir.Point(ix.at.subs(old, new))
+    return ir.Slice(ix.start.subs(old, new), ix.size.subs(old, new))
+
+
+def _enclosing_loop_var(low: Lowering, op: ir.Op) -> str:
+    for _, _, loop in low.vec_loops:
+        if any(o is op for o in loop.body):
+            return loop.var
+    raise BackendError("a queue is dequeued outside its pipelined loop", op.loc)
+
+
+def _last_uses(low: Lowering) -> dict[str, int]:
+    """Program point of the last read of each cube L1 value (loops extend it)."""
+    ends: dict[str, int] = {}
+    defs: dict[str, int] = {}
+    for pos, op in low.vec.points.items():
+        for r in op.results():
+            defs[r.name] = pos
+        for v in op.operand_values():
+            if v.name in low.cube_homes:
+                ends[v.name] = max(ends.get(v.name, 0), pos)
+    for s, e, _ in low.vec_loops:
+        for v, end in list(ends.items()):
+            if s < end <= e and not s < defs.get(v, 0) <= e:
+                ends[v] = max(ends[v], e)
+    return ends
+
+
+__all__ = ["CubeEmitter", "DType", "Expr", "Any"]

@@ -1,0 +1,154 @@
+"""C++ spellings for the Ascend C backend: types, constants, symbols, values, comments."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import sympy
+
+from fadsl.errors import BackendError, Loc
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, as_expr, to_cxx
+from fadsl.ir.types import DType
+
+CTYPE = {
+    DType.F16: "half",
+    DType.BF16: "bfloat16_t",
+    DType.F32: "float",
+    DType.I32: "int32_t",
+    DType.U8: "uint8_t",
+}
+
+CMPMODE = {ir.Lt: "LT", ir.Le: "LE", ir.Gt: "GT", ir.Ge: "GE", ir.Eq: "EQ", ir.Ne: "NE"}
+FLIPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
+BIN = {ir.Add: "ADD", ir.Sub: "SUB", ir.Mul: "MUL", ir.Div: "DIV", ir.Maximum: "MAX",
+       ir.Minimum: "MIN"}
+LEVEL2 = {ir.Add: "Add", ir.Sub: "Sub", ir.Mul: "Mul", ir.Div: "Div", ir.Maximum: "Max",
+          ir.Minimum: "Min"}
+CXX_KEYWORDS = frozenset(
+    "alignas alignof auto bool break case catch char class const constexpr continue default "
+    "delete do double else enum explicit extern false float for friend goto if inline int "
+    "long mutable namespace new noexcept nullptr operator private protected public register "
+    "return short signed sizeof static struct switch template this throw true try typedef "
+    "typename union unsigned using virtual void volatile while half tiling".split())
+
+ROWS = "ROWS"
+
+
+def ctype(dtype: DType, loc: Loc | None = None) -> str:
+    if dtype not in CTYPE:
+        raise BackendError(f"dtype {dtype.value} has no Ascend C element type here", loc)
+    return CTYPE[dtype]
+
+
+def camel(name: str) -> str:
+    parts = [p for p in name.split("_") if p]
+    text = parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:]) if parts else "v"
+    return text + "_" if text in CXX_KEYWORDS else text
+
+
+def const_name(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and name[i - 1].islower():
+            out.append("_")
+        out.append(ch.upper())
+    return "".join(out)
+
+
+class Names:
+    """Maps IR symbols to C++: constants, tiling fields, locals."""
+
+    def __init__(self, consts: dict[str, object], comptime: dict[str, int],
+                 runtime_syms: tuple[str, ...], scalars: tuple[str, ...],
+                 rows: Expr | None, tiling: str = "tiling_") -> None:
+        self.symbols: dict[str, str] = {}
+        for k in consts:
+            self.symbols[k] = const_name(k)
+        for k in comptime:
+            self.symbols[k] = const_name(k)
+        for k in runtime_syms:
+            self.symbols[k] = f"{tiling}.{k}"
+        for k in scalars:
+            self.symbols[k] = f"{tiling}.{k}"
+        self.rows = rows
+
+    def local(self, name: str) -> None:
+        self.symbols.setdefault(name, camel(name))
+
+    def expr(self, e: Expr) -> str:
+        """Integer C++ expression (int64_t arithmetic)."""
+        e = as_expr(e)
+        if self.rows is not None:
+            e = e.subs(self.rows / 2, sympy.Symbol(ROWS, integer=True, nonnegative=True))
+        names = dict(self.symbols)
+        names[ROWS] = ROWS
+        return to_cxx(e, names)
+
+    def count(self, shape: tuple[Expr, ...]) -> str:
+        return self.expr(sympy.Mul(*shape) if shape else sympy.Integer(1))
+
+    def scalar(self, e: Expr, dtype: DType) -> str:
+        """A value of element type ``dtype`` from a scalar expression."""
+        e = as_expr(e)
+        ct = ctype(dtype)
+        if e is sympy.oo or e is -sympy.oo:
+            text = "fadsl::Inf()" if e is sympy.oo else "fadsl::NegInf()"
+        elif e.is_Number:
+            text = _float_literal(float(e)) if dtype.is_float else str(int(e))
+        elif e.is_integer:
+            text = f"static_cast<float>({self.expr(e)})"
+        else:
+            text = self._float_expr(e)
+        return text if ct == "float" else f"static_cast<{ct}>({text})"
+
+    def _float_expr(self, e: Expr) -> str:
+        if e.is_Symbol:
+            return self.symbols.get(e.name, e.name)
+        if e.is_Number:
+            return _float_literal(float(e))
+        if e.is_integer:
+            return f"static_cast<float>({self.expr(e)})"
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(self._float_expr(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Mul):
+            return "(" + " * ".join(self._float_expr(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Pow) and e.exp == -1:
+            return f"(1.0f / {self._float_expr(e.base)})"
+        raise BackendError(f"the scalar {e} cannot be computed in the kernel")
+
+
+def _float_literal(v: float) -> str:
+    if math.isinf(v):
+        return "fadsl::Inf()" if v > 0 else "fadsl::NegInf()"
+    text = repr(float(v))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + "f"
+
+
+def source_comment(loc: Loc) -> str:
+    """``// fa2.py:77  s = fd.dot(...)`` for the user's line (or the pass that made it)."""
+    src = loc.source_line().strip()
+    where = f"{os.path.basename(loc.file)}:{loc.line}"
+    text = f"// {where}  {src}" if src else f"// {where}"
+    if loc.by:
+        text += f"  [{loc.by}]"
+    return text[:160]
+
+
+def buffer_len(b: object, align: int, names: Names, env: dict[str, object]) -> str:
+    """InitBuffer length of one slot of planned buffer ``b``: readable when aligned."""
+    from fadsl.ir.expr import evaluate
+
+    need = max(align, getattr(b, "min_align", 0))
+    raw = b.slot_bytes()  # type: ignore[attr-defined]
+    value = int(evaluate(sympy.sympify(raw), env))
+    padded = -(-value // need) * need
+    shape = getattr(b, "shape", ())
+    dtype = getattr(b, "dtype", None)
+    if value == padded and not getattr(b, "bits_per_element", 0) and dtype in CTYPE \
+            and dtype is not DType.U8:
+        return f"{names.count(tuple(shape))} * sizeof({CTYPE[dtype]})"
+    return str(padded)

@@ -1,0 +1,121 @@
+"""A kernel's whole CANN-style project: lower, prove fit, emit, render, in memory."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from fadsl import __version__
+from fadsl.backends.ascendc.emit import Emitted, emit
+from fadsl.backends.ascendc.render import render_all
+from fadsl.ir.nodes import ParamKind
+from fadsl.ir.types import TensorType
+from fadsl.target import Target
+
+HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fadsl_tile.h")
+
+
+@dataclass(frozen=True)
+class Project:
+    files: dict[str, bytes]
+    report: Any
+    """check_resources.ResourceReport"""
+    plan: Any
+    emitted: Emitted
+
+
+def build_project(binding: Any, target: Target, source: str, out_dir: str) -> Project:
+    """Every file of the project for ``binding`` (raises ResourceError if it does not fit)."""
+    from fadsl.commands.check_cmd import as_json
+    from fadsl.ir.printer import print_kernel
+    from fadsl.passes import run_pipeline
+    from fadsl.passes.check_resources import check, explain, tunable_names
+    from fadsl.passes.plan_buffers import lower
+
+    env = binding.env()
+    lowered = run_pipeline(binding.kernel, target)
+    low = lower(lowered, target, env)
+    report = check(low.plan, target, env)
+    err = explain(report, low.plan, target, tunable_names(lowered), binding.kernel.loc)
+    if err is not None:
+        raise err
+    emitted = emit(low, os.path.basename(source), env)
+    context = _context(binding, target, emitted, source, out_dir)
+    files = render_all(binding.kernel.name, context)
+    with open(HEADER, "rb") as f:
+        files["include/fadsl_tile.h"] = f.read()
+    files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
+    resources = as_json(report, low.plan, target, binding)
+    files["resources.json"] = (json.dumps(resources, indent=2, sort_keys=True) + "\n").encode()
+    return Project(files, report, low.plan, emitted)
+
+
+def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: str) -> dict:
+    v = em.view
+    k = binding.kernel
+    prefix = k.name.upper()
+    host = k.name.title().replace("_", "")
+    host_tasks = _host_tasks(binding, em, host)
+    fields = [f.name for f in v.tiling if f.name != "reserved"]
+    shape = {s: binding.shape[s] for s in em.runtime_syms}
+    return {
+        "v": v,
+        "classes": [c for c in (v.cube, v.vector) if c is not None],
+        "version": __version__,
+        "kernel": k.name,
+        "source": os.path.basename(source),
+        "soc": target.name,
+        "t": target,
+        "kernel_type": v.kernel_type,
+        "guard": f"{prefix}_TILING_H",
+        "prefix": prefix,
+        "workspace_per_core": em.workspace_per_group,
+        "aic_cores": target.aic_cores,
+        "target": target.name,
+        "host_tasks": host_tasks,
+        "fields": len(fields),
+        "field_names": ", ".join(fields),
+        "shape": repr(shape),
+        "scalars": repr({s: binding.scalars[s] for s in em.scalars}),
+        "inputs": repr(_inputs(binding)),
+        "outputs": repr({p.name: p.type.dtype.value for p in k.params
+                         if p.kind is ParamKind.OUT}),
+        "sets": repr({n: val for n, val in k.consts}),
+        "source_rel": repr(os.path.relpath(os.path.abspath(source), os.path.abspath(out_dir))),
+        "config": ", ".join(f"{n}={val}" for n, val in k.consts) + ", " + ", ".join(
+            f"{n}={val}" for n, val in em.comptime.items()) + f", dtype of q: {_dtype(k)}",
+    }
+
+
+def _host_tasks(binding: Any, em: Emitted, host: str) -> str:
+    """The task count as plain host C++ over tiling fields ``t.X``."""
+    import sympy
+
+    from fadsl.ir.expr import isym, to_cxx
+    from fadsl.passes.sides import grid_of
+
+    k = binding.kernel
+    fixed = {isym(n): v for n, v in em.comptime.items()}
+    fixed.update({isym(n): v for n, v in k.consts
+                  if isinstance(v, int) and not isinstance(v, bool)})
+    tasks = sympy.Mul(*grid_of(k).extents).subs(fixed)
+    text = to_cxx(tasks, {s: f"t.{s}" for s in em.runtime_syms})
+    return text.replace("fadsl::CeilDiv<int64_t>", f"{host}CeilDiv")
+
+
+def _dtype(k: Any) -> str:
+    for p in k.params:
+        if isinstance(p.type, TensorType):
+            return p.type.dtype.value
+    return "-"
+
+
+def _inputs(binding: Any) -> dict[str, tuple[list[int], str]]:
+    from fadsl.numerics import np_dtype
+    from fadsl.runio import param_shape, tensor_params
+
+    env = binding.env()
+    return {p.name: (list(param_shape(p, env)), np_dtype(p.type.dtype).name)
+            for p in tensor_params(binding.kernel, ParamKind.IN)}

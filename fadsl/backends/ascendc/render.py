@@ -1,0 +1,110 @@
+"""The one Jinja2 environment, and rendering a kernel's view model into project files.
+
+C++ is formatted with the pinned clang-format (so output is byte-identical on every
+machine); the Python scripts are rendered already in black style (a test checks that
+black leaves them unchanged), which keeps black out of `fadsl compile`'s start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Any
+
+from fadsl.errors import BackendError
+
+CLANG_STYLE = (
+    "{BasedOnStyle: Google, IndentWidth: 4, ColumnLimit: 110, AccessModifierOffset: -4, "
+    "BreakBeforeBraces: Custom, BraceWrapping: {AfterFunction: true}, "
+    "AllowShortFunctionsOnASingleLine: Inline, SortIncludes: false, "
+    "DerivePointerAlignment: false, PointerAlignment: Left, "
+    "AllowShortIfStatementsOnASingleLine: Never, AllowShortLoopsOnASingleLine: false}"
+)
+
+CXX_TEMPLATES = {
+    "{kernel}_kernel.cpp": "kernel.cpp.j2",
+    "{kernel}_tiling.h": "tiling.h.j2",
+    "main.cpp": "main.cpp.j2",
+    "data_utils.h": "data_utils.h.j2",
+}
+OTHER_TEMPLATES = {
+    "CMakeLists.txt": "CMakeLists.txt.j2",
+    "cmake/npu_lib.cmake": "cmake/npu_lib.cmake.j2",
+    "cmake/cpu_lib.cmake": "cmake/cpu_lib.cmake.j2",
+    "cmake/fadsl_cpu.cmake": "cmake/fadsl_cpu.cmake.j2",
+    "run.sh": "run.sh.j2",
+    "scripts/gen_data.py": "scripts/gen_data.py.j2",
+    "scripts/verify_result.py": "scripts/verify_result.py.j2",
+    "README.md": "README.md.j2",
+}
+
+
+def templates_dir() -> str:
+    """codegen_templates/ascendc: shipped as package fadsl.codegen_templates in the wheel,
+    or beside the fadsl folder in a source checkout."""
+    try:
+        import fadsl.codegen_templates as pkg
+
+        return os.path.join(os.path.dirname(os.path.abspath(pkg.__file__)), "ascendc")
+    except ImportError:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return os.path.join(here, "..", "..", "..", "codegen_templates", "ascendc")
+
+
+@lru_cache(maxsize=1)
+def environment() -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def render_all(kernel: str, context: dict[str, Any]) -> dict[str, bytes]:
+    """Every project file of ``kernel``: path -> bytes."""
+    env = environment()
+    out: dict[str, bytes] = {}
+    cxx: dict[str, str] = {}
+    for pattern, template in CXX_TEMPLATES.items():
+        cxx[pattern.format(kernel=kernel)] = env.get_template(template).render(**context)
+    for path, text in format_cxx(cxx).items():
+        out[path] = text.encode()
+    for path, template in OTHER_TEMPLATES.items():
+        out[path] = env.get_template(template).render(**context).encode()
+    return out
+
+
+def clang_format_binary() -> str:
+    found = shutil.which("clang-format")
+    if found:
+        return found
+    try:
+        import clang_format
+
+        path = os.path.join(os.path.dirname(clang_format.__file__), "data", "bin", "clang-format")
+        if os.path.isfile(path):
+            return path
+    except ImportError:
+        pass
+    raise BackendError(
+        "clang-format is not installed; fadsl formats the C++ it generates with it",
+        None, hint="pip install clang-format==23.1.5")
+
+
+def format_cxx(files: dict[str, str]) -> dict[str, str]:
+    binary = clang_format_binary()
+    out = {}
+    for path, text in files.items():
+        proc = subprocess.run([binary, f"--style={CLANG_STYLE}", f"--assume-filename={path}"],
+                              input=text, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BackendError(f"clang-format failed on {path}: {proc.stderr.strip()}")
+        out[path] = proc.stdout
+    return out

@@ -1,0 +1,324 @@
+"""The vector-core (AIV) class: UB buffers, the task loop, one rule per vector op.
+
+Each AIV owns ROWS = block_q / 2 rows of the Q block (row0 = sub-block * ROWS). Dot
+results arrive from the cube through GM workspaces after CrossCoreWaitFlag; vector-made
+dot operands leave through GM before CrossCoreSetFlag. Vector instructions that depend
+on an earlier one are separated by PipeBarrier<PIPE_V>.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from fadsl.backends.ascendc import gm, vector_io
+from fadsl.backends.ascendc.names import Names, buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
+from fadsl.backends.ascendc.vector_rules import RULES
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
+from fadsl.ir.types import DType, QueueType, TileType
+from fadsl.passes.plan_buffers import Lowering
+from fadsl.passes.sides import CUBE
+from fadsl.passes.vector_forms import elems_per_repeat
+
+
+class VectorEmitter:
+    def __init__(self, low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str],
+                 task_header: list[Stmt], task_loop: str, prologue: list[Stmt]) -> None:
+        self.low = low
+        self.vec = low.vec
+        self.sides = low.sides
+        self.names = names
+        self.flags = flags
+        self.ws = ws
+        self.task_header = task_header
+        self.task_loop = task_loop
+        self.prologue = prologue
+        self.pos = 0
+        self.vars: dict[str, str] = {}
+        self.slot_var: dict[str, str] = {}
+        self.dirty: set[str] = set()
+        self.last_loc: tuple[str, int] | None = None
+
+    # --- names and shapes ----------------------------------------------------
+    def shape(self, v: ir.Operand) -> tuple[Expr, ...]:
+        if isinstance(v, ir.Imm):
+            return ()
+        t = v.type.tile if isinstance(v.type, QueueType) else v.type
+        assert isinstance(t, TileType)
+        return self.low.core_shape(t.shape)
+
+    def var(self, v: ir.Operand) -> str:
+        if isinstance(v, ir.Imm):
+            raise BackendError("expected a tile operand", None)
+        name = v.name
+        while name in self.vec.views:
+            name = self.vec.views[name]
+        return self.vars.get(name, camel(name))
+
+    def count(self, v: ir.Value) -> str:
+        return self.names.count(self.shape(v))
+
+    def padded(self, n: Expr, dt: DType) -> str:
+        per = elems_per_repeat(dt)
+        n = as_expr(n)
+        value = int(evaluate(n, self.low.env))
+        if value % per == 0:
+            return self.names.expr(n)
+        return self.names.expr(CeilDiv(n, per) * per)
+
+    def padded_count(self, v: ir.Value, dt: DType) -> str:
+        return self.padded(sympy.Mul(*self.shape(v)), dt)
+
+    def lit(self, x: float, dt: DType) -> str:
+        return self.names.scalar(as_expr(x), dt)
+
+    def imm(self, v: ir.Operand, dt: DType, negate: bool = False, reciprocal: bool = False) -> str:
+        assert isinstance(v, ir.Imm)
+        e = v.expr
+        if negate:
+            e = -e
+        if reciprocal:
+            e = 1 / e
+        return self.names.scalar(e, dt)
+
+    def row_shift(self, v: ir.Value) -> Expr:
+        """First row of this core's half, for tiles split between the AIVs."""
+        t = v.type
+        assert isinstance(t, TileType)
+        if self.low.rows is not None and t.shape and t.shape[0] == self.low.rows \
+                and self.low.target.split:
+            return sympy.Symbol("row0", integer=True)
+        return as_expr(0)
+
+    # --- class ---------------------------------------------------------------
+    def core_class(self, name: str) -> CoreClass:
+        self.names.local("row0")
+        members = self._members()
+        body = self.walk(self.low.kernel_grid_body)
+        process = tuple(self.task_header) + (
+            Block(self.task_loop, tuple(self.prologue) + tuple(self._task_prologue())
+                  + tuple(body)),)
+        return CoreClass(name, "vector", members, (), process)
+
+    def _members(self) -> tuple[Member, ...]:
+        out = []
+        for b in self.low.plan.in_space("UB"):
+            nbytes = buffer_len(b, self.low.target.ub_align, self.names, self.low.env)
+            if b.kind == "queue":
+                decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {b.name};"
+                init = f"pipe_.InitBuffer({b.name}, {b.buffers}, {nbytes});"
+            else:
+                decl = f"AscendC::TBuf<AscendC::TPosition::VECCALC> {b.name};"
+                init = f"pipe_.InitBuffer({b.name}, {nbytes});"
+            what = ", ".join(f"%{v}" for v in b.values) or b.role
+            out.append(Member(decl, init, f"{b.role}: {what} ({b.loc.short()})"))
+        return tuple(out)
+
+    def _task_prologue(self) -> list[Stmt]:
+        return [Line("const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;")]
+
+    # --- walking -------------------------------------------------------------
+    def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for op in body:
+            self.pos += 1
+            pos = self.pos
+            if isinstance(op, ir.For):
+                out += self._loop(op)
+                continue
+            stmts = self._op(op, pos)
+            stmts += self._frees(pos)
+            if stmts:
+                out += self._group(op.loc, stmts)
+        return out
+
+    def _group(self, loc: Any, stmts: list[Stmt]) -> list[Stmt]:
+        key = (loc.file, loc.line)
+        if key == self.last_loc:
+            return stmts
+        self.last_loc = key
+        return [Line(source_comment(loc))] + stmts
+
+    def _loop(self, op: ir.For) -> list[Stmt]:
+        self.names.local(op.var)
+        var = camel(op.var)
+        header = (f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
+                  f"{self.names.expr(op.stop)}; ++{var})")
+        if not self._has_vector_work(op.body):
+            self.pos += _count(op.body) + 1
+            return []
+        pre = [Line(source_comment(op.loc))]
+        self.last_loc = None
+        args = [self._bind_state(a, i) for a, i in zip(op.iter_args, op.inits)]
+        body = self.walk(op.body)
+        body += self._state_copies(op)
+        self.pos += 1
+        self.last_loc = None
+        for r, i in zip(op.loop_results, op.inits):
+            self.vars[r.name] = self.vars.get(i.name, camel(i.name))
+        return pre + [Block(header, tuple(a for a in args if a) + tuple(body))]
+
+    def _has_vector_work(self, body: tuple[ir.Op, ...]) -> bool:
+        for op in body:
+            if isinstance(op, ir.For) and self._has_vector_work(op.body):
+                return True
+            if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
+                return True
+            if not isinstance(op, ir.For) and self.sides.op_side.get(id(op)) not in (CUBE, None):
+                return True
+        return False
+
+    def _bind_state(self, arg: ir.Value, init: ir.Value) -> Stmt | None:
+        self.vars[arg.name] = self.vars.get(init.name, camel(init.name))
+        return None
+
+    def _state_copies(self, op: ir.For) -> list[Stmt]:
+        out: list[Stmt] = []
+        for y, state in self.vec.state_copies.get(op.var, ()):
+            yv = next(v for v in op.yields if v.name == y)
+            out.append(Line(f"// carry %{y} into the state of %{state}"))
+            out += self._barrier({self.vec.homes.get(y, ""), self.vec.homes.get(state, "")})
+            out.append(Line(f"AscendC::Muls({self.vars.get(state, camel(state))}, {self.var(yv)}, "
+                            f"{self.lit(1.0, yv.type.dtype)}, {self.count(yv)});"))  # type: ignore[union-attr]
+            self.dirty.add(self.vec.homes.get(state, ""))
+        return out
+
+    def _barrier(self, touched: set[str]) -> list[Stmt]:
+        if touched & self.dirty:
+            self.dirty.clear()
+            return [Line("AscendC::PipeBarrier<PIPE_V>();")]
+        return []
+
+    def _frees(self, pos: int) -> list[Stmt]:
+        out: list[Stmt] = []
+        for slot in self.vec.frees.get(pos, ()):
+            var = self.slot_var.get(slot)
+            if var is not None:
+                out.append(Line(f"{slot}.FreeTensor({var});"))
+        return out
+
+    # --- ops -----------------------------------------------------------------
+    def _op(self, op: ir.Op, pos: int) -> list[Stmt]:
+        if isinstance(op, ir.LoadScalar):
+            return self._load_scalar(op)
+        if isinstance(op, ir.Dot):
+            return vector_io.receive(self, op) if op.result in self.sides.to_vector else []
+        if self.sides.op_side.get(id(op)) == CUBE:
+            return []
+        if isinstance(op, ir.Store):
+            return vector_io.store(self, op)
+        if isinstance(op, ir.Load) and op.into is None:
+            return vector_io.load(self, op)
+        if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (
+                isinstance(op, ir.Load)):
+            return vector_io.queue_op(self, op)
+        if isinstance(op, ir.ValueOp):
+            return self._compute(op, pos)
+        raise BackendError(f"{ir.op_name(type(op))} has no vector lowering", op.loc)
+
+    def _declare(self, v: ir.Value) -> list[Stmt]:
+        """Bind ``v`` to its home; returns the declaration (if a new tensor variable)."""
+        if v.name in self.vec.views or v.name not in self.vec.homes:
+            return []
+        slot = self.vec.homes[v.name]
+        t = v.type
+        assert isinstance(t, TileType)
+        ct = ctype(t.dtype, None)
+        name = camel(v.name)
+        self.vars[v.name] = name
+        kind = next(b.kind for b in self.low.plan.in_space("UB") if b.name == slot)
+        if kind == "tbuf":
+            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.Get<{ct}>();")]
+        prev = self.slot_var.get(slot)
+        self.slot_var[slot] = name
+        if prev is None:
+            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.AllocTensor<{ct}>();")]
+        return [Line(f"AscendC::LocalTensor<{ct}> {name} = {prev}.ReinterpretCast<{ct}>();")]
+
+    def _compute(self, op: ir.ValueOp, pos: int) -> list[Stmt]:
+        form = self.vec.forms.get(pos)
+        if form is None or form.name in ("view", "fused"):
+            return []
+        rule = RULES.get(type(op))
+        if rule is None:
+            raise BackendError(f"{ir.op_name(type(op))} has no Ascend C rule", op.loc)
+        temps = _temp_names(form)
+        touched = {self.vec.homes.get(v.name, "") for v in self._reads(op)}
+        touched |= {self.vec.homes.get(op.result.name, "")} | set(self.vec.temps.get(pos, ()))
+        out: list[Stmt] = list(self._barrier(touched))
+        out += self._declare(op.result)
+        calls = [_stmt(x) for x in rule(self, op, form, temps)]
+        decls = [Line(t) for t in _temp_decls(self, pos, form)]
+        out += [Block("", tuple(decls + calls))] if decls else calls
+        self.dirty |= {self.vec.homes.get(op.result.name, "")} | set(self.vec.temps.get(pos, ()))
+        if op.result in self.sides.to_cube:
+            out += vector_io.send(self, op.result)
+        return out
+
+    def _reads(self, op: ir.Op) -> list[ir.Value]:
+        reads = list(op.operand_values())
+        if isinstance(op, ir.Where) and isinstance(op.cond, ir.Value):
+            cmp = self.sides.defs.get(op.cond)
+            if cmp is not None:
+                reads += list(cmp.operand_values())
+        out = []
+        for v in reads:
+            while isinstance(self.sides.defs.get(v), ir.ExpandDims):
+                v = self.sides.defs[v].x  # type: ignore[attr-defined]
+            out.append(v)
+        return out
+
+    def _load_scalar(self, op: ir.LoadScalar) -> list[Stmt]:
+        self.names.local(op.name)
+        return [Line(f"const int64_t {camel(op.name)} = static_cast<int64_t>("
+                     f"{op.src}Gm.GetValue({self._flat(op.src, op.index)}));")]
+
+    def _flat(self, param: str, index: tuple[Expr, ...]) -> str:
+        p = next(x for x in self.low.kernel.params if x.name == param)
+        st = gm.strides(p.type.shape)  # type: ignore[union-attr]
+        return self.names.expr(sum((i * s for i, s in zip(index, st)), sympy.Integer(0)))
+
+
+
+_TEMP_NAMES = {"broadcast": "bcast", "reduce-work": "work", "mask": "mask", "dup": "dup"}
+
+
+def _temp_names(form: Any) -> tuple[str, ...]:
+    """Local names of an op's temporaries: by role, numbered when a role repeats."""
+    names: list[str] = []
+    for spec in form.temps:
+        base = _TEMP_NAMES.get(spec.role, "tmp")
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base}{n}"
+        names.append(name)
+    return tuple(names)
+
+
+def _temp_decls(e: VectorEmitter, pos: int, form: Any) -> list[str]:
+    out = []
+    for slot, spec, name in zip(e.vec.temps.get(pos, ()), form.temps, _temp_names(form)):
+        ct = ctype(spec.dtype)
+        out.append(f"AscendC::LocalTensor<{ct}> {name} = {slot}.Get<{ct}>();")
+    return out
+
+
+def _stmt(x: Any) -> Stmt:
+    if isinstance(x, tuple):
+        header, body = x
+        return Block(header, tuple(_stmt(b) for b in body))
+    return Line(x)
+
+
+def _count(body: tuple[ir.Op, ...]) -> int:
+    n = 0
+    for op in body:
+        n += 1
+        if isinstance(op, ir.For):
+            n += _count(op.body) + 1
+    return n

@@ -1,0 +1,141 @@
+"""Vector-core data movement: GM loads and stores (tails through DataCopyPad), pipelined
+VECIN queues, and the GM workspaces shared with the cube (with cross-core flags)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fadsl.backends.ascendc import gm
+from fadsl.backends.ascendc.names import camel, ctype
+from fadsl.backends.ascendc.view import Block, Line, Stmt
+from fadsl.ir import nodes as ir
+from fadsl.ir.types import TileType
+
+if TYPE_CHECKING:
+    from fadsl.backends.ascendc.vector import VectorEmitter
+
+
+def _ct(v: ir.Value) -> str:
+    t = v.type
+    assert isinstance(t, TileType)
+    return ctype(t.dtype)
+
+
+def _u32(text: str) -> str:
+    return text if text == "0" else f"static_cast<uint32_t>({text})"
+
+
+def _enque_deque(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
+    slot = e.vec.homes[v.name]
+    var = e.var(v)
+    return [Line(f"{slot}.EnQue({var});"), Line(f"{var} = {slot}.DeQue<{_ct(v)}>();")]
+
+
+def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
+    """A dot result from the cube: wait for its flag, copy this core's rows into UB."""
+    v = dot.result
+    shape = e.shape(v)
+    cols = e.names.expr(shape[1])
+    out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flags[v.name]});")]
+    out += e._declare(v)
+    out.append(Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[row0 * {cols}], "
+                    f"{e.count(v)});"))
+    return out + _enque_deque(e, v)
+
+
+def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
+    """A dot operand for the cube: copy this core's rows to the workspace, then set the flag."""
+    shape = e.shape(v)
+    cols = e.names.expr(shape[1])
+    out = _enque_deque(e, v)
+    out.append(Line(f"AscendC::DataCopy({e.ws[v.name]}[row0 * {cols}], {e.var(v)}, "
+                    f"{e.count(v)});"))
+    out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flags[v.name]});"))
+    return out
+
+
+def _param(e: VectorEmitter, name: str) -> ir.Param:
+    return next(p for p in e.low.kernel.params if p.name == name)
+
+
+def _split(e: VectorEmitter, v: ir.Value) -> tuple[object, object]:
+    shift = e.row_shift(v)
+    if shift == 0:
+        return None, None
+    return shift, e.shape(v)[0]
+
+
+def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
+    v = op.value
+    shift, size = _split(e, v)
+    a = gm.access(_param(e, op.dst), op.index, e.names, shift, size)  # type: ignore[arg-type]
+    ct = _ct(v)
+    out = _enque_deque(e, v)
+    gap_ub, gap_gm = gm.gaps(a, ct, e.names)
+    body = (
+        Line(f"AscendC::DataCopyPad({op.dst}Gm[{a.offset}], {e.var(v)}, "
+             f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(validRows), "
+             f"static_cast<uint32_t>({a.valid_cols} * sizeof({ct})), "
+             f"{_u32(gap_ub)}, {_u32(gap_gm)}, 0}});"),
+    )
+    out.append(Block("", (Line(f"const int64_t validRows = {a.valid_rows};"),
+                          Block(_nonempty(a), body))))
+    return out
+
+
+def _nonempty(a: gm.Access) -> str:
+    return f"if (validRows > 0 && {a.valid_cols} > 0)" if a.col_tail else "if (validRows > 0)"
+
+
+def _fill(e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Access,
+          src: str) -> list[Stmt]:
+    t = v.type
+    assert isinstance(t, TileType)
+    ct = ctype(t.dtype)
+    out: list[Stmt] = []
+    if pad is not None:
+        out += [Line(f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"),
+                Line("AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
+                Line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);")]
+    gap_ub, gap_gm = gm.gaps(access, ct, e.names)
+    copy = Line(
+        f"AscendC::DataCopyPad({var}, {src}Gm[{access.offset}], AscendC::DataCopyExtParams{{"
+        f"static_cast<uint16_t>(validRows), static_cast<uint32_t>({access.valid_cols} * "
+        f"sizeof({ct})), {_u32(gap_gm)}, {_u32(gap_ub)}, 0}}, "
+        f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});")
+    out.append(Block("", (Line(f"const int64_t validRows = {access.valid_rows};"),
+                          Block(_nonempty(access), (copy,)))))
+    return out
+
+
+def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
+    v = op.result
+    shift, size = _split(e, v)
+    a = gm.access(_param(e, op.src), op.index, e.names, shift, size)  # type: ignore[arg-type]
+    out = e._declare(v)
+    out += _fill(e, v, e.var(v), op.pad, a, op.src)
+    return out + _enque_deque(e, v)
+
+
+def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
+    if isinstance(op, ir.AllocTensor):
+        slot = camel(op.queue.name)
+        e.vars[op.result.name] = camel(op.result.name)
+        return [Line(f"AscendC::LocalTensor<{_ct(op.result)}> {camel(op.result.name)} = "
+                     f"{slot}.AllocTensor<{_ct(op.result)}>();")]
+    if isinstance(op, ir.Load):
+        assert op.into is not None
+        v = op.result
+        e.vars[v.name] = e.var(op.into)
+        shift, size = _split(e, v)
+        a = gm.access(_param(e, op.src), op.index, e.names, shift, size)  # type: ignore[arg-type]
+        return _fill(e, v, e.var(op.into), op.pad, a, op.src)
+    if isinstance(op, ir.Enqueue):
+        return [Line(f"{camel(op.queue.name)}.EnQue({e.var(op.x)});")]
+    if isinstance(op, ir.Dequeue):
+        e.vars[op.result.name] = camel(op.result.name)
+        ct = _ct(op.result)
+        return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                     f"{camel(op.queue.name)}.DeQue<{ct}>();")]
+    assert isinstance(op, ir.FreeTensor)
+    return [Line(f"{camel(op.queue.name)}.FreeTensor({e.var(op.x)});")]

@@ -1,0 +1,298 @@
+"""One rule per vector op: the Ascend C calls of its instruction form (vector_forms).
+
+Each rule gets the op, its form, C++ names of operands/result/temporaries and returns
+lines of C++. Non-trivial sequences live in fadsl_tile.h; rules only choose the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fadsl.backends.ascendc.names import BIN, CMPMODE, FLIPPED, LEVEL2, ctype
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.types import DType, TileType
+from fadsl.passes.vector_forms import Form, elems_per_repeat
+
+if TYPE_CHECKING:
+    from fadsl.backends.ascendc.vector import VectorEmitter
+
+Rule = Callable[["VectorEmitter", ir.Op, Form, tuple[str, ...]], list[str]]
+RULES: dict[type, Rule] = {}
+
+_UNARY = {ir.Exp: "AscendC::Exp", ir.Log: "AscendC::Ln", ir.Abs: "AscendC::Abs",
+          ir.Sqrt: "AscendC::Sqrt"}
+_SCALAR = {ir.Add: "AscendC::Adds", ir.Mul: "AscendC::Muls", ir.Maximum: "AscendC::Maxs",
+           ir.Minimum: "AscendC::Mins"}
+
+
+def rule(*classes: type) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for c in classes:
+            RULES[c] = fn
+        return fn
+    return register
+
+
+def _dt(v: ir.Value) -> DType:
+    t = v.type
+    assert isinstance(t, TileType)
+    return t.dtype
+
+
+@rule(ir.Arange)
+def arange(e: VectorEmitter, op: ir.Arange, form: Form, temps: tuple[str, ...]) -> list[str]:
+    start = e.names.expr(op.start + e.row_shift(op.result))
+    return [f"AscendC::CreateVecIndex({e.var(op.result)}, static_cast<int32_t>({start}), "
+            f"{e.count(op.result)});"]
+
+
+@rule(ir.Cast)
+def cast(e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]) -> list[str]:
+    src, dst = _dt(op.x), op.dtype
+    mode = "CAST_NONE" if dst is DType.F32 else "CAST_RINT"
+    return [f"AscendC::Cast({e.var(op.result)}, {e.var(op.x)}, AscendC::RoundMode::{mode}, "
+            f"{e.count(op.result)});"] if src is not dst else [
+        f"AscendC::Muls({e.var(op.result)}, {e.var(op.x)}, {e.lit(1.0, dst)}, "
+        f"{e.count(op.result)});"]
+
+
+@rule(ir.Full)
+def full(e: VectorEmitter, op: ir.Full, form: Form, temps: tuple[str, ...]) -> list[str]:
+    return [f"AscendC::Duplicate({e.var(op.result)}, {e.names.scalar(op.value, op.dtype)}, "
+            f"{e.count(op.result)});"]
+
+
+@rule(ir.Exp, ir.Log, ir.Abs, ir.Sqrt, ir.Neg, ir.Exp2)
+def unary(e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]) -> list[str]:
+    dst, src, n = e.var(op.result), e.var(op.x), e.count(op.result)
+    if isinstance(op, ir.Neg):
+        return [f"AscendC::Muls({dst}, {src}, {e.lit(-1.0, _dt(op.x))}, {n});"]
+    if isinstance(op, ir.Exp2):
+        return [f"fadsl::Exp2({dst}, {src}, {n});"]
+    return [f"{_UNARY[type(op)]}({dst}, {src}, {n});"]
+
+
+@rule(ir.Tanh)
+def tanh(e: VectorEmitter, op: ir.Tanh, form: Form, temps: tuple[str, ...]) -> list[str]:
+    return [f"fadsl::Tanh({e.var(op.result)}, {e.var(op.x)}, {temps[0]}, {e.count(op.result)});"]
+
+
+@rule(ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
+def binary(e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...]) -> list[str]:
+    dst, n, dt = e.var(op.result), e.count(op.result), _dt(op.result)
+    name = form.name
+    if name == "full":
+        return [f"AscendC::{LEVEL2[type(op)]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"]
+    if name == "scalar":
+        return _scalar(e, op, dst, n, dt)
+    if name == "rscalar":
+        return [f"AscendC::Muls({dst}, {e.var(op.rhs)}, {e.lit(-1.0, dt)}, {n});",
+                "AscendC::PipeBarrier<PIPE_V>();",
+                f"AscendC::Adds({dst}, {dst}, {e.imm(op.lhs, dt)}, {n});"]
+    if name == "rdiv":
+        return [f"AscendC::Duplicate({temps[0]}, {e.imm(op.lhs, dt)}, {n});",
+                "AscendC::PipeBarrier<PIPE_V>();",
+                f"AscendC::Div({dst}, {temps[0]}, {e.var(op.rhs)}, {n});"]
+    return _broadcast(e, op, form, temps, dst)
+
+
+def _scalar(e: VectorEmitter, op: ir.Binary, dst: str, n: str, dt: DType) -> list[str]:
+    tile, imm = (op.lhs, op.rhs) if isinstance(op.lhs, ir.Value) else (op.rhs, op.lhs)
+    assert isinstance(imm, ir.Imm)
+    src = e.var(tile)
+    if isinstance(op, ir.Sub):
+        return [f"AscendC::Adds({dst}, {src}, {e.imm(imm, dt, negate=True)}, {n});"]
+    if isinstance(op, ir.Div):
+        return [f"AscendC::Muls({dst}, {src}, {e.imm(imm, dt, reciprocal=True)}, {n});"]
+    return [f"{_SCALAR[type(op)]}({dst}, {src}, {e.imm(imm, dt)}, {n});"]
+
+
+def _broadcast(e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...],
+               dst: str) -> list[str]:
+    shape = e.shape(op.result)
+    rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
+    bin_ = f"fadsl::Bin::{BIN[type(op)]}"
+    a_small = e.shape(op.lhs) != shape
+    big, small = (op.rhs, op.lhs) if a_small else (op.lhs, op.rhs)
+    first = "true" if a_small else "false"
+    if form.name == "row_bcast":
+        return [f"fadsl::RowBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {temps[0]}, "
+                f"{rows}, {cols}, {first});"]
+    if form.name == "col_bcast":
+        return [f"fadsl::ColBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {rows}, "
+                f"{cols}, {first});"]
+    sa = e.shape(op.lhs)
+    row, col = (op.lhs, op.rhs) if sa[1] == 1 else (op.rhs, op.lhs)
+    row_first = "true" if row is op.lhs else "false"
+    return [f"fadsl::Outer<{bin_}>({dst}, {e.var(row)}, {e.var(col)}, {temps[0]}, {temps[1]}, "
+            f"{rows}, {cols}, {row_first});"]
+
+
+@rule(ir.RowMax, ir.RowSum)
+def reduce(e: VectorEmitter, op: ir.Reduce, form: Form, temps: tuple[str, ...]) -> list[str]:
+    shape = e.shape(op.x)
+    fn = "fadsl::RowMax" if isinstance(op, ir.RowMax) else "fadsl::RowSum"
+    work = temps[0] if temps else e.var(op.x)
+    return [f"{fn}({e.var(op.result)}, {e.var(op.x)}, {work}, {e.names.expr(shape[0])}, "
+            f"{e.names.expr(shape[1])});"]
+
+
+@rule(ir.Where)
+def where(e: VectorEmitter, op: ir.Where, form: Form, temps: tuple[str, ...]) -> list[str]:
+    cmp = e.sides.defs[op.cond]  # type: ignore[index]
+    assert isinstance(cmp, ir.Binary)
+    if form.name == "mask_full":
+        return _mask_full(e, op, cmp, form, temps)
+    if form.name == "mask_cols":
+        return _mask_cols(e, op, cmp, form, temps)
+    return _mask_outer(e, op, cmp, form, temps)
+
+
+def _cmp_dtype(cmp: ir.Binary) -> DType:
+    v = cmp.lhs if isinstance(cmp.lhs, ir.Value) else cmp.rhs
+    assert isinstance(v, ir.Value)
+    return _dt(v)
+
+
+def _compare(e: VectorEmitter, cmp: ir.Binary, mask: str, a: str | None, b: str | None,
+             count: str) -> str:
+    """Compare into a bit mask; a None side is the comparison's scalar."""
+    mode = CMPMODE[type(cmp)]
+    dt = _cmp_dtype(cmp)
+    if a is not None and b is not None:
+        return f"AscendC::Compare({mask}, {a}, {b}, AscendC::CMPMODE::{mode}, {count});"
+    if a is not None:
+        return (f"AscendC::CompareScalar({mask}, {a}, {e.imm(cmp.rhs, dt)}, "
+                f"AscendC::CMPMODE::{mode}, {count});")
+    return (f"AscendC::CompareScalar({mask}, {b}, {e.imm(cmp.lhs, dt)}, "
+            f"AscendC::CMPMODE::{FLIPPED[mode]}, {count});")
+
+
+def _select(e: VectorEmitter, op: ir.Where, form: Form, dst: str, mask: str, a: str | None,
+            b: str | None, dup: str | None, count: str) -> list[str]:
+    dt = _dt(op.result)
+    if form.select == "tt":
+        return [f"AscendC::Select({dst}, {mask}, {a}, {b}, "
+                f"AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {count});"]
+    if form.select == "ts":
+        return [f"AscendC::Select({dst}, {mask}, {a}, {e.imm(op.b, dt)}, "
+                f"AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {count});"]
+    other = b if form.select == "st" else e.imm(op.b, dt)
+    mode = "VSEL_TENSOR_TENSOR_MODE" if form.select == "st" else "VSEL_TENSOR_SCALAR_MODE"
+    return [f"AscendC::Select({dst}, {mask}, {dup}, {other}, AscendC::SELMODE::{mode}, "
+            f"{count});"]
+
+
+def _branch_vars(e: VectorEmitter, op: ir.Where, form: Form,
+                 temps: tuple[str, ...]) -> tuple[str | None, str | None, str | None, list[str]]:
+    a = e.var(op.a) if isinstance(op.a, ir.Value) else None
+    b = e.var(op.b) if isinstance(op.b, ir.Value) else None
+    pre: list[str] = []
+    dup = None
+    if form.select in ("st", "ss"):
+        dup = temps[0]
+        pre.append(f"AscendC::Duplicate({dup}, {e.imm(op.a, _dt(op.result))}, "
+                   f"{e.count(op.result)});")
+    return a, b, dup, pre
+
+
+def _mask_full(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
+               temps: tuple[str, ...]) -> list[str]:
+    a, b, dup, lines = _branch_vars(e, op, form, temps)
+    rest = temps[1:] if dup else temps
+    mask = rest[-1]
+    shape = e.shape(op.result)
+    x = e.var(cmp.lhs) if isinstance(cmp.lhs, ir.Value) else None
+    y = e.var(cmp.rhs) if isinstance(cmp.rhs, ir.Value) else None
+    if len(rest) > 1:
+        x, y, more = _materialise(e, cmp, shape, rest)
+        lines += more
+    padded = e.padded_count(op.result, _cmp_dtype(cmp))
+    lines.append(_compare(e, cmp, mask, x, y, padded))
+    lines.append("AscendC::PipeBarrier<PIPE_V>();")
+    return lines + _select(e, op, form, e.var(op.result), mask, a, b, dup, e.count(op.result))
+
+
+def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[str, ...]
+                 ) -> tuple[str, str, list[str]]:
+    """Spread the broadcast side of a comparison over a [rows, cols] temporary."""
+    tmp = temps[0]
+    rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
+    lhs_small = e.shape(cmp.lhs) != tuple(shape)
+    small = cmp.lhs if lhs_small else cmp.rhs
+    dt = _cmp_dtype(cmp)
+    lines = [f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, {e.names.count(shape)});",
+             "AscendC::PipeBarrier<PIPE_V>();"]
+    if e.shape(small)[1] == 1:
+        lines.append(f"fadsl::RowBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
+                     f"{temps[1]}, {rows}, {cols}, false);")
+    else:
+        lines.append(f"fadsl::ColBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
+                     f"{rows}, {cols}, false);")
+    lines.append("AscendC::PipeBarrier<PIPE_V>();")
+    big = cmp.rhs if lhs_small else cmp.lhs
+    x, y = (tmp, e.var(big)) if lhs_small else (e.var(big), tmp)
+    return x, y, lines
+
+
+def _row_loop(e: VectorEmitter, op: ir.Where, form: Form, mask: str, a: str | None,
+              b: str | None, dup: str | None, cols: str) -> list[str]:
+    at = f"r * {cols}"
+    sel = _select(e, op, form, f"{e.var(op.result)}[{at}]", mask,
+                  None if a is None else f"{a}[{at}]", None if b is None else f"{b}[{at}]",
+                  None if dup is None else f"{dup}[{at}]", cols)
+    return sel
+
+
+def _mask_cols(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
+               temps: tuple[str, ...]) -> list[str]:
+    a, b, dup, lines = _branch_vars(e, op, form, temps)
+    mask = temps[-1]
+    shape = e.shape(op.result)
+    rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
+    x = e.var(cmp.lhs) if isinstance(cmp.lhs, ir.Value) else None
+    y = e.var(cmp.rhs) if isinstance(cmp.rhs, ir.Value) else None
+    lines.append(_compare(e, cmp, mask, x, y, e.padded(shape[1], _cmp_dtype(cmp))))
+    lines.append("AscendC::PipeBarrier<PIPE_V>();")
+    body = _row_loop(e, op, form, mask, a, b, dup, cols)
+    lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
+    return lines
+
+
+def _mask_outer(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
+                temps: tuple[str, ...]) -> list[str]:
+    a, b, dup, lines = _branch_vars(e, op, form, temps)
+    mask = temps[-1]
+    shape = e.shape(op.result)
+    rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
+    row_is_lhs = e.shape(cmp.lhs)[1] == 1
+    row, col = (cmp.lhs, cmp.rhs) if row_is_lhs else (cmp.rhs, cmp.lhs)
+    mode = CMPMODE[type(cmp)]
+    mode = FLIPPED[mode] if row_is_lhs else mode
+    dt = _cmp_dtype(cmp)
+    ct = ctype(dt)
+    lines += ["// the row values are read by the scalar unit: wait for the vector unit",
+              "AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
+              "AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);"]
+    body = [f"const {ct} rowValue = {e.var(row)}.GetValue(r);",
+            f"AscendC::CompareScalar({mask}, {e.var(col)}, rowValue, AscendC::CMPMODE::{mode}, "
+            f"{e.padded(shape[1], dt)});",
+            "AscendC::PipeBarrier<PIPE_V>();"]
+    body += _row_loop(e, op, form, mask, a, b, dup, cols)
+    body.append("AscendC::PipeBarrier<PIPE_V>();")
+    lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
+    return lines
+
+
+def check_rules() -> list[str]:
+    """Vector op classes without a rule (for the registry completeness test)."""
+    from fadsl.passes.vector_forms import _ARITH, _UNARY
+
+    wanted = set(_ARITH) | set(_UNARY) | {ir.Tanh, ir.Cast, ir.Full, ir.Arange, ir.RowMax,
+                                          ir.RowSum, ir.Where}
+    return sorted(c.__name__ for c in wanted if c not in RULES)
+
+
+__all__ = ["RULES", "rule", "check_rules", "BackendError", "elems_per_repeat"]

@@ -1,0 +1,66 @@
+"""``fadsl compile``: prove fit, then write the Ascend C project (default generated/<kernel>/)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+
+from fadsl.commands import common
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder (default generated/<kernel>/); with several kernels, "
+                   "one sub-folder per kernel")
+    p.add_argument("--quiet", action="store_true", help="do not print the resource budget")
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl.outputs import check_output_dir
+    from fadsl.target import resolve
+
+    target = resolve(args.target, args.target_file)
+    src = common.load_source(args.file)
+    chosen = [common.select(src, args.kernel)] if args.kernel or len(src.names) == 1 else \
+        list(src.defs)
+    if args.output:
+        check_output_dir(args.output)
+    for kdef in chosen:
+        binding = common.bind(kdef, args, need_shape=True)
+        out = _out_dir(args.output, binding.kernel.name, len(chosen))
+        _compile_one(binding, target, args.file, out, args.quiet)
+    return 0
+
+
+def _out_dir(output: str | None, name: str, count: int) -> str:
+    if output is None:
+        return os.path.join("generated", name)
+    return output if count == 1 else os.path.join(output, name)
+
+
+def _compile_one(binding, target, source: str, out: str, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+    from fadsl.backends.ascendc.project import build_project
+    from fadsl.commands.check_cmd import table
+
+    project = build_project(binding, target, source, out)
+    write_project(project.files, out)
+    if not quiet:
+        print(table(project.report, project.plan, target, binding))
+    print(f"wrote {len(project.files)} files to {out}/")
+
+
+def write_project(files: dict[str, bytes], out: str) -> None:
+    """Write every file into a fresh folder beside ``out`` and swap it into place."""
+    from fadsl.outputs import atomic_dir
+
+    with atomic_dir(out) as tmp:
+        for rel, data in sorted(files.items()):
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+            if rel.endswith(".sh"):
+                os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -1,0 +1,240 @@
+"""Buffer planning: every buffer and workspace the generated kernel allocates.
+
+Input: IR after pipeline and lower_vector, a target, and the values of shape symbols
+and tile constants (used only to choose among buffers of different sizes; the sizes
+stay symbolic). Output: a ``Lowering`` holding the BufferPlan (what the resource
+checker sums and the backend declares) plus the decisions the backend needs: the
+unit of every op, homes of vector values, instruction forms, temporaries.
+
+Split chips (910B, A3): a MIX kernel. The cube (AIC) holds its operands in L1 (one
+queue per operand; pipelined loads keep their ``stages`` slots), one L0A, one L0B and
+one L0C buffer sized for the largest dot. Each of the two vector cores (AIV) owns half
+the rows of the Q block: vector tiles whose first dimension is the dot's row block
+are halved. Dot results reach the vector unit, and vector-made dot operands reach the
+cube, through GM workspaces of one slot per AIC.
+Coupled chips (910A, 310P): one core holds everything; no row split, no workspaces.
+
+Non-goals: emitting code; choosing block sizes (tune); proving fit (check_resources).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from fadsl.errors import BackendError, UsageError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.types import DType, Shape, TileType
+from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
+from fadsl.passes.sides import CUBE, Sides, classify, grid_of
+from fadsl.passes.vector_plan import VecPlan, VectorPlanner, _camel
+from fadsl.target import Target
+
+NAME = "plan_buffers"
+FRACTAL = 16
+UB_TILE_ALIGN = 256
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """Everything the backend needs beyond the IR itself."""
+
+    kernel: ir.Kernel
+    target: Target
+    plan: BufferPlan
+    sides: Sides
+    vec: VecPlan
+    rows: Expr | None
+    """The dot row block (block_q) split between the AIVs, or None."""
+    cube_homes: dict[str, str]
+    """cube value -> its L1 buffer name."""
+    queues: dict[str, ir.QueueAlloc]
+    grid: ir.Grid
+    env: dict[str, Any]
+    """Values of shape symbols and tile constants the plan was made with."""
+
+    @property
+    def kernel_grid_body(self) -> tuple[ir.Op, ...]:
+        return self.grid.body
+
+    @property
+    def vec_loops(self) -> tuple[tuple[int, int, ir.For], ...]:
+        return self.vec.loops
+
+    def core_shape(self, shape: Shape) -> Shape:
+        return _core_shape(shape, self.rows, self.target.split)
+
+
+def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
+    """As a pipeline pass the planner changes nothing; ``lower`` gives its result."""
+    return kernel
+
+
+def plan(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) -> BufferPlan:
+    return lower(kernel, target, env).plan
+
+
+def lower(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) -> Lowering:
+    env = dict(env or kernel_env(kernel))
+    grid = grid_of(kernel)
+    queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
+    sides = classify(grid, queues)
+    rows = _split_rows(sides, target)
+    shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
+    vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
+    cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env)
+    buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec))
+    workspaces = _workspaces(sides) if target.split else ()
+    tasks = sympy.Mul(*grid.extents)
+    kernel_type = ("MIX_AIC_1_2" if sides.dots else "AIV_ONLY") if target.split else "AICORE"
+    half = rows / 2 if rows is not None and target.split else None
+    bp = BufferPlan(kernel.name, target.name, kernel_type, buffers, workspaces, tasks, half)
+    return Lowering(kernel, target, bp, sides, vec, rows, cube_homes,
+                    {q.result.name: q for q in queues.values()}, grid, env)
+
+
+def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
+    return {k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _split_rows(sides: Sides, target: Target) -> Expr | None:
+    rows = {d.result.type.shape[0] for d in sides.dots  # type: ignore[union-attr]
+            if d.result in sides.to_vector}
+    if not rows:
+        return None
+    if len(rows) > 1:
+        loc = sides.dots[0].loc
+        raise BackendError(
+            "dots read by vector code have different row blocks: "
+            + ", ".join(sorted(str(r) for r in rows)), loc,
+            hint="the two vector cores split one row block; use the same block_q")
+    return next(iter(rows))
+
+
+def _core_shape(shape: Shape, rows: Expr | None, split: bool) -> Shape:
+    if not split or rows is None or not shape or shape[0] != rows:
+        return tuple(shape)
+    return (rows / 2,) + tuple(shape[1:])
+
+
+def _check_fractal(t: TileType, loc: Any, env: dict[str, Any], what: str) -> None:
+    for d in t.shape:
+        try:
+            v = int(as_expr(d).subs({sympy.Symbol(k, integer=True, nonnegative=True): x
+                                     for k, x in env.items()}))
+        except (TypeError, ValueError):
+            continue
+        if v % FRACTAL:
+            raise UsageError(
+                f"{what} {t} has a dimension of {v}, not a multiple of {FRACTAL}: the cube "
+                "unit works on 16 x 16 fractals", loc,
+                hint="choose block sizes and a head dim that are multiples of 16")
+
+
+def _dot_role(v: ir.Value, sides: Sides) -> str:
+    for d in sides.dots:
+        if d.a == v:
+            return "A1"
+        if d.b == v:
+            return "B1"
+    return "A1"
+
+
+def _cube_buffers(sides: Sides, queues: dict[ir.Value, ir.QueueAlloc], target: Target,
+                  env: dict[str, Any]) -> tuple[list[Buffer], dict[str, str]]:
+    out: list[Buffer] = []
+    homes: dict[str, str] = {}
+    core = "AIC" if target.split else "AICORE"
+    for q in queues.values():
+        if q.position in ("A1", "B1"):
+            _check_fractal(q.tile, q.loc, env, "the tile")
+            out.append(Buffer(_camel(q.result.name), "L1", q.position, core, q.tile.shape,
+                              q.tile.dtype, q.buffers, "queue", "operand", (), q.loc))
+    for v in list(sides.cube_loads) + list(sides.to_cube):
+        t = v.type
+        assert isinstance(t, TileType)
+        _check_fractal(t, sides.defs[v].loc, env, "the dot operand")
+        name = _camel(v.name) + "L1"
+        homes[v.name] = name
+        out.append(Buffer(name, "L1", _dot_role(v, sides), core, t.shape, t.dtype, 1,
+                          "queue", "operand", (v.name,), sides.defs[v].loc))
+    out += _l0_buffers(sides, core, env)
+    return out, homes
+
+
+def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
+    if not sides.dots:
+        return []
+    out = []
+    for space, pos, name, pick in (("L0A", "A2", "aL0", _a_shape), ("L0B", "B2", "bL0", _b_shape),
+                                   ("L0C", "CO1", "cL0", _c_shape)):
+        best = max(sides.dots, key=lambda d: _num(_bytes_of(*pick(d)), env))
+        shape, dtype = pick(best)
+        out.append(Buffer(name, space, pos, core, shape, dtype, 1, "queue",
+                          "operand" if space != "L0C" else "result",
+                          tuple(d.result.name for d in sides.dots), best.loc))
+    return out
+
+
+def _a_shape(d: ir.Dot) -> tuple[Shape, DType]:
+    t = d.a.type
+    assert isinstance(t, TileType)
+    return (tuple(reversed(t.shape)) if d.transpose_a else tuple(t.shape)), t.dtype
+
+
+def _b_shape(d: ir.Dot) -> tuple[Shape, DType]:
+    t = d.b.type
+    assert isinstance(t, TileType)
+    return (tuple(reversed(t.shape)) if d.transpose_b else tuple(t.shape)), t.dtype
+
+
+def _c_shape(d: ir.Dot) -> tuple[Shape, DType]:
+    t = d.result.type
+    assert isinstance(t, TileType)
+    return tuple(t.shape), t.dtype
+
+
+def _bytes_of(shape: Shape, dtype: DType) -> Expr:
+    return sympy.Mul(*shape) * dtype.itemsize
+
+
+def _num(e: Expr, env: dict[str, Any]) -> float:
+    try:
+        return float(as_expr(e).subs({sympy.Symbol(k, integer=True, nonnegative=True): v
+                                      for k, v in env.items()}))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _ub_buffers(vec: VecPlan) -> list[Buffer]:
+    out = []
+    for s in vec.slots:
+        shape, dtype, bits = s.shape, s.dtype, 0
+        if not s.values:
+            shape, dtype = (s.bytes,), DType.U8
+        elif sympy.Mul(*shape) * dtype.itemsize != s.bytes:
+            shape, dtype = (s.bytes,), DType.U8
+        out.append(Buffer(s.name, "UB", s.position, "AIV", tuple(shape), dtype, s.buffers,
+                          s.kind, s.role, tuple(s.values), s.loc, bits, UB_TILE_ALIGN))
+    return out
+
+
+def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
+    out = []
+    for v in sides.to_vector:
+        t = v.type
+        assert isinstance(t, TileType)
+        out.append(Workspace(_camel(v.name) + "Ws", t.shape, t.dtype, 1,
+                             f"%{v.name} (cube -> vector)", sides.defs[v].loc))
+    for v in sides.to_cube:
+        t = v.type
+        assert isinstance(t, TileType)
+        out.append(Workspace(_camel(v.name) + "Ws", t.shape, t.dtype, 1,
+                             f"%{v.name} (vector -> cube)", sides.defs[v].loc))
+    return tuple(out)
+
+
+__all__ = ["Lowering", "lower", "plan", "run", "CUBE"]

@@ -1,0 +1,241 @@
+"""Instruction forms of vector ops, and the temporaries each form needs.
+
+A form names how the Ascend C backend computes an op on per-core tiles:
+
+  unary, cast, dup, iota        one level-2 instruction over the whole tile
+  full                          binary op, both tiles of the result's shape
+  scalar / rscalar / rdiv       binary op with a scalar operand (Adds, Muls, Maxs, Mins)
+  row_bcast                     [r, c] op [r, 1]: Brcb the row vector into a [r, 8] block
+                                temporary, then level-0 ops with a zero block stride
+  col_bcast                     [r, c] op [1, c]: level-0 ops with a zero repeat stride
+  outer                         [r, 1] op [1, c]: materialise the [r, 1] side first
+  row_reduce                    row max / sum: fold column chunks into a [r, 64] f32
+                                temporary, then WholeReduceMax/Sum
+  fused                         a comparison evaluated inside the where that reads it
+  mask_full / mask_cols / mask_outer
+                                a where: Compare (or CompareScalar per row) into a bit
+                                mask temporary, then Select
+  tanh                          tanh from Exp with a temporary
+  view                          expand_dims: the same buffer seen with a unit axis
+The planner (vector_plan) allocates the temporaries; the backend emits the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sympy
+
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.types import DType, Shape
+
+REPEAT_BYTES = 256
+BLOCK_BYTES = 32
+
+
+@dataclass(frozen=True)
+class TempSpec:
+    """A temporary an instruction form needs for the duration of one op."""
+
+    role: str
+    """broadcast, reduce-work, mask, dup."""
+    shape: Shape
+    dtype: DType
+    bits: int = 0
+    """1 for bit masks."""
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    temps: tuple[TempSpec, ...] = ()
+    select: str = ""
+    """For where: tt (two tiles), ts (tile, scalar) or st (scalar, tile)."""
+
+
+ShapeOf = Callable[[ir.Operand], Shape | None]
+
+_ARITH = (ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
+_COMPARE = (ir.Lt, ir.Le, ir.Gt, ir.Ge, ir.Eq, ir.Ne)
+_UNARY = (ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt)
+
+
+def is_compare(op: ir.Op) -> bool:
+    return isinstance(op, _COMPARE)
+
+
+def form_of(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    """The form of vector op ``op``; ``shape`` gives per-core shapes of operands."""
+    if isinstance(op, _UNARY):
+        return Form("unary")
+    if isinstance(op, ir.Tanh):
+        return Form("tanh", (TempSpec("dup", _result_shape(op, shape), _dtype(op)),))
+    if isinstance(op, ir.Cast):
+        return Form("cast")
+    if isinstance(op, ir.Full):
+        return Form("dup")
+    if isinstance(op, ir.Arange):
+        return Form("iota")
+    if isinstance(op, ir.ExpandDims):
+        return Form("view")
+    if isinstance(op, (ir.RowMax, ir.RowSum)):
+        return _reduce_form(op, shape)
+    if isinstance(op, _ARITH):
+        return _arith_form(op, shape)
+    if isinstance(op, _COMPARE):
+        return Form("fused")
+    if isinstance(op, ir.Where):
+        return _where_form(op, shape, defs)
+    raise BackendError(f"{ir.op_name(type(op))} has no vector instruction form", op.loc)
+
+
+def _dtype(op: ir.ValueOp) -> DType:
+    t = op.result.type
+    return t.dtype  # type: ignore[union-attr]
+
+
+def _result_shape(op: ir.ValueOp, shape: ShapeOf) -> Shape:
+    s = shape(op.result)
+    assert s is not None
+    return s
+
+
+def elems_per_repeat(dtype: DType) -> int:
+    return REPEAT_BYTES // dtype.itemsize
+
+
+def elems_per_block(dtype: DType) -> int:
+    return BLOCK_BYTES // dtype.itemsize
+
+
+def _reduce_form(op: ir.Reduce, shape: ShapeOf) -> Form:
+    s = shape(op.x)
+    assert s is not None and len(s) == 2
+    dt = op.x.type.dtype  # type: ignore[union-attr]
+    per = elems_per_repeat(dt)
+    if _le(s[1], per):
+        return Form("row_reduce")
+    return Form("row_reduce", (TempSpec("reduce-work", (s[0], as_expr(per)), dt),))
+
+
+def _le(a: Expr, n: int) -> bool:
+    a = as_expr(a)
+    return bool(a.is_Integer and int(a) <= n)
+
+
+def _is_row(s: Shape | None, r: Shape) -> bool:
+    return s is not None and len(s) == 2 and len(r) == 2 and s[1] == 1 and s[0] == r[0] \
+        and r[1] != 1
+
+
+def _is_col(s: Shape | None, r: Shape) -> bool:
+    return s is not None and len(s) == 2 and len(r) == 2 and s[0] == 1 and s[1] == r[1] \
+        and r[0] != 1
+
+
+def _arith_form(op: ir.Binary, shape: ShapeOf) -> Form:
+    sa, sb = shape(op.lhs), shape(op.rhs)
+    sr = _result_shape(op, shape)
+    dt = _dtype(op)
+    if sa is None or sb is None:
+        if sa is None and isinstance(op, ir.Div):
+            return Form("rdiv", (TempSpec("dup", sr, dt),))
+        if sa is None and isinstance(op, ir.Sub):
+            return Form("rscalar")
+        return Form("scalar")
+    if sa == sb == sr:
+        return Form("full")
+    brcb = TempSpec("broadcast", (sr[0], as_expr(elems_per_block(dt))), dt)
+    if (_is_row(sa, sr) and sb == sr) or (_is_row(sb, sr) and sa == sr):
+        return Form("row_bcast", (brcb,))
+    if (_is_col(sa, sr) and sb == sr) or (_is_col(sb, sr) and sa == sr):
+        return Form("col_bcast")
+    if (_is_row(sa, sr) and _is_col(sb, sr)) or (_is_col(sa, sr) and _is_row(sb, sr)):
+        return Form("outer", (TempSpec("broadcast", sr, dt), brcb))
+    raise BackendError(
+        f"{ir.op_name(type(op))} of shapes {_text(sa)} and {_text(sb)} has no vector form",
+        op.loc)
+
+
+def _text(s: Shape | None) -> str:
+    from fadsl.ir.types import shape_text
+
+    return "scalar" if s is None else shape_text(s)
+
+
+def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    sr = _result_shape(op, shape)
+    dt = _dtype(op)
+    cmp = defs.get(op.cond) if isinstance(op.cond, ir.Value) else None
+    if not is_compare(cmp):
+        raise BackendError(
+            "fd.where needs a comparison as its condition here (masks are evaluated by "
+            "Compare + Select)", op.loc,
+            hint="write the condition inline, e.g. fd.where(kv_idx < Skv, s, -fd.inf)")
+    assert isinstance(cmp, ir.Binary)
+    temps: list[TempSpec] = []
+    select = _select_mode(op, shape, sr, dt, temps)
+    name = _mask_form(cmp, shape, sr, dt, temps)
+    return Form(name, tuple(temps), select)
+
+
+def _select_mode(op: ir.Where, shape: ShapeOf, sr: Shape, dt: DType,
+                 temps: list[TempSpec]) -> str:
+    sa, sb = shape(op.a), shape(op.b)
+    for s in (sa, sb):
+        if s is not None and s != sr:
+            raise BackendError(
+                f"fd.where: a branch of shape {_text(s)} would be broadcast to {_text(sr)}; "
+                "the backend selects between tiles of the result's shape", op.loc,
+                hint="broadcast the branch with arithmetic first (e.g. x + 0 * s)")
+    if sa is not None and sb is not None:
+        return "tt"
+    if sa is not None:
+        return "ts"
+    temps.append(TempSpec("dup", sr, dt))
+    return "st" if sb is not None else "ss"
+
+
+def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
+               temps: list[TempSpec]) -> str:
+    sa, sb = shape(cmp.lhs), shape(cmp.rhs)
+    cdt = (cmp.lhs if isinstance(cmp.lhs, ir.Value) else cmp.rhs).type.dtype  # type: ignore[union-attr]
+    tiles = [s for s in (sa, sb) if s is not None]
+    if all(s == sr for s in tiles):
+        temps.append(TempSpec("mask", sr, DType.U8, bits=1))
+        return "mask_full"
+    if len(sr) == 2 and all(_is_col(s, sr) for s in tiles):
+        temps.append(TempSpec("mask", (as_expr(1), sr[1]), DType.U8, bits=1))
+        return "mask_cols"
+    if len(sr) == 2 and len(tiles) == 2 and {_kind(sa, sr), _kind(sb, sr)} == {"row", "col"}:
+        temps.append(TempSpec("mask", (as_expr(1), sr[1]), DType.U8, bits=1))
+        return "mask_outer"
+    if len(sr) == 2 and len(tiles) == 2 and (sa == sr or sb == sr):
+        other = sb if sa == sr else sa
+        if _is_row(other, sr) or _is_col(other, sr):
+            temps.append(TempSpec("broadcast", sr, cdt))
+            if _is_row(other, sr):
+                temps.append(TempSpec("broadcast", (sr[0], as_expr(elems_per_block(cdt))),
+                                      cdt))
+            temps.append(TempSpec("mask", sr, DType.U8, bits=1))
+            return "mask_full"
+    raise BackendError(
+        f"this comparison ({_text(sa)} vs {_text(sb)}) selecting over {_text(sr)} has no "
+        "vector form yet", cmp.loc,
+        hint="compare tiles of the result's shape, a [1, c] row of key positions, or a "
+        "[r, 1] column against a [1, c] row")
+
+
+def _kind(s: Shape | None, sr: Shape) -> str:
+    if _is_row(s, sr):
+        return "row"
+    if _is_col(s, sr):
+        return "col"
+    return "other"
+
+
+def count(s: Shape) -> Expr:
+    return sympy.Mul(*s) if s else sympy.Integer(1)

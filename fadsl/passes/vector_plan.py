@@ -1,0 +1,365 @@
+"""UB buffers of the vector unit: homes of vector values, temporaries, reuse by liveness.
+
+Program points are numbered by ``linearize`` (depth first over the grid body, loops
+bracketed by their start and end points). A value is live from its definition to its
+last use; a use inside a loop the value was defined outside of keeps it live to the
+loop's end. Homes:
+  * loop-carried values (init, iteration argument, result) share one state buffer;
+    an update that cannot be computed in place is copied in at the end of the body;
+  * dot results arriving from the cube get a VECIN queue (staging), values going to
+    GM (stores, dot operands for the cube) a VECOUT queue, vector loads a VECIN queue,
+    pipelined loads the queue the pipeline pass made;
+  * every other value takes a dying operand's buffer when its form computes in place,
+    else any VECCALC buffer whose occupants are all dead (growing it if needed).
+Temporaries of instruction forms come from the same VECCALC pool for one point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from fadsl.errors import Loc
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.types import DType, QueueType, Shape, TileType
+from fadsl.passes.sides import CUBE, Sides
+from fadsl.passes.vector_forms import Form, TempSpec, count, form_of, is_compare
+
+_IN_PLACE = ("unary", "full", "scalar", "rscalar", "row_bcast", "col_bcast", "mask_full",
+             "mask_cols", "mask_outer")
+
+
+@dataclass
+class Slot:
+    """One UB buffer being planned."""
+
+    name: str
+    position: str
+    kind: str
+    role: str
+    loc: Loc
+    buffers: int = 1
+    bytes: Expr = sympy.Integer(0)
+    shape: Shape = ()
+    dtype: DType = DType.F32
+    bits: int = 0
+    values: list[str] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    pinned: bool = False
+    """Queue buffers never take unrelated values."""
+
+    def free_at(self, pos: int) -> bool:
+        return not self.pinned and all(e < pos for e in self.ends)
+
+
+@dataclass
+class VecPlan:
+    slots: list[Slot]
+    homes: dict[str, str]
+    """value name -> slot name (views and fused comparisons are absent)."""
+    views: dict[str, str]
+    """expand_dims result -> its source value."""
+    forms: dict[int, Form]
+    """program point -> form of the vector op there."""
+    temps: dict[int, tuple[str, ...]]
+    """program point -> slots of its temporaries, in TempSpec order."""
+    points: dict[int, ir.Op]
+    frees: dict[int, tuple[str, ...]]
+    """program point -> queue slots to FreeTensor after the op there."""
+    state_copies: dict[str, tuple[tuple[str, str], ...]]
+    """loop var -> (yielded value, state value) pairs to copy at the end of the body."""
+    loops: tuple[tuple[int, int, ir.For], ...] = ()
+    """(start point, end point, loop) of every loop in the grid body."""
+
+
+def linearize(body: tuple[ir.Op, ...], points: dict[int, ir.Op],
+              loops: list[tuple[int, int, ir.For]], counter: list[int]) -> None:
+    for op in body:
+        counter[0] += 1
+        points[counter[0]] = op
+        if isinstance(op, ir.For):
+            start = counter[0]
+            linearize(op.body, points, loops, counter)
+            counter[0] += 1
+            loops.append((start, counter[0], op))
+        elif isinstance(op, ir.Grid):
+            linearize(op.body, points, loops, counter)
+
+
+class VectorPlanner:
+    def __init__(self, grid: ir.Grid, sides: Sides, core_shape, queues) -> None:  # type: ignore[no-untyped-def]
+        self.grid = grid
+        self.sides = sides
+        self.core_shape = core_shape
+        self.queues: dict[ir.Value, ir.QueueAlloc] = queues
+        self.points: dict[int, ir.Op] = {}
+        self.loops: list[tuple[int, int, ir.For]] = []
+        linearize(grid.body, self.points, self.loops, [0])
+        self.defpos: dict[ir.Value, int] = {}
+        self.uses: dict[ir.Value, list[int]] = {}
+        self.views: dict[str, str] = {}
+        self.root: dict[ir.Value, ir.Value] = {}
+        self.slots: list[Slot] = []
+        self.home: dict[ir.Value, Slot] = {}
+        self.forms: dict[int, Form] = {}
+        self.temps: dict[int, tuple[str, ...]] = {}
+        self.state_copies: dict[str, list[tuple[str, str]]] = {}
+        self.names: set[str] = set()
+        self._tmp_count = 0
+
+    # --- analysis ------------------------------------------------------------
+    def vector_op(self, op: ir.Op) -> bool:
+        return self.sides.op_side.get(id(op)) not in (CUBE, None) and not isinstance(
+            op, (ir.Grid, ir.For, ir.LoadScalar))
+
+    def shape(self, v: ir.Operand) -> Shape | None:
+        if isinstance(v, ir.Imm):
+            return None
+        t = v.type
+        if isinstance(t, QueueType):
+            t = t.tile
+        assert isinstance(t, TileType)
+        return self.core_shape(t.shape)
+
+    def find_root(self, v: ir.Value) -> ir.Value:
+        while v in self.root:
+            v = self.root[v]
+        return v
+
+    def analyse(self) -> None:
+        for pos, op in self.points.items():
+            if isinstance(op, ir.For):
+                self._loop_defs(pos, op)
+            for r in op.results():
+                self.defpos.setdefault(r, pos)
+            if isinstance(op, ir.ExpandDims):
+                self.root[op.result] = op.x
+                self.views[op.result.name] = op.x.name
+        for pos, op in self.points.items():
+            for v in self._read(op, pos):
+                self.uses.setdefault(self.find_root(v), []).append(pos)
+
+    def _loop_defs(self, pos: int, op: ir.For) -> None:
+        for init, arg, res in zip(op.inits, op.iter_args, op.loop_results):
+            self.root[arg] = init
+            self.root[res] = init
+        end = next(e for s, e, lp in self.loops if lp is op)
+        for y in op.yields:
+            self.uses.setdefault(y, []).append(end)
+
+    def _read(self, op: ir.Op, pos: int) -> list[ir.Value]:
+        reads = list(op.operand_values())
+        if isinstance(op, ir.Where) and isinstance(op.cond, ir.Value):
+            cmp = self.sides.defs.get(op.cond)
+            if cmp is not None and is_compare(cmp):
+                reads += list(cmp.operand_values())
+        return reads
+
+    def end_of(self, v: ir.Value) -> int:
+        root = self.find_root(v)
+        start = self.defpos.get(root, 0)
+        end = max(self.uses.get(root, [start]) + [start])
+        for ls, le, _ in self.loops:
+            if any(ls < u <= le for u in self.uses.get(root, [])) and not ls < start <= le:
+                end = max(end, le)
+        return end
+
+    # --- allocation ----------------------------------------------------------
+    def plan(self, env: dict[str, int]) -> VecPlan:
+        self.env = env
+        self.analyse()
+        self._arg_last = self._iter_arg_last_uses()
+        frees: dict[int, list[str]] = {}
+        for pos, op in sorted(self.points.items()):
+            if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
+                self._place(op, op.result, None, pos)
+            if not self.vector_op(op):
+                continue
+            form = self._form(op)
+            if form is not None:
+                self.forms[pos] = form
+            for r in op.results():
+                if isinstance(r.type, TileType):
+                    self._place(op, r, form, pos)
+            if form is not None and form.temps:
+                self.temps[pos] = tuple(self._temp(t, pos, op.loc) for t in form.temps)
+        for slot in self.slots:
+            if slot.kind == "queue" and slot.role != "pipelined" and slot.ends:
+                frees.setdefault(max(slot.ends), []).append(slot.name)
+        return VecPlan(self.slots, {v.name: s.name for v, s in self.home.items()},
+                       self.views, self.forms, self.temps, self.points,
+                       {k: tuple(v) for k, v in frees.items()},
+                       {k: tuple(v) for k, v in self.state_copies.items()},
+                       tuple(self.loops))
+
+    def _form(self, op: ir.Op) -> Form | None:
+        if not isinstance(op, ir.ValueOp) or isinstance(
+                op, (ir.Load, ir.Dequeue, ir.AllocTensor)):
+            return None
+        return form_of(op, self.shape, self.sides.defs)
+
+    def _iter_arg_last_uses(self) -> dict[ir.Value, int]:
+        """Last point (in the loop body) reading each loop's iteration argument."""
+        last: dict[ir.Value, int] = {}
+        for pos, op in self.points.items():
+            for v in self._read(op, pos):
+                base = self._unview(v)
+                if _is_iter_arg(base, self.loops):
+                    last[base] = max(last.get(base, 0), pos)
+        return last
+
+    def _unview(self, v: ir.Value) -> ir.Value:
+        while isinstance(self.sides.defs.get(v), ir.ExpandDims):
+            v = self.sides.defs[v].x  # type: ignore[attr-defined]
+        return v
+
+    def _bytes(self, v: ir.Value) -> Expr:
+        s = self.shape(v)
+        assert s is not None
+        t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
+        return count(s) * t.dtype.itemsize  # type: ignore[union-attr]
+
+    def _place(self, op: ir.Op, r: ir.Value, form: Form | None, pos: int) -> None:
+        if form is not None and form.name in ("view", "fused"):
+            return
+        group = self._group_of(r)
+        if group is not None:
+            slot = self._new_slot(group, "VECCALC", "tbuf", "state", op.loc, pinned=True)
+            self._occupy(slot, r, self.end_of(r))
+            return
+        special = self._special(op, r)
+        if special is not None:
+            self._occupy(special, r, self.end_of(r))
+            return
+        slot = self._in_place(op, r, form, pos) or self._pool(self._bytes(r), pos, op.loc,
+                                                              r.name)
+        self._occupy(slot, r, self.end_of(r))
+        self._note_state_yield(r, slot)
+
+    def _group_of(self, v: ir.Value) -> str | None:
+        for _, _, loop in self.loops:
+            if v in loop.inits:
+                return _camel(v.name)
+        return None
+
+    def _special(self, op: ir.Op, r: ir.Value) -> Slot | None:
+        if isinstance(op, (ir.AllocTensor, ir.Dequeue)) or (
+                isinstance(op, ir.Load) and op.into is not None):
+            return self._pipeline_slot(op)
+        if r in self.sides.to_vector:
+            return self._new_slot(r.name, "VECIN", "queue", "staging", op.loc, pinned=True)
+        if isinstance(op, ir.Load):
+            return self._new_slot(r.name, "VECIN", "queue", "operand", op.loc, pinned=True)
+        readers = self.sides.readers.get(r, [])
+        if r in self.sides.to_cube or any(isinstance(x, ir.Store) for x in readers):
+            return self._new_slot(r.name, "VECOUT", "queue", "result", op.loc, pinned=True)
+        return None
+
+    def _pipeline_slot(self, op: ir.Op) -> Slot:
+        q = op.queue if hasattr(op, "queue") else self.sides.defs[op.into].queue  # type: ignore[union-attr]
+        name = _camel(q.name)
+        for s in self.slots:
+            if s.name == name:
+                return s
+        qa = self.queues[q]
+        return self._new_slot(q.name, "VECIN", "queue", "pipelined", op.loc, pinned=True,
+                              buffers=qa.buffers, exact=name)
+
+    def _dies_here(self, v: ir.Value, pos: int) -> bool:
+        base = self._unview(v)
+        if _is_iter_arg(base, self.loops):
+            return self._arg_last.get(base) == pos
+        return self.end_of(base) == pos
+
+    def _in_place(self, op: ir.Op, r: ir.Value, form: Form | None, pos: int) -> Slot | None:
+        if form is None or form.name not in _IN_PLACE:
+            return None
+        for v in op.operand_values():
+            base = self._unview(v)
+            slot = self.home.get(self.find_root(base)) or self.home.get(base)
+            if slot is None or slot.role == "pipelined" or self.shape(base) != self.shape(r):
+                continue
+            if self._bytes(base) != self._bytes(r) or not self._dies_here(v, pos):
+                continue
+            return slot
+        return None
+
+    def _note_state_yield(self, r: ir.Value, slot: Slot) -> None:
+        for _, _, loop in self.loops:
+            if r not in loop.yields:
+                continue
+            init = loop.inits[loop.yields.index(r)]
+            state = self.home.get(init)
+            if state is not None and state is not slot:
+                self.state_copies.setdefault(loop.var, []).append((r.name, init.name))
+
+    def _value(self, e: Expr) -> float:
+        try:
+            return float(as_expr(e).subs({sympy.Symbol(k, integer=True, nonnegative=True): v
+                                          for k, v in self.env.items()}))
+        except (TypeError, ValueError):
+            return 0.0
+
+    def _pool(self, need: Expr, pos: int, loc: Loc, hint: str) -> Slot:
+        free = [s for s in self.slots if s.kind == "tbuf" and s.free_at(pos)]
+        want = self._value(need)
+        fits = [s for s in free if self._value(s.bytes) >= want]
+        if fits:
+            slot = min(fits, key=lambda s: self._value(s.bytes))
+        elif free:
+            slot = max(free, key=lambda s: self._value(s.bytes))
+        else:
+            slot = self._new_slot(f"tmp{self._tmp_count}", "VECCALC", "tbuf", "temp", loc)
+            self._tmp_count += 1
+        if self._value(need) > self._value(slot.bytes):
+            slot.bytes = need
+        return slot
+
+    def _temp(self, spec: TempSpec, pos: int, loc: Loc) -> str:
+        need = _spec_bytes(spec)
+        slot = self._pool(need, pos, loc, spec.role.replace("-", "_") + "Tmp")
+        slot.ends.append(pos)
+        return slot.name
+
+    def _new_slot(self, hint: str, position: str, kind: str, role: str, loc: Loc,
+                  pinned: bool = False, buffers: int = 1, exact: str | None = None) -> Slot:
+        base = exact or _camel(hint) + ("Que" if kind == "queue" else "Buf")
+        name, n = base, 0
+        while name in self.names:
+            n += 1
+            name = f"{base}{n}"
+        self.names.add(name)
+        slot = Slot(name, position, kind, role, loc, buffers=buffers, pinned=pinned)
+        self.slots.append(slot)
+        return slot
+
+    def _occupy(self, slot: Slot, v: ir.Value, end: int) -> None:
+        self.home[v] = slot
+        slot.values.append(v.name)
+        slot.ends.append(end)
+        b = self._bytes(v)
+        if self._value(b) > self._value(slot.bytes) or slot.bytes == 0:
+            slot.bytes = b
+            t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
+            slot.shape = self.shape(v) or ()
+            slot.dtype = t.dtype  # type: ignore[union-attr]
+
+
+def _spec_bytes(spec: TempSpec) -> Expr:
+    n = count(spec.shape)
+    if spec.bits:
+        return sympy.ceiling(n * spec.bits / 8)
+    return n * spec.dtype.itemsize
+
+
+def _is_iter_arg(v: ir.Value, loops: list[tuple[int, int, ir.For]]) -> bool:
+    return any(v in loop.iter_args for _, _, loop in loops)
+
+
+def _camel(name: str) -> str:
+    parts = [p for p in name.split("_") if p]
+    if not parts:
+        return "v"
+    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
