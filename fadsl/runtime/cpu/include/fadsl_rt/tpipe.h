@@ -5,6 +5,7 @@
 // the per-memory total is checked against the target capacity at the InitBuffer call.
 #pragma once
 #include <deque>
+#include <type_traits>
 #include <vector>
 
 #include "memory.h"
@@ -12,6 +13,10 @@
 namespace fadsl_rt {
 enum class BufState : uint8_t { kFree, kAllocated, kEnqueued };
 inline const char* KindName(int32_t k) { return k == AscendC::AIC ? "AIC" : "AIV"; }
+template <typename T, typename = void>
+struct IsQue : std::false_type {};
+template <typename T>
+struct IsQue<T, std::void_t<decltype(T::kFadslIsQue)>> : std::true_type {};
 inline bool MemOnCore(Mem m, int32_t kind) {
     return kind == AscendC::AIV ? m == Mem::kUB : (m != Mem::kUB && m != Mem::kNone);
 }
@@ -41,7 +46,7 @@ public:
 
     template <class T>
     __aicore__ inline bool InitBuffer(T& que, uint8_t num, uint32_t len) {
-        static_assert(T::kFadslIsQue, "fadsl-cpu-runtime: InitBuffer(que, num, len) takes a TQue");
+        static_assert(fadsl_rt::IsQue<T>::value, "fadsl-cpu-runtime: InitBuffer(que, num, len) takes a TQue");
         if (que.core_) fadsl_rt::Fail("InitBuffer", "this TQue was already initialised");
         if (num == 0) fadsl_rt::Fail("InitBuffer", "num must be at least 1");
         const std::string what = fadsl_rt::Str("TQue<", fadsl_rt::PosName(T::kPos), ">");
@@ -175,8 +180,7 @@ public:
             fadsl_rt::Fail("EnQue", fadsl_rt::Str("EnQue beyond the queue depth: ", Name(), " already holds ",
                                                   fifo_.size(), " tensor(s), depth is ", depth));
         state_[i] = fadsl_rt::BufState::kEnqueued;
-        fifo_.push_back(Entry{i, tensor.byteOff_, tensor.size_ * static_cast<uint32_t>(sizeof(T)),
-                              fadsl_rt::Tick(*core_)});
+        fifo_.push_back(Entry{i, fadsl_rt::Tick(*core_)});
         return true;
     }
     template <typename T>
@@ -204,11 +208,13 @@ public:
                 ++k;
             }
         }
+        // Like the real Buf2Tensor(buf): the dequeued tensor spans the whole buffer, whatever view
+        // was enqueued.
         tensor.core_ = core_;
         tensor.buf_ = b;
         tensor.gen_ = b->generation;
-        tensor.byteOff_ = e.byteOff;
-        tensor.size_ = e.bytes / static_cast<uint32_t>(sizeof(T));
+        tensor.byteOff_ = 0;
+        tensor.size_ = b->len / static_cast<uint32_t>(sizeof(T));
     }
     __aicore__ inline bool VacantInQue() { return fifo_.size() < (depth > 0 ? size_t(depth) : bufs_.size()); }
     __aicore__ inline bool HasTensorInQue() { return !fifo_.empty(); }
@@ -222,7 +228,6 @@ public:
     // ---- runtime internals ----
     struct Entry {
         size_t idx;
-        uint32_t byteOff, bytes;
         uint64_t stamp;
     };
     fadsl_rt::CoreCtx* core_ = nullptr;
