@@ -1,0 +1,247 @@
+"""``fadsl sim``: build the generated Ascend C with fadsl's CPU runtime, run it, compare.
+
+The project is generated exactly as ``fadsl compile`` writes it, configured with plain
+cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
+generated file and runtime header (runtime shapes do not change the binary), under
+$FADSL_CACHE_DIR or ~/.cache/fadsl/sim. The outputs are compared with the interpreter
+on the same inputs (they run the same operations in the same order, so they agree far
+more tightly than the tolerance rule) and with the float64 reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from fadsl.commands import common
+from fadsl.errors import BackendError, ExecutionError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder for <param>.bin files and meta.json")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the comparisons with the interpreter and the reference")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds the CPU-runtime run may take (default 600)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl import runio
+    from fadsl.outputs import atomic_dir, check_output_dir
+    from fadsl.target import resolve
+
+    check_output_dir(args.output)
+    target = resolve(args.target, args.target_file)
+    binding = common.build(args)
+    inputs = (runio.read_inputs(args.inputs, binding) if args.inputs
+              else runio.make_inputs(binding, args.seed))
+    for line in runio.nonfinite_report(inputs):
+        print(line, file=sys.stderr)
+    binary, build_seconds = build(binding, target, args.file)
+    t0 = time.perf_counter()
+    outputs = run_binary(binary, binding, inputs, args.timeout)
+    run_seconds = time.perf_counter() - t0
+    extra: dict[str, Any] = {"source": "cpu-runtime", "target": target.name,
+                             "seed": None if args.inputs else args.seed,
+                             "build_seconds": round(build_seconds, 2),
+                             "run_seconds": round(run_seconds, 3)}
+    check = None
+    if not args.no_check:
+        extra["vs_interpreter"] = compare_with_interpreter(binding, inputs, outputs)
+        check = runio.check_outputs(binding, inputs, outputs)
+    with atomic_dir(args.output) as tmp:
+        runio.write_run(tmp, binding, inputs, outputs, check, extra)
+    return _report(binding, check, extra, args.output)
+
+
+# ----------------------------------------------------------------------------
+# Build
+# ----------------------------------------------------------------------------
+
+
+def cache_root() -> str:
+    root = os.environ.get("FADSL_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "fadsl", "sim")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def build(binding: Any, target: Any, source: str) -> tuple[str, float]:
+    """Path of the built host program (cached) and the seconds building took."""
+    from fadsl.backends.ascendc.project import build_project
+
+    name = binding.kernel.name
+    project = build_project(binding, target, source, os.path.join("generated", name))
+    key = _key(project.files)
+    folder = os.path.join(cache_root(), f"{name}-{key[:16]}")
+    binary = os.path.join(folder, "build", f"{name}_main")
+    if os.path.isfile(binary):
+        return binary, 0.0
+    t0 = time.perf_counter()
+    tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=cache_root())
+    try:
+        _write(project.files, tmp)
+        _cmake(tmp)
+        if os.path.isdir(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+        os.rename(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return binary, time.perf_counter() - t0
+
+
+def _key(files: dict[str, bytes]) -> str:
+    from fadsl.runtime import include_dir
+
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + files[rel] + b"\0")
+    root = include_dir()
+    for dirpath, _, names in sorted(os.walk(root)):
+        for n in sorted(names):
+            with open(os.path.join(dirpath, n), "rb") as f:
+                h.update(n.encode() + f.read())
+    h.update(_compiler_version().encode())
+    return h.hexdigest()
+
+
+def _compiler_version() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or ""
+    if not cxx:
+        raise BackendError("fadsl sim needs a C++17 compiler (g++) and cmake",
+                           hint="apt-get install g++ cmake")
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+    return out.stdout.splitlines()[0] if out.stdout else cxx
+
+
+def _write(files: dict[str, bytes], folder: str) -> None:
+    for rel, data in files.items():
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def _cmake(folder: str) -> None:
+    from fadsl.runtime import include_dir
+
+    if shutil.which("cmake") is None:
+        raise BackendError("fadsl sim needs cmake", hint="apt-get install cmake")
+    configure = ["cmake", "-S", folder, "-B", os.path.join(folder, "build"), "-DRUN_MODE=fadsl",
+                 f"-DFADSL_RUNTIME_DIR={include_dir()}", "-DCMAKE_BUILD_TYPE=Release"]
+    for cmd in (configure, ["cmake", "--build", os.path.join(folder, "build"), "-j",
+                            str(max(1, os.cpu_count() or 1))]):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BackendError(
+                "building the generated project with the CPU runtime failed "
+                "(this is a fadsl bug: generated code must compile)",
+                notes=(_tail(proc.stdout + proc.stderr),))
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# ----------------------------------------------------------------------------
+# Run and compare
+# ----------------------------------------------------------------------------
+
+
+def run_binary(binary: str, binding: Any, inputs: dict[str, Any], timeout: float) -> dict:
+    import numpy as np
+
+    from fadsl.ir.nodes import ParamKind
+    from fadsl.numerics import np_dtype
+    from fadsl.runio import param_shape, tensor_params
+
+    work = tempfile.mkdtemp(prefix="fadsl-sim-")
+    try:
+        os.makedirs(os.path.join(work, "input"))
+        os.makedirs(os.path.join(work, "output"))
+        for name, arr in inputs.items():
+            arr.tofile(os.path.join(work, "input", f"{name}.bin"))
+        with open(os.path.join(work, "input", "shape.txt"), "w") as f:
+            for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
+                f.write(f"{k} {v!r}\n")
+        _execute(binary, work, timeout)
+        env = binding.env()
+        out = {}
+        for p in tensor_params(binding.kernel, ParamKind.OUT):
+            path = os.path.join(work, "output", f"{p.name}.bin")
+            data = np.fromfile(path, dtype=np_dtype(p.type.dtype))  # type: ignore[union-attr]
+            out[p.name] = data.reshape(param_shape(p, env))
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _execute(binary: str, work: str, timeout: float) -> None:
+    try:
+        proc = subprocess.run([binary, work], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ExecutionError(f"the CPU-runtime run did not finish in {timeout:.0f} s",
+                             hint="use a smaller --shape or raise --timeout") from None
+    messages = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if proc.returncode != 0:
+        runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
+        raise ExecutionError(
+            "the generated kernel stopped in fadsl's CPU runtime: " + (runtime[0] if runtime
+                                                                       else f"exit {proc.returncode}"),
+            notes=tuple(runtime[1:6]),
+            hint="the CPU runtime enforces the chip's memory sizes and Ascend C's rules; "
+            "the message names the API call and the core")
+    for line in messages:
+        print(line, file=sys.stderr)
+
+
+def compare_with_interpreter(binding: Any, inputs: dict[str, Any], outputs: dict) -> dict:
+    """Largest |sim - interpreter| per output, with the interpreter's own outputs."""
+    import numpy as np
+
+    from fadsl.backends.interp.interpreter import interpret
+    from fadsl.passes import run_pipeline
+
+    ref = interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs
+    out = {}
+    for name, arr in outputs.items():
+        a = arr.astype(np.float64)
+        b = ref[name].astype(np.float64)
+        both = np.isfinite(a) & np.isfinite(b)
+        diff = float(np.abs(a - b)[both].max()) if both.any() else 0.0
+        mismatch = int((np.isfinite(a) != np.isfinite(b)).sum())
+        out[name] = {"max_abs_diff": diff, "nonfinite_mismatch": mismatch,
+                     "max_abs": float(np.abs(b[np.isfinite(b)]).max()) if both.any() else 0.0}
+    return out
+
+
+def _report(binding: Any, check: Any, extra: dict, folder: str) -> int:
+    shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
+    print(f"{binding.kernel.name} [{shape}] on fadsl's CPU runtime -> {folder}")
+    build_s = extra["build_seconds"]
+    print(f"  build {'cached' if build_s == 0 else f'{build_s:.1f} s'}, "
+          f"run {extra['run_seconds']:.2f} s")
+    for name, d in extra.get("vs_interpreter", {}).items():
+        print(f"  {name}: max |sim - interpreter| {d['max_abs_diff']:.3e}"
+              + (f", {d['nonfinite_mismatch']} non-finite mismatches"
+                 if d["nonfinite_mismatch"] else ""))
+    if check is None:
+        print("  not checked against a reference")
+        return 0
+    for v in check.verdicts:
+        print("  " + v.line())
+    print("PASS" if check.passed else "FAIL")
+    return 0 if check.passed else 1
