@@ -229,13 +229,18 @@ def explain(
     target: Target,
     tunable: Sequence[str],
     kernel_loc: Loc | None,
+    replan: resource_hints.Replan | None = None,
 ) -> ResourceError | None:
-    """One ResourceError for all overflowing spaces and the core limit; None if it fits."""
+    """One ResourceError for all overflowing spaces, the core limit and unsupported
+    dtypes; None if everything fits. ``replan`` (the kernel's plan at other sizes)
+    lets the hint confirm each suggested size with that size's own plan."""
     group = ErrorGroup()
     file = _file_name(plan, kernel_loc)
     over = report.overflowing()
     if over:
-        group.add(_memory_error(over, report, plan, target, tunable, file, kernel_loc))
+        group.add(
+            _memory_error(over, report, plan, target, tunable, file, kernel_loc, replan)
+        )
     if not report.cores.ok:
         group.add(_core_error(report, target, file, kernel_loc))
     for err in _dtype_errors(report, target, file):
@@ -267,6 +272,7 @@ def _memory_error(
     tunable: Sequence[str],
     file: str,
     kernel_loc: Loc | None,
+    replan: resource_hints.Replan | None,
 ) -> ResourceError:
     worst = max(over, key=lambda u: u.percent)
     inside = {
@@ -285,7 +291,7 @@ def _memory_error(
     for u in over:
         notes.append(_formula_note(u, inside[u.space], report, target))
         notes.append(_buffers_note(u.space, inside[u.space]))
-    hint = resource_hints.hint(over, report, plan, target, tunable)
+    hint = resource_hints.hint(over, report, plan, target, tunable, replan)
     return ResourceError(head, biggest.loc or kernel_loc, hint, notes)
 
 

@@ -183,19 +183,25 @@ def best_pair(
 ) -> tuple[int, int] | None:
     """Multiples of 16 (at most the current values) for ``a`` and ``b`` that fit every
     capacity, with the largest product a*b (ties: the more balanced pair)."""
+    pairs = ranked_pairs(fn, capacities, a, b, env, 1)
+    return pairs[0] if pairs else None
+
+
+def ranked_pairs(
+    fn: BatchFn, capacities: Mapping[str, int], a: str, b: str, env: Env, limit: int
+) -> list[tuple[int, int]]:
+    """Up to ``limit`` fitting pairs for ``a`` and ``b``, best first (see best_pair)."""
     import numpy as np
 
     va = np.arange(STEP, int(env[a]) + 1, STEP)
     vb = np.arange(STEP, int(env[b]) + 1, STEP)
     if not len(va) or not len(vb):
-        return None
+        return []
     ga, gb = np.meshgrid(va, vb, indexing="ij")
     values = fn({**env, a: ga, b: gb})
     ok = np.ones(ga.shape, dtype=bool)
     for key, cap in capacities.items():
         ok &= np.asarray(values[key]) <= cap
-    if not ok.any():
-        return None
-    score = np.where(ok, ga * gb * 4096 - np.abs(ga - gb), -1)
-    i, j = np.unravel_index(int(np.argmax(score)), score.shape)
-    return int(va[i]), int(vb[j])
+    score = np.where(ok, ga * gb * 4096 - np.abs(ga - gb), -1).ravel()
+    order = np.argsort(-score, kind="stable")[:limit]
+    return [(int(ga.flat[i]), int(gb.flat[i])) for i in order if score[i] >= 0]

@@ -10,18 +10,24 @@ Non-goals: the error text around the hint (check_resources), evaluating formulas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from fadsl.ir.expr import Expr, isym
 from fadsl.passes.buffer_plan import SPACES, BufferPlan
-from fadsl.passes.footprint_eval import STEP, batch, best_pair, exact, largest_fit
+from fadsl.passes.footprint_eval import STEP, batch, exact, largest_fit, ranked_pairs
 from fadsl.target import Target
 
 if TYPE_CHECKING:
     from fadsl.passes.check_resources import ResourceReport, SpaceUse
+
+Replan = Callable[[dict[str, Any]], BufferPlan]
+"""The plan of the same kernel at other sizes (the planner sizes some buffers by
+comparing numbers, so a suggestion is confirmed with its own plan)."""
+TRIES = 4
+"""Suggestions confirmed with their own plan before giving up on that kind of fix."""
 
 
 def hint(
@@ -30,6 +36,7 @@ def hint(
     plan: BufferPlan,
     target: Target,
     tunable: Sequence[str],
+    replan: Replan | None = None,
 ) -> str | None:
     """The dominant block size's largest fit, then stages=1, the other block size, and
     (when no single change is enough) the best pair of smaller block sizes."""
@@ -37,7 +44,7 @@ def hint(
     limits = [(u.formula, u.capacity) for u in over]
     used = set().union(*(sympy.sympify(u.formula).free_symbols for u in over))
     present = [n for n in tunable if n in env and isym(n) in used]
-    fits = {n: largest_fit(limits, n, env) for n in present}
+    fits = {n: _confirmed_fit(limits, n, env, target, replan) for n in present}
     ranked = sorted(
         present, key=lambda n: (fits[n] is None, _excess_halved(limits, env, n), n)
     )
@@ -45,9 +52,34 @@ def hint(
     parts.append(_stages_text(over, report, plan, target))
     parts += [_fit_text(limits, n, fits[n], env) for n in ranked[1:2]]
     if len(ranked) >= 2 and all(fits[n] is None for n in ranked[:2]):
-        parts.append(_pair_text(plan, target, ranked[0], ranked[1], env))
+        parts.append(_pair_text(plan, target, ranked[0], ranked[1], env, replan))
     text = "; or ".join(p for p in parts if p)
     return text or None
+
+
+def _fits(env: dict[str, Any], plan: BufferPlan, target: Target) -> bool:
+    return all(
+        exact(plan.footprint(s, target.align(s)), env) <= target.capacity(s)
+        for s in SPACES
+    )
+
+
+def _confirmed_fit(
+    limits: list[tuple[Expr, int]],
+    name: str,
+    env: dict[str, Any],
+    target: Target,
+    replan: Replan | None,
+) -> int | None:
+    """largest_fit, stepped down until the configuration's own plan agrees."""
+    best = largest_fit(limits, name, env)
+    if best is None or replan is None:
+        return best
+    for value in range(best, max(0, best - STEP * TRIES), -STEP):
+        trial = {**env, name: value}
+        if _fits(trial, replan(trial), target):
+            return value
+    return None
 
 
 def _excess_halved(
@@ -94,11 +126,17 @@ def _stages_text(
 
 
 def _pair_text(
-    plan: BufferPlan, target: Target, a: str, b: str, env: dict[str, Any]
+    plan: BufferPlan,
+    target: Target,
+    a: str,
+    b: str,
+    env: dict[str, Any],
+    replan: Replan | None,
 ) -> str | None:
     formulas = {s: plan.footprint(s, target.align(s)) for s in SPACES}
     caps = {s: target.capacity(s) for s in SPACES}
-    pair = best_pair(batch(formulas), caps, a, b, env)
-    if pair is None:
-        return f"no multiples of {STEP} for {a} and {b} fit"
-    return f"both smaller: --set {a}={pair[0]} --set {b}={pair[1]} fits every memory"
+    for va, vb in ranked_pairs(batch(formulas), caps, a, b, env, TRIES):
+        trial = {**env, a: va, b: vb}
+        if replan is None or _fits(trial, replan(trial), target):
+            return f"both smaller: --set {a}={va} --set {b}={vb} fits every memory"
+    return f"no multiples of {STEP} for {a} and {b} fit"

@@ -21,6 +21,7 @@ from fadsl.passes.footprint_eval import batch, best_pair, exact, largest_fit
 
 BQ, BKV, D, B, N, SQ = (isym(n) for n in ("block_q", "block_kv", "D", "B", "N", "Sq"))
 SRC = "            s = fd.dot(qt, kt, transpose_b=True) * scale"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _loc(line: int) -> Loc:
@@ -308,3 +309,126 @@ def test_dtypes_the_unit_lacks_are_refused_per_unit() -> None:
     assert "the vector unit of ascend910a does not take bf16" in err.render()
     b1 = targets.get("ascend910b1")
     assert cr.check(plan, b1, _env(64, 64)).unsupported == ()
+
+
+def test_hint_confirms_suggestions_with_their_own_plan() -> None:
+    t = targets.get("ascend910b1")
+    plan = fa2_like()
+    extra = _buf("pool", "UB", "AIV", (BKV * 64,), DType.U8, 1, 82, "temp")
+
+    def replan(env: dict) -> BufferPlan:  # the plan at other sizes keeps one more pool
+        return BufferPlan(
+            plan.kernel,
+            plan.target,
+            plan.kernel_type,
+            plan.buffers + (extra,),
+            plan.workspaces,
+            plan.tasks,
+            plan.rows_per_vector_core,
+        )
+
+    report = cr.check(plan, t, _env(128, 512))
+    plain = cr.explain(report, plan, t, ("block_q", "block_kv"), None)
+    confirmed = cr.explain(report, plan, t, ("block_q", "block_kv"), None, replan)
+    assert plain is not None and confirmed is not None
+    unconfirmed = _first_fit(plain.hint or "")
+    value = _first_fit(confirmed.hint or "")
+    assert value < unconfirmed
+    assert cr.check(replan({}), t, _env(128, value)).ok
+    assert not cr.check(replan({}), t, _env(128, value + 16)).ok
+
+
+def _first_fit(hint: str) -> int:
+    return int(hint.split(" fits")[0].split("<= ")[1])
+
+
+# ----------------------------------------------------------------------------
+# The real planner on examples/fa2.py, against hand computation
+# ----------------------------------------------------------------------------
+
+
+def _pad(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def _hand_fa2(bq: int, bkv: int, d: int, split: bool) -> dict[str, int]:
+    """FA2's per-core footprint, by hand, for the planner's documented choices.
+
+    Vector side (UB, every tile padded to a 256 B repeat): a split chip gives each AIV
+    h = block_q / 2 rows, a coupled chip keeps all rows. Cube side: K and V queues with
+    two stages, Q and P in L1; one L0A/L0B/L0C tile sized for the larger of the dots.
+    """
+    h = bq // 2 if split else bq
+    ub = sum(
+        _pad(x, 256)
+        for x in (
+            4 * h,  # m: row max, f32
+            4 * h,  # l: row sum, f32
+            4 * h * d,  # acc: unnormalised output, f32
+            4 * h * bkv,  # S = q k^T from the cube (staging), f32
+            max(4 * bkv, 4 * h),  # pooled f32 row / KV-position temporary
+            256 * h,  # compare scratch: one 256 B repeat per row
+            32 * h,  # broadcast scratch: one 32 B block per row
+            -(-h // 8),  # row bit mask (fully masked rows)
+            2 * h * bkv,  # P = cast(p) for the cube, f16
+            4 * h * d,  # P @ V from the cube (staging), f32
+            2 * h * d,  # output tile cast to f16
+        )
+    )
+    l1 = 2 * 2 * _pad(2 * bkv * d, 32) + _pad(2 * bq * d, 32) + _pad(2 * bq * bkv, 32)
+    return {
+        "UB": ub,
+        "L1": l1,
+        "L0A": _pad(2 * max(bq * d, bq * bkv), 512),  # q (QK^T) or P (PV)
+        "L0B": _pad(2 * d * bkv, 512),  # k^T and v have the same size
+        "L0C": _pad(4 * max(bq * bkv, bq * d), 1024),  # S or P V, f32
+    }
+
+
+@pytest.mark.parametrize(
+    "name, bq, bkv, d",
+    [
+        ("ascend910b1", 128, 128, 128),
+        ("ascend910b1", 64, 256, 64),
+        ("ascend910b1", 192, 80, 96),
+        ("ascend910_9392", 96, 160, 128),
+        ("ascend910a", 128, 128, 128),
+        ("ascend910a", 64, 256, 64),
+        ("ascend910a", 192, 80, 96),
+        ("ascend310p3", 32, 128, 64),
+        ("ascend310p3", 96, 48, 112),
+        ("ascend310p3", 16, 512, 32),
+    ],
+)
+def test_real_plan_matches_hand_computation(
+    name: str, bq: int, bkv: int, d: int
+) -> None:
+    from fadsl.commands.check_cmd import planned
+    from fadsl.commands.common import select, load_source
+
+    t = targets.get(name)
+    kdef = select(load_source(os.path.join(ROOT, "examples", "fa2.py")), None)
+    kernel = kdef.build({"block_q": bq, "block_kv": bkv})
+    env = {**_env(bq, bkv, d), "scale": 0.1}
+    _, plan = planned(kernel, t, env)
+    report = cr.check(plan, t, env)
+    assert {s.space: s.used for s in report.spaces} == _hand_fa2(bq, bkv, d, t.split)
+    assert report.cores.tasks == 8 * -(-4096 // bq)
+    want_ws = 4 * bq * bkv + 4 * bq * d + 2 * bq * bkv if t.split else 0
+    assert report.workspace_bytes == want_ws
+
+
+def test_pass_form_returns_the_kernel_or_raises() -> None:
+    from fadsl.commands.check_cmd import prepare
+    from fadsl.commands.common import select, load_source
+
+    kdef = select(load_source(os.path.join(ROOT, "examples", "fa2.py")), None)
+    t = targets.get("ascend910b1")
+    small = prepare(kdef.build({"block_q": 64, "block_kv": 64}), t)
+    assert (
+        cr.run(small, t, {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128}) is small
+    )
+    assert cr.run(small, None) is small
+    big = prepare(kdef.build({"block_q": 512, "block_kv": 512}), t)
+    with pytest.raises(ResourceError, match="overflow in kernel `fa2` \\(fa2.py\\)"):
+        cr.run(big, t, {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128})

@@ -1,0 +1,305 @@
+"""``fadsl check``: prove that a kernel's on-chip buffers fit a chip, before any codegen.
+
+Prints, per memory space, the bytes used per core against the capacity; per buffer its
+core, memory, shape, dtype, slots, bytes and the user line it comes from; how tasks map
+to cores (blockDim); and the footprint formulas. ``--json`` prints the same for tools.
+Exit 0 when everything fits, 1 with a ResourceError on stderr when it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from fadsl.commands import common
+
+if TYPE_CHECKING:
+    from fadsl.commands.common import Binding
+    from fadsl.ir.nodes import Kernel
+    from fadsl.ir.types import Shape
+    from fadsl.passes.buffer_plan import BufferPlan
+    from fadsl.passes.check_resources import BufferUse, ResourceReport
+    from fadsl.target import Target
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--block-dim",
+        type=int,
+        metavar="N",
+        help="ask for this blockDim instead of min(tasks, physical cores)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl.passes.check_resources import check, explain, tunable_names
+    from fadsl.target import resolve
+
+    from fadsl.passes.plan_buffers import plan as plan_at
+
+    target = resolve(args.target, args.target_file)
+    binding = common.build(args)
+    kernel = prepare(binding.kernel, target)
+    plan = plan_at(kernel, target, binding.env())
+    report = check(plan, target, binding.env(), args.block_dim)
+    if args.json:
+        print(json.dumps(as_json(report, plan, target, binding), indent=2))
+    else:
+        print(table(report, plan, target, binding))
+    err = explain(
+        report,
+        plan,
+        target,
+        tunable_names(kernel),
+        kernel.loc,
+        lambda env: plan_at(kernel, target, env),
+    )
+    if err is not None:
+        raise err
+    return 0
+
+
+def planned(
+    kernel: Kernel, target: Target, env: dict[str, Any]
+) -> tuple[Kernel, BufferPlan]:
+    """The kernel after the passes that precede buffer planning, and its BufferPlan."""
+    from fadsl.passes.plan_buffers import plan
+
+    lowered = prepare(kernel, target)
+    return lowered, plan(lowered, target, env)
+
+
+def prepare(kernel: Kernel, target: Target) -> Kernel:
+    """Run the pipeline's passes up to (not including) plan_buffers/check_resources."""
+    from fadsl.passes import PIPELINE
+
+    for p in PIPELINE:
+        if p.NAME in ("plan_buffers", "check_resources"):
+            break
+        kernel = p.run(kernel, target)
+    return kernel
+
+
+# ----------------------------------------------------------------------------
+# Text
+# ----------------------------------------------------------------------------
+
+
+def table(
+    report: ResourceReport, plan: BufferPlan, target: Target, binding: Binding
+) -> str:
+    """The human-readable report (see module docstring)."""
+    lines = [_title(report, plan, target, binding), ""]
+    lines += _space_rows(report) + [""]
+    lines += _buffer_rows(report) + [""]
+    lines += _core_lines(report, plan)
+    lines += [""] + _formula_lines(report, plan, target)
+    verdict = "fits" if report.ok else "DOES NOT FIT"
+    lines += ["", f"{report.kernel} {verdict} on {target.name}"]
+    return "\n".join(lines)
+
+
+def _title(
+    report: ResourceReport, plan: BufferPlan, target: Target, binding: Binding
+) -> str:
+    chip = (
+        "split: 1 AIC + 2 AIV per block"
+        if target.split
+        else "coupled: cube and vector in one AI Core"
+    )
+    shape = ", ".join(f"{k}={v}" for k, v in binding.shape.items())
+    consts = ", ".join(f"{k}={v}" for k, v in binding.consts.items())
+    src = os.path.basename(binding.kernel.loc.file)
+    return (
+        f"{report.kernel} ({src}) on {target.name} (arch {target.arch}, {chip}); "
+        f"kernel type {plan.kernel_type}\nshape {shape}; constants {consts}"
+    )
+
+
+def _grid(rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(r, widths))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _space_rows(report: ResourceReport) -> list[str]:
+    rows = [("memory", "core", "used B", "capacity B", "use", "")]
+    for s in report.spaces:
+        bar = "#" * min(20, round(s.percent / 5)) + ("!" if s.overflow else "")
+        rows.append(
+            (
+                s.space,
+                s.core,
+                f"{s.used:,}",
+                f"{s.capacity:,}",
+                f"{s.percent:.1f}%",
+                bar,
+            )
+        )
+    return _grid(rows, {2, 3, 4})
+
+
+def _buffer_rows(report: ResourceReport) -> list[str]:
+    rows = [
+        (
+            "buffer",
+            "core",
+            "memory",
+            "shape",
+            "dtype",
+            "slots",
+            "bytes",
+            "source",
+            "role",
+        )
+    ]
+    for u in report.buffers:
+        b = u.buffer
+        rows.append(
+            (
+                b.name,
+                b.core,
+                b.space,
+                _shape(b.shape, report.env),
+                b.dtype.value,
+                str(b.buffers),
+                f"{u.bytes:,}",
+                b.loc.short() if b.loc else "",
+                b.role,
+            )
+        )
+    return _grid(rows, {5, 6})
+
+
+def _shape(shape: Shape, env: dict[str, Any]) -> str:
+    return "[" + ", ".join(str(v) for v in _shape_values(shape, env)) + "]"
+
+
+def _shape_values(shape: Shape, env: dict[str, Any]) -> list[int]:
+    from fadsl.passes.footprint_eval import exact
+
+    return [exact(d, env) for d in shape]
+
+
+def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
+    from fadsl.ir.expr import to_text
+
+    c = report.cores
+    chosen = "asked" if c.requested else f"min(tasks, {c.physical})"
+    group = " (each 1 AIC + 2 AIV)" if c.kernel_type.startswith("MIX") else ""
+    lines = [
+        f"cores: {c.tasks:,} tasks ({to_text(plan.tasks)}); blockDim {c.block_dim} "
+        f"= {chosen} of {c.physical} physical {c.unit}{group}; "
+        f"{c.tasks_per_core} tasks per core"
+    ]
+    if plan.workspaces:
+        total = report.workspace_bytes * c.block_dim
+        lines.append(
+            f"GM workspace: {report.workspace_bytes:,} B per block x "
+            f"{c.block_dim} blocks = {total:,} B"
+        )
+    return lines
+
+
+def _formula_lines(
+    report: ResourceReport, plan: BufferPlan, target: Target
+) -> list[str]:
+    from fadsl.passes.check_resources import formula_text
+
+    lines = ["footprints (bytes per core; padN(x) rounds x up to N B):"]
+    for s in report.spaces:
+        bufs = plan.in_space(s.space)
+        lines.append(f"  {s.space} = {formula_text(bufs, target.align(s.space))}")
+    return lines
+
+
+# ----------------------------------------------------------------------------
+# JSON
+# ----------------------------------------------------------------------------
+
+
+def as_json(
+    report: ResourceReport, plan: BufferPlan, target: Target, binding: Binding
+) -> dict[str, Any]:
+    from fadsl.passes.check_resources import expr_text, formula_text
+
+    c = report.cores
+    return {
+        "kernel": report.kernel,
+        "file": binding.kernel.loc.file,
+        "target": target.name,
+        "kernel_type": plan.kernel_type,
+        "shape": binding.shape,
+        "constants": binding.consts,
+        "fits": report.ok,
+        "spaces": [
+            {
+                "space": s.space,
+                "core": s.core,
+                "used": s.used,
+                "capacity": s.capacity,
+                "percent": round(s.percent, 2),
+                "overflow": s.overflow,
+                "formula": formula_text(plan.in_space(s.space), target.align(s.space)),
+                "expr": str(s.formula),
+            }
+            for s in report.spaces
+        ],
+        "buffers": [_buffer_json(u, report.env) for u in report.buffers],
+        "workspaces": [
+            {
+                "name": w.name,
+                "shape": [expr_text(d) for d in w.shape],
+                "dtype": w.dtype.value,
+                "slots": w.slots,
+                "role": w.role,
+            }
+            for w in plan.workspaces
+        ],
+        "unsupported_dtypes": [
+            {"buffer": b.name, "space": b.space, "dtype": b.dtype.value}
+            for b in report.unsupported
+        ],
+        "workspace_bytes_per_block": report.workspace_bytes,
+        "cores": {
+            "tasks": c.tasks,
+            "block_dim": c.block_dim,
+            "physical": c.physical,
+            "unit": c.unit,
+            "tasks_per_core": c.tasks_per_core,
+            "requested": c.requested,
+            "ok": c.ok,
+        },
+    }
+
+
+def _buffer_json(u: BufferUse, env: dict[str, Any]) -> dict[str, Any]:
+    from fadsl.passes.check_resources import expr_text
+
+    b = u.buffer
+    return {
+        "name": b.name,
+        "core": b.core,
+        "space": b.space,
+        "position": b.position,
+        "shape": [expr_text(d) for d in b.shape],
+        "shape_values": _shape_values(b.shape, env),
+        "dtype": b.dtype.value,
+        "slots": b.buffers,
+        "bytes": u.bytes,
+        "role": b.role,
+        "kind": b.kind,
+        "values": list(b.values),
+        "source": b.loc.short() if b.loc else None,
+    }

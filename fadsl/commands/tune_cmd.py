@@ -1,0 +1,362 @@
+"""``fadsl tune``: search tile sizes, prune with the resource checker, rank by the cost model.
+
+Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512 and ``stages`` in
+(1, 2) -- only constants the kernel has, and not those fixed with ``--set``. The IR is
+built once per ``stages`` (block sizes are symbols in it); footprints are evaluated for
+all block sizes at once from the plan's formulas; the feasible configurations are ranked
+by modelled time (fadsl/cost_model.py, docs/cost-model.md); the best ones are re-checked
+exactly with their own buffer plan. ``--apply`` writes the winner as the new defaults
+of the kernel's parameters (fadsl/commands/apply_defaults.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fadsl.commands import common
+
+if TYPE_CHECKING:
+    from fadsl.commands.common import Binding
+    from fadsl.cost_model import Estimate
+    from fadsl.ir.nodes import Kernel
+    from fadsl.target import Target
+
+BLOCK_NAMES = ("block_q", "block_kv")
+BLOCK_VALUES = tuple(range(16, 513, 16))
+STAGE_VALUES = (1, 2)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="how many configurations to show (default 10)",
+    )
+    p.add_argument(
+        "--apply",
+        action="store_true",
+        help="write the best configuration as the kernel's new defaults",
+    )
+    p.add_argument("--json", action="store_true", help="print the ranking as JSON")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One feasible configuration with its modelled cost and checked footprint."""
+
+    values: dict[str, int]
+    estimate: Estimate
+    percent: dict[str, float]
+    """Per memory space: used / capacity in percent (exact re-check)."""
+
+
+@dataclass
+class TuneResult:
+    ranked: list[Candidate]
+    evaluated: int
+    feasible: int
+    seconds: float
+    tuned: tuple[str, ...]
+    rechecked_out: int = 0
+    """Configurations the pre-screen passed but their own plan did not."""
+    notes: list[str] = field(default_factory=list)
+
+
+Found = list[tuple[float, dict[str, int], "Estimate"]]
+"""(modelled seconds, configuration, estimate) of the pre-screened configurations."""
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl.commands import apply_defaults
+    from fadsl.target import resolve
+
+    if args.top < 1:
+        from fadsl.errors import UsageError
+
+        raise UsageError(f"--top {args.top}: give a positive number of configurations")
+    target = resolve(args.target, args.target_file)
+    chosen = common.select(common.load_source(args.file), args.kernel)
+    if args.apply:
+        apply_defaults.refuse_unless_editable(args.file, chosen)
+    result = search(chosen, args, target, Progress(sys.stderr))
+    if args.json:
+        print(json.dumps(as_json(result, target), indent=2))
+    else:
+        print(table(result, target, args.top))
+    if not result.ranked:
+        from fadsl.errors import ResourceError
+
+        raise ResourceError(
+            f"no configuration of {', '.join(result.tuned)} fits " f"{target.name}",
+            None,
+            hint="run fadsl check with small block sizes to see the "
+            "buffers that do not fit",
+        )
+    if args.apply:
+        changed = apply_defaults.apply(args.file, chosen, result.ranked[0].values)
+        print(
+            f"applied to {args.file}: " + (", ".join(changed) or "already the defaults")
+        )
+    return 0
+
+
+# ----------------------------------------------------------------------------
+# The search
+# ----------------------------------------------------------------------------
+
+
+def search(
+    chosen: Any,
+    args: argparse.Namespace,
+    target: Target,
+    progress: Progress | None = None,
+) -> TuneResult:
+    """Every configuration of the tuned constants, feasible ones ranked by model time."""
+    started = time.perf_counter()
+    fixed = set(common.parse_sets(getattr(args, "sets", []) or []))
+    base = common.bind(chosen, args)
+    consts = base.consts
+    # a textual-IR kernel's loops carry their stages: only a .py kernel can change them
+    names = BLOCK_NAMES + (("stages",) if base.kdef is not None else ())
+    tuned = tuple(
+        n
+        for n in names
+        if n in consts and n not in fixed and isinstance(consts[n], int)
+    )
+    stage_values = STAGE_VALUES if "stages" in tuned else (None,)
+    grids = _block_grid(tuple(n for n in tuned if n != "stages"))
+    total = len(grids) * len(stage_values)
+    if progress:
+        progress.start(total)
+    found: Found = []
+    feasible = 0
+    for stages in stage_values:
+        part = _search_stages(chosen, args, target, stages, grids, progress)
+        feasible += len(part)
+        found += part
+    found.sort(key=lambda c: (c[0], sorted(c[1].items())))
+    ranked, dropped = _recheck(found, chosen, args, target, args.top)
+    if progress:
+        progress.finish()
+    return TuneResult(
+        ranked, total, feasible - dropped, time.perf_counter() - started, tuned, dropped
+    )
+
+
+def _block_grid(names: tuple[str, ...]) -> list[dict[str, int]]:
+    grid: list[dict[str, int]] = [{}]
+    for n in names:
+        grid = [{**g, n: v} for g in grid for v in BLOCK_VALUES]
+    return grid
+
+
+def _bind(chosen: Any, args: argparse.Namespace, stages: int | None) -> Binding:
+    sets = list(getattr(args, "sets", []) or [])
+    if stages is not None:
+        sets.append(f"stages={stages}")
+    ns = argparse.Namespace(**{**vars(args), "sets": sets})
+    return common.bind(chosen, ns)
+
+
+def _search_stages(
+    chosen: Any,
+    args: argparse.Namespace,
+    target: Target,
+    stages: int | None,
+    grid: list[dict[str, int]],
+    progress: Progress | None,
+) -> Found:
+    import numpy as np
+
+    from fadsl.cost_model import CostModel
+
+    binding = _bind(chosen, args, stages)
+    env = binding.env()
+    columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
+    used = _prescreen(binding.kernel, target, env, columns)
+    ok = np.ones(len(grid), dtype=bool)
+    for footprint, capacity in used.values():
+        ok &= np.broadcast_to(footprint, ok.shape) <= capacity
+    model = CostModel(binding.kernel, target)
+    out = []
+    for i, g in enumerate(grid):
+        if progress:
+            progress.step()
+        if not ok[i]:
+            continue
+        values = {**g, **({"stages": stages} if stages is not None else {})}
+        est = model.estimate({**env, **values})
+        out.append((est.predicted_s, values, est))
+    return out
+
+
+def _prescreen(
+    kernel: Kernel, target: Target, env: dict[str, Any], columns: dict[str, Any]
+) -> dict[str, tuple[Any, int]]:
+    """Per space, (footprint of every configuration, capacity).
+
+    The planner sizes some buffers by comparing numbers (the largest dot's L0 tiles,
+    pooled UB temporaries), so one plan's formulas are exact only near the sizes it was
+    made at. The pre-screen takes, per space, the largest footprint of the plans made at
+    the current sizes and at the two extreme corners of the search; the shown results
+    are re-checked exactly with their own plan.
+    """
+    import numpy as np
+
+    from fadsl.commands.check_cmd import prepare
+    from fadsl.passes.footprint_eval import batch
+    from fadsl.passes.plan_buffers import plan
+
+    lowered = prepare(kernel, target)
+    names = list(columns)
+    lo, hi = min(BLOCK_VALUES), max(BLOCK_VALUES)
+    corners = [
+        dict(zip(names, (lo, hi)[: len(names)])),
+        dict(zip(names, (hi, lo)[: len(names)])),
+    ]
+    spaces = ("UB", "L1", "L0A", "L0B", "L0C")
+    best: dict[str, Any] = {}
+    for anchor in [env] + [{**env, **c} for c in corners if c]:
+        p = plan(lowered, target, anchor)
+        values = batch({s: p.footprint(s, target.align(s)) for s in spaces})(
+            {**env, **columns}
+        )
+        for s in spaces:
+            best[s] = np.maximum(best.get(s, 0), np.asarray(values[s]))
+    return {s: (best[s], target.capacity(s)) for s in spaces}
+
+
+def _recheck(
+    found: Found, chosen: Any, args: argparse.Namespace, target: Target, top: int
+) -> tuple[list[Candidate], int]:
+    """Re-plan and check the best configurations exactly (the planner's buffer reuse
+    depends on the sizes), keeping the first ``top`` that fit."""
+    from fadsl.commands.check_cmd import planned
+    from fadsl.passes.check_resources import check
+
+    ranked: list[Candidate] = []
+    dropped = 0
+    kernels: dict[int | None, Binding] = {}
+    for _, values, est in found:
+        if len(ranked) >= top:
+            break
+        stages = values.get("stages")
+        if stages not in kernels:
+            kernels[stages] = _bind(chosen, args, stages)
+        binding = kernels[stages]
+        env = {**binding.env(), **values}
+        _, plan = planned(binding.kernel, target, env)
+        report = check(plan, target, env)
+        if not report.ok:
+            dropped += 1
+            continue
+        percent = {s.space: s.percent for s in report.spaces}
+        ranked.append(Candidate(values, est, percent))
+    return ranked, dropped
+
+
+# ----------------------------------------------------------------------------
+# Progress and output
+# ----------------------------------------------------------------------------
+
+
+class Progress:
+    """A plain-text progress bar on a stream (redrawn in place only on a terminal)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.done = 0
+        self.total = 0
+        self._shown = -1
+
+    def start(self, total: int) -> None:
+        self.total = max(total, 1)
+        self._draw()
+
+    def step(self, n: int = 1) -> None:
+        self.done += n
+        if self.tty and self.done * 100 // self.total != self._shown:
+            self._draw()
+
+    def finish(self) -> None:
+        self.done = self.total
+        self._draw()
+        self.stream.write("\n")
+        self.stream.flush()
+
+    def _draw(self) -> None:
+        if not self.tty and self.done < self.total:
+            return
+        self._shown = self.done * 100 // self.total
+        filled = self.WIDTH * self.done // self.total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        end = "\r" if self.tty else ""
+        self.stream.write(f"{end}tune [{bar}] {self.done}/{self.total} configurations")
+        self.stream.flush()
+
+
+def table(result: TuneResult, target: Target, top: int) -> str:
+    head = (
+        ("rank",)
+        + result.tuned
+        + ("time", "TFLOPS", "bound", "HBM/min", "UB", "L1", "L0A", "L0B", "L0C")
+    )
+    rows = [head]
+    for i, c in enumerate(result.ranked[:top], 1):
+        e = c.estimate
+        rows.append(
+            (str(i),)
+            + tuple(str(c.values[n]) for n in result.tuned)
+            + (
+                f"{e.predicted_s * 1e3:.3f} ms",
+                f"{e.tflops:.1f}",
+                e.phases.bound,
+                f"{e.hbm_ratio:.1f}x",
+            )
+            + tuple(f"{c.percent[s]:.0f}%" for s in ("UB", "L1", "L0A", "L0B", "L0C"))
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.append("")
+    lines.append(
+        f"{result.evaluated} configurations evaluated, {result.feasible} fit "
+        f"{target.name}, in {result.seconds:.2f} s"
+    )
+    if result.rechecked_out:
+        lines.append(
+            f"({result.rechecked_out} passed the pre-screen but not the exact "
+            "check with their own buffer plan, and were dropped)"
+        )
+    lines.append(
+        "time, TFLOPS, bound and HBM traffic are MODELLED (fadsl/cost_model.py, "
+        "docs/cost-model.md), not measured; many rates are UNVERIFIED or "
+        "assumptions"
+    )
+    return "\n".join(lines)
+
+
+def as_json(result: TuneResult, target: Target) -> dict[str, Any]:
+    return {
+        "target": target.name,
+        "tuned": list(result.tuned),
+        "evaluated": result.evaluated,
+        "feasible": result.feasible,
+        "seconds": round(result.seconds, 3),
+        "modelled": True,
+        "ranked": [
+            {"values": c.values, "percent": c.percent, "estimate": c.estimate.as_dict()}
+            for c in result.ranked
+        ],
+    }
