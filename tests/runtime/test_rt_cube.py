@@ -54,6 +54,15 @@ def test_q_times_k_transposed_half(exe, tmp_path):
     np.testing.assert_array_equal(c, (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float16))
 
 
+def test_fixpipe_nz_output(exe, tmp_path):
+    rng = np.random.default_rng(5)
+    q = _ints(rng, (64, 128), np.float16)
+    k = _ints(rng, (96, 128), np.float16)
+    c = _run(exe, tmp_path, "qkt_half_nz", q, k, np.float16, (96 // 16, 64, 16))  # [N/16, M, 16]
+    ref = (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float16)
+    np.testing.assert_array_equal(c, ref.reshape(64, 6, 16).transpose(1, 0, 2))
+
+
 def test_q_times_k_transposed_float(exe, tmp_path):
     rng = np.random.default_rng(3)
     q = rng.standard_normal((32, 48)).astype(np.float32)

@@ -63,7 +63,7 @@ extern "C" __global__ __aicore__ void mm_sample(GM_ADDR a, GM_ADDR b, GM_ADDR c)
 
 // C[M,N] = Q[M,K] @ Kt[N,K]^T: Kt loaded ND->NZ, its fractals already are L0B's Zn fractals.
 // T = half or float (k0 = 32 / sizeof(T)), output OutT via Fixpipe.
-template <typename T, typename OutT, uint32_t M, uint32_t K, uint32_t N>
+template <typename T, typename OutT, uint32_t M, uint32_t K, uint32_t N, bool kNzOut = false>
 __aicore__ inline void qk_t(GM_ADDR q, GM_ADDR k, GM_ADDR c, QuantMode_t quant) {
     constexpr uint32_t k0 = 32 / sizeof(T);
     AscendC::GlobalTensor<T> qGM, kGM;
@@ -114,10 +114,18 @@ __aicore__ inline void qk_t(GM_ADDR q, GM_ADDR k, GM_ADDR c, QuantMode_t quant) 
     fp.srcStride = (M + 15) / 16 * 16;
     fp.dstStride = N;
     fp.quantPre = quant;
-    AscendC::Fixpipe<OutT, float, AscendC::CFG_ROW_MAJOR>(cGM, cl, fp);
+    if constexpr (kNzOut) {
+        fp.dstStride = M * 16 * sizeof(OutT) / 32;  // NZ2NZ: 32 B blocks between Z columns
+        AscendC::Fixpipe<OutT, float, AscendC::CFG_NZ>(cGM, cl, fp);
+    } else {
+        AscendC::Fixpipe<OutT, float, AscendC::CFG_ROW_MAJOR>(cGM, cl, fp);
+    }
 }
 extern "C" __global__ __aicore__ void qkt_half(GM_ADDR q, GM_ADDR k, GM_ADDR c) {
     qk_t<half, half, 64, 128, 96>(q, k, c, QuantMode_t::F322F16);
+}
+extern "C" __global__ __aicore__ void qkt_half_nz(GM_ADDR q, GM_ADDR k, GM_ADDR c) {
+    qk_t<half, half, 64, 128, 96, true>(q, k, c, QuantMode_t::F322F16);
 }
 extern "C" __global__ __aicore__ void qkt_float(GM_ADDR q, GM_ADDR k, GM_ADDR c) {
     qk_t<float, float, 32, 48, 64>(q, k, c, QuantMode_t::NoQuant);
@@ -195,6 +203,7 @@ int main(int argc, char** argv) {
     if (c == "sample") ICPU_RUN_KF(mm_sample, 2, a, b, o);
     else if (c == "qkt_half") ICPU_RUN_KF(qkt_half, 1, a, b, o);
     else if (c == "qkt_float") ICPU_RUN_KF(qkt_float, 1, a, b, o);
+    else if (c == "qkt_half_nz") ICPU_RUN_KF(qkt_half_nz, 1, a, b, o);
     else if (c == "nonsquare") ICPU_RUN_KF(mm_nonsquare, 1, a, b, o);
     else return 2;
     FILE* f = std::fopen(argv[4], "wb");
