@@ -12,6 +12,9 @@ from fadsl.commands import common
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
+    p.add_argument("--skip-resource-proof", action="store_true",
+                   help="generate even if the buffers do not fit (for testing that the CPU "
+                   "runtime enforces the chip's memory sizes itself)")
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output folder (default generated/<kernel>/); with several kernels, "
                    "one sub-folder per kernel")
@@ -31,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
     for kdef in chosen:
         binding = common.bind(kdef, args, need_shape=True)
         out = _out_dir(args.output, binding.kernel.name, len(chosen))
-        _compile_one(binding, target, args.file, out, args.quiet)
+        _compile_one(binding, target, args.file, out, args.quiet, not args.skip_resource_proof)
     return 0
 
 
@@ -41,11 +44,12 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _compile_one(binding, target, source: str, out: str, quiet: bool) -> None:  # type: ignore[no-untyped-def]
+def _compile_one(binding, target, source: str, out: str, quiet: bool,  # type: ignore[no-untyped-def]
+                 prove_fit: bool) -> None:
     from fadsl.backends.ascendc.project import build_project
     from fadsl.commands.check_cmd import table
 
-    project = build_project(binding, target, source, out)
+    project = build_project(binding, target, source, out, prove_fit)
     write_project(project.files, out)
     if not quiet:
         print(table(project.report, project.plan, target, binding))

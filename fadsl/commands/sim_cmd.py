@@ -27,6 +27,9 @@ from fadsl.errors import BackendError, ExecutionError
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
+    p.add_argument("--skip-resource-proof", action="store_true",
+                   help="generate even if the buffers do not fit (for testing that the CPU "
+                   "runtime enforces the chip's memory sizes itself)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
@@ -49,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
               else runio.make_inputs(binding, args.seed))
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
-    binary, build_seconds = build(binding, target, args.file)
+    binary, build_seconds = build(binding, target, args.file, not args.skip_resource_proof)
     t0 = time.perf_counter()
     outputs = run_binary(binary, binding, inputs, args.timeout)
     run_seconds = time.perf_counter() - t0
@@ -78,12 +81,12 @@ def cache_root() -> str:
     return root
 
 
-def build(binding: Any, target: Any, source: str) -> tuple[str, float]:
+def build(binding: Any, target: Any, source: str, prove_fit: bool = True) -> tuple[str, float]:
     """Path of the built host program (cached) and the seconds building took."""
     from fadsl.backends.ascendc.project import build_project
 
     name = binding.kernel.name
-    project = build_project(binding, target, source, os.path.join("generated", name))
+    project = build_project(binding, target, source, os.path.join("generated", name), prove_fit)
     key = _key(project.files)
     folder = os.path.join(cache_root(), f"{name}-{key[:16]}")
     binary = os.path.join(folder, "build", f"{name}_main")

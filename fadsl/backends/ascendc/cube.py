@@ -36,8 +36,6 @@ class CubeEmitter:
         self.prologue = prologue
         self.pos = 0
         self.last_loc: tuple[str, int] | None = None
-        self.valid_k: dict[str, str] = {}
-        self.loop_of_queue: dict[str, tuple[str, ir.Load]] = {}
         self.ends = _last_uses(low)
         self.alias: dict[str, str] = {}
 
@@ -83,10 +81,6 @@ class CubeEmitter:
     def _loop(self, op: ir.For) -> list[Stmt]:
         self.names.local(op.var)
         var = camel(op.var)
-        for inner in op.body:
-            if isinstance(inner, ir.Load) and inner.into is not None:
-                q = self.sides.defs[inner.into].queue  # type: ignore[attr-defined]
-                self.loop_of_queue[q.name] = (op.var, inner)
         self.last_loc = None
         body = self.walk(op.body)
         self.pos += 1
@@ -122,20 +116,34 @@ class CubeEmitter:
         ct = _ct(v)
         out: list[Stmt] = [Line(f"AscendC::LocalTensor<{ct}> {camel(v.name)} = "
                                 f"{home}.AllocTensor<{ct}>();")]
-        out += self._nd2nz(op, camel(v.name))
+        out += self._nd2nz(op, camel(v.name), v)
         out += [Line(f"{home}.EnQue({camel(v.name)});"),
                 Line(f"{camel(v.name)} = {home}.DeQue<{ct}>();")]
         return out
 
-    def _nd2nz(self, op: ir.Load, var: str) -> list[Stmt]:
+    def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
+        """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
         param = next(p for p in self.low.kernel.params if p.name == op.src)
         a = gm.access(param, op.index, self.names)
         if a.col_tail:
             raise BackendError(
                 f"a cube operand block of `{op.src}` has a column tail; the backend needs "
                 "whole rows for the cube", op.loc, hint="load whole head dims (`:`)")
-        return [Line(f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], "
-                     f"static_cast<uint32_t>({a.valid_rows}), {a.cols}, {a.stride}, {a.rows});")]
+        valid = f"static_cast<uint32_t>({a.valid_rows})"
+        out: list[Stmt] = [Line(f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], {valid}, "
+                                f"{a.cols}, {a.stride}, {a.rows});")]
+        if self._contracts_rows(user):
+            if op.pad is not None and op.pad != 0:
+                raise BackendError(
+                    f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "
+                    "pads with 0", op.loc, hint="load it with pad=0")
+            out.append(Line(f"fadsl::ZeroTailRows({var}, {valid}, {a.cols}, {a.rows});"))
+        return out
+
+    def _contracts_rows(self, v: ir.Value) -> bool:
+        """Whether the rows of tile ``v`` are the contraction dimension of a dot."""
+        return any(isinstance(r, ir.Dot) and r.b == v and not r.transpose_b
+                   for r in self.sides.readers.get(v, []))
 
     def _queue_op(self, op: ir.Op) -> list[Stmt]:
         if isinstance(op, ir.AllocTensor):
@@ -145,29 +153,25 @@ class CubeEmitter:
         if isinstance(op, ir.Load):
             assert op.into is not None
             self.alias[op.result.name] = camel(op.into.name)
-            return self._nd2nz(op, camel(op.into.name))
+            return self._nd2nz(op, camel(op.into.name), self._dequeued(op))
         if isinstance(op, ir.Enqueue):
             return [Line(f"{camel(op.queue.name)}.EnQue({self._var(op.x)});")]
         if isinstance(op, ir.Dequeue):
             ct = _ct(op.result)
-            self._note_valid_rows(op)
             return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
                          f"{camel(op.queue.name)}.DeQue<{ct}>();")]
         if isinstance(op, ir.FreeTensor):
             return [Line(f"{camel(op.queue.name)}.FreeTensor({self._var(op.x)});")]
         raise BackendError(f"{ir.op_name(type(op))} has no cube lowering", op.loc)
 
-    def _note_valid_rows(self, op: ir.Dequeue) -> None:
-        """Rows of the dequeued block that exist (the contraction tail of P @ V)."""
-        found = self.loop_of_queue.get(op.queue.name)
-        if found is None:
-            return
-        issue_var, load = found
-        loop_var = _enclosing_loop_var(self.low, op)
-        index = tuple(_subst(ix, isym(issue_var), isym(loop_var)) for ix in load.index)
-        param = next(p for p in self.low.kernel.params if p.name == load.src)
-        a = gm.access(param, index, self.names)
-        self.valid_k[op.result.name] = a.valid_rows
+    def _dequeued(self, load: ir.Load) -> ir.Value:
+        """The value the rest of the program reads for a queued load (its Dequeue)."""
+        assert load.into is not None
+        queue = self.sides.defs[load.into].queue  # type: ignore[attr-defined]
+        for op in self.low.vec.points.values():
+            if isinstance(op, ir.Dequeue) and op.queue == queue:
+                return op.result
+        return load.result
 
     def _operand(self, v: ir.Value) -> tuple[str, list[Stmt]]:
         """The L1 tile of a dot operand (receiving it from the vector cores if needed)."""
@@ -202,8 +206,7 @@ class CubeEmitter:
         b, pre_b = self._operand(op.b)
         m, k = (self.names.expr(d) for d in ta.shape)
         n = self.names.expr(tb.shape[0] if op.transpose_b else tb.shape[1])
-        k_valid = self.valid_k.get(op.b.name) if not op.transpose_b else None
-        return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k_valid or k)
+        return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k)
 
     def _mmad(self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str,
               k_valid: str) -> list[Stmt]:
@@ -247,19 +250,6 @@ def _ct(v: ir.Value) -> str:
     t = v.type
     assert isinstance(t, TileType)
     return ctype(t.dtype)
-
-
-def _subst(ix: ir.Index, old: sympy.Symbol, new: sympy.Symbol) -> ir.Index:
-    if isinstance(ix, ir.Point):
-        return ir.Point(ix.at.subs(old, new))
-    return ir.Slice(ix.start.subs(old, new), ix.size.subs(old, new))
-
-
-def _enclosing_loop_var(low: Lowering, op: ir.Op) -> str:
-    for _, _, loop in low.vec_loops:
-        if any(o is op for o in loop.body):
-            return loop.var
-    raise BackendError("a queue is dequeued outside its pipelined loop", op.loc)
 
 
 def _last_uses(low: Lowering) -> dict[str, int]:

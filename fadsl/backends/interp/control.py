@@ -67,7 +67,7 @@ def _iteration(
     it = fr.child(tr, bshape, {op.var: j}, (op.var,))
     for arg, x in zip(op.iter_args, carried):
         it.set(arg, x)
-    run_block(op.body, it)
+    run_block(op.body, it, op.yields)
     return it
 
 

@@ -25,18 +25,19 @@ slot's current memory, so a use after ``FreeTensor`` reads NaN.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Transform
+from fadsl.backends.interp.liveness import dead_after
 from fadsl.backends.interp.slots import Handle, QueueRef, QueueState, pick_slot
 from fadsl.backends.interp.storage import Widened, to_f32
 from fadsl.errors import ExecutionError, InternalError, Loc
 from fadsl.ir.expr import Expr, compile_expr
-from fadsl.ir.nodes import Kernel, Param, Value
+from fadsl.ir.nodes import Kernel, Op, Param, Value
 
 def take(x: Any, tr: Transform) -> Any:
     """Restrict a batched value (array, symbol array or Handle) to a child's points."""
@@ -69,6 +70,17 @@ class Machine:
     loop_stats: dict[str, LoopStats] = field(default_factory=dict)
     _gm_f32: dict[str, np.ndarray] = field(default_factory=dict)
     _enqueue_count: int = 0
+    _plans: dict[int, tuple[tuple[Value, ...], ...]] = field(default_factory=dict)
+
+    def release_plan(
+        self, ops: Sequence[Op], keep: Sequence[Value]
+    ) -> tuple[tuple[Value, ...], ...]:
+        """``liveness.dead_after`` of a block, computed once per run (blocks are
+        identified by id: the kernel outlives the run)."""
+        found = self._plans.get(id(ops))
+        if found is None:
+            found = self._plans[id(ops)] = dead_after(ops, keep)
+        return found
 
     def gm_f32(self, name: str) -> np.ndarray:
         """A float32 copy of input ``name`` (inputs are never written), made once."""
@@ -188,6 +200,13 @@ class Frame:
 
     def set(self, v: Value, x: Any) -> None:
         self._vals[v] = x
+
+    def release(self, dead: Sequence[Value]) -> None:
+        """Forget values that are not used any more, so their memory can be reused."""
+        for v in dead:
+            self._vals.pop(v, None)
+            self._shadows.pop(v, None)
+            self._recipes.pop(v, None)
 
     def define(self, name: str, x: Any) -> None:
         """Bind scalar symbol ``name`` (LoadScalar) for this frame and its children."""

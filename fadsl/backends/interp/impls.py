@@ -9,12 +9,12 @@ family (``elementwise``, ``memory``, ``queues``, ``control``); importing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from fadsl.backends.interp.frame import Frame
 from fadsl.errors import InternalError
-from fadsl.ir.nodes import Op, ValueOp, all_op_classes, op_name
+from fadsl.ir.nodes import Op, Value, ValueOp, all_op_classes, op_name
 
 Impl = Callable[[Any, Frame], Any]
 IMPLS: dict[type[Op], Impl] = {}
@@ -34,9 +34,13 @@ def impl(cls: type[Op]) -> Callable[[F], F]:
     return register
 
 
-def run_block(ops: Iterable[Op], fr: Frame) -> None:
-    """Run ``ops`` in order in frame ``fr``."""
-    for op in ops:
+def run_block(ops: Sequence[Op], fr: Frame, keep: Sequence[Value] = ()) -> None:
+    """Run ``ops`` in order in frame ``fr``, dropping each value after its last use.
+
+    ``keep``: values that must outlive the block (a loop body's yields).
+    """
+    plan = fr.machine.release_plan(ops, keep)
+    for op, dead in zip(ops, plan):
         fn = IMPLS.get(type(op))
         if fn is None:
             raise InternalError(
@@ -45,6 +49,8 @@ def run_block(ops: Iterable[Op], fr: Frame) -> None:
         result = fn(op, fr)
         if isinstance(op, ValueOp):
             fr.set(op.result, result)
+        if dead:
+            fr.release(dead)
 
 
 def missing_impls() -> list[str]:

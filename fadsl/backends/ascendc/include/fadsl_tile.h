@@ -264,6 +264,22 @@ __aicore__ inline void CopyNdToNz(const AscendC::LocalTensor<T>& dst, const Asce
                                            static_cast<uint16_t>(stride), static_cast<uint16_t>(padRows), 1, 0});
 }
 
+// Zero rows [valid, padRows) of an NZ tile of `cols` columns in L1: the padding of a
+// contraction tail must be 0 so that the full-size Mmad adds nothing for it.
+template <typename T>
+__aicore__ inline void ZeroTailRows(const AscendC::LocalTensor<T>& tile, uint32_t valid, uint32_t cols,
+                                    uint32_t padRows)
+{
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    if (valid >= padRows) {
+        return;
+    }
+    AscendC::InitConstValue(tile[valid * c0],
+                            AscendC::InitConstValueParams<T>{static_cast<uint16_t>(cols / c0),
+                                                             static_cast<uint16_t>(padRows - valid),
+                                                             static_cast<uint16_t>(valid), static_cast<T>(0)});
+}
+
 // A [m x k] in L1 (NZ, m padded) -> L0A (Zz), one LoadData per 16-row strip.
 template <typename T>
 __aicore__ inline void LoadA(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint32_t m,

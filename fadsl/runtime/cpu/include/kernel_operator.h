@@ -19,6 +19,7 @@
 #include "fadsl_rt/sync.h"
 #include "fadsl_rt/copy.h"
 #include "fadsl_rt/cube.h"
+#include "fadsl_rt/init_const.h"
 #include "fadsl_rt/mmad.h"
 #include "fadsl_rt/vector.h"
 #include "fadsl_rt/cmpsel.h"

@@ -1,0 +1,43 @@
+// fadsl CPU runtime: InitConstValue (fill L1 / L0A / L0B with a constant), used to zero the
+// padding rows of a cube operand whose contraction dimension has a tail, as the catlass
+// (InitZeroInL1B) and tilelang-ascend (copy_gm_to_l1) kernels do.
+// Signature and InitConstValueParams<T>{repeatTimes, blockNum, dstGap, initValue} as in the
+// asc-devkit header (kernel_struct_mm.h): `repeatTimes` runs of `blockNum` 32-byte blocks,
+// `dstGap` blocks skipped between runs.
+// UNVERIFIED: the pipe it issues on; modelled as MTE2 (the L1 fill path), so EnQue/DeQue
+// of the tile orders it before the MTE1 loads, like the GM->L1 copy it completes.
+#pragma once
+#include "memory.h"
+
+namespace AscendC {
+
+template <typename T>
+struct InitConstValueParams {
+    __aicore__ InitConstValueParams() {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn, const uint16_t dstGapIn,
+                                    const T initValueIn)
+        : repeatTimes(repeatTimesIn), blockNum(blockNumIn), dstGap(dstGapIn), initValue(initValueIn) {}
+    __aicore__ InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue = 0;
+};
+
+template <typename T>
+__aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p) {
+    using namespace fadsl_rt;
+    const char* api = "InitConstValue";
+    RequireMem(api, dst, {Mem::kL1, Mem::kL0A, Mem::kL0B}, "dst");
+    RequireAligned(api, dst, 32, "dst");
+    constexpr uint64_t perBlock = 32 / sizeof(T);
+    for (uint64_t r = 0; r < p.repeatTimes; ++r) {
+        const uint64_t first = r * (uint64_t(p.blockNum) + p.dstGap) * perBlock;
+        const uint64_t count = uint64_t(p.blockNum) * perBlock;
+        WriteBytes(api, dst, first * sizeof(T), (first + count) * sizeof(T), PIPE_MTE2);
+        for (uint64_t i = 0; i < count; ++i) *dst.Ptr(first + i) = p.initValue;
+    }
+}
+
+}  // namespace AscendC
