@@ -13,13 +13,16 @@ import ast
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 from fadsl.errors import Loc, UsageError
 
 
-def refuse_unless_editable(path: str, chosen: Any) -> None:
-    """Raise a UsageError unless ``--apply`` can edit ``chosen``'s defaults in ``path``."""
+def refuse_unless_editable(path: str, chosen: Any, names: Sequence[str] = ()) -> None:
+    """Raise a UsageError unless ``--apply`` can edit ``chosen``'s defaults in ``path``:
+    a Python kernel defined in that file whose ``names`` (those it has) default to
+    integer literals."""
     if path.endswith(".fir"):
         raise UsageError(
             f"--apply edits the defaults of a Python kernel; {path} is textual IR",
@@ -27,7 +30,13 @@ def refuse_unless_editable(path: str, chosen: Any) -> None:
             hint="pass the tuned values with --set, or edit the constants in the "
             ".fir file by hand",
         )
-    _function(path, chosen)
+    fdef = _function(path, chosen)
+    params = {
+        a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs
+    }
+    for name in names:
+        if name in params:
+            _default_node(fdef, name, path)
 
 
 def apply(path: str, chosen: Any, values: dict[str, int]) -> list[str]:

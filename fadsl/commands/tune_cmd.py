@@ -86,7 +86,9 @@ def main(args: argparse.Namespace) -> int:
     target = resolve(args.target, args.target_file)
     chosen = common.select(common.load_source(args.file), args.kernel)
     if args.apply:
-        apply_defaults.refuse_unless_editable(args.file, chosen)
+        apply_defaults.refuse_unless_editable(
+            args.file, chosen, BLOCK_NAMES + ("stages",)
+        )
     result = search(chosen, args, target, Progress(sys.stderr))
     if args.json:
         print(json.dumps(as_json(result, target), indent=2))
