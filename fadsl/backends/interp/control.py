@@ -9,9 +9,11 @@ only on the points with ``start <= j < stop``. If the bounds vary along one batc
 (the Q-block axis for causal attention), the loop orders that axis once by (stop
 descending, start ascending), so each iteration's active points are a contiguous run
 of it and the iteration's frame is a view; bounds that vary along several axes flatten
-the batch into one axis first. Loop-carried values live in arrays over the loop's
-points; an iteration reads its rows and writes its yields back. A point with no trips
-keeps its inits.
+the batch into one axis first. When every point starts at the same j (causal), the
+running points are a prefix that only shrinks: carried values are the previous
+iteration's yields, and a point's rows are copied out once, when it stops. Otherwise
+carried values live in arrays over all points; an iteration reads its rows and writes
+its yields back. A point with no trips keeps its inits.
 """
 
 from __future__ import annotations
@@ -64,10 +66,13 @@ def _for(op: For, fr: Frame) -> None:
 def _iteration(
     op: For, fr: Frame, tr: Transform, bshape: tuple[int, ...], j: int, carried: list[Any]
 ) -> Frame:
+    """Run iteration ``j``; ``carried`` is consumed (emptied), so the iteration is the
+    only owner of its iter_args and may reuse their memory once they are dead."""
     it = fr.child(tr, bshape, {op.var: j}, (op.var,))
     for arg, x in zip(op.iter_args, carried):
         it.set(arg, x)
-    run_block(op.body, it, op.yields)
+    carried.clear()
+    run_block(op.body, it, op.yields, op.iter_args)
     return it
 
 
@@ -80,6 +85,7 @@ def _uniform_loop(op: For, fr: Frame, start: int, stop: int, carried: list[Any])
     for j in range(start, stop):
         it = _iteration(op, fr, None, fr.bshape, j, carried)
         carried = [it.raw(y) for y in op.yields]
+        del it  # the next iteration must own its iter_args alone
     return carried
 
 
@@ -94,7 +100,75 @@ def _ragged_loop(
     stats.rectangle += starts.size * max(0, hi - lo)
     base, axis, starts1, stops1 = _loop_layout(fr, start, stop)
     reorder = None if base is fr else base.tr
-    state = [_Carried.of(take(x, reorder), base) for x in inits]
+    inits = [take(x, reorder) for x in inits]
+    if isinstance(start, int) and not any(isinstance(x, Handle) for x in inits):
+        results = _shrinking_loop(op, base, axis, lo, hi, stops1, inits)
+    else:
+        results = _selected_loop(op, base, axis, lo, hi, starts1, stops1, inits)
+    if base is not fr:
+        base.close()
+    return [_unordered(x, reorder, fr.bshape) for x in results]
+
+
+def _shrinking_loop(
+    op: For, base: Frame, axis: int, lo: int, hi: int, stops1: np.ndarray,
+    carried: list[Any],
+) -> list[Any]:
+    """Every point starts at ``lo``: ordered by stop (descending), the points still
+    running are a prefix of the axis that only shrinks. Iteration j runs on that prefix
+    (a view); the rows of points that stop are copied out once, when they stop."""
+    n = stops1.size
+    carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
+    finals: list[np.ndarray | None] = [None] * len(carried)
+    rows = n
+    for j in range(lo, hi):
+        running = int(np.count_nonzero(stops1 > j))
+        if running < rows:
+            _retire(finals, carried, axis, running, rows, base.bshape)
+            rows = running
+        if running == 0:
+            break
+        tr = None if running == n else Along(axis, slice(0, running))
+        bshape = base.bshape[:axis] + (running,) + base.bshape[axis + 1 :]
+        args = [_prefix(x, axis, running) for x in carried]
+        it = _iteration(op, base, tr, bshape, j, args)
+        carried = [it.raw(y) for y in op.yields]
+        carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
+        it.close()
+        del it
+    _retire(finals, carried, axis, 0, rows, base.bshape)
+    return finals
+
+
+def _prefix(x: np.ndarray, axis: int, rows: int) -> np.ndarray:
+    if x.shape[axis] in (1, rows):
+        return x
+    return x[(slice(None),) * axis + (slice(0, rows),)]
+
+
+def _retire(
+    finals: list[np.ndarray | None], carried: list[np.ndarray], axis: int, first: int,
+    stop: int, bshape: tuple[int, ...],
+) -> None:
+    """Copy rows [first, stop) of the carried values (points that stopped) to ``finals``."""
+    if stop <= first:
+        return
+    key = (slice(None),) * axis + (slice(first, stop),)
+    for k, x in enumerate(carried):
+        final = finals[k]
+        if final is None:
+            final = finals[k] = np.empty(bshape + x.shape[len(bshape):], x.dtype)
+        final[key] = x if x.shape[axis] == 1 else x[key]
+
+
+def _selected_loop(
+    op: For, base: Frame, axis: int, lo: int, hi: int, starts1: np.ndarray,
+    stops1: np.ndarray, inits: list[Any],
+) -> list[Any]:
+    """Any bounds: iteration j runs on the points with start <= j < stop (a slice of the
+    axis when they are contiguous, else a gather); carried values live in arrays over
+    all points and each iteration writes its rows back."""
+    state = [_Carried.of(x, base) for x in inits]
     for j in range(lo, hi):
         active = np.flatnonzero((starts1 <= j) & (j < stops1))
         if active.size == 0:
@@ -107,9 +181,22 @@ def _ragged_loop(
         ys = [_unshared(y, state) for y in ys]
         for c, y in zip(state, ys):
             c.write(tr, y)
-    if base is not fr:
-        base.close()
-    return [c.final(reorder, fr.bshape) for c in state]
+    return [c.final() for c in state]
+
+
+def _unordered(x: Any, tr: Transform, bshape: tuple[int, ...]) -> Any:
+    """A loop result in the layout of the loop's frame (undoing the loop's ordering)."""
+    if isinstance(x, Handle):
+        return Handle(x.queue, _unordered(x.slot, tr, bshape))
+    if isinstance(tr, Along):
+        out = np.empty_like(x)
+        tr.put(out, x)
+        return out
+    if isinstance(tr, Flat):
+        out = np.empty(bshape + x.shape[1:], x.dtype)
+        tr.put(out, x)
+        return out
+    return x
 
 
 def _loop_layout(
@@ -185,16 +272,8 @@ class _Carried:
             raise InternalError("a loop-carried queue tensor changed queue")
         self.data[key] = y.slot
 
-    def final(self, tr: Transform, bshape: tuple[int, ...]) -> Any:
-        """The carried values in the layout of the loop's frame (batch ``bshape``)."""
-        data = self.data
-        if isinstance(tr, Along):
-            data = np.empty_like(self.data)
-            tr.put(data, self.data)
-        elif isinstance(tr, Flat):
-            data = np.empty(bshape + self.data.shape[1:], self.data.dtype)
-            tr.put(data, self.data)
-        return data if self.queue is None else Handle(self.queue, data)
+    def final(self) -> Any:
+        return self.data if self.queue is None else Handle(self.queue, self.data)
 
 
 def _key(tr: Along) -> tuple[Any, ...]:

@@ -21,6 +21,8 @@ def _dot(op: Dot, fr: Frame) -> np.ndarray:
     b = fr.f32(op.b)
     if op.transpose_b:
         b = b.swapaxes(-1, -2)
+        if b.size < a.size:
+            b = np.ascontiguousarray(b)  # BLAS is faster on the small operand copied
     if op.transpose_a:
         out = np.matmul(a.swapaxes(-1, -2), b)
     else:
@@ -43,5 +45,7 @@ def _folded_matmul(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
     rows = int(np.prod(a.shape[keep:k])) * a.shape[-2]
     a2 = a.reshape(a.shape[:keep] + (rows, a.shape[-1]))
     b2 = b.reshape(b.shape[:keep] + b.shape[-2:])
-    out = np.matmul(a2, b2)
-    return out.reshape(out.shape[:keep] + a.shape[keep:k] + (a.shape[-2], b.shape[-1]))
+    lead = np.broadcast_shapes(a.shape[:keep], b.shape[:keep])
+    out = np.empty(lead + a.shape[keep:k] + (a.shape[-2], b.shape[-1]), np.float32)
+    np.matmul(a2, b2, out=out.reshape(lead + (rows, b.shape[-1])))
+    return out

@@ -16,7 +16,13 @@ import numpy as np
 
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
-from fadsl.backends.interp.storage import convert_scalar, stored, to_f32
+from fadsl.backends.interp.storage import (
+    Widened,
+    convert_scalar,
+    round_f16,
+    stored,
+    to_f32,
+)
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.nodes import (
     Abs,
@@ -99,13 +105,20 @@ def _compute(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
 # ----------------------------------------------------------------------------
 
 
-def _binary(op: Binary, fr: Frame, fn: Callable[[Any, Any], Any]) -> np.ndarray:
+def _binary(op: Binary, fr: Frame, fn: Callable[..., Any]) -> Any:
     dtype = tile_dtype(op.lhs, op.rhs)
+    result = op.result.type.dtype  # type: ignore[union-attr]
     rank = _rank(op.result)
     a = _compute(fr, op.lhs, dtype, rank, op.loc)
     b = _compute(fr, op.rhs, dtype, rank, op.loc)
-    out = fn(a, b)
-    return stored(out, op.result.type.dtype)  # type: ignore[union-attr]
+    if result is DType.F32 and isinstance(fn, np.ufunc):
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        buf = fr.donate(op.lhs, a, shape)
+        if buf is None:
+            buf = fr.donate(op.rhs, b, shape)
+        if buf is not None:
+            return fn(a, b, out=buf)
+    return stored(fn(a, b), result, temporary=dtype.is_float)
 
 
 def _int_divisor(op: Binary, b: Any) -> None:
@@ -214,10 +227,14 @@ def _or(op: Or, fr: Frame) -> np.ndarray:
 # ----------------------------------------------------------------------------
 
 
-def _unary(op: Unary, fr: Frame, fn: Callable[[Any], Any]) -> np.ndarray:
+def _unary(op: Unary, fr: Frame, fn: Callable[..., Any]) -> Any:
     dtype = tile_dtype(op.x)
     x = _compute(fr, op.x, dtype, _rank(op.x), op.loc)
-    return stored(fn(x), dtype)
+    if dtype is DType.F32:
+        buf = fr.donate(op.x, x, np.shape(x))
+        if buf is not None:
+            return fn(x, out=buf)
+    return stored(fn(x), dtype, temporary=dtype.is_float)
 
 
 @impl(Exp)
@@ -302,6 +319,11 @@ def _cast(op: Cast, fr: Frame) -> np.ndarray:
     if dst.is_float:
         if src.is_int:
             return fr.val(op.x).astype(np.float64).astype(np_dtype(dst))
+        x = fr.f32(op.x)
+        buf = fr.donate(op.x, x, x.shape) if dst is DType.F16 else None
+        del x
+        if buf is not None:
+            return Widened(round_f16(buf, out=buf), dst)
         return stored(fr.f32(op.x), dst)
     x = fr.val(op.x)
     if src.is_float:

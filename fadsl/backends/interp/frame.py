@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sys
+
 import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Transform
@@ -73,13 +75,13 @@ class Machine:
     _plans: dict[int, tuple[tuple[Value, ...], ...]] = field(default_factory=dict)
 
     def release_plan(
-        self, ops: Sequence[Op], keep: Sequence[Value]
+        self, ops: Sequence[Op], keep: Sequence[Value], args: Sequence[Value]
     ) -> tuple[tuple[Value, ...], ...]:
         """``liveness.dead_after`` of a block, computed once per run (blocks are
         identified by id: the kernel outlives the run)."""
         found = self._plans.get(id(ops))
         if found is None:
-            found = self._plans[id(ops)] = dead_after(ops, keep)
+            found = self._plans[id(ops)] = dead_after(ops, keep, args)
         return found
 
     def gm_f32(self, name: str) -> np.ndarray:
@@ -136,7 +138,7 @@ class Frame:
 
     __slots__ = (
         "machine", "parent", "tr", "bshape", "point_vars", "_vals", "_shadows",
-        "_recipes", "syms", "_queues", "_gathered",
+        "_recipes", "syms", "_queues", "_gathered", "_defined", "dying",
     )
 
     def __init__(
@@ -161,6 +163,9 @@ class Frame:
         self.syms = Symbols(parent_syms, tr, dict(syms or {}))
         self._queues: dict[object, QueueState] = {}
         self._gathered: list[tuple[QueueRef, QueueState]] = []
+        self._defined: set[Value] = set()
+        self.dying: tuple[Value, ...] = ()
+        """Values whose last use is the op running now (set by ``run_block``)."""
 
     @property
     def k(self) -> int:
@@ -200,6 +205,28 @@ class Frame:
 
     def set(self, v: Value, x: Any) -> None:
         self._vals[v] = x
+        self._defined.add(v)
+
+    def donate(self, v: Any, held: Any, shape: tuple[int, ...]) -> np.ndarray | None:
+        """``held``, the float32 array of ``v``, if the running op may overwrite it with
+        its result: ``v`` dies at this op, was defined in this frame, has ``shape`` and
+        owns its memory, and nothing else refers to it (no view, no loop driver)."""
+        if not isinstance(v, Value) or v not in self.dying or v not in self._defined:
+            return None
+        if (
+            type(held) is not np.ndarray
+            or self._vals.get(v) is not held
+            or held.dtype != np.float32
+            or held.shape != shape
+            or held.base is not None
+            or not held.flags.c_contiguous
+            or not held.flags.writeable
+        ):
+            return None
+        # references: the frame's dict, the caller's local, this argument, getrefcount's
+        if sys.getrefcount(held) > 4:
+            return None
+        return held
 
     def release(self, dead: Sequence[Value]) -> None:
         """Forget values that are not used any more, so their memory can be reused."""

@@ -34,21 +34,26 @@ def impl(cls: type[Op]) -> Callable[[F], F]:
     return register
 
 
-def run_block(ops: Sequence[Op], fr: Frame, keep: Sequence[Value] = ()) -> None:
+def run_block(
+    ops: Sequence[Op], fr: Frame, keep: Sequence[Value] = (), args: Sequence[Value] = ()
+) -> None:
     """Run ``ops`` in order in frame ``fr``, dropping each value after its last use.
 
-    ``keep``: values that must outlive the block (a loop body's yields).
+    ``keep``: values that must outlive the block (a loop body's yields); ``args``: values
+    bound before the block runs (a loop body's iter_args), dropped after their last use.
     """
-    plan = fr.machine.release_plan(ops, keep)
+    plan = fr.machine.release_plan(ops, keep, args)
     for op, dead in zip(ops, plan):
         fn = IMPLS.get(type(op))
         if fn is None:
             raise InternalError(
                 f"the interpreter has no semantics for `{op_name(type(op))}`", op.loc
             )
+        fr.dying = dead
         result = fn(op, fr)
         if isinstance(op, ValueOp):
             fr.set(op.result, result)
+        result = None  # the frame is the only owner (see Frame.donate)
         if dead:
             fr.release(dead)
 

@@ -25,13 +25,16 @@ def uses(op: Op) -> set[Value]:
     return found
 
 
-def dead_after(ops: Sequence[Op], keep: Sequence[Value] = ()) -> tuple[tuple[Value, ...], ...]:
+def dead_after(
+    ops: Sequence[Op], keep: Sequence[Value] = (), args: Sequence[Value] = ()
+) -> tuple[tuple[Value, ...], ...]:
     """For each op of a block, the values defined in the block that die right after it.
 
-    ``keep`` (a loop body's yields) stays alive to the end of the block.
+    ``keep`` (a loop body's yields) stays alive to the end of the block; ``args`` (a
+    loop body's iter_args) count as defined before the first op.
     """
-    defined: set[Value] = set()
-    last: dict[Value, int] = {}
+    defined: set[Value] = set(args)
+    last: dict[Value, int] = {v: 0 for v in args}
     for index, op in enumerate(ops):
         for v in uses(op):
             last[v] = index

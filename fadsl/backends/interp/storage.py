@@ -36,13 +36,13 @@ _QUANTUM_MAX = np.uint32(142 << 23)
 _TO_MAGIC = np.uint32(13 << 23)
 
 
-def round_f16(x: np.ndarray) -> np.ndarray:
+def round_f16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """float32 ``x`` rounded to the nearest float16 (ties to even), as float32.
 
     Bit-exact with ``x.astype(np.float16).astype(np.float32)`` including subnormals,
     overflow to inf and NaN, at about half its cost: adding and subtracting a magic
     number 2^13 times the f16 quantum of ``x``'s binade leaves ``x`` rounded to that
-    quantum in the FPU's rounding mode (to nearest even).
+    quantum in the FPU's rounding mode (to nearest even). ``out`` may be ``x``.
     """
     quantum = np.bitwise_and(x.view(np.uint32), _EXPONENT)
     top = quantum.max() if quantum.size else _QUANTUM_MIN
@@ -52,7 +52,7 @@ def round_f16(x: np.ndarray) -> np.ndarray:
     quantum += _TO_MAGIC
     magic = quantum.view(np.float32)
     np.copysign(magic, x, out=magic)
-    out = x + magic
+    out = np.add(x, magic, out=out)
     out -= magic
     if top >= _QUANTUM_MAX:
         over = np.abs(out) > np.float32(65504)
@@ -60,12 +60,13 @@ def round_f16(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def round_to(x: np.ndarray, dtype: DType) -> np.ndarray:
-    """float32 ``x`` rounded to ``dtype``'s precision, still as float32."""
+def round_to(x: np.ndarray, dtype: DType, out: np.ndarray | None = None) -> np.ndarray:
+    """float32 ``x`` rounded to ``dtype``'s precision, still as float32 (``out`` may be
+    ``x`` when ``x`` is a temporary)."""
     if dtype is DType.F32:
         return x.astype(np.float32, copy=False)
     if dtype is DType.F16:
-        return round_f16(np.ascontiguousarray(x, dtype=np.float32))
+        return round_f16(np.ascontiguousarray(x, dtype=np.float32), out)
     return x.astype(np_dtype(dtype)).astype(np.float32)
 
 
@@ -80,10 +81,15 @@ class Widened:
         return self.wide.astype(np_dtype(self.dtype))
 
 
-def stored(out: Any, dtype: DType) -> np.ndarray | Widened:
-    """A computed result (float32, int64 or bool) in ``dtype``: rounded or wrapped."""
+def stored(out: Any, dtype: DType, temporary: bool = False) -> np.ndarray | Widened:
+    """A computed result (float32, int64 or bool) in ``dtype``: rounded or wrapped.
+
+    ``temporary``: ``out`` is a fresh array nothing else uses (rounded in place).
+    """
     if dtype is DType.F16:
-        return Widened(round_to(np.asarray(out), dtype), dtype)
+        wide = np.asarray(out)
+        reuse = temporary and wide.dtype == np.float32 and wide.flags.c_contiguous
+        return Widened(round_to(wide, dtype, wide if reuse else None), dtype)
     return np.asarray(out).astype(np_dtype(dtype), copy=False)
 
 

@@ -115,13 +115,20 @@ def test_sliding_window_bounds_vary_at_both_ends() -> None:
     assert res.loop_stats["j"] == (1 + 3 + 3 + 3, 4 * 7)
 
 
-def test_bounds_varying_along_two_grid_axes() -> None:
-    start, stop = (lambda b, i: b), (lambda b, i: b + 2 * i)
+@pytest.mark.parametrize("start_at_b", [False, True], ids=["start0", "start_b"])
+def test_bounds_varying_along_two_grid_axes(start_at_b: bool) -> None:
+    def start(b: Any, i: Any) -> Any:
+        return b if start_at_b else 0
+
+    def stop(b: Any, i: Any) -> Any:
+        return b + 2 * i
+
     kit = _block_sum_kernel(start, stop, grid=(2, 3), names=("b", "i"))
     x = random((8, 3), F32)
     res = kit.run(x=x)
     np.testing.assert_array_equal(res.outputs["o"], _reference(x, (2, 3), start, stop))
-    assert res.loop_stats["j"] == (sum(2 * i for b in range(2) for i in range(3)), 6 * 5)
+    executed = sum(b + 2 * i - start(b, i) for b in range(2) for i in range(3))
+    assert res.loop_stats["j"] == (executed, 6 * 5)
 
 
 def test_bounds_that_vary_out_of_order() -> None:
