@@ -86,7 +86,7 @@ def lower(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) 
     shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
     vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
     cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env)
-    buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec))
+    buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec, "AIV" if target.split else "AICORE"))
     workspaces = _workspaces(sides) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
     kernel_type = ("MIX_AIC_1_2" if sides.dots else "AIV_ONLY") if target.split else "AICORE"
@@ -209,7 +209,7 @@ def _num(e: Expr, env: dict[str, Any]) -> float:
         return 0.0
 
 
-def _ub_buffers(vec: VecPlan) -> list[Buffer]:
+def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
     out = []
     for s in vec.slots:
         shape, dtype, bits = s.shape, s.dtype, 0
@@ -217,7 +217,7 @@ def _ub_buffers(vec: VecPlan) -> list[Buffer]:
             shape, dtype = (s.bytes,), DType.U8
         elif sympy.Mul(*shape) * dtype.itemsize != s.bytes:
             shape, dtype = (s.bytes,), DType.U8
-        out.append(Buffer(s.name, "UB", s.position, "AIV", tuple(shape), dtype, s.buffers,
+        out.append(Buffer(s.name, "UB", s.position, core, tuple(shape), dtype, s.buffers,
                           s.kind, s.role, tuple(s.values), s.loc, bits, UB_TILE_ALIGN))
     return out
 

@@ -49,6 +49,8 @@ class Slot:
     ends: list[int] = field(default_factory=list)
     pinned: bool = False
     """Queue buffers never take unrelated values."""
+    allocs: list[int] = field(default_factory=list)
+    """Queues: the last point of each AllocTensor .. FreeTensor lifetime, in order."""
 
     def free_at(self, pos: int) -> bool:
         return not self.pinned and all(e < pos for e in self.ends)
@@ -186,8 +188,9 @@ class VectorPlanner:
             if form is not None and form.temps:
                 self.temps[pos] = tuple(self._temp(t, pos, op.loc) for t in form.temps)
         for slot in self.slots:
-            if slot.kind == "queue" and slot.role != "pipelined" and slot.ends:
-                frees.setdefault(max(slot.ends), []).append(slot.name)
+            if slot.kind == "queue" and slot.role != "pipelined":
+                for end in slot.allocs:
+                    frees.setdefault(end, []).append(slot.name)
         return VecPlan(self.slots, {v.name: s.name for v, s in self.home.items()},
                        self.views, self.forms, self.temps, self.points,
                        {k: tuple(v) for k, v in frees.items()},
@@ -229,9 +232,9 @@ class VectorPlanner:
             slot = self._new_slot(group, "VECCALC", "tbuf", "state", op.loc, pinned=True)
             self._occupy(slot, r, self.end_of(r))
             return
-        special = self._special(op, r)
+        special = self._special(op, r, pos)
         if special is not None:
-            self._occupy(special, r, self.end_of(r))
+            self._occupy(special, r, self.end_of(r), fresh=True)
             return
         slot = self._in_place(op, r, form, pos) or self._pool(self._bytes(r), pos, op.loc,
                                                               r.name)
@@ -244,18 +247,26 @@ class VectorPlanner:
                 return _camel(v.name)
         return None
 
-    def _special(self, op: ir.Op, r: ir.Value) -> Slot | None:
+    def _special(self, op: ir.Op, r: ir.Value, pos: int) -> Slot | None:
         if isinstance(op, (ir.AllocTensor, ir.Dequeue)) or (
                 isinstance(op, ir.Load) and op.into is not None):
             return self._pipeline_slot(op)
-        if r in self.sides.to_vector:
-            return self._new_slot(r.name, "VECIN", "queue", "staging", op.loc, pinned=True)
-        if isinstance(op, ir.Load):
-            return self._new_slot(r.name, "VECIN", "queue", "operand", op.loc, pinned=True)
+        if r in self.sides.to_vector or isinstance(op, ir.Load):
+            return self._queue("VECIN", "inQue", r, pos, op.loc)
         readers = self.sides.readers.get(r, [])
         if r in self.sides.to_cube or any(isinstance(x, ir.Store) for x in readers):
-            return self._new_slot(r.name, "VECOUT", "queue", "result", op.loc, pinned=True)
+            return self._queue("VECOUT", "outQue", r, pos, op.loc)
         return None
+
+    def _queue(self, position: str, base: str, r: ir.Value, pos: int, loc: Loc) -> Slot:
+        """A one-slot TQue at ``position`` free at ``pos``, reused by disjoint lifetimes."""
+        need = self._value(self._bytes(r))
+        free = [s for s in self.slots if s.kind == "queue" and s.position == position
+                and s.role != "pipelined" and all(e < pos for e in s.ends)]
+        if free:
+            return max(free, key=lambda s: (self._value(s.bytes) >= need, -self._value(s.bytes)))
+        role = "staging" if position == "VECIN" else "result"
+        return self._new_slot(base, position, "queue", role, loc, pinned=True, exact=base)
 
     def _pipeline_slot(self, op: ir.Op) -> Slot:
         q = op.queue if hasattr(op, "queue") else self.sides.defs[op.into].queue  # type: ignore[union-attr]
@@ -335,7 +346,12 @@ class VectorPlanner:
         self.slots.append(slot)
         return slot
 
-    def _occupy(self, slot: Slot, v: ir.Value, end: int) -> None:
+    def _occupy(self, slot: Slot, v: ir.Value, end: int, fresh: bool = False) -> None:
+        if slot.kind == "queue" and slot.role != "pipelined":
+            if fresh or not slot.allocs:
+                slot.allocs.append(end)
+            else:
+                slot.allocs[-1] = max(slot.allocs[-1], end)
         self.home[v] = slot
         slot.values.append(v.name)
         slot.ends.append(end)

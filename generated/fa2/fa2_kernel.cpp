@@ -229,14 +229,12 @@ public:
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
-        pipe_.InitBuffer(dotQue, 1, ROWS * BLOCK_KV * sizeof(float));
+        pipe_.InitBuffer(inQue, 1, ROWS * BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 16384);
         pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(p1Que, 1, ROWS * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(dot1Que, 1, D * ROWS * sizeof(float));
-        pipe_.InitBuffer(t181Que, 1, D * ROWS * sizeof(half));
+        pipe_.InitBuffer(outQue, 1, ROWS * BLOCK_KV * sizeof(half));
     }
 
     __aicore__ inline void Process()
@@ -262,10 +260,10 @@ public:
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
                 // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
-                AscendC::LocalTensor<float> dot = dotQue.AllocTensor<float>();
+                AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
-                dotQue.EnQue(dot);
-                dot = dotQue.DeQue<float>();
+                inQue.EnQue(dot);
+                dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                 AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
@@ -342,23 +340,23 @@ public:
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alpha, bcast, ROWS, D, false);
                 }
-                AscendC::LocalTensor<half> p1 = p1Que.AllocTensor<half>();
+                AscendC::LocalTensor<half> p1 = outQue.AllocTensor<half>();
                 AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
-                p1Que.EnQue(p1);
-                p1 = p1Que.DeQue<half>();
+                outQue.EnQue(p1);
+                p1 = outQue.DeQue<half>();
                 AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
-                dotQue.FreeTensor(p);
+                inQue.FreeTensor(p);
                 AscendC::CrossCoreWaitFlag(FLAG_DOT1);
-                AscendC::LocalTensor<float> dot1 = dot1Que.AllocTensor<float>();
+                AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
-                dot1Que.EnQue(dot1);
-                dot1 = dot1Que.DeQue<float>();
-                p1Que.FreeTensor(p1);
+                inQue.EnQue(dot1);
+                dot1 = inQue.DeQue<float>();
+                outQue.FreeTensor(p1);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
                 AscendC::Add(acc2, t14, dot1, D * ROWS);
-                dot1Que.FreeTensor(dot1);
+                inQue.FreeTensor(dot1);
                 // carry %m_new into the state of %m
                 AscendC::Muls(m, mNew, 1.0f, ROWS);
             }
@@ -380,10 +378,10 @@ public:
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t18, acc, lSafe, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
-            AscendC::LocalTensor<half> t181 = t181Que.AllocTensor<half>();
+            AscendC::LocalTensor<half> t181 = outQue.AllocTensor<half>();
             AscendC::Cast(t181, t18, AscendC::RoundMode::CAST_RINT, D * ROWS);
-            t181Que.EnQue(t181);
-            t181 = t181Que.DeQue<half>();
+            outQue.EnQue(t181);
+            t181 = outQue.DeQue<half>();
             {
                 const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
                 if (validRows > 0) {
@@ -395,31 +393,30 @@ public:
                                                    static_cast<uint32_t>(D * sizeof(half)), 0, 0, 0});
                 }
             }
-            t181Que.FreeTensor(t181);
+            outQue.FreeTensor(t181);
         }
     }
 
 private:
     AscendC::TPipe pipe_;
     Fa2Tiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;       // state: %m, %t_9, %alpha (fa2.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;       // state: %l, %t_11, %l_2, %l_safe (fa2.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;     // state: %acc, %t_14, %acc_2, %t_18 (fa2.py:67)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> dotQue;    // staging: %dot, %s, %s_1, %t_7, %p (fa2.py:77)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;    // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;    // temp: %kv_idx_f, %m_safe (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;    // temp: %t_12 (fa2.py:84)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;    // temp: temp (fa2.py:84)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> p1Que;    // result: %p_1 (fa2.py:88)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> dot1Que;   // staging: %dot_1 (fa2.py:88)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> t181Que;  // result: %t_18_1 (fa2.py:91)
-    AscendC::GlobalTensor<half> qGm;                       // in `q` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> kGm;                       // in `k` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                       // in `v` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                       // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> dotWsGm;                  // GM workspace: %dot (cube -> vector)
-    AscendC::GlobalTensor<float> dot1WsGm;                 // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> p1WsGm;                    // GM workspace: %p_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;    // state: %m, %t_9, %alpha (fa2.py:65)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;    // state: %l, %t_11, %l_2, %l_safe (fa2.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (fa2.py:67)
+    AscendC::TQue<AscendC::TPosition::VECIN, 1>
+        inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1 (fa2.py:77)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;   // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %kv_idx_f, %m_safe (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_12 (fa2.py:84)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (fa2.py:84)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %p_1, %t_18_1 (fa2.py:88)
+    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
+    AscendC::GlobalTensor<half> p1WsGm;                   // GM workspace: %p_1 (vector -> cube)
 };
 
 }  // namespace

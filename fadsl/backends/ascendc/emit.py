@@ -54,13 +54,18 @@ def comptime_symbols(low: Lowering) -> set[str]:
     return names & set(low.kernel.shape_syms)
 
 
+def require_codegen(target: Any, kernel: ir.Kernel) -> None:
+    """Refuse, before any work, a chip the backend does not lower to."""
+    if not target.split or not target.codegen:
+        raise BackendError(
+            f"code generation for {target.name} is not supported yet: the Ascend C "
+            "backend lowers to split (AIC + 2 AIV) chips such as ascend910b1-b4 and A3",
+            kernel.loc, hint="fadsl check still proves buffer fit for this chip")
+
+
 def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     k = low.kernel
-    if not low.target.split or not low.target.codegen:
-        raise BackendError(
-            f"code generation for {low.target.name} is not supported yet: the Ascend C "
-            "backend lowers to split (AIC + 2 AIV) chips such as ascend910b1-b4 and A3",
-            k.loc, hint="fadsl check still proves buffer fit for this chip")
+    require_codegen(low.target, k)
     consts = {n: v for n, v in k.consts if isinstance(v, int) and not isinstance(v, bool)}
     comptime = {s: int(env[s]) for s in sorted(comptime_symbols(low))}
     runtime = tuple(s for s in k.shape_syms if s not in comptime)

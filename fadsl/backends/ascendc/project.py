@@ -39,6 +39,9 @@ def build_project(binding: Any, target: Target, source: str, out_dir: str,
     from fadsl.passes.check_resources import check, explain, tunable_names
     from fadsl.passes.plan_buffers import lower
 
+    from fadsl.backends.ascendc.emit import require_codegen
+
+    require_codegen(target, binding.kernel)
     env = binding.env()
     lowered = run_pipeline(binding.kernel, target)
     low = lower(lowered, target, env)
@@ -82,13 +85,12 @@ def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: st
         "host_tasks": host_tasks,
         "fields": len(fields),
         "field_names": ", ".join(fields),
-        "shape": repr(shape),
-        "scalars": repr({s: binding.scalars[s] for s in em.scalars}),
-        "inputs": repr(_inputs(binding)),
-        "outputs": repr({p.name: p.type.dtype.value for p in k.params
-                         if p.kind is ParamKind.OUT}),
-        "sets": repr({n: val for n, val in k.consts}),
-        "source_rel": repr(os.path.relpath(os.path.abspath(source), os.path.abspath(out_dir))),
+        "shape": shape,
+        "scalars": {s: binding.scalars[s] for s in em.scalars},
+        "inputs": _inputs(binding),
+        "outputs": {p.name: p.type.dtype.value for p in k.params if p.kind is ParamKind.OUT},
+        "sets": {n: val for n, val in k.consts},
+        "source_rel": os.path.relpath(os.path.abspath(source), os.path.abspath(out_dir)),
         "config": ", ".join(f"{n}={val}" for n, val in k.consts) + ", " + ", ".join(
             f"{n}={val}" for n, val in em.comptime.items()) + f", dtype of q: {_dtype(k)}",
     }
@@ -117,10 +119,10 @@ def _dtype(k: Any) -> str:
     return "-"
 
 
-def _inputs(binding: Any) -> dict[str, tuple[list[int], str]]:
+def _inputs(binding: Any) -> dict[str, list]:
     from fadsl.numerics import np_dtype
     from fadsl.runio import param_shape, tensor_params
 
     env = binding.env()
-    return {p.name: (list(param_shape(p, env)), np_dtype(p.type.dtype).name)
+    return {p.name: [list(param_shape(p, env)), np_dtype(p.type.dtype).name]
             for p in tensor_params(binding.kernel, ParamKind.IN)}

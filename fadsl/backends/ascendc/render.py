@@ -67,9 +67,31 @@ def environment() -> Any:
     )
 
 
+def pyliteral(name: str, value: Any, width: int = 88) -> str:
+    """``NAME = value`` as black would format it (double quotes, magic trailing commas)."""
+    one = f"{name} = {_lit(value)}"
+    if len(one) <= width or not isinstance(value, dict) or not value:
+        return one
+    items = [f"    {_lit(k)}: {_lit(v)}," for k, v in value.items()]
+    return "\n".join([f"{name} = {{"] + items + ["}"])
+
+
+def _lit(v: Any) -> str:
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_lit(k)}: {_lit(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_lit(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_lit(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
+
+
 def render_all(kernel: str, context: dict[str, Any]) -> dict[str, bytes]:
     """Every project file of ``kernel``: path -> bytes."""
     env = environment()
+    env.globals["pyliteral"] = pyliteral
     out: dict[str, bytes] = {}
     cxx: dict[str, str] = {}
     for pattern, template in CXX_TEMPLATES.items():

@@ -196,7 +196,7 @@ class VectorEmitter:
     def _frees(self, pos: int) -> list[Stmt]:
         out: list[Stmt] = []
         for slot in self.vec.frees.get(pos, ()):
-            var = self.slot_var.get(slot)
+            var = self.slot_var.pop(slot, None)
             if var is not None:
                 out.append(Line(f"{slot}.FreeTensor({var});"))
         return out

@@ -13,12 +13,16 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHAPE = {'B': 1, 'N': 8, 'Sq': 4096, 'Skv': 4096}
-SCALARS = {'scale': 0.08838834764831845}
-INPUTS = {'q': ([1, 8, 4096, 128], 'float16'), 'k': ([1, 8, 4096, 128], 'float16'), 'v': ([1, 8, 4096, 128], 'float16')}
-SOURCE = os.path.join(HERE, '../../examples/fa2.py')
+SHAPE = {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096}
+SCALARS = {"scale": 0.08838834764831845}
+INPUTS = {
+    "q": [[1, 8, 4096, 128], "float16"],
+    "k": [[1, 8, 4096, 128], "float16"],
+    "v": [[1, 8, 4096, 128], "float16"],
+}
+SOURCE = os.path.join(HERE, "../../examples/fa2.py")
 KERNEL = "fa2"
-SETS = {'block_kv': 128, 'block_q': 128, 'causal': False, 'stages': 2}
+SETS = {"block_kv": 128, "block_q": 128, "causal": False, "stages": 2}
 SEED = 0
 
 
@@ -38,14 +42,17 @@ def main():
     shape_arg = ",".join(f"{k}={v}" for k, v in SHAPE.items())
     golden = os.path.join(HERE, "golden")
     if shutil.which("fadsl") or _importable():
-        source = SOURCE if os.path.isfile(SOURCE) else os.path.join(HERE, KERNEL + ".fir")
-        cmd = [sys.executable, "-m", "fadsl", "run", source, "--kernel", KERNEL,
-               "--shape", shape_arg, "--seed", str(SEED), "-o", golden]
+        source = SOURCE
+        if not os.path.isfile(source):
+            source = os.path.join(HERE, KERNEL + ".fir")
+        cmd = [sys.executable, "-m", "fadsl", "run", source, "--kernel", KERNEL]
+        cmd += ["--shape", shape_arg, "--seed", str(SEED), "-o", golden]
         if source.endswith(".py"):
             cmd += [a for k, v in SETS.items() for a in ("--set", f"{k}={v}")]
         subprocess.run(cmd, check=True)
         for name in INPUTS:
-            shutil.copy(os.path.join(golden, name + ".bin"), os.path.join(HERE, "input"))
+            src = os.path.join(golden, name + ".bin")
+            shutil.copy(src, os.path.join(HERE, "input"))
         return
     rng = np.random.default_rng(SEED)
     for name, (dims, dtype) in INPUTS.items():

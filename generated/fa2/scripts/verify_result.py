@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUTPUTS = {'o': 'f16'}
+OUTPUTS = {"o": "f16"}
 
 
 def main():
