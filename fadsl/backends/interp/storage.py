@@ -52,8 +52,9 @@ def round_f16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     quantum += _TO_MAGIC
     magic = quantum.view(np.float32)
     np.copysign(magic, x, out=magic)
-    out = np.add(x, magic, out=out)
-    out -= magic
+    with np.errstate(invalid="ignore"):  # signalling NaN inputs; they stay NaN
+        out = np.add(x, magic, out=out)
+        out -= magic
     if top >= _QUANTUM_MAX:
         over = np.abs(out) > np.float32(65504)
         out[over] = np.copysign(np.float32(np.inf), out[over])
