@@ -31,8 +31,9 @@ F16, BF16, F32 = DType.F16, DType.BF16, DType.F32
 
 @lru_cache(maxsize=None)
 def _fa2() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fadsl_example_fa2_interp",
-                                                  EXAMPLES / "fa2.py")
+    spec = importlib.util.spec_from_file_location(
+        "fadsl_example_fa2_interp", EXAMPLES / "fa2.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -41,10 +42,12 @@ def _fa2() -> ModuleType:
 
 
 @lru_cache(maxsize=None)
-def _kernel(causal: bool, dtype: DType, block_q: int, block_kv: int,
-            passes: bool) -> Kernel:
+def _kernel(
+    causal: bool, dtype: DType, block_q: int, block_kv: int, passes: bool
+) -> Kernel:
     kernel: Kernel = _fa2().fa2.build(
-        {"causal": causal, "block_q": block_q, "block_kv": block_kv}, dtype)
+        {"causal": causal, "block_q": block_q, "block_kv": block_kv}, dtype
+    )
     if passes:
         from fadsl.passes import run_pipeline
 
@@ -67,12 +70,21 @@ def _inputs(shape: dict[str, int], dtype: DType, seed: int) -> dict[str, np.ndar
     rng = np.random.default_rng(seed)
     b, n, sq, skv, d = (shape[k] for k in ("B", "N", "Sq", "Skv", "D"))
     sizes = {"q": (b, n, sq, d), "k": (b, n, skv, d), "v": (b, n, skv, d)}
-    return {name: rng.standard_normal(s).astype(np_dtype(dtype))
-            for name, s in sizes.items()}
+    return {
+        name: rng.standard_normal(s).astype(np_dtype(dtype))
+        for name, s in sizes.items()
+    }
 
 
-def _check(shape: dict[str, int], dtype: DType, causal: bool, block_q: int = 128,
-           block_kv: int = 128, passes: bool = False, seed: int = 0) -> Any:
+def _check(
+    shape: dict[str, int],
+    dtype: DType,
+    causal: bool,
+    block_q: int = 128,
+    block_kv: int = 128,
+    passes: bool = False,
+    seed: int = 0,
+) -> Any:
     kernel = _kernel(causal, dtype, block_q, block_kv, passes)
     inputs = _inputs(shape, dtype, seed)
     result = interpret(kernel, _env(kernel, shape), inputs)

@@ -37,7 +37,9 @@ class Flat:
     coords: tuple[np.ndarray, ...]
 
     def take(self, x: np.ndarray, lead: int = 0) -> np.ndarray:
-        idx = tuple(c if x.shape[lead + a] > 1 else 0 for a, c in enumerate(self.coords))
+        idx = tuple(
+            c if x.shape[lead + a] > 1 else 0 for a, c in enumerate(self.coords)
+        )
         out = x[(slice(None),) * lead + idx]
         if all(isinstance(i, int) for i in idx):
             out = np.expand_dims(out, lead)

@@ -64,7 +64,12 @@ def _for(op: For, fr: Frame) -> None:
 
 
 def _iteration(
-    op: For, fr: Frame, tr: Transform, bshape: tuple[int, ...], j: int, carried: list[Any]
+    op: For,
+    fr: Frame,
+    tr: Transform,
+    bshape: tuple[int, ...],
+    j: int,
+    carried: list[Any],
 ) -> Frame:
     """Run iteration ``j``; ``carried`` is consumed (emptied), so the iteration is the
     only owner of its iter_args and may reuse their memory once they are dead."""
@@ -76,7 +81,9 @@ def _iteration(
     return it
 
 
-def _uniform_loop(op: For, fr: Frame, start: int, stop: int, carried: list[Any]) -> list[Any]:
+def _uniform_loop(
+    op: For, fr: Frame, start: int, stop: int, carried: list[Any]
+) -> list[Any]:
     points = int(np.prod(fr.bshape, dtype=np.int64))
     trips = max(0, stop - start)
     stats = fr.machine.stats(op.var)
@@ -90,7 +97,11 @@ def _uniform_loop(op: For, fr: Frame, start: int, stop: int, carried: list[Any])
 
 
 def _ragged_loop(
-    op: For, fr: Frame, start: int | np.ndarray, stop: int | np.ndarray, inits: list[Any]
+    op: For,
+    fr: Frame,
+    start: int | np.ndarray,
+    stop: int | np.ndarray,
+    inits: list[Any],
 ) -> list[Any]:
     starts = np.broadcast_to(start, fr.bshape)
     stops = np.broadcast_to(stop, fr.bshape)
@@ -111,7 +122,12 @@ def _ragged_loop(
 
 
 def _shrinking_loop(
-    op: For, base: Frame, axis: int, lo: int, hi: int, stops1: np.ndarray,
+    op: For,
+    base: Frame,
+    axis: int,
+    lo: int,
+    hi: int,
+    stops1: np.ndarray,
     carried: list[Any],
 ) -> list[Any]:
     """Every point starts at ``lo``: ordered by stop (descending), the points still
@@ -147,8 +163,12 @@ def _prefix(x: np.ndarray, axis: int, rows: int) -> np.ndarray:
 
 
 def _retire(
-    finals: list[np.ndarray | None], carried: list[np.ndarray], axis: int, first: int,
-    stop: int, bshape: tuple[int, ...],
+    finals: list[np.ndarray | None],
+    carried: list[np.ndarray],
+    axis: int,
+    first: int,
+    stop: int,
+    bshape: tuple[int, ...],
 ) -> None:
     """Copy rows [first, stop) of the carried values (points that stopped) to ``finals``."""
     if stop <= first:
@@ -157,13 +177,19 @@ def _retire(
     for k, x in enumerate(carried):
         final = finals[k]
         if final is None:
-            final = finals[k] = np.empty(bshape + x.shape[len(bshape):], x.dtype)
+            final = finals[k] = np.empty(bshape + x.shape[len(bshape) :], x.dtype)
         final[key] = x if x.shape[axis] == 1 else x[key]
 
 
 def _selected_loop(
-    op: For, base: Frame, axis: int, lo: int, hi: int, starts1: np.ndarray,
-    stops1: np.ndarray, inits: list[Any],
+    op: For,
+    base: Frame,
+    axis: int,
+    lo: int,
+    hi: int,
+    starts1: np.ndarray,
+    stops1: np.ndarray,
+    inits: list[Any],
 ) -> list[Any]:
     """Any bounds: iteration j runs on the points with start <= j < stop (a slice of the
     axis when they are contiguous, else a gather); carried values live in arrays over
@@ -204,8 +230,11 @@ def _loop_layout(
 ) -> tuple[Frame, int, np.ndarray, np.ndarray]:
     """The frame the loop runs its iterations from, the axis they select along, and the
     per-position bounds along it (ordered so active positions are mostly contiguous)."""
-    varying = [a for a in range(fr.k)
-               if any(isinstance(x, np.ndarray) and x.shape[a] > 1 for x in (start, stop))]
+    varying = [
+        a
+        for a in range(fr.k)
+        if any(isinstance(x, np.ndarray) and x.shape[a] > 1 for x in (start, stop))
+    ]
     if len(varying) == 1:
         axis = varying[0]
         line = tuple(fr.bshape[axis] if a == axis else 1 for a in range(fr.k))
@@ -254,9 +283,13 @@ class _Carried:
         if isinstance(x, Widened):
             x = x.narrow()
         if isinstance(x, np.ndarray):
-            return _Carried(np.array(np.broadcast_to(x, base.bshape + x.shape[base.k:])))
+            return _Carried(
+                np.array(np.broadcast_to(x, base.bshape + x.shape[base.k :]))
+            )
         if isinstance(x, Handle):
-            return _Carried(np.array(np.broadcast_to(x.slot, base.bshape), np.int64), x.queue)
+            return _Carried(
+                np.array(np.broadcast_to(x.slot, base.bshape), np.int64), x.queue
+            )
         raise InternalError(f"cannot carry {type(x).__name__} through a loop")
 
     def rows(self, tr: Along | None) -> Any:
@@ -278,4 +311,3 @@ class _Carried:
 
 def _key(tr: Along) -> tuple[Any, ...]:
     return (slice(None),) * tr.axis + (tr.sel,)
-

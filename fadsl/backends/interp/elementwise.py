@@ -94,9 +94,15 @@ def _compute(fr: Frame, x: Operand, dtype: DType, rank: int, loc: Loc) -> Any:
         return arr.astype(np.int64) if dtype.is_int else arr
     value = _imm(fr, x, dtype, rank, loc)
     if dtype.is_float:
-        return value.astype(np.float32) if isinstance(value, np.ndarray) else np.float32(value)
+        return (
+            value.astype(np.float32)
+            if isinstance(value, np.ndarray)
+            else np.float32(value)
+        )
     if dtype.is_int:
-        return value.astype(np.int64) if isinstance(value, np.ndarray) else np.int64(value)
+        return (
+            value.astype(np.int64) if isinstance(value, np.ndarray) else np.int64(value)
+        )
     return value
 
 
@@ -302,7 +308,9 @@ def _where(op: Where, fr: Frame) -> Any:
     shape = np.broadcast_shapes(np.shape(cond), np.shape(a), np.shape(b))
     if np.size(cond) * 8 <= np.prod(shape):
         for keep, branch in ((True, a), (False, b)):
-            if np.shape(branch) == shape and (np.all(cond) if keep else not np.any(cond)):
+            if np.shape(branch) == shape and (
+                np.all(cond) if keep else not np.any(cond)
+            ):
                 return stored(branch, dtype)
     return stored(np.where(cond, a, b), dtype)
 

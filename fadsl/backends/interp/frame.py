@@ -41,6 +41,7 @@ from fadsl.errors import ExecutionError, InternalError, Loc
 from fadsl.ir.expr import Expr, compile_expr
 from fadsl.ir.nodes import Kernel, Op, Param, Value
 
+
 def take(x: Any, tr: Transform) -> Any:
     """Restrict a batched value (array, symbol array or Handle) to a child's points."""
     if tr is None:
@@ -108,7 +109,9 @@ class Symbols(Mapping[str, Any]):
 
     __slots__ = ("parent", "tr", "local")
 
-    def __init__(self, parent: Symbols | None, tr: Transform, local: dict[str, Any]) -> None:
+    def __init__(
+        self, parent: Symbols | None, tr: Transform, local: dict[str, Any]
+    ) -> None:
         self.parent = parent
         self.tr = tr
         self.local = local
@@ -137,8 +140,19 @@ class Frame:
     """Values, symbols and queue states of one batched run over ``bshape`` points."""
 
     __slots__ = (
-        "machine", "parent", "tr", "bshape", "point_vars", "_vals", "_shadows",
-        "_recipes", "syms", "_queues", "_gathered", "_defined", "dying",
+        "machine",
+        "parent",
+        "tr",
+        "bshape",
+        "point_vars",
+        "_vals",
+        "_shadows",
+        "_recipes",
+        "syms",
+        "_queues",
+        "_gathered",
+        "_defined",
+        "dying",
     )
 
     def __init__(
@@ -173,7 +187,10 @@ class Frame:
         return len(self.bshape)
 
     def child(
-        self, tr: Transform, bshape: tuple[int, ...], syms: dict[str, Any] | None = None,
+        self,
+        tr: Transform,
+        bshape: tuple[int, ...],
+        syms: dict[str, Any] | None = None,
         point_vars: tuple[str, ...] = (),
     ) -> Frame:
         return Frame(self.machine, self, tr, bshape, syms, self.point_vars + point_vars)
@@ -295,7 +312,9 @@ class Frame:
             if x.size and (x == x.flat[0]).all():
                 return int(x.flat[0])
             if x.ndim != self.k:
-                raise InternalError(f"{what} has {x.ndim} batch axes, expected {self.k}")
+                raise InternalError(
+                    f"{what} has {x.ndim} batch axes, expected {self.k}"
+                )
             return x
         if isinstance(x, float) and not x.is_integer():
             raise ExecutionError(f"{what} is {x}, not an integer", loc)
@@ -305,15 +324,21 @@ class Frame:
         """An integer that must be the same at every point (a tile size, a grid extent)."""
         x = self.int_scalar(e, loc, what)
         if isinstance(x, np.ndarray):
-            raise ExecutionError(f"{what} differs between grid points", loc,
-                                 hint="tile sizes and grid extents must not depend on "
-                                 "grid or loop variables")
+            raise ExecutionError(
+                f"{what} differs between grid points",
+                loc,
+                hint="tile sizes and grid extents must not depend on "
+                "grid or loop variables",
+            )
         return x
 
     def describe(self, bad: np.ndarray | bool) -> str:
         """``b=0, h=3, i=7, j=5``: the first point where ``bad`` (batch-shaped) holds."""
         bad = np.asarray(bad)
-        pos = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
+        if bad.ndim:
+            pos = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        else:  # the same at every point: name the first one
+            pos = (0,) * self.k
         parts = []
         for name in self.point_vars:
             x = self.syms[name]

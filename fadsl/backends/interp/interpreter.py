@@ -27,6 +27,7 @@ from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
     elementwise,
     memory,
     queues,
+    random,
     reductions,
 )
 from fadsl.backends.interp.frame import Frame, Machine
@@ -121,8 +122,9 @@ def _symbols(kernel: Kernel, env: Mapping[str, int | float]) -> dict[str, Any]:
     for p in kernel.params:
         if isinstance(p.type, ScalarType) and p.name not in syms:
             if p.default is None:
-                raise ExecutionError(f"scalar `{p.name}` has no value", p.loc,
-                                     hint="pass it in env")
+                raise ExecutionError(
+                    f"scalar `{p.name}` has no value", p.loc, hint="pass it in env"
+                )
             syms[p.name] = float(_evaluate_default(p, syms))
     return syms
 
@@ -161,7 +163,9 @@ def _check_input_names(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> None
             )
 
 
-def _tensor(p: Param, syms: dict[str, Any], inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+def _tensor(
+    p: Param, syms: dict[str, Any], inputs: Mapping[str, np.ndarray]
+) -> np.ndarray:
     assert isinstance(p.type, TensorType)
     shape = tuple(_extent(p, d, syms) for d in p.type.shape)
     dtype = np_dtype(p.type.dtype)
@@ -171,8 +175,11 @@ def _tensor(p: Param, syms: dict[str, Any], inputs: Mapping[str, np.ndarray]) ->
         raise ExecutionError(f"input `{p.name}` ({p.type}) is missing", p.loc)
     arr = inputs[p.name]
     if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != dtype:
-        got = (f"{arr.dtype}{list(arr.shape)}" if isinstance(arr, np.ndarray)
-               else type(arr).__name__)
+        got = (
+            f"{arr.dtype}{list(arr.shape)}"
+            if isinstance(arr, np.ndarray)
+            else type(arr).__name__
+        )
         raise ExecutionError(
             f"input `{p.name}` must be {dtype}{list(shape)} ({p.type}), got {got}",
             p.loc,

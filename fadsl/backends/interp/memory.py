@@ -71,10 +71,12 @@ def _check_range(
         f"out-of-bounds {access} of `{p.name}`: {what} {value} in dimension {dim} "
         f"({dim_name}) is outside [0, {extent}) at {fr.describe(bad)}",
         loc,
-        hint="blocks must start inside the tensor (a tail past the end is fine); "
-        "bound the loop with cdiv(extent, block)"
-        if what == "block start"
-        else "check the index expression against the tensor's shape",
+        hint=(
+            "blocks must start inside the tensor (a tail past the end is fine); "
+            "bound the loop with cdiv(extent, block)"
+            if what == "block start"
+            else "check the index expression against the tensor's shape"
+        ),
     )
 
 
@@ -93,12 +95,16 @@ def _plan(
             continue
         start = fr.int_scalar(ix.start, loc, "a block start")
         size = fr.static_int(ix.size, loc, "a block size")
+        limit: int | np.ndarray = shape[dim]
+        if ix.stop is not None:
+            start, limit = _bounded(fr, ix.stop, start, shape[dim], loc)
         if size > 0:
-            _check_range(fr, start, p, dim, "block start", access, loc)
+            first = start if ix.stop is None else np.where(start < limit, start, 0)
+            _check_range(fr, first, p, dim, "block start", access, loc)
         if isinstance(start, np.ndarray):
-            varying.append((dim, start, size))
+            varying.append((dim, start, size, limit))
         else:
-            uniform.append((dim, start, size))
+            uniform.append((dim, start, size, int(limit)))
     kv = len(varying)
     idx: list[Any] = []
     batched = False
@@ -109,31 +115,45 @@ def _plan(
         else:
             idx.append(at)
     valid = None
-    for t, (dim, start, size) in enumerate(varying):
+    for t, (dim, start, size, limit) in enumerate(varying):
         tail = [1] * kv
         tail[t] = size
         rows = (start[..., None] + np.arange(size)).reshape(start.shape + tuple(tail))
-        if int(start.max()) + size > shape[dim]:
-            inside = rows < shape[dim]
+        if int(start.max()) + size > int(np.min(limit)):
+            bound = np.reshape(limit, np.shape(limit) + (1,) * kv)
+            inside = rows < bound
             valid = inside if valid is None else valid & inside
-            rows = np.minimum(rows, shape[dim] - 1)
+            rows = np.clip(rows, 0, shape[dim] - 1)
         idx.append(rows)
         batched = True
     cut = []
-    for dim, start, size in uniform:
-        stop = min(start + size, shape[dim])
-        idx.append(slice(start, max(stop, start)))
-        cut.append((size, max(stop - start, 0)))
-    order = tuple(d for d, _ in points) + tuple(d for d, _, _ in varying)
-    order += tuple(d for d, _, _ in uniform)
-    sliced = [d for d, _, _ in varying] + [d for d, _, _ in uniform]
+    for dim, start, size, limit in uniform:
+        stop = min(start + size, limit)
+        kept = max(stop - start, 0)
+        idx.append(slice(start, start + kept) if kept else slice(0, 0))
+        cut.append((size, kept))
+    order = tuple(d for d, _ in points) + tuple(d for d, _, _, _ in varying)
+    order += tuple(d for d, _, _, _ in uniform)
+    sliced = [d for d, _, _, _ in varying] + [d for d, _, _, _ in uniform]
     k = fr.k
     to_tile = tuple(range(k)) + tuple(k + sliced.index(d) for d in sorted(sliced))
-    vsizes = tuple(size for _, _, size in varying)
+    vsizes = tuple(size for _, _, size, _ in varying)
     if valid is not None:
         arrays = [ix for ix in idx if isinstance(ix, np.ndarray)]
         valid = np.broadcast_to(valid, np.broadcast_shapes(*(a.shape for a in arrays)))
     return _Block(order, tuple(idx), k, batched, to_tile, vsizes, tuple(cut), valid)
+
+
+def _bounded(fr: Frame, stop: Any, start: int | np.ndarray, extent: int,
+             loc: Loc) -> tuple[int | np.ndarray, int | np.ndarray]:
+    """(start, limit) of a bounded block: positions below ``min(extent, stop)`` exist.
+    A per-point bound makes the start per point too (one array shape for both)."""
+    bound = fr.int_scalar(stop, loc, "a block bound")
+    limit = np.minimum(bound, extent)
+    if not isinstance(limit, np.ndarray):
+        return start, int(limit)
+    shape = np.broadcast_shapes(np.shape(start), limit.shape)
+    return np.broadcast_to(start, shape).astype(np.int64), np.broadcast_to(limit, shape)
 
 
 def _transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
@@ -148,7 +168,9 @@ def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
     if any(size != kept for size, kept in block.cut):
         full = tuple(size for size, _ in block.cut)
         padded = np.full(data.shape[:lead] + full, fill, data.dtype)
-        padded[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)] = data
+        padded[
+            (slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)
+        ] = data
         data = padded
     if block.valid is not None:
         data[~block.valid] = fill
@@ -161,24 +183,33 @@ def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
     inverse = tuple(int(i) for i in np.argsort(block.to_tile))
     value = value.transpose(inverse)
     lead = block.k + len(block.vsizes)
-    value = value[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)]
+    value = value[
+        (slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)
+    ]
     target = _transposed(arr, block.order)
     arrays = [ix for ix in block.index if isinstance(ix, np.ndarray)]
-    bshape = np.broadcast_shapes(*(a.shape[: block.k] for a in arrays)) if arrays else ()
+    bshape = (
+        np.broadcast_shapes(*(a.shape[: block.k] for a in arrays)) if arrays else ()
+    )
     bshape = bshape or (1,) * block.k
     value = _last_writer(value, bshape)
     if not block.batched:
-        target[block.index] = value.reshape(value.shape[block.k:])
+        target[block.index] = value.reshape(value.shape[block.k :])
         return
-    value = np.broadcast_to(value, bshape + value.shape[block.k:])
+    value = np.broadcast_to(value, bshape + value.shape[block.k :])
     if block.valid is None:
         target[block.index] = value
         return
     valid = block.valid
-    advanced = [np.broadcast_to(ix, valid.shape)[valid] if isinstance(ix, np.ndarray) else ix
-                for ix in block.index if not isinstance(ix, slice)]
+    advanced = [
+        np.broadcast_to(ix, valid.shape)[valid] if isinstance(ix, np.ndarray) else ix
+        for ix in block.index
+        if not isinstance(ix, slice)
+    ]
     slices = [ix for ix in block.index if isinstance(ix, slice)]
-    target[tuple(advanced + slices)] = np.broadcast_to(value, valid.shape + value.shape[lead:])[valid]
+    target[tuple(advanced + slices)] = np.broadcast_to(
+        value, valid.shape + value.shape[lead:]
+    )[valid]
 
 
 def _last_writer(value: np.ndarray, bshape: tuple[int, ...]) -> np.ndarray:
@@ -226,7 +257,8 @@ def _store(op: Store, fr: Frame) -> None:
 
 @impl(LoadScalar)
 def _load_scalar(op: LoadScalar, fr: Frame) -> None:
-    """Bind symbol ``op.name`` to an int (uniform) or an int64 array [n] (per point)."""
+    """Bind symbol ``op.name`` to a number (uniform) or an array per point: int64 for
+    integer tensors, float64 holding the f32 value for f32 ones."""
     p, arr = _gm(fr, op.src)
     idx = []
     for dim, e in enumerate(op.index):
@@ -234,7 +266,8 @@ def _load_scalar(op: LoadScalar, fr: Frame) -> None:
         _check_range(fr, at, p, dim, "index", "read", op.loc)
         idx.append(at)
     value = arr[tuple(idx)]
+    kind = np.float64 if value.dtype.kind == "f" else np.int64
     if isinstance(value, np.ndarray) and value.ndim and value.size > 1:
-        fr.define(op.name, value.astype(np.int64))
+        fr.define(op.name, value.astype(kind))
     else:
-        fr.define(op.name, int(np.asarray(value).reshape(-1)[0]))
+        fr.define(op.name, kind(np.asarray(value).reshape(-1)[0]).item())

@@ -107,9 +107,11 @@ def write_slot(fr: Frame, into: Value, data: np.ndarray, loc: Loc) -> Handle:
     """Load(into=t): store ``data`` in t's slot; the loaded value is that slot."""
     h = fr.raw(into)
     if not isinstance(h, Handle):
-        raise ExecutionError(f"load into `%{into.name}`, which is not a queue tensor", loc)
+        raise ExecutionError(
+            f"load into `%{into.name}`, which is not a queue tensor", loc
+        )
     state = _require_held(fr, h.queue, h, into.name, "load into a queue tensor", loc)
-    if data.shape[fr.k:] != h.queue.tile_shape:
+    if data.shape[fr.k :] != h.queue.tile_shape:
         raise ExecutionError(
             f"load of a {list(data.shape[fr.k:])} block into queue `%{h.queue.name}` of "
             f"{list(h.queue.tile_shape)} tiles",
@@ -122,7 +124,9 @@ def write_slot(fr: Frame, into: Value, data: np.ndarray, loc: Loc) -> Handle:
 @impl(QueueAlloc)
 def _queue_alloc(op: QueueAlloc, fr: Frame) -> QueueRef:
     if op.buffers < 1:
-        raise ExecutionError(f"a queue needs at least one buffer, got {op.buffers}", op.loc)
+        raise ExecutionError(
+            f"a queue needs at least one buffer, got {op.buffers}", op.loc
+        )
     shape = tile_shape(fr, op.tile.shape, op.loc)
     ref = QueueRef(op.result.name, op.tile.dtype, shape, op.buffers)
     fr.new_queue(ref)

@@ -93,5 +93,3 @@ def _arange(op: Arange, fr: Frame) -> np.ndarray:
     if isinstance(start, np.ndarray):
         return (start[..., None] + offsets).astype(np.int32)
     return (start + offsets).astype(np.int32).reshape((1,) * fr.k + (size,))
-
-

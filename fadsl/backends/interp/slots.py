@@ -68,10 +68,14 @@ class QueueState:
 
             def grow(a: np.ndarray) -> np.ndarray:
                 a = tr.take(a, 1)
-                return np.array(np.broadcast_to(a, a.shape[:1] + bshape + a.shape[1 + tr.k:]))
+                return np.array(
+                    np.broadcast_to(a, a.shape[:1] + bshape + a.shape[1 + tr.k :])
+                )
 
             return QueueState(grow(self.mem), grow(self.status), grow(self.seq))
-        return QueueState(tr.take(self.mem, 1), tr.take(self.status, 1), tr.take(self.seq, 1))
+        return QueueState(
+            tr.take(self.mem, 1), tr.take(self.status, 1), tr.take(self.seq, 1)
+        )
 
     def write_back(self, parent: QueueState, tr: Along | Flat) -> None:
         tr.put(parent.mem, self.mem, 1)

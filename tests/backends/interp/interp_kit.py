@@ -73,7 +73,9 @@ class Kit:
                 return p
         raise KeyError(name)
 
-    def tensor(self, name: str, kind: ParamKind, shape: Sequence[Any], dtype: DType) -> str:
+    def tensor(
+        self, name: str, kind: ParamKind, shape: Sequence[Any], dtype: DType
+    ) -> str:
         dims = []
         for d in shape:
             if isinstance(d, str):
@@ -98,8 +100,13 @@ class Kit:
 
     def scalar(self, name: str, default: Any = None) -> sympy.Symbol:
         self.params.append(
-            Param(name=name, kind=ParamKind.SCALAR, type=ScalarType(DType.F32),
-                  default=None if default is None else _default(default), loc=LOC)
+            Param(
+                name=name,
+                kind=ParamKind.SCALAR,
+                type=ScalarType(DType.F32),
+                default=None if default is None else _default(default),
+                loc=LOC,
+            )
         )
         return fsym(name)
 
@@ -122,14 +129,22 @@ class Kit:
     def store(self, dst: str, value: Value, *index: Any, loc: Loc = LOC) -> None:
         self.op(Store, loc=loc, dst=dst, index=tuple(index), value=value)
 
-    def grid(self, extents: Sequence[Any], body: Callable[..., None],
-             names: Sequence[str] = ("b", "h", "i")) -> None:
+    def grid(
+        self,
+        extents: Sequence[Any],
+        body: Callable[..., None],
+        names: Sequence[str] = ("b", "h", "i"),
+    ) -> None:
         names = tuple(names[: len(extents)])
         with self.builder.block() as ops:
             body(*(isym(n) for n in names))
         self.builder.append(
-            Grid(vars=names, extents=tuple(expr(e) for e in extents),
-                 body=tuple(ops), loc=LOC)
+            Grid(
+                vars=names,
+                extents=tuple(expr(e) for e in extents),
+                body=tuple(ops),
+                loc=LOC,
+            )
         )
 
     def loop(
@@ -147,24 +162,45 @@ class Kit:
             yields = body(isym(var), *args)
         results = [Value(self.builder.fresh(v.name), v.type) for v in inits]
         self.builder.append(
-            For(var=var, start=expr(start), stop=expr(stop), kind=kind,
-                stages=2 if kind is LoopKind.PIPELINED else 1, inits=tuple(inits),
-                iter_args=tuple(args), body=tuple(ops), yields=tuple(yields),
-                loop_results=tuple(results), loc=LOC)
+            For(
+                var=var,
+                start=expr(start),
+                stop=expr(stop),
+                kind=kind,
+                stages=2 if kind is LoopKind.PIPELINED else 1,
+                inits=tuple(inits),
+                iter_args=tuple(args),
+                body=tuple(ops),
+                yields=tuple(yields),
+                loop_results=tuple(results),
+                loc=LOC,
+            )
         )
         return results
 
     def kernel(self) -> Kernel:
-        return Kernel(name=self.name, params=tuple(self.params),
-                      shape_syms=tuple(self.shape_syms), consts=(),
-                      body=self.builder.finish(), loc=LOC)
+        return Kernel(
+            name=self.name,
+            params=tuple(self.params),
+            shape_syms=tuple(self.shape_syms),
+            consts=(),
+            body=self.builder.finish(),
+            loc=LOC,
+        )
 
-    def run(self, env: dict[str, Any] | None = None, **inputs: np.ndarray) -> InterpResult:
+    def run(
+        self, env: dict[str, Any] | None = None, **inputs: np.ndarray
+    ) -> InterpResult:
         return interpret(self.kernel(), env or {}, inputs)
 
 
-def random(shape: Sequence[int], dtype: DType, seed: int = 0, low: float = -3.0,
-           high: float = 3.0) -> np.ndarray:
+def random(
+    shape: Sequence[int],
+    dtype: DType,
+    seed: int = 0,
+    low: float = -3.0,
+    high: float = 3.0,
+) -> np.ndarray:
     """Seeded inputs in ``dtype``: normals (floats) or integers in [low, high)."""
     rng = np.random.default_rng(seed)
     if dtype.is_int:

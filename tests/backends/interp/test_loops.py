@@ -47,8 +47,9 @@ def counting(*classes: type[ir.Op]) -> Iterator[Counter[str]]:
         impls.IMPLS.update(saved)
 
 
-def _block_sum_kernel(start: Any, stop: Any, grid: tuple[int, ...] = (4,),
-                      names: tuple[str, ...] = ("i",)) -> Kit:
+def _block_sum_kernel(
+    start: Any, stop: Any, grid: tuple[int, ...] = (4,), names: tuple[str, ...] = ("i",)
+) -> Kit:
     """o[point] = init + sum over j in [start, stop) of x[j, :] (per point bounds)."""
     kit = Kit()
     kit.inp("x", (8, 3), F32)
@@ -68,7 +69,9 @@ def _block_sum_kernel(start: Any, stop: Any, grid: tuple[int, ...] = (4,),
     return kit
 
 
-def _reference(x: np.ndarray, grid: tuple[int, ...], start: Any, stop: Any) -> np.ndarray:
+def _reference(
+    x: np.ndarray, grid: tuple[int, ...], start: Any, stop: Any
+) -> np.ndarray:
     want = np.zeros((*grid, 3), np.float32)
     for idx in np.ndindex(*grid):
         acc = np.full(3, 100.0, np.float32)
@@ -152,7 +155,9 @@ def test_bounds_that_vary_out_of_order() -> None:
     kit.grid([5], body, names=("i",))
     x = random((8, 3), F32)
     res = kit.run(n=np.asarray(trips, np.int32), x=x)
-    want = np.stack([100 + x[:t].sum(axis=0) if t else np.full(3, 100.0) for t in trips])
+    want = np.stack(
+        [100 + x[:t].sum(axis=0) if t else np.full(3, 100.0) for t in trips]
+    )
     np.testing.assert_allclose(res.outputs["o"], want, rtol=1e-6)
 
 
@@ -167,7 +172,9 @@ def test_nested_ragged_loops() -> None:
 
         def outer(j: Any, acc: ir.Value) -> list[ir.Value]:
             def inner(t: Any, acc2: ir.Value) -> list[ir.Value]:
-                return [kit.op(ir.Add, lhs=acc2, rhs=kit.load("x", point(t), span(0, 3)))]
+                return [
+                    kit.op(ir.Add, lhs=acc2, rhs=kit.load("x", point(t), span(0, 3)))
+                ]
 
             return kit.loop("t", 0, j + 1, [acc], inner)
 
@@ -177,11 +184,17 @@ def test_nested_ragged_loops() -> None:
     kit.grid([4], body, names=("i",))
     x = random((8, 3), F32)
     res = kit.run(x=x)
-    want = np.stack([sum((x[: j + 1].sum(axis=0) for j in range(i + 1)), np.zeros(3))
-                     for i in range(4)])
+    want = np.stack(
+        [
+            sum((x[: j + 1].sum(axis=0) for j in range(i + 1)), np.zeros(3))
+            for i in range(4)
+        ]
+    )
     np.testing.assert_allclose(res.outputs["o"], want, rtol=1e-5)
     assert res.loop_stats["j"] == (10, 16)
-    assert res.loop_stats["t"][0] == sum((j + 1) for i in range(4) for j in range(i + 1))
+    assert res.loop_stats["t"][0] == sum(
+        (j + 1) for i in range(4) for j in range(i + 1)
+    )
 
 
 @pytest.mark.parametrize("ragged", [False, True], ids=["uniform", "ragged"])
@@ -255,7 +268,9 @@ def test_loop_invariant_values_are_not_regathered_per_iteration() -> None:
         impls.IMPLS[ir.Add] = inner
     np.testing.assert_allclose(out, q * (np.arange(6)[:, None] + 1), rtol=1e-6)
     assert len(seen_bases) == 6
-    assert all(b is seen_bases[0] for b in seen_bases), "views of one copy of q per loop"
+    assert all(
+        b is seen_bases[0] for b in seen_bases
+    ), "views of one copy of q per loop"
 
 
 def test_loop_variable_is_the_same_for_all_active_points() -> None:

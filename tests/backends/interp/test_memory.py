@@ -34,13 +34,18 @@ def _copy_blocks(dtype: DType, pad: Any, per_point: bool) -> Kit:
     if per_point:
         kit.grid(["B", 3], lambda b, i: copy(b, 4 * i), names=("b", "i"))
     else:
-        kit.grid(["B"], lambda b: kit.loop("j", 0, 3, [], lambda j: copy(b, 4 * j) or []))
+        kit.grid(
+            ["B"], lambda b: kit.loop("j", 0, 3, [], lambda j: copy(b, 4 * j) or [])
+        )
     return kit
 
 
 @pytest.mark.parametrize("per_point", [True, False], ids=["grid_start", "loop_start"])
-@pytest.mark.parametrize("pad, fill", [(None, np.nan), (0, 0.0), (-np.inf, -np.inf)],
-                         ids=["nan", "zero", "-inf"])
+@pytest.mark.parametrize(
+    "pad, fill",
+    [(None, np.nan), (0, 0.0), (-np.inf, -np.inf)],
+    ids=["nan", "zero", "-inf"],
+)
 def test_tail_reads_pad_or_nan(per_point: bool, pad: Any, fill: float) -> None:
     x = random((2, 10), F16)
     out = _copy_blocks(F16, pad, per_point).run({"B": 2, "S": 10}, x=x).outputs["o"]
@@ -79,9 +84,16 @@ def test_store_skips_the_tail() -> None:
     kit = Kit()
     kit.out("o", (2, 10), F32)
     kit.scratch("guard", (1,), F32)
-    kit.grid([2, 3], lambda b, i: kit.store(
-        "o", kit.op(ir.Full, shape=(4,), value=1.0, dtype=F32), point(b), span(4 * i, 4)),
-        names=("b", "i"))
+    kit.grid(
+        [2, 3],
+        lambda b, i: kit.store(
+            "o",
+            kit.op(ir.Full, shape=(4,), value=1.0, dtype=F32),
+            point(b),
+            span(4 * i, 4),
+        ),
+        names=("b", "i"),
+    )
     out = kit.run().outputs
     np.testing.assert_array_equal(out["o"], np.ones((2, 10), np.float32))
     assert np.isnan(out["guard"]).all(), "scratch starts NaN"
@@ -91,8 +103,12 @@ def test_unwritten_outputs_are_nan_or_poison() -> None:
     kit = Kit()
     kit.out("f", (3,), F16)
     kit.out("n", (3,), I32)
-    kit.grid([1], lambda b: kit.store(
-        "f", kit.op(ir.Full, shape=(1,), value=2.0, dtype=F16), span(1, 1)))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "f", kit.op(ir.Full, shape=(1,), value=2.0, dtype=F16), span(1, 1)
+        ),
+    )
     out = kit.run().outputs
     assert np.isnan(out["f"][[0, 2]]).all() and out["f"][1] == 2.0
     assert (out["n"] == np.iinfo(np.int32).min).all()
@@ -102,8 +118,11 @@ def test_uniform_block_is_the_same_for_every_point() -> None:
     kit = Kit()
     kit.inp("w", (4,), F32)
     kit.out("o", (3, 4), F32)
-    kit.grid([3], lambda b: kit.store("o", kit.load("w", everything(4)), point(b),
-                                       everything(4)), names=("b",))
+    kit.grid(
+        [3],
+        lambda b: kit.store("o", kit.load("w", everything(4)), point(b), everything(4)),
+        names=("b",),
+    )
     w = random((4,), F32)
     out = kit.run(w=w).outputs["o"]
     np.testing.assert_array_equal(out, np.broadcast_to(w, (3, 4)))
@@ -125,8 +144,9 @@ def _oob_kernel(index_of: Any, store: bool = False) -> Kit:
             tile = kit.op(ir.Full, shape=(4,), value=0.0, dtype=F32)
             kit.store("o", tile, *idx, loc=LOAD_LOC)
         else:
-            kit.store("o", kit.load("x", *idx, loc=LOAD_LOC), point(b), point(h),
-                      span(0, 4))
+            kit.store(
+                "o", kit.load("x", *idx, loc=LOAD_LOC), point(b), point(h), span(0, 4)
+            )
 
     kit.grid(["B", "H", 3], body)
     return kit
@@ -173,7 +193,9 @@ def test_out_of_bounds_write_is_a_fault() -> None:
     kit = _oob_kernel(lambda b, h, i: (point(b + 2), point(h), span(0, 4)), store=True)
     with pytest.raises(ExecutionError) as info:
         kit.run(ENV, **_inputs())
-    assert info.value.message.startswith("out-of-bounds write of `o`: index 2 in dimension 0")
+    assert info.value.message.startswith(
+        "out-of-bounds write of `o`: index 2 in dimension 0"
+    )
     assert info.value.message.endswith("at b=0, h=0, i=0")
 
 
@@ -227,7 +249,9 @@ def test_load_scalar_drives_per_point_bounds_and_indices() -> None:
     cu = np.asarray([0, 4, 4, 9], np.int32)
     x = np.arange(9, dtype=np.float32)
     res = kit.run(cu=cu, x=x)
-    np.testing.assert_array_equal(res.outputs["o"][:, 0], [0 + 1 + 2 + 3, 0, 4 + 5 + 6 + 7 + 8])
+    np.testing.assert_array_equal(
+        res.outputs["o"][:, 0], [0 + 1 + 2 + 3, 0, 4 + 5 + 6 + 7 + 8]
+    )
     assert res.loop_stats["j"] == (9, 3 * 9)
 
 
@@ -238,8 +262,9 @@ def test_outputs_can_be_read_back_as_running_state() -> None:
     kit.out("o", (2, 3), F32)
 
     def body(b: Any) -> None:
-        kit.store("o", kit.op(ir.Full, shape=(3,), value=0.0, dtype=F32), point(b),
-                  span(0, 3))
+        kit.store(
+            "o", kit.op(ir.Full, shape=(3,), value=0.0, dtype=F32), point(b), span(0, 3)
+        )
 
         def step(j: Any) -> list[ir.Value]:
             acc = kit.load("o", point(b), span(0, 3))
@@ -263,26 +288,46 @@ def _identity() -> Kit:
     kit = Kit()
     kit.inp("x", ("S", 4), F16)
     kit.out("o", ("S", 4), F16)
-    kit.grid(["S"], lambda b: kit.store("o", kit.load("x", point(b), span(0, 4)),
-                                         point(b), span(0, 4)), names=("b",))
+    kit.grid(
+        ["S"],
+        lambda b: kit.store(
+            "o", kit.load("x", point(b), span(0, 4)), point(b), span(0, 4)
+        ),
+        names=("b",),
+    )
     return kit
 
 
 @pytest.mark.parametrize(
     "inputs, env, message",
     [
-        ({"x": np.zeros((3, 4), np.float32)}, {"S": 3},
-         "input `x` must be float16[3, 4] (f16[S, 4]), got float32[3, 4]"),
-        ({"x": np.zeros((2, 4), np.float16)}, {"S": 3},
-         "input `x` must be float16[3, 4] (f16[S, 4]), got float16[2, 4]"),
+        (
+            {"x": np.zeros((3, 4), np.float32)},
+            {"S": 3},
+            "input `x` must be float16[3, 4] (f16[S, 4]), got float32[3, 4]",
+        ),
+        (
+            {"x": np.zeros((2, 4), np.float16)},
+            {"S": 3},
+            "input `x` must be float16[3, 4] (f16[S, 4]), got float16[2, 4]",
+        ),
         ({}, {"S": 3}, "input `x` (f16[S, 4]) is missing"),
-        ({"x": np.zeros((3, 4), np.float16), "o": np.zeros((3, 4), np.float16)},
-         {"S": 3}, "`o` is not an input of kernel `k`"),
-        ({"x": np.zeros((3, 4), np.float16)}, {}, "shape symbol `S` of kernel `k` has no value"),
+        (
+            {"x": np.zeros((3, 4), np.float16), "o": np.zeros((3, 4), np.float16)},
+            {"S": 3},
+            "`o` is not an input of kernel `k`",
+        ),
+        (
+            {"x": np.zeros((3, 4), np.float16)},
+            {},
+            "shape symbol `S` of kernel `k` has no value",
+        ),
     ],
     ids=["dtype", "shape", "missing", "output_given", "no_symbol"],
 )
-def test_bad_inputs_are_named(inputs: dict[str, Any], env: dict[str, Any], message: str) -> None:
+def test_bad_inputs_are_named(
+    inputs: dict[str, Any], env: dict[str, Any], message: str
+) -> None:
     with pytest.raises(ExecutionError) as info:
         _identity().run(env, **inputs)
     assert info.value.message == message
@@ -301,9 +346,20 @@ def test_scalar_parameter_default_and_override() -> None:
     kit = Kit()
     scale = kit.scalar("scale", default="S ** -0.5")
     kit.out("o", (1, 1), F32)
-    kit.grid([1], lambda b: kit.store(
-        "o", kit.op(ir.Mul, lhs=kit.op(ir.Full, shape=(1,), value=2.0, dtype=F32),
-                    rhs=imm(scale)), point(b), span(0, 1)), names=("b",))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "o",
+            kit.op(
+                ir.Mul,
+                lhs=kit.op(ir.Full, shape=(1,), value=2.0, dtype=F32),
+                rhs=imm(scale),
+            ),
+            point(b),
+            span(0, 1),
+        ),
+        names=("b",),
+    )
     kernel = kit.kernel()
     assert interpret(kernel, {"S": 16}, {}).outputs["o"][0, 0] == np.float32(0.5)
     assert interpret(kernel, {"S": 16, "scale": 3.0}, {}).outputs["o"][0, 0] == 6.0

@@ -32,7 +32,9 @@ def _block(shape: tuple[int, ...]) -> tuple[Any, ...]:
     return (point("b"),) + tuple(everything(n) for n in shape)
 
 
-def _assert_close(out: np.ndarray, ref: np.ndarray, dtype: DType, atol: float = 0.0) -> None:
+def _assert_close(
+    out: np.ndarray, ref: np.ndarray, dtype: DType, atol: float = 0.0
+) -> None:
     got = np.asarray(out).astype(np.float64)
     want = np.asarray(ref).astype(np.float64)
     assert got.shape == want.shape
@@ -69,12 +71,20 @@ def _binary_cases() -> list[Any]:
     for cls in list(ARITH) + list(COMPARE) + [ir.Div]:
         for dtype in NUMERIC if cls is not ir.Div else FLOATS:
             for lhs, rhs in SHAPES:
-                cases.append(pytest.param(cls, dtype, lhs, rhs,
-                                          id=f"{cls.__name__}-{dtype.value}-{lhs}-{rhs}"))
+                cases.append(
+                    pytest.param(
+                        cls,
+                        dtype,
+                        lhs,
+                        rhs,
+                        id=f"{cls.__name__}-{dtype.value}-{lhs}-{rhs}",
+                    )
+                )
     for cls in (ir.FloorDivide, ir.Remainder, ir.Div):
         for lhs, rhs in SHAPES:
-            cases.append(pytest.param(cls, I32, lhs, rhs,
-                                      id=f"{cls.__name__}-i32-{lhs}-{rhs}"))
+            cases.append(
+                pytest.param(cls, I32, lhs, rhs, id=f"{cls.__name__}-i32-{lhs}-{rhs}")
+            )
     return cases
 
 
@@ -93,7 +103,9 @@ def _reference(cls: type[ir.Binary], a: np.ndarray, b: Any, dtype: DType) -> np.
 
 
 @pytest.mark.parametrize("cls, dtype, lhs_shape, rhs_shape", _binary_cases())
-def test_binary(cls: type[ir.Binary], dtype: DType, lhs_shape: Any, rhs_shape: Any) -> None:
+def test_binary(
+    cls: type[ir.Binary], dtype: DType, lhs_shape: Any, rhs_shape: Any
+) -> None:
     kit = Kit()
     kit.inp("x", (G, *lhs_shape), dtype)
     x = random((G, *lhs_shape), dtype, seed=1, low=-40, high=40)
@@ -180,11 +192,15 @@ UNARY: list[tuple[type[ir.Unary], Callable[[Any], Any], tuple[DType, ...], bool]
 
 @pytest.mark.parametrize(
     "cls, ref, dtype, positive",
-    [pytest.param(c, r, d, p, id=f"{c.__name__}-{d.value}")
-     for c, r, dtypes, p in UNARY for d in dtypes],
+    [
+        pytest.param(c, r, d, p, id=f"{c.__name__}-{d.value}")
+        for c, r, dtypes, p in UNARY
+        for d in dtypes
+    ],
 )
-def test_unary(cls: type[ir.Unary], ref: Callable[[Any], Any], dtype: DType,
-               positive: bool) -> None:
+def test_unary(
+    cls: type[ir.Unary], ref: Callable[[Any], Any], dtype: DType, positive: bool
+) -> None:
     kit = Kit()
     kit.inp("x", (G, 4, 16), dtype)
     kit.out("o", (G, 4, 16), dtype)
@@ -231,8 +247,16 @@ def test_where(dtype: DType, imm_branch: bool) -> None:
 
 
 CASTS = [
-    (F32, F16), (F32, BF16), (F16, F32), (BF16, F32), (BF16, F16), (F16, BF16),
-    (I32, F32), (I32, F16), (F32, I32), (F16, I32),
+    (F32, F16),
+    (F32, BF16),
+    (F16, F32),
+    (BF16, F32),
+    (BF16, F16),
+    (F16, BF16),
+    (I32, F32),
+    (I32, F16),
+    (F32, I32),
+    (F16, I32),
 ]
 
 
@@ -246,8 +270,11 @@ def test_cast(src: DType, dst: DType) -> None:
         x = (x.astype(np.float32) * 100).astype(x.dtype)
 
     def body(b: Any) -> None:
-        kit.store("o", kit.op(ir.Cast, x=kit.load("x", *_block((64,))), dtype=dst),
-                  *_block((64,)))
+        kit.store(
+            "o",
+            kit.op(ir.Cast, x=kit.load("x", *_block((64,))), dtype=dst),
+            *_block((64,)),
+        )
 
     kit.grid([G], body)
     out = kit.run(x=x).outputs["o"]
@@ -265,10 +292,12 @@ def test_cast(src: DType, dst: DType) -> None:
 
 @pytest.mark.parametrize("cols", [1, 7, 64])
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.value)
-@pytest.mark.parametrize("cls, ref", [(ir.RowMax, np.max), (ir.RowSum, np.sum)],
-                         ids=["row_max", "row_sum"])
-def test_row_reduction(cls: type[ir.Reduce], ref: Callable[..., Any], dtype: DType,
-                       cols: int) -> None:
+@pytest.mark.parametrize(
+    "cls, ref", [(ir.RowMax, np.max), (ir.RowSum, np.sum)], ids=["row_max", "row_sum"]
+)
+def test_row_reduction(
+    cls: type[ir.Reduce], ref: Callable[..., Any], dtype: DType, cols: int
+) -> None:
     kit = Kit()
     kit.inp("x", (G, 5, cols), dtype)
     kit.out("o", (G, 5), dtype)
@@ -284,9 +313,12 @@ def test_row_reduction(cls: type[ir.Reduce], ref: Callable[..., Any], dtype: DTy
     # a sum rounded at every step may drift by one rounding per level of the tree
     levels = max(1, int(np.ceil(np.log2(cols)))) if cls is ir.RowSum else 1
     scale = np.abs(x.astype(np.float64)).sum(axis=-1) if cls is ir.RowSum else 0
-    np.testing.assert_allclose(out.astype(np.float64), want,
-                               atol=1e-6 + levels * RTOL[dtype] * np.max(scale),
-                               rtol=RTOL[dtype])
+    np.testing.assert_allclose(
+        out.astype(np.float64),
+        want,
+        atol=1e-6 + levels * RTOL[dtype] * np.max(scale),
+        rtol=RTOL[dtype],
+    )
 
 
 def test_expand_dims_both_axes() -> None:
@@ -307,13 +339,22 @@ def test_expand_dims_both_axes() -> None:
     np.testing.assert_array_equal(out["cols"], x[:, None, :])
 
 
-@pytest.mark.parametrize("dtype, value", [(F16, 0.1), (BF16, -np.inf), (F32, 2.5),
-                                          (I32, 7)], ids=["f16", "bf16", "f32", "i32"])
+@pytest.mark.parametrize(
+    "dtype, value",
+    [(F16, 0.1), (BF16, -np.inf), (F32, 2.5), (I32, 7)],
+    ids=["f16", "bf16", "f32", "i32"],
+)
 def test_full(dtype: DType, value: Any) -> None:
     kit = Kit()
     kit.out("o", (G, 3, 4), dtype)
-    kit.grid([G], lambda b: kit.store(
-        "o", kit.op(ir.Full, shape=(3, 4), value=value, dtype=dtype), *_block((3, 4))))
+    kit.grid(
+        [G],
+        lambda b: kit.store(
+            "o",
+            kit.op(ir.Full, shape=(3, 4), value=value, dtype=dtype),
+            *_block((3, 4)),
+        ),
+    )
     out = kit.run().outputs["o"]
     assert out.dtype == np_dtype(dtype)
     np.testing.assert_array_equal(out, np.full((G, 3, 4), value, np_dtype(dtype)))
@@ -322,15 +363,20 @@ def test_full(dtype: DType, value: Any) -> None:
 def test_arange_per_point_start() -> None:
     kit = Kit()
     kit.out("o", (G, 5), I32)
-    kit.grid([G], lambda b: kit.store(
-        "o", kit.op(ir.Arange, start=10 * b - 3, size=5), *_block((5,))))
+    kit.grid(
+        [G],
+        lambda b: kit.store(
+            "o", kit.op(ir.Arange, start=10 * b - 3, size=5), *_block((5,))
+        ),
+    )
     out = kit.run().outputs["o"]
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, 10 * np.arange(G)[:, None] - 3 + np.arange(5))
 
 
-@pytest.mark.parametrize("ta, tb", [(False, False), (False, True), (True, False),
-                                    (True, True)])
+@pytest.mark.parametrize(
+    "ta, tb", [(False, False), (False, True), (True, False), (True, True)]
+)
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.value)
 def test_dot(dtype: DType, ta: bool, tb: bool) -> None:
     m, kk, n = 6, 16, 5
@@ -345,14 +391,19 @@ def test_dot(dtype: DType, ta: bool, tb: bool) -> None:
     def body(g: Any) -> None:
         ta_ = kit.load("a", *_block(a_shape))
         tb_ = kit.load("b", *_block(b_shape))
-        kit.store("o", kit.op(ir.Dot, a=ta_, b=tb_, transpose_a=ta, transpose_b=tb),
-                  *_block((m, n)))
+        kit.store(
+            "o",
+            kit.op(ir.Dot, a=ta_, b=tb_, transpose_a=ta, transpose_b=tb),
+            *_block((m, n)),
+        )
 
     kit.grid([G], body)
     out = kit.run(a=a, b=b).outputs["o"]
     assert out.dtype == np.float32
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    want = np.matmul(a64.swapaxes(-1, -2) if ta else a64, b64.swapaxes(-1, -2) if tb else b64)
+    want = np.matmul(
+        a64.swapaxes(-1, -2) if ta else a64, b64.swapaxes(-1, -2) if tb else b64
+    )
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
 
 
@@ -367,8 +418,13 @@ def test_dot_shared_operand_is_folded_and_exact() -> None:
     def body(h: Any, i: Any) -> None:
         qt = kit.load("q", point(h), span(5 * i, 5), everything(8))
         kt = kit.load("k", point(h), everything(4), everything(8))
-        kit.store("o", kit.op(ir.Dot, a=qt, b=kt, transpose_b=True),
-                  point(h), span(5 * i, 5), everything(4))
+        kit.store(
+            "o",
+            kit.op(ir.Dot, a=qt, b=kt, transpose_b=True),
+            point(h),
+            span(5 * i, 5),
+            everything(4),
+        )
 
     from interp_kit import span
 
@@ -404,36 +460,73 @@ def test_narrow_float_math_rounds_once_per_op(dtype: DType) -> None:
     want = (step.astype(np.float32) + y.astype(np.float32)).astype(nd)
     assert out.dtype == nd
     np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
-    fused = (x.astype(np.float32) * y.astype(np.float32) + y.astype(np.float32)).astype(nd)
+    fused = (x.astype(np.float32) * y.astype(np.float32) + y.astype(np.float32)).astype(
+        nd
+    )
     assert not np.array_equal(out, fused), "an intermediate rounding must be visible"
 
 
 def test_cast_to_f16_rounds_to_nearest_even() -> None:
-    halfway = [1 + 2.0**-11, 1 + 3 * 2.0**-11, 65519.0, 65520.0, 2.0**-25, 3 * 2.0**-25,
-               -(1 + 2.0**-11), 1e-8, np.inf, np.nan]
+    halfway = [
+        1 + 2.0**-11,
+        1 + 3 * 2.0**-11,
+        65519.0,
+        65520.0,
+        2.0**-25,
+        3 * 2.0**-25,
+        -(1 + 2.0**-11),
+        1e-8,
+        np.inf,
+        np.nan,
+    ]
     kit = Kit()
     kit.inp("x", (1, len(halfway)), F32)
     kit.out("o", (1, len(halfway)), F16)
     x = np.asarray([halfway], np.float32)
-    kit.grid([1], lambda b: kit.store(
-        "o", kit.op(ir.Cast, x=kit.load("x", *_block((len(halfway),))), dtype=F16),
-        *_block((len(halfway),))))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "o",
+            kit.op(ir.Cast, x=kit.load("x", *_block((len(halfway),))), dtype=F16),
+            *_block((len(halfway),)),
+        ),
+    )
     out = kit.run(x=x).outputs["o"][0]
-    want = [1.0, 1 + 4 * 2.0**-11, 65504.0, np.inf, 0.0, 2.0**-23, -1.0, 0.0, np.inf, np.nan]
+    want = [
+        1.0,
+        1 + 4 * 2.0**-11,
+        65504.0,
+        np.inf,
+        0.0,
+        2.0**-23,
+        -1.0,
+        0.0,
+        np.inf,
+        np.nan,
+    ]
     np.testing.assert_array_equal(out.astype(np.float64), want)
 
 
 def test_bf16_cast_rounds_to_nearest_even() -> None:
-    values = np.asarray([[1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8), 3e38]], np.float32)
+    values = np.asarray(
+        [[1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8), 3e38]], np.float32
+    )
     kit = Kit()
     kit.inp("x", (1, 4), F32)
     kit.out("o", (1, 4), BF16)
-    kit.grid([1], lambda b: kit.store(
-        "o", kit.op(ir.Cast, x=kit.load("x", *_block((4,))), dtype=BF16), *_block((4,))))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "o",
+            kit.op(ir.Cast, x=kit.load("x", *_block((4,))), dtype=BF16),
+            *_block((4,)),
+        ),
+    )
     out = kit.run(x=values).outputs["o"]
     assert out.dtype == ml_dtypes.bfloat16
-    np.testing.assert_array_equal(out.astype(np.float64)[0, :3],
-                                  [1.0, 1 + 4 * 2.0**-8, -1.0])
+    np.testing.assert_array_equal(
+        out.astype(np.float64)[0, :3], [1.0, 1 + 4 * 2.0**-8, -1.0]
+    )
 
 
 def test_float_to_int_cast_truncates_and_saturates() -> None:
@@ -441,8 +534,14 @@ def test_float_to_int_cast_truncates_and_saturates() -> None:
     kit.inp("x", (1, 6), F32)
     kit.out("o", (1, 6), I32)
     x = np.asarray([[2.9, -2.9, 3e9, -3e9, np.nan, -0.5]], np.float32)
-    kit.grid([1], lambda b: kit.store(
-        "o", kit.op(ir.Cast, x=kit.load("x", *_block((6,))), dtype=I32), *_block((6,))))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "o",
+            kit.op(ir.Cast, x=kit.load("x", *_block((6,))), dtype=I32),
+            *_block((6,)),
+        ),
+    )
     out = kit.run(x=x).outputs["o"]
     np.testing.assert_array_equal(out[0], [2, -2, 2**31 - 1, -(2**31), 0, 0])
 
@@ -529,8 +628,13 @@ def test_integer_division_by_zero_is_an_execution_error() -> None:
     kit = Kit()
     kit.inp("x", (1, 2), I32)
     kit.out("o", (1, 2), I32)
-    kit.grid([1], lambda b: kit.store(
-        "o", kit.op(ir.FloorDivide, lhs=kit.load("x", *_block((2,))), rhs=imm(0, I32)),
-        *_block((2,))))
+    kit.grid(
+        [1],
+        lambda b: kit.store(
+            "o",
+            kit.op(ir.FloorDivide, lhs=kit.load("x", *_block((2,))), rhs=imm(0, I32)),
+            *_block((2,)),
+        ),
+    )
     with pytest.raises(ExecutionError, match="integer division by zero"):
         kit.run(x=np.ones((1, 2), np.int32))

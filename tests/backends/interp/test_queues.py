@@ -51,8 +51,13 @@ def _block_sums(prefetch: bool) -> Kit:
 
         def step(j: Any, acc: ir.Value) -> list[ir.Value]:
             if prefetch:
-                kit.loop("t2", j + 1, sympy.Min(j + 2, n), [],
-                         lambda t: _issue(kit, q, b, t) or [])
+                kit.loop(
+                    "t2",
+                    j + 1,
+                    sympy.Min(j + 2, n),
+                    [],
+                    lambda t: _issue(kit, q, b, t) or [],
+                )
             else:
                 _issue(kit, q, b, j)
             kt = kit.op(ir.Dequeue, "kt", queue=q)
@@ -68,12 +73,18 @@ def _block_sums(prefetch: bool) -> Kit:
 
 
 @pytest.mark.parametrize("prefetch", [False, True], ids=["in_place", "prefetch"])
-@pytest.mark.parametrize("stops", [[4, 4, 4, 4], [1, 4, 0, 3]], ids=["uniform", "ragged"])
+@pytest.mark.parametrize(
+    "stops", [[4, 4, 4, 4], [1, 4, 0, 3]], ids=["uniform", "ragged"]
+)
 def test_queued_loads_compute_the_right_sums(prefetch: bool, stops: list[int]) -> None:
     x = random((4, 16), F32)
     res = _block_sums(prefetch).run(n=np.asarray(stops, np.int32), x=x)
-    want = np.stack([x[b, : 4 * s].reshape(s, 4).sum(axis=0) if s else np.zeros(4)
-                     for b, s in enumerate(stops)])
+    want = np.stack(
+        [
+            x[b, : 4 * s].reshape(s, 4).sum(axis=0) if s else np.zeros(4)
+            for b, s in enumerate(stops)
+        ]
+    )
     np.testing.assert_allclose(res.outputs["o"], want, rtol=1e-6)
 
 
@@ -221,7 +232,9 @@ def test_free_of_a_value_that_is_not_a_queue_tensor() -> None:
         tile = kit.op(ir.Full, "plain", shape=(4,), value=1.0, dtype=F32)
         kit.op(ir.FreeTensor, queue=q, x=tile, loc=BAD)
 
-    assert _misuse(script).message == "FreeTensor: `%plain` is not a tensor of queue `%q`"
+    assert (
+        _misuse(script).message == "FreeTensor: `%plain` is not a tensor of queue `%q`"
+    )
 
 
 def test_load_into_a_freed_tensor() -> None:

@@ -32,7 +32,9 @@ def test_round_f16_matches_astype_at_every_tie_and_neighbour() -> None:
     halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
     finite = halves[np.isfinite(halves)].astype(np.float32).view(np.uint32)
     offsets = (0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF)
-    near = np.concatenate([finite + np.uint32(d) for d in offsets] + [finite - np.uint32(1)])
+    near = np.concatenate(
+        [finite + np.uint32(d) for d in offsets] + [finite - np.uint32(1)]
+    )
     x = near.view(np.float32)
     with np.errstate(all="ignore"):
         want = x.astype(np.float16).astype(np.float32)
@@ -88,8 +90,13 @@ def test_carried_values_reused_in_place_keep_every_iteration_right() -> None:
 
         def step(j: Any, acc: ir.Value) -> list[ir.Value]:
             half = kit.op(ir.Mul, lhs=acc, rhs=imm(0.5))
-            return [kit.op(ir.Add, lhs=half, rhs=kit.load("x", point(j), point(b),
-                                                          everything(8)))]
+            return [
+                kit.op(
+                    ir.Add,
+                    lhs=half,
+                    rhs=kit.load("x", point(j), point(b), everything(8)),
+                )
+            ]
 
         (acc,) = kit.loop("j", 0, 6, [init], step)
         kit.store("o", acc, point(b), everything(8))
