@@ -16,9 +16,8 @@ symbols of enclosing frames are transformed lazily on first use and memoised in 
 child, so a loop-invariant tile is gathered once per loop, not once per iteration.
 
 Queue slots (``QueueAlloc`` ...) are the only mutable state besides global memory. A
-queue's slot memory is per grid point: ``mem[buffers, *batch, *tile]`` with a status per
-slot. Children see their parent's queue state through views or gathered copies that are
-written back when the child frame closes. A queue tensor value (from ``AllocTensor``,
+queue has per-point slots (``slots.py``). Children see their parent's queue state
+through views or gathered copies, and hand their changes back when they close. A queue tensor value (from ``AllocTensor``,
 ``Dequeue`` or ``Load(into=...)``) is a ``Handle`` naming a slot; reading it reads the
 slot's current memory, so a use after ``FreeTensor`` reads NaN.
 """
@@ -35,7 +34,7 @@ import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Transform
 from fadsl.backends.interp.liveness import dead_after
-from fadsl.backends.interp.slots import Handle, QueueRef, QueueState, pick_slot
+from fadsl.backends.interp.slots import Handle, QueueRef, QueueState
 from fadsl.backends.interp.storage import Widened, to_f32
 from fadsl.errors import ExecutionError, InternalError, Loc
 from fadsl.ir.expr import Expr, compile_expr
@@ -359,22 +358,16 @@ class Frame:
         if self.parent is None:
             raise InternalError(f"queue %{ref.name} is used outside its scope")
         found = self.parent.queue(ref).select(self.tr, self.bshape)
-        gathered = isinstance(self.tr, Flat) or (
-            isinstance(self.tr, Along) and isinstance(self.tr.sel, np.ndarray)
-        )
-        if gathered:
+        if isinstance(self.tr, (Along, Flat)):
             self._gathered.append((ref, found))
         self._queues[ref.key] = found
         return found
 
     def read_slot(self, h: Handle) -> np.ndarray:
-        state = self.queue(h.queue)
-        if isinstance(h.slot, int):
-            return state.mem[h.slot]
-        return pick_slot(state.mem, h.slot)
+        return self.queue(h.queue).read(h.slot)
 
     def close(self) -> None:
-        """Write queue states gathered from the parent back to it."""
+        """Give the parent frame what this frame changed in its queues."""
         for ref, state in self._gathered:
             assert self.parent is not None and isinstance(self.tr, (Along, Flat))
             state.write_back(self.parent.queue(ref), self.tr)

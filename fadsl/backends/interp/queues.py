@@ -103,6 +103,13 @@ def _require_held(
     return state
 
 
+def _owned(data: np.ndarray) -> np.ndarray:
+    """``data`` itself if nothing else can see it (a fresh gather), else a copy."""
+    if data.flags.owndata and data.flags.writeable:
+        return data
+    return np.array(data)
+
+
 def write_slot(fr: Frame, into: Value, data: np.ndarray, loc: Loc) -> Handle:
     """Load(into=t): store ``data`` in t's slot; the loaded value is that slot."""
     h = fr.raw(into)
@@ -117,7 +124,7 @@ def write_slot(fr: Frame, into: Value, data: np.ndarray, loc: Loc) -> Handle:
             f"{list(h.queue.tile_shape)} tiles",
             loc,
         )
-    _put(state.mem, h.slot, data)
+    state.write(h.slot, _owned(data))
     return Handle(h.queue, h.slot)
 
 
@@ -139,7 +146,7 @@ def _alloc_tensor(op: AllocTensor, fr: Frame) -> Handle:
     state = fr.queue(ref)
     slot = _free_slot(fr, ref, state, "AllocTensor", op.loc)
     _put(state.status, slot, HELD)
-    _put(state.mem, slot, nan_of(ref.dtype))
+    state.poison(slot, nan_of(ref.dtype))
     return Handle(ref, slot)
 
 
@@ -153,7 +160,7 @@ def _enqueue(op: Enqueue, fr: Frame) -> None:
     else:
         state = fr.queue(ref)
         slot = _free_slot(fr, ref, state, "Enqueue beyond capacity", op.loc)
-        _put(state.mem, slot, fr.val(op.x))
+        state.write(slot, np.array(fr.val(op.x)))
     _put(state.status, slot, QUEUED)
     _put(state.seq, slot, fr.machine.next_seq())
 
@@ -182,4 +189,4 @@ def _free_tensor(op: FreeTensor, fr: Frame) -> None:
     h = fr.raw(op.x)
     state = _require_held(fr, ref, h, op.x.name, "FreeTensor", op.loc)
     _put(state.status, h.slot, FREE)
-    _put(state.mem, h.slot, nan_of(ref.dtype))
+    state.poison(h.slot, nan_of(ref.dtype))
