@@ -161,3 +161,26 @@ def test_rows_that_see_no_key_are_zero() -> None:
 def test_after_the_pass_pipeline(shape: dict[str, int], causal: bool) -> None:
     """The pipelined IR (loads through double-buffered queues) computes the same."""
     _check(shape, F16, causal, passes=True)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_kv_tiles_are_shared_by_the_q_blocks_of_a_head(causal: bool) -> None:
+    """A K/V tile (loaded directly or through a queue) is held once per (b, h), not once
+    per Q block: both dots see it with a batch axis of 1 along the Q-block axis."""
+    from fadsl.backends.interp import impls
+    from fadsl.ir.nodes import Dot
+
+    seen: list[tuple[int, ...]] = []
+    inner = impls.IMPLS[Dot]
+
+    def spy(op: Any, fr: Any) -> Any:
+        seen.append(fr.f32(op.b).shape[: fr.k])
+        return inner(op, fr)
+
+    impls.IMPLS[Dot] = spy
+    try:
+        for passes in (False, True):
+            _check(_shape(1, 2, 256, 256, 64), F16, causal, 64, 64, passes=passes)
+    finally:
+        impls.IMPLS[Dot] = inner
+    assert seen and all(shape[2] == 1 for shape in seen), seen
