@@ -232,74 +232,7 @@ def _formula_lines(
 def as_json(
     report: ResourceReport, plan: BufferPlan, target: Target, binding: Binding
 ) -> dict[str, Any]:
-    from fadsl.passes.check_resources import expr_text, formula_text
+    from fadsl.passes.resource_report import report_json
 
-    c = report.cores
-    return {
-        "kernel": report.kernel,
-        "file": binding.kernel.loc.file,
-        "target": target.name,
-        "kernel_type": plan.kernel_type,
-        "shape": binding.shape,
-        "constants": binding.consts,
-        "fits": report.ok,
-        "spaces": [
-            {
-                "space": s.space,
-                "core": s.core,
-                "used": s.used,
-                "capacity": s.capacity,
-                "percent": round(s.percent, 2),
-                "overflow": s.overflow,
-                "formula": formula_text(plan.in_space(s.space), target.align(s.space)),
-                "expr": str(s.formula),
-            }
-            for s in report.spaces
-        ],
-        "buffers": [_buffer_json(u, report.env) for u in report.buffers],
-        "workspaces": [
-            {
-                "name": w.name,
-                "shape": [expr_text(d) for d in w.shape],
-                "dtype": w.dtype.value,
-                "slots": w.slots,
-                "role": w.role,
-            }
-            for w in plan.workspaces
-        ],
-        "unsupported_dtypes": [
-            {"buffer": b.name, "space": b.space, "dtype": b.dtype.value}
-            for b in report.unsupported
-        ],
-        "workspace_bytes_per_block": report.workspace_bytes,
-        "cores": {
-            "tasks": c.tasks,
-            "block_dim": c.block_dim,
-            "physical": c.physical,
-            "unit": c.unit,
-            "tasks_per_core": c.tasks_per_core,
-            "requested": c.requested,
-            "ok": c.ok,
-        },
-    }
-
-
-def _buffer_json(u: BufferUse, env: dict[str, Any]) -> dict[str, Any]:
-    from fadsl.passes.check_resources import expr_text
-
-    b = u.buffer
-    return {
-        "name": b.name,
-        "core": b.core,
-        "space": b.space,
-        "position": b.position,
-        "shape": [expr_text(d) for d in b.shape],
-        "shape_values": _shape_values(b.shape, env),
-        "dtype": b.dtype.value,
-        "slots": b.buffers,
-        "bytes": u.bytes,
-        "role": b.role,
-        "kind": b.kind,
-        "values": list(b.values),
-        "source": b.loc.short() if b.loc else None,
-    }
+    return report_json(report, plan, target, binding.kernel.loc.file, binding.shape,
+                       binding.consts)

@@ -173,6 +173,12 @@ def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
                                    ("L0C", "CO1", "cL0", _c_shape)):
         best = max(sides.dots, key=lambda d: _num(_bytes_of(*pick(d)), env))
         shape, dtype = pick(best)
+        counts = {sympy.Mul(*pick(d)[0]) for d in sides.dots}
+        same = len({pick(d)[1] for d in sides.dots}) == 1
+        if len(counts) > 1:  # one buffer serves every dot: its size is the largest, symbolically
+            shape = (sympy.Max(*counts),) if same else (
+                sympy.Max(*{_bytes_of(*pick(d)) for d in sides.dots}),)
+            dtype = dtype if same else DType.U8
         out.append(Buffer(name, space, pos, core, shape, dtype, 1, "queue",
                           "operand" if space != "L0C" else "result",
                           tuple(d.result.name for d in sides.dots), best.loc))
@@ -213,9 +219,7 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
     out = []
     for s in vec.slots:
         shape, dtype, bits = s.shape, s.dtype, 0
-        if not s.values:
-            shape, dtype = (s.bytes,), DType.U8
-        elif sympy.Mul(*shape) * dtype.itemsize != s.bytes:
+        if not s.values or sympy.Mul(*shape) * dtype.itemsize != s.bytes:
             shape, dtype = (s.bytes,), DType.U8
         out.append(Buffer(s.name, "UB", s.position, core, tuple(shape), dtype, s.buffers,
                           s.kind, s.role, tuple(s.values), s.loc, bits, UB_TILE_ALIGN))

@@ -324,8 +324,7 @@ class VectorPlanner:
         else:
             slot = self._new_slot(f"tmp{self._tmp_count}", "VECCALC", "tbuf", "temp", loc)
             self._tmp_count += 1
-        if self._value(need) > self._value(slot.bytes):
-            slot.bytes = need
+        slot.bytes = _grow(slot.bytes, need)
         return slot
 
     def _temp(self, spec: TempSpec, pos: int, loc: Loc) -> str:
@@ -357,10 +356,18 @@ class VectorPlanner:
         slot.ends.append(end)
         b = self._bytes(v)
         if self._value(b) > self._value(slot.bytes) or slot.bytes == 0:
-            slot.bytes = b
             t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
             slot.shape = self.shape(v) or ()
             slot.dtype = t.dtype  # type: ignore[union-attr]
+        slot.bytes = _grow(slot.bytes, b)
+
+
+def _grow(current: Expr, need: Expr) -> Expr:
+    """Bytes of a buffer shared by values of different sizes: the symbolic maximum, so the
+    plan's formula stays right at every block size, not only at the planning sizes."""
+    if current == 0:
+        return need
+    return sympy.Max(current, need)
 
 
 def _spec_bytes(spec: TempSpec) -> Expr:

@@ -46,9 +46,9 @@ public:
         pipe_.InitBuffer(vtQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
         pipe_.InitBuffer(bL0, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, BLOCK_KV * BLOCK_Q * sizeof(float));
+        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -229,12 +229,12 @@ public:
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
-        pipe_.InitBuffer(inQue, 1, ROWS * BLOCK_KV * sizeof(float));
-        pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, 16384);
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 128 * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(outQue, 1, ROWS * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
     }
 
     __aicore__ inline void Process()

@@ -85,20 +85,7 @@ def test_small_blocks_fit_the_big_shape(capsys) -> None:  # type: ignore[no-unty
     assert (rc, err) == (0, "")
 
 
-COUPLED_UB = pytest.mark.xfail(
-    strict=True,
-    reason="planner: coupled chips keep all 128 rows on one core; UB needs 300,800 B "
-    "> 253,952 B with default tiles (reported to the planner's owner)",
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=COUPLED_UB) if n in ("ascend910a", "ascend310p3") else n
-        for n in LISTED
-    ],
-)
+@pytest.mark.parametrize("name", LISTED)
 def test_every_listed_target_fits_fa2_with_default_tiles(capsys, name: str) -> None:  # type: ignore[no-untyped-def]
     rc, out, err = _check(capsys, "--target", name, "--shape", DEFAULT_SHAPE)
     assert rc == 0, err

@@ -43,13 +43,11 @@ def full_search() -> tune_cmd.TuneResult:
     return tune_cmd.search(chosen, args, targets.get("ascend910b1"))
 
 
-def test_search_covers_the_whole_space_quickly(
-    full_search: tune_cmd.TuneResult,
-) -> None:
+def test_search_covers_the_whole_space(full_search: tune_cmd.TuneResult) -> None:
+    # Its speed (issue 6: 200 configurations in 5 s) is measured by bench/tune.py, not here.
     assert full_search.tuned == ("block_q", "block_kv", "stages")
     assert full_search.evaluated == 32 * 32 * 2
     assert 0 < full_search.feasible < full_search.evaluated
-    assert full_search.seconds < 5.0  # issue 6: at least 200 configurations in 5 s
 
 
 def test_results_are_feasible_and_sorted_by_modelled_time(

@@ -365,14 +365,12 @@ def _hand_fa2(bq: int, bkv: int, d: int, split: bool) -> dict[str, int]:
             4 * h,  # m: row max, f32
             4 * h,  # l: row sum, f32
             4 * h * d,  # acc: unnormalised output, f32
-            4 * h * bkv,  # S = q k^T from the cube (staging), f32
+            max(4 * h * bkv, 4 * h * d),  # one VECIN queue: S, later P @ V (staging)
             max(4 * bkv, 4 * h),  # pooled f32 row / KV-position temporary
-            256 * h,  # compare scratch: one 256 B repeat per row
+            max(4 * bkv, 256 * h),  # KV positions, then one 256 B repeat per row
             32 * h,  # broadcast scratch: one 32 B block per row
             -(-h // 8),  # row bit mask (fully masked rows)
-            2 * h * bkv,  # P = cast(p) for the cube, f16
-            4 * h * d,  # P @ V from the cube (staging), f32
-            2 * h * d,  # output tile cast to f16
+            max(2 * h * bkv, 2 * h * d),  # one VECOUT queue: P for the cube, then O (f16)
         )
     )
     l1 = 2 * 2 * _pad(2 * bkv * d, 32) + _pad(2 * bq * d, 32) + _pad(2 * bq * bkv, 32)

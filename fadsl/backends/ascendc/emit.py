@@ -12,7 +12,7 @@ from typing import Any
 
 import sympy
 
-from fadsl import __version__
+from fadsl.version import __version__
 from fadsl.backends.ascendc.cube import CubeEmitter
 from fadsl.backends.ascendc.names import Names, camel, const_name, ctype
 from fadsl.backends.ascendc.vector import VectorEmitter

@@ -148,7 +148,10 @@ def buffer_len(b: object, align: int, names: Names, env: dict[str, object]) -> s
     padded = -(-value // need) * need
     shape = getattr(b, "shape", ())
     dtype = getattr(b, "dtype", None)
-    if value == padded and not getattr(b, "bits_per_element", 0) and dtype in CTYPE \
-            and dtype is not DType.U8:
+    if value != padded or getattr(b, "bits_per_element", 0):
+        return str(padded)
+    if dtype in CTYPE and dtype is not DType.U8:
         return f"{names.count(tuple(shape))} * sizeof({CTYPE[dtype]})"
+    if isinstance(raw, (sympy.Max, sympy.Min)):
+        return names.expr(raw)
     return str(padded)

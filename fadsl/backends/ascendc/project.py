@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from fadsl import __version__
+from fadsl.version import __version__
 from fadsl.backends.ascendc.emit import Emitted, emit
 from fadsl.backends.ascendc.render import render_all
 from fadsl.ir.nodes import ParamKind
@@ -33,7 +33,6 @@ def build_project(binding: Any, target: Target, source: str, out_dir: str,
     ``prove_fit=False`` skips the refusal (never the report): only for testing that the
     CPU runtime enforces the chip's memory sizes by itself.
     """
-    from fadsl.commands.check_cmd import as_json
     from fadsl.ir.printer import print_kernel
     from fadsl.passes import run_pipeline
     from fadsl.passes.check_resources import check, explain, tunable_names
@@ -55,7 +54,10 @@ def build_project(binding: Any, target: Target, source: str, out_dir: str,
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
     files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
-    resources = as_json(report, low.plan, target, binding)
+    from fadsl.passes.resource_report import report_json
+
+    resources = report_json(report, low.plan, target, os.path.basename(source),
+                            binding.shape, binding.consts)
     files["resources.json"] = (json.dumps(resources, indent=2, sort_keys=True) + "\n").encode()
     return Project(files, report, low.plan, emitted)
 

@@ -1,0 +1,70 @@
+"""Imports flow one way: frontend -> ir -> passes -> backends (house style 3.1).
+
+Parsed with ast, so lazy imports inside functions count too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "fadsl"
+
+# layer -> layers (and base modules) it may import
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "ir": {"ir", "errors"},
+    "frontend": {"frontend", "ir", "errors", "numerics", "lib", "rng", "version",
+                 "runio"},
+    "passes": {"passes", "ir", "errors", "target", "cost_model", "version"},
+    "backends": {"backends", "passes", "ir", "errors", "target", "numerics", "runtime",
+                 "codegen_templates", "version", "runio", "rng"},
+    "runtime": set(),
+}
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "fadsl":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+            out += [f"{node.module}.{a.name}" for a in node.names if node.module == "fadsl"]
+    return out
+
+
+def test_imports_flow_one_way() -> None:
+    bad = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        own = _layer(".".join(rel.parts))
+        if own not in ALLOWED:
+            continue
+        for mod in _imports(path):
+            target = _layer(mod)
+            if target is None or target == own:
+                continue
+            if target not in ALLOWED[own]:
+                bad.append(f"{rel} ({own}) imports {mod} ({target})")
+    assert not bad, "layering violations:\n" + "\n".join(bad)
+
+
+def test_nothing_but_the_package_surface_and_commands_imports_the_frontend() -> None:
+    users = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = ".".join(path.relative_to(PKG.parent).with_suffix("").parts)
+        if rel.startswith(("fadsl.frontend", "fadsl.commands", "fadsl.lib")) or rel in (
+                "fadsl.__init__", "fadsl.cli"):
+            continue
+        if any(_layer(m) == "frontend" for m in _imports(path)):
+            users.append(rel)
+    assert not users, f"modules importing fadsl.frontend: {users}"
