@@ -153,5 +153,8 @@ def buffer_len(b: object, align: int, names: Names, env: dict[str, object]) -> s
     if dtype in CTYPE and dtype is not DType.U8:
         return f"{names.count(tuple(shape))} * sizeof({CTYPE[dtype]})"
     if isinstance(raw, (sympy.Max, sympy.Min)):
-        return names.expr(raw)
+        try:
+            return names.expr(raw)
+        except ValueError:  # e.g. bit-mask sizes with ceiling(): the number reads as well
+            return str(padded)
     return str(padded)
