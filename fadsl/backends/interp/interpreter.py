@@ -27,7 +27,6 @@ from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
     elementwise,
     memory,
     queues,
-    random,
     reductions,
 )
 from fadsl.backends.interp.frame import Frame, Machine
