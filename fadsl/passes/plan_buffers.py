@@ -26,7 +26,7 @@ import sympy
 
 from fadsl.errors import BackendError, UsageError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
 from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.passes.sides import CUBE, Sides, classify, grid_of
@@ -123,9 +123,8 @@ def _core_shape(shape: Shape, rows: Expr | None, split: bool) -> Shape:
 def _check_fractal(t: TileType, loc: Any, env: dict[str, Any], what: str) -> None:
     for d in t.shape:
         try:
-            v = int(as_expr(d).subs({sympy.Symbol(k, integer=True, nonnegative=True): x
-                                     for k, x in env.items()}))
-        except (TypeError, ValueError):
+            v = int(evaluate(as_expr(d), env))
+        except (KeyError, TypeError, ValueError):
             continue
         if v % FRACTAL:
             raise UsageError(
@@ -176,13 +175,19 @@ def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
         counts = {sympy.Mul(*pick(d)[0]) for d in sides.dots}
         same = len({pick(d)[1] for d in sides.dots}) == 1
         if len(counts) > 1:  # one buffer serves every dot: its size is the largest, symbolically
-            shape = (sympy.Max(*counts),) if same else (
-                sympy.Max(*{_bytes_of(*pick(d)) for d in sides.dots}),)
+            shape = (_max(counts),) if same else (
+                _max({_bytes_of(*pick(d)) for d in sides.dots}),)
             dtype = dtype if same else DType.U8
         out.append(Buffer(name, space, pos, core, shape, dtype, 1, "queue",
                           "operand" if space != "L0C" else "result",
                           tuple(d.result.name for d in sides.dots), best.loc))
     return out
+
+
+def _max(terms: set[Expr]) -> Expr:
+    from fadsl.passes.vector_plan import smax
+
+    return smax(terms)
 
 
 def _a_shape(d: ir.Dot) -> tuple[Shape, DType]:
@@ -209,9 +214,8 @@ def _bytes_of(shape: Shape, dtype: DType) -> Expr:
 
 def _num(e: Expr, env: dict[str, Any]) -> float:
     try:
-        return float(as_expr(e).subs({sympy.Symbol(k, integer=True, nonnegative=True): v
-                                      for k, v in env.items()}))
-    except (TypeError, ValueError):
+        return float(evaluate(as_expr(e), env))
+    except (KeyError, TypeError, ValueError):
         return 0.0
 
 

@@ -22,7 +22,7 @@ import sympy
 
 from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, Shape, TileType
 from fadsl.passes.sides import CUBE, Sides
 from fadsl.passes.vector_forms import Form, TempSpec, count, form_of, is_compare
@@ -307,10 +307,10 @@ class VectorPlanner:
                 self.state_copies.setdefault(loop.var, []).append((r.name, init.name))
 
     def _value(self, e: Expr) -> float:
+        """``e`` at the planning sizes, to choose among buffers (sizes stay symbolic)."""
         try:
-            return float(as_expr(e).subs({sympy.Symbol(k, integer=True, nonnegative=True): v
-                                          for k, v in self.env.items()}))
-        except (TypeError, ValueError):
+            return float(evaluate(as_expr(e), self.env))
+        except (KeyError, TypeError, ValueError):
             return 0.0
 
     def _pool(self, need: Expr, pos: int, loc: Loc, hint: str) -> Slot:
@@ -365,9 +365,23 @@ class VectorPlanner:
 def _grow(current: Expr, need: Expr) -> Expr:
     """Bytes of a buffer shared by values of different sizes: the symbolic maximum, so the
     plan's formula stays right at every block size, not only at the planning sizes."""
-    if current == 0:
+    if current == 0 or current == need:
         return need
-    return sympy.Max(current, need)
+    args = set(current.args) if isinstance(current, sympy.Max) else {current}
+    return smax(args | {need})
+
+
+def smax(terms: set[Expr]) -> Expr:
+    """Max of byte counts without terms another term provably dominates.
+
+    Built with evaluate=False: sympy's own Max simplification compares every pair through
+    its assumption system, which made planning slow.
+    """
+    kept = [t for t in terms
+            if not any(o != t and (o - t).is_nonnegative for o in terms)]
+    if len(kept) == 1:
+        return kept[0]
+    return sympy.Max(*sorted(kept, key=sympy.default_sort_key), evaluate=False)
 
 
 def _spec_bytes(spec: TempSpec) -> Expr:

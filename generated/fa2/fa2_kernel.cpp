@@ -230,7 +230,7 @@ public:
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 128 * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);

@@ -121,10 +121,16 @@ def _dtype(k: Any) -> str:
     return "-"
 
 
+NUMPY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "i32": "int32",
+               "u8": "uint8", "i1": "bool", "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+
+
 def _inputs(binding: Any) -> dict[str, list]:
-    from fadsl.numerics import np_dtype
-    from fadsl.runio import param_shape, tensor_params
+    """Shape and numpy dtype name of every input (without importing numpy)."""
+    from fadsl.ir.expr import evaluate
 
     env = binding.env()
-    return {p.name: [list(param_shape(p, env)), np_dtype(p.type.dtype).name]
-            for p in tensor_params(binding.kernel, ParamKind.IN)}
+    return {p.name: [[int(evaluate(d, env)) for d in p.type.shape],
+                     NUMPY_NAMES[p.type.dtype.value]]
+            for p in binding.kernel.params
+            if p.kind is ParamKind.IN and isinstance(p.type, TensorType)}

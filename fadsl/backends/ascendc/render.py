@@ -121,12 +121,23 @@ def clang_format_binary() -> str:
 
 
 def format_cxx(files: dict[str, str]) -> dict[str, str]:
+    """Format every file with one clang-format process (in place, in a scratch folder)."""
+    import tempfile
+
     binary = clang_format_binary()
-    out = {}
-    for path, text in files.items():
-        proc = subprocess.run([binary, f"--style={CLANG_STYLE}", f"--assume-filename={path}"],
-                              input=text, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="fadsl-fmt-") as tmp:
+        paths = {}
+        for i, (name, text) in enumerate(files.items()):
+            path = os.path.join(tmp, f"{i}_{os.path.basename(name)}")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            paths[name] = path
+        proc = subprocess.run([binary, f"--style={CLANG_STYLE}", "-i", *paths.values()],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
-            raise BackendError(f"clang-format failed on {path}: {proc.stderr.strip()}")
-        out[path] = proc.stdout
+            raise BackendError(f"clang-format failed: {proc.stderr.strip()}")
+        out = {}
+        for name, path in paths.items():
+            with open(path, encoding="utf-8") as f:
+                out[name] = f.read()
     return out
