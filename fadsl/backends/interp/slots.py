@@ -235,8 +235,13 @@ class QueueState:
                 continue
             if isinstance(tr, Along) and isinstance(tr.sel, slice):
                 extent = parent.bshape[tr.axis]
+                before = parent.contents[s]
+                if isinstance(before, Segments) and before.axis != tr.axis:
+                    before = before.expand(parent.bshape)
+                if isinstance(contents, Segments) and contents.axis != tr.axis:
+                    contents = contents.expand(self.bshape)
                 parent.contents[s] = _splice(
-                    parent.contents[s],
+                    before,
                     tr.axis,
                     tr.sel.start,
                     tr.sel.stop,

@@ -277,3 +277,51 @@ def test_fresh_slots_are_nan() -> None:
 
     kit.grid([1], body, names=("b",))
     assert np.isnan(kit.run().outputs["o"]).all()
+
+
+def test_queue_traffic_in_loops_ragged_along_two_axes() -> None:
+    """for j <= i: (for t <= b: enqueue x[b, i, j, t]); (for t <= b: acc += dequeue).
+
+    The outer loop's points shrink along i, the inner loops' along b: slot contents
+    written by an inner iteration must reach the outer frames intact.
+    """
+    nb, ni = 3, 3
+    kit = Kit()
+    kit.inp("x", (nb, ni, ni, nb, 4), F32)
+    kit.out("o", (nb, ni, 4), F32)
+
+    def body(b: Any, i: Any) -> None:
+        q = kit.op(ir.QueueAlloc, "q", tile=TILE, buffers=nb, position="VECIN")
+        init = kit.op(ir.Full, shape=(4,), value=0.0, dtype=F32)
+
+        def outer(j: Any, acc: ir.Value) -> list[ir.Value]:
+            def produce(t: Any) -> list[ir.Value]:
+                slot = kit.op(ir.AllocTensor, "slot", queue=q)
+                tile = kit.load(
+                    "x", point(b), point(i), point(j), point(t), span(0, 4), into=slot
+                )
+                kit.op(ir.Enqueue, queue=q, x=tile)
+                return []
+
+            def consume(t: Any, acc2: ir.Value) -> list[ir.Value]:
+                got = kit.op(ir.Dequeue, "got", queue=q)
+                new = kit.op(ir.Add, lhs=acc2, rhs=got)
+                kit.op(ir.FreeTensor, queue=q, x=got)
+                return [new]
+
+            kit.loop("t", 0, b + 1, [], produce)
+            return kit.loop("u", 0, b + 1, [acc], consume)
+
+        (acc,) = kit.loop("j", 0, i + 1, [init], outer)
+        kit.store("o", acc, point(b), point(i), span(0, 4))
+
+    kit.grid([nb, ni], body, names=("b", "i"))
+    x = random((nb, ni, ni, nb, 4), F32)
+    out = kit.run(x=x).outputs["o"]
+    want = np.stack(
+        [
+            np.stack([x[b, i, : i + 1, : b + 1].sum(axis=(0, 1)) for i in range(ni)])
+            for b in range(nb)
+        ]
+    )
+    np.testing.assert_allclose(out, want, rtol=1e-6)
