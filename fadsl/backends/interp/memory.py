@@ -96,10 +96,11 @@ def _plan(
         start = fr.int_scalar(ix.start, loc, "a block start")
         size = fr.static_int(ix.size, loc, "a block size")
         limit: int | np.ndarray = shape[dim]
-        if ix.stop is not None:
-            start, limit = _bounded(fr, ix.stop, start, shape[dim], loc)
+        bound = getattr(ix, "stop", None)  # bounded blocks (Slice.stop) where supported
+        if bound is not None:
+            start, limit = _bounded(fr, bound, start, shape[dim], loc)
         if size > 0:
-            first = start if ix.stop is None else np.where(start < limit, start, 0)
+            first = start if bound is None else np.where(start < limit, start, 0)
             _check_range(fr, first, p, dim, "block start", access, loc)
         if isinstance(start, np.ndarray):
             varying.append((dim, start, size, limit))
