@@ -220,10 +220,10 @@ def _cxx(e: Expr, names: Mapping[str, str]) -> str:
         return f"fadsl::CeilDiv<{CXX_INT}>({a}, {b})"
     if isinstance(e, FloorDiv):
         a, b = (_cxx(x, names) for x in e.args)
-        return f"({a}) / ({b})"
+        return f"(({a}) / ({b}))"
     if isinstance(e, sympy.Mod):
         a, b = (_cxx(x, names) for x in e.args)
-        return f"({a}) % ({b})"
+        return f"(({a}) % ({b}))"
     if isinstance(e, (sympy.Min, sympy.Max)):
         fn = f"fadsl::{'Min' if isinstance(e, sympy.Min) else 'Max'}<{CXX_INT}>"
         args = [_cxx(x, names) for x in _ordered_args(e)]
