@@ -120,7 +120,7 @@ def compare(
     inf_mismatch = int(np.sum(np.isinf(o) != np.isinf(r)) + np.sum(
         np.isinf(o) & np.isinf(r) & (np.sign(o) != np.sign(r))))
     both = np.isfinite(o) & np.isfinite(r)
-    diff = np.abs(o - r)[both]
+    diff = np.abs(o[both] - r[both])
     max_abs = float(diff.max()) if diff.size else 0.0
     mean_abs = float(diff.mean()) if diff.size else 0.0
     denom = np.maximum(np.abs(r[both]), 1e-6)
@@ -128,7 +128,7 @@ def compare(
     if same is not None:
         s = np.asarray(same).astype(np.float64)
         ok = np.isfinite(s) & np.isfinite(r)
-        same_error = float(np.abs(s - r)[ok].max()) if ok.any() else 0.0
+        same_error = float(np.abs(s[ok] - r[ok]).max()) if ok.any() else 0.0
     atol = atol_for(r, dtype)
     bound = RTOL_FACTOR * (same_error or 0.0) + atol
     passed = nan_count == 0 and inf_mismatch == 0 and max_abs <= bound

@@ -27,12 +27,45 @@ def param_shape(p: Param, env: dict[str, Any]) -> tuple[int, ...]:
     return tuple(int(evaluate(d, env)) for d in p.type.shape)
 
 
+def check_sizes(binding: Any) -> None:
+    """Refuse, before any work, a tensor of negative size or tensors too large to hold.
+
+    ``run`` and ``sim`` keep every tensor in memory; the limit is half of this
+    machine's physical memory.
+    """
+    env = binding.env()
+    total = 0
+    for p in tensor_params(binding.kernel, ParamKind.IN, ParamKind.OUT, ParamKind.SCRATCH):
+        shape = param_shape(p, env)
+        if any(d < 0 for d in shape):
+            raise UsageError(
+                f"`{p.name}` ({p.type}) would have the negative shape {list(shape)}",
+                p.loc, hint="check --shape against the kernel's dimensions")
+        total += math.prod(shape) * np_dtype(p.type.dtype).itemsize  # type: ignore[union-attr]
+    limit = memory_limit()
+    if total > limit:
+        raise UsageError(
+            f"the tensors of `{binding.kernel.name}` take {total:,} B at this shape, more "
+            f"than {limit:,} B (half of this machine's memory)", None,
+            hint="run and sim hold every tensor in memory: choose a smaller --shape "
+            "(check and compile take any shape)")
+
+
+def memory_limit() -> int:
+    """Half of the physical memory, in bytes (16 GiB where it cannot be read)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
 def tensor_params(kernel: Any, *kinds: ParamKind) -> list[Param]:
     return [p for p in kernel.params if p.kind in kinds and isinstance(p.type, TensorType)]
 
 
 def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
     """Seeded inputs: the kernel's own generator if it has one, else N(0, 1) floats."""
+    check_sizes(binding)
     env = binding.env()
     kdef = binding.kdef
     maker = getattr(kdef, "make_inputs", None) if kdef is not None else None
@@ -53,6 +86,7 @@ def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
 
 def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
     """Read and check every input's .bin before any work is done."""
+    check_sizes(binding)
     env = binding.env()
     if not os.path.isdir(folder):
         raise UsageError(f"--inputs {folder}: no such folder")

@@ -173,6 +173,12 @@ def parse_shape(text: str | None, symbols: tuple[str, ...],
                 defaults: dict[str, int] | None = None) -> dict[str, int]:
     """Shape symbol values; ``Nkv`` defaults to ``N``; every symbol must be given."""
     values: dict[str, int] = {}
+    if text is not None and not text.strip():
+        raise UsageError(
+            "--shape is empty", arg_loc("--shape", text, 0, len(text)),
+            hint="give NAME=VALUE items, e.g. --shape "
+            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols)
+            + "; leave --shape out to use the kernel's default shape")
     if text:
         for name, raw, start, end in parse_assignments(text, "--shape"):
             loc = arg_loc("--shape", text, start, end)

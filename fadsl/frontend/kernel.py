@@ -19,6 +19,7 @@ from fadsl.frontend.source import frame_loc
 from fadsl.ir.types import DType
 
 _C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_EXPR_DIM = re.compile(r"[-+*/%()]")
 _CXX_RESERVED = frozenset(
     "alignas alignof and asm auto bool break case catch char class const constexpr "
     "continue default delete do double else enum explicit export extern false float for "
@@ -32,7 +33,9 @@ _CXX_RESERVED = frozenset(
 class In:
     """Annotation of an input tensor: ``q: fd.In("B", "N", "Sq", "D")``.
 
-    Dims are shape-symbol names or integers (one string may hold several: "B N Sq D").
+    Dims are shape-symbol names or integers (one string may hold several: "B N Sq D"),
+    or one expression per string over symbols and tile constants ("N * D", "B + 1",
+    "cdiv(Sq, block_q)"): a string holding an operator or a call is one dimension.
     The dtype defaults to the kernel's element dtype (``--dtype``).
     """
 
@@ -41,7 +44,9 @@ class In:
     def __init__(self, *dims: str | int, dtype: DType | str | None = None) -> None:
         parsed: list[str | int] = []
         for d in dims:
-            if isinstance(d, str):
+            if isinstance(d, str) and _EXPR_DIM.search(d):
+                parsed.append(d.strip())
+            elif isinstance(d, str):
                 parsed += [x for x in re.split(r"[\s,]+", d) if x]
             else:
                 parsed.append(int(d))

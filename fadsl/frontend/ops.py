@@ -223,14 +223,18 @@ class Ds:
 
     start: Expr
     size: Expr
+    stop: Expr | None = None
 
 
-def ds(start: Any, size: Any) -> Ds:
+def ds(start: Any, size: Any, stop: Any = None) -> Ds:
     """A block of ``size`` positions starting at ``start``: q[b, h, fd.ds(i * bq, bq), :].
 
     Positions past the tensor's extent form a tail: loads pad them, stores skip them.
+    ``stop`` bounds the block further (one sequence of a packed varlen tensor):
+    positions at or past it are a tail too.
     """
-    return Ds(_scalar(start, "ds start"), _scalar(size, "ds size"))
+    bound = None if stop is None else _scalar(stop, "ds stop")
+    return Ds(_scalar(start, "ds start"), _scalar(size, "ds size"), bound)
 
 
 class TensorRef:
@@ -280,7 +284,7 @@ class Block:
 
 def _index(item: Any, extent: Expr) -> ir.Index:
     if isinstance(item, Ds):
-        return ir.Slice(item.start, item.size)
+        return ir.Slice(item.start, item.size, item.stop)
     if isinstance(item, slice):
         if item.step is not None:
             raise KernelSyntaxError("strided slices are not supported", current().here())
@@ -409,7 +413,11 @@ def store(block: Block, value: Tile) -> None:
 
 
 def load_scalar(block: Block) -> Expr:
-    """Read one integer of a tensor (e.g. a block-sparse table entry) as a scalar."""
+    """Read one element of a tensor as a scalar: an integer (a block-sparse table
+    entry, a sequence start) or an f32 value (a per-head ALiBi slope).
+
+    Example: ``q0 = fd.load_scalar(cu_seqlens_q[b])``
+    """
     index = []
     for ix in block.index:
         if not isinstance(ix, ir.Point):
@@ -420,9 +428,31 @@ def load_scalar(block: Block) -> Expr:
     name = t.builder.fresh(block.ref.param.name + "_s")
     t.builder.emit(ir.LoadScalar, t.here(), name=name, src=block.ref.param.name,
                    index=tuple(index))
-    from fadsl.ir.expr import isym
+    from fadsl.ir.expr import fsym, isym
 
-    return isym(name)
+    return fsym(name) if block.ref.dtype is DType.F32 else isym(name)
+
+
+def random_uniform(shape: Any, *, seed: tuple[Any, Any], offset: Any, stream: Any,
+                   row_start: Any, col_start: Any) -> Tile:
+    """Uniform f32 numbers in [0, 1), a pure function of key, counter and position.
+
+    Philox4x32-10 (``fadsl.rng``): the value at (``row_start + r``, ``col_start + c``)
+    depends on ``seed`` (two 32-bit words), ``offset``, ``stream`` and the two
+    positions only, so dropout masks are the same in every tiling and every backend.
+
+    Example: ``u = fd.random_uniform((bq, bk), seed=(s0, s1), offset=off,
+    stream=b * N + h, row_start=i * bq, col_start=j * bk)``
+    """
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if not isinstance(seed, (tuple, list)) or len(seed) != 2:
+        raise KernelSyntaxError("fd.random_uniform: seed is a pair of 32-bit words",
+                                current().here(), hint="seed=(seed_lo, seed_hi)")
+    return _emit(ir.RandomUniform, hint="u", shape=tuple(_scalar(d, "shape") for d in dims),
+                 seed0=_scalar(seed[0], "seed"), seed1=_scalar(seed[1], "seed"),
+                 offset=_scalar(offset, "offset"), stream=_scalar(stream, "stream"),
+                 row_start=_scalar(row_start, "row_start"),
+                 col_start=_scalar(col_start, "col_start"))
 
 
 def dot(a: Tile, b: Tile, *, transpose_a: bool = False, transpose_b: bool = False,
@@ -439,7 +469,23 @@ def dot(a: Tile, b: Tile, *, transpose_a: bool = False, transpose_b: bool = Fals
                  if isinstance(acc_dtype, DType) else DType.parse(str(acc_dtype)))
 
 
+def _eager(*xs: Any) -> bool:
+    """True when a mod runs on numpy arrays (the float64 reference), not on tiles."""
+    import numpy as np
+
+    return not any(isinstance(x, Tile) for x in xs) and any(
+        isinstance(x, (np.ndarray, np.generic)) for x in xs)
+
+
+_NUMPY_UNARY = {"exp": "exp", "exp2": "exp2", "log": "log", "tanh": "tanh",
+                "sqrt": "sqrt", "abs": "abs"}
+
+
 def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
+    if _eager(x):
+        import numpy as np
+
+        return getattr(np, _NUMPY_UNARY[name])(x)
     if not isinstance(x, Tile):
         raise KernelSyntaxError(f"fd.{name} takes a tile", current().here())
     if x.dtype.is_int and cls is not ir.Abs and cls is not ir.Neg:
@@ -479,6 +525,10 @@ def abs(x: Tile) -> Tile:  # noqa: A001 - mirrors numpy / torch naming
 
 def maximum(a: Any, b: Any) -> Any:
     """Elementwise max of tiles, or max of two scalars (loop bounds)."""
+    if _eager(a, b):
+        import numpy as np
+
+        return np.maximum(a, b)
     if _is_scalar(a) and _is_scalar(b):
         return sympy.Max(_scalar(a, "maximum"), _scalar(b, "maximum"))
     return _binary(ir.Maximum, a, b)
@@ -486,6 +536,10 @@ def maximum(a: Any, b: Any) -> Any:
 
 def minimum(a: Any, b: Any) -> Any:
     """Elementwise min of tiles, or min of two scalars (loop bounds)."""
+    if _eager(a, b):
+        import numpy as np
+
+        return np.minimum(a, b)
     if _is_scalar(a) and _is_scalar(b):
         return sympy.Min(_scalar(a, "minimum"), _scalar(b, "minimum"))
     return _binary(ir.Minimum, a, b)
@@ -496,6 +550,10 @@ def where(cond: Any, a: Any, b: Any) -> Tile:
 
     Example: ``s = fd.where(kv_idx[None, :] < Skv, s, -fd.inf)``
     """
+    if _eager(cond, a, b):
+        import numpy as np
+
+        return np.where(cond, a, b)
     if isinstance(cond, bool):
         raise KernelSyntaxError(
             "fd.where needs a mask tile; this condition is a plain Python bool",

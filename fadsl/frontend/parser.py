@@ -198,10 +198,28 @@ class Walker(StatementWalker):
     def _dim(self, d: str | int) -> sympy.Expr:
         if isinstance(d, int):
             return as_expr(d)
+        if not d.isidentifier():
+            return self._dim_expr(d)
         if d not in self.shape_syms:
             self.shape_syms.append(d)
             self.env.setdefault(d, isym(d))
         return isym(d)
+
+    def _dim_expr(self, text: str) -> sympy.Expr:
+        """A dimension written as an expression ("N * D"): its names that are not tile
+        constants are shape symbols."""
+        from fadsl.ir.expr import ExprSyntaxError, parse_expr_text
+
+        try:
+            e = parse_expr_text(text)
+        except ExprSyntaxError as exc:
+            raise KernelSyntaxError(f"tensor dimension {text!r}: {exc}", self.kdef.loc,
+                                    hint='e.g. fd.In("B", "Sq", "N * D")') from None
+        consts = self.kdef.const_defaults
+        for s in sorted(e.free_symbols, key=lambda x: x.name):
+            if s.name not in consts:
+                self._dim(s.name)
+        return e
 
     def _scalar_default(self, spec: ParamSpec, loc: Loc) -> sympy.Expr:
         if isinstance(spec.default, (int, float)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -132,7 +133,7 @@ class StatementWalker:
                 hint="nest sequential loops (range / fd.pipelined) inside the grid")
         call = node.iter
         assert isinstance(call, ast.Call)
-        extents = tuple(as_expr(self.expr(a)) for a in call.args)
+        extents = tuple(_scalar_arg(self, a, "a grid extent") for a in call.args)
         names = _target_names(self, node.target, len(extents))
         self.grid_seen = True
         syms = [isym(self.builder.fresh(n)) for n in names]
@@ -189,7 +190,9 @@ def _named(w: Walker, value: Any, name: str) -> Any:
     if isinstance(value, ops.Tile):
         renamed = w.builder.rename_last(value.value, name)
         if renamed is not None:
-            return ops.Tile(renamed)
+            tile = copy.copy(value)  # keeps a subclass (position tiles of mods)
+            tile.value = renamed
+            return tile
     return value
 
 
@@ -210,8 +213,25 @@ def _target_names(w: Walker, target: ast.AST, n: int) -> list[str]:
     return [e.id for e in elts]  # type: ignore[attr-defined]
 
 
+def _scalar_arg(w: Walker, node: ast.expr, what: str) -> Any:
+    """A grid extent or loop bound: a scalar expression, never a tile."""
+    value = w.expr(node)
+    if isinstance(value, ops.Tile):
+        raise KernelSyntaxError(
+            f"{what} must be a scalar, but this is the tile %{value.value.name} "
+            f"({value.type})", w.loc(node),
+            hint="bounds are sizes: shape symbols, constants, loop variables, "
+            "fd.cdiv(...), or fd.load_scalar(...) of an integer tensor")
+    try:
+        return as_expr(value)
+    except TypeError:
+        raise KernelSyntaxError(
+            f"{what} must be a scalar expression, got {type(value).__name__}",
+            w.loc(node)) from None
+
+
 def _loop_bounds(w: Walker, call: ast.Call, fn: Any) -> tuple[Any, Any, int]:
-    args = [as_expr(w.expr(a)) for a in call.args]
+    args = [_scalar_arg(w, a, "a loop bound") for a in call.args]
     kw = {k.arg: k.value for k in call.keywords}
     stages = 1
     if fn is loops.pipelined:

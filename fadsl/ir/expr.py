@@ -380,6 +380,35 @@ class ExprSyntaxError(ValueError):
     """Expression text that is not a valid scalar expression."""
 
 
+INT_BITS = 63
+"""Integers written in expression text must fit a signed 64-bit C++ integer."""
+
+
+def checked_int(digits: str) -> Expr:
+    """The integer literal ``digits``, refused when it does not fit in 64 bits."""
+    if len(digits.lstrip("0")) > 19 or int(digits) >= 2**INT_BITS:
+        raise ExprSyntaxError(f"the integer {digits[:24]}{'...' if len(digits) > 24 else ''} "
+                              "does not fit in 64 bits")
+    return sympy.Integer(int(digits))
+
+
+def checked_pow(base: Expr, exp: Expr) -> Expr:
+    """``base ** exp`` from text, refusing a constant power too large to compute."""
+    if base.is_Rational and exp.is_Integer and exp != 0:
+        largest = max(abs(int(base.p)), int(base.q))
+        if largest > 1 and abs(int(exp)) * math.log2(largest) >= INT_BITS:
+            shown = str(base) if base.is_Integer and base > 0 else f"({base})"
+            raise ExprSyntaxError(f"{shown}**{exp} does not fit in 64 bits")
+    return base**exp
+
+
+def check_defined(e: Expr, text: str) -> Expr:
+    """``e``, unless it is undefined (0**-1, inf - inf) or not real (sqrt(-1))."""
+    if e.has(sympy.zoo, sympy.nan, sympy.I):
+        raise ExprSyntaxError(f"`{text}` is undefined: it evaluates to {e}")
+    return e
+
+
 def parse_expr_text(text: str, float_names: frozenset[str] = frozenset()) -> Expr:
     """Parse ``text`` such as ``"D ** -0.5"`` or ``"cdiv(Sq, 128)"`` into sympy.
 
@@ -392,8 +421,9 @@ def parse_expr_text(text: str, float_names: frozenset[str] = frozenset()) -> Exp
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExprSyntaxError(f"not an expression: {text!r} ({exc.msg})") from None
-    return _from_ast(tree.body, float_names)
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ExprSyntaxError(f"not an expression: {shown!r} ({exc.msg[:80]})") from None
+    return check_defined(_from_ast(tree.body, float_names), text.strip())
 
 
 _AST_BINOPS: dict[str, Callable[[Expr, Expr], Expr]] = {
@@ -403,7 +433,7 @@ _AST_BINOPS: dict[str, Callable[[Expr, Expr], Expr]] = {
     "Div": lambda a, b: a / b,
     "FloorDiv": lambda a, b: FloorDiv(a, b),
     "Mod": lambda a, b: sympy.Mod(a, b),
-    "Pow": lambda a, b: a**b,
+    "Pow": checked_pow,
 }
 _AST_CALLS: dict[str, Callable[..., Expr]] = {
     "cdiv": lambda a, b: CeilDiv(a, b),
@@ -421,6 +451,8 @@ def _from_ast(node: Any, float_names: frozenset[str]) -> Expr:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         if isinstance(node.value, bool):
             raise ExprSyntaxError("booleans are not scalar expressions")
+        if isinstance(node.value, int):
+            return checked_int(str(node.value))
         return as_expr(node.value)
     if isinstance(node, ast.Name):
         if node.id == "inf":

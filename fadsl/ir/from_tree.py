@@ -33,7 +33,7 @@ from fadsl.ir.nodes import (
 )
 from fadsl.ir.op_reader import OperandReader
 from fadsl.ir.printer import derived_shape_syms, type_text
-from fadsl.ir.types import ErrorType, MemSpace, ScalarType, TensorType, TileType
+from fadsl.ir.types import DType, ErrorType, MemSpace, ScalarType, TensorType, TileType
 from fadsl.ir.visitor import uses
 
 
@@ -187,7 +187,16 @@ class TreeReader(OperandReader):
             )
         op = self.build(cls, call, tree, **{binder: str(name)})
         self._check(op)
+        if self._float_source(op):
+            self.floats = self.floats | {str(name)}  # later uses read it as a float
         return op
+
+    def _float_source(self, op: Op) -> bool:
+        """A load_scalar of an f32 tensor binds a float symbol."""
+        src = getattr(op, "src", None)
+        params = self.ctx.params if self.ctx is not None else ()
+        return any(p.name == src and isinstance(p.type, TensorType)
+                   and p.type.dtype is DType.F32 for p in params)
 
     def effect_stmt(self, tree: Any) -> Op:
         (call,) = tree.children

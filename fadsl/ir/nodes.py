@@ -70,10 +70,16 @@ class Point:
 
 @dataclass(frozen=True, slots=True)
 class Slice:
-    """Index ``size`` positions from ``start``; past the extent is a tail."""
+    """Index ``size`` positions from ``start``; past the extent is a tail.
+
+    With ``stop``, positions at or past ``stop`` are a tail too (a bounded block: one
+    sequence of a packed varlen tensor); a bounded block with no position before both
+    ``stop`` and the extent touches nothing, wherever it starts.
+    """
 
     start: Expr
     size: Expr
+    stop: Expr | None = None
 
 
 Index = Point | Slice
@@ -712,7 +718,8 @@ class Store(Op):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadScalar(Op):
-    """Defines integer symbol ``name`` = src[index] (all point indices)."""
+    """Defines symbol ``name`` = src[index] (all point indices): an integer symbol for
+    an integer tensor (loop bounds, block indices), a float one for f32 (ALiBi slopes)."""
 
     name: str
     src: str
@@ -727,11 +734,39 @@ class LoadScalar(Op):
                 f"{len(self.index)} subscripts",
                 self.loc,
             )
-        if not p.type.dtype.is_int:
+        if not (p.type.dtype.is_int or p.type.dtype is DType.F32):
             raise DTypeError(
-                f"scalar loads read integer tensors; `{self.src}` is {p.type.dtype.value}",
+                f"scalar loads read integer or f32 tensors; `{self.src}` is "
+                f"{p.type.dtype.value}",
                 self.loc,
+                hint="declare per-head constants such as ALiBi slopes as f32",
             )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RandomUniform(ValueOp):
+    """out[r, c] = uniform [0, 1) f32 from Philox4x32-10 (fadsl.rng.philox_uniform).
+
+    Counter-based: the value at row position ``row_start + r`` and column position
+    ``col_start + c`` depends only on the key (``seed0``, ``seed1``), ``offset``,
+    ``stream`` and the two positions, never on tiling or order, so interpreter and
+    generated code draw bit-identical numbers (dropout masks that can be replayed).
+    """
+
+    shape: Shape
+    seed0: Expr
+    seed1: Expr
+    offset: Expr
+    stream: Expr
+    row_start: Expr
+    col_start: Expr
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        if len(self.shape) != 2:
+            raise ShapeError(
+                f"random_uniform makes 2-D tiles, got shape {_shp(self.shape)}", self.loc
+            )
+        return TileType(self.shape, DType.F32)
 
 
 # ----------------------------------------------------------------------------

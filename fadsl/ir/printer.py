@@ -228,7 +228,8 @@ def value_text(v: Any) -> str:
     if isinstance(v, Point):
         return _expr_text(v.at)
     if isinstance(v, Slice):
-        return f"{_expr_text(v.start)} +: {_expr_text(v.size)}"
+        text = f"{_expr_text(v.start)} +: {_expr_text(v.size)}"
+        return text if v.stop is None else f"{text} < {_expr_text(v.stop)}"
     if isinstance(v, (TileType, QueueType, TensorType, ScalarType)):
         return type_text(v)
     if isinstance(v, tuple):

@@ -18,7 +18,18 @@ from typing import Any
 import sympy
 
 from fadsl.errors import IRParseError, Loc
-from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, isym
+from fadsl.ir.expr import (
+    CeilDiv,
+    Expr,
+    ExprSyntaxError,
+    FloorDiv,
+    as_expr,
+    check_defined,
+    checked_int,
+    checked_pow,
+    fsym,
+    isym,
+)
 from fadsl.ir.nodes import Point, Slice
 from fadsl.ir.types import DType, MemSpace, QueueType, TileType
 
@@ -81,10 +92,18 @@ class ValueReader:
             return self.expr(node.children[0])
         if kind not in _EXPR_RULES:
             raise Mismatch("expected an expression")
-        return getattr(self, "_expr_" + kind)(node)
+        try:
+            value = getattr(self, "_expr_" + kind)(node)
+            return check_defined(value, self._span_text(node))
+        except ExprSyntaxError as exc:
+            raise self.error(str(exc), node) from None
+
+    def _span_text(self, node: Any) -> str:
+        loc = self.loc(node)
+        return loc.source_line()[loc.col : loc.end_col].strip() or "this expression"
 
     def _expr_int(self, node: Any) -> Expr:
-        return sympy.Integer(int(node.children[0]))
+        return checked_int(str(node.children[0]))
 
     def _expr_float(self, node: Any) -> Expr:
         return as_expr(float(node.children[0]))
@@ -133,7 +152,7 @@ class ValueReader:
         return -self.expr(node.children[0])
 
     def _expr_pow(self, node: Any) -> Expr:
-        return self.expr(node.children[0]) ** self.expr(node.children[1])
+        return checked_pow(self.expr(node.children[0]), self.expr(node.children[1]))
 
     def _expr_call(self, node: Any) -> Expr:
         name, *args = node.children
@@ -285,8 +304,11 @@ def _point(reader: ValueReader, node: Any, kind: str | None) -> Point:
 
 
 def _slice(reader: ValueReader, node: Any, kind: str | None) -> Slice:
+    if kind == "bounded_slice":
+        start, size, stop = node.children
+        return Slice(reader.expr(start), reader.expr(size), reader.expr(stop))
     if kind != "slice":
-        raise Mismatch("expected a block `start +: size`")
+        raise Mismatch("expected a block `start +: size` or `start +: size < stop`")
     start, size = node.children
     return Slice(reader.expr(start), reader.expr(size))
 

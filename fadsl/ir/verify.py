@@ -27,7 +27,18 @@ from typing import Any
 import sympy
 
 from fadsl.errors import ErrorGroup, InternalError, IRParseError, Loc
-from fadsl.ir.nodes import For, Grid, Kernel, LoadScalar, Op, QueueAlloc, Value, op_name
+from fadsl.ir.nodes import (
+    AllocTensor,
+    For,
+    Grid,
+    Kernel,
+    Load,
+    LoadScalar,
+    Op,
+    QueueAlloc,
+    Value,
+    op_name,
+)
 from fadsl.ir.printer import print_kernel
 from fadsl.ir.types import QueueType, TensorType
 from fadsl.ir.visitor import IRVisitor, uses
@@ -78,6 +89,8 @@ class _Verifier(IRVisitor):
         self.values: list[dict[str, Value]] = [{}]
         self.symbols: list[set[str]] = [_kernel_symbols(kernel)]
         self.defined: set[str] = set()
+        self.slots: set[str] = set()
+        """Values made by alloc_tensor: the only ones a load may write into."""
         self.depth = 0
 
     def report(self, message: str, loc: Loc, hint: str | None = None) -> None:
@@ -123,9 +136,13 @@ class _Verifier(IRVisitor):
                 op.loc,
                 "a queue needs at least one buffer",
             )
+        if isinstance(op, Load) and op.into is not None:
+            self.check_slot(op, op.into)
         for r in op.results():
             self.check_symbols(r.type, op.loc, what)
             self.define(r, op.loc)
+        if isinstance(op, AllocTensor):
+            self.slots.add(op.result.name)
         if isinstance(op, LoadScalar):
             self.symbols[-1].add(op.name)
 
@@ -182,6 +199,16 @@ class _Verifier(IRVisitor):
                 self.report(
                     f"`%{v.name}` is used as {v.type} but defined as {found.type}", loc
                 )
+
+    def check_slot(self, op: Load, into: Value) -> None:
+        if into.name in self.slots:
+            return
+        self.report(
+            f"`load` writes into `%{into.name}`, which is not a queue slot",
+            op.loc,
+            "a load's operand is a slot from `alloc_tensor(%queue)`; "
+            "write `load()` to load into a fresh tile",
+        )
 
     def lookup(self, name: str) -> Value | None:
         for scope in reversed(self.values):

@@ -145,6 +145,8 @@ class _Pipeliner:
     def _moves(self, load: ir.Load) -> bool:
         for ix in load.index:
             exprs = (ix.at,) if isinstance(ix, ir.Point) else (ix.start, ix.size)
+            if isinstance(ix, ir.Slice) and ix.stop is not None:
+                exprs += (ix.stop,)
             if any(self.var in e.free_symbols for e in exprs):
                 return True
         return False
@@ -211,7 +213,8 @@ class _Pipeliner:
 def _subst_index(ix: ir.Index, var: sympy.Symbol, at: sympy.Expr) -> ir.Index:
     if isinstance(ix, ir.Point):
         return ir.Point(ix.at.subs(var, at))
-    return ir.Slice(ix.start.subs(var, at), ix.size.subs(var, at))
+    stop = None if ix.stop is None else ix.stop.subs(var, at)
+    return ir.Slice(ix.start.subs(var, at), ix.size.subs(var, at), stop)
 
 
 def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> None:

@@ -3,6 +3,7 @@
 A form names how the Ascend C backend computes an op on per-core tiles:
 
   unary, cast, dup, iota        one level-2 instruction over the whole tile
+  philox                        random_uniform: a scalar-unit loop (fadsl::PhiloxUniform)
   full                          binary op, both tiles of the result's shape
   scalar / rscalar / rdiv       binary op with a scalar operand (Adds, Muls, Maxs, Mins)
   row_bcast                     [r, c] op [r, 1]: Brcb the row vector into a [r, 8] block
@@ -79,6 +80,8 @@ def form_of(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
         return Form("dup")
     if isinstance(op, ir.Arange):
         return Form("iota")
+    if isinstance(op, ir.RandomUniform):
+        return Form("philox")
     if isinstance(op, ir.ExpandDims):
         return Form("view")
     if isinstance(op, (ir.RowMax, ir.RowSum)):

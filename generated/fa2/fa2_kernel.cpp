@@ -186,6 +186,7 @@ public:
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 vtQ.FreeTensor(vt);
             }
+            qtL1.FreeTensor(qt);
         }
     }
 

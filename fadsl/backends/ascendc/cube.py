@@ -85,11 +85,12 @@ class CubeEmitter:
         body = self.walk(op.body)
         self.pos += 1
         self.last_loc = None
+        frees = self._frees(self.pos)  # tiles read in the loop, last used at its end
         if not body:
-            return []
+            return frees
         header = (f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
                   f"{self.names.expr(op.stop)}; ++{var})")
-        return [Line(source_comment(op.loc)), Block(header, tuple(body))]
+        return [Line(source_comment(op.loc)), Block(header, tuple(body))] + frees
 
     def _frees(self, pos: int) -> list[Stmt]:
         out: list[Stmt] = []
@@ -101,7 +102,7 @@ class CubeEmitter:
     # --- ops -----------------------------------------------------------------
     def _op(self, op: ir.Op) -> list[Stmt]:
         if isinstance(op, ir.LoadScalar):
-            return []
+            return gm.load_scalar(self.low.kernel, op, self.names)
         if self.sides.op_side.get(id(op)) != CUBE:
             return []
         if isinstance(op, ir.Dot):
@@ -129,7 +130,9 @@ class CubeEmitter:
             raise BackendError(
                 f"a cube operand block of `{op.src}` has a column tail; the backend needs "
                 "whole rows for the cube", op.loc, hint="load whole head dims (`:`)")
-        valid = f"static_cast<uint32_t>({a.valid_rows})"
+        bounded = any(gm.bounded(ix) for ix in op.index)
+        valid = "static_cast<uint32_t>(validRows)" if bounded else \
+            f"static_cast<uint32_t>({a.valid_rows})"
         out: list[Stmt] = [Line(f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], {valid}, "
                                 f"{a.cols}, {a.stride}, {a.rows});")]
         if self._contracts_rows(user):
@@ -138,7 +141,11 @@ class CubeEmitter:
                     f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "
                     "pads with 0", op.loc, hint="load it with pad=0")
             out.append(Line(f"fadsl::ZeroTailRows({var}, {valid}, {a.cols}, {a.rows});"))
-        return out
+        if not bounded:
+            return out
+        # a bounded block may hold no row at all (a Q block past its sequence's end)
+        return [Block("", (Line(f"const int64_t validRows = {a.valid_rows};"),
+                           Block("if (validRows > 0)", tuple(out))))]
 
     def _contracts_rows(self, v: ir.Value) -> bool:
         """Whether the rows of tile ``v`` are the contraction dimension of a dot."""

@@ -183,12 +183,14 @@ def _gm_params(k: ir.Kernel, comptime: dict[str, int], consts: dict[str, int],
     from fadsl.ir.expr import isym, to_cxx
 
     fixed = {isym(n): v for n, v in {**consts, **comptime}.items()}
+    host_ceil = k.name.title().replace("_", "") + "CeilDiv"  # tiling.h, host side
     out = []
     for p in k.params:
         if not isinstance(p.type, TensorType):
             continue
         count = sympy.Mul(*p.type.shape).subs(fixed)
         n = to_cxx(count, {s: f"t.{s}" for s in runtime})
+        n = n.replace("fadsl::CeilDiv<int64_t>", host_ceil)
         out.append(GmParam(p.name, ctype(p.type.dtype), n, p.kind.value))
     return tuple(out)
 

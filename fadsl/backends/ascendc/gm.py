@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import sympy
 
 from fadsl.backends.ascendc.names import Names
+from fadsl.backends.ascendc.view import Line
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
@@ -72,9 +73,11 @@ def access(param: ir.Param, index: tuple[ir.Index, ...], names: Names,
 
     def valid(d: int) -> str:
         return (f"fadsl::Valid({names.expr(starts[d])}, {names.expr(sizes[d])}, "
-                f"{names.expr(t.shape[d])})")
+                f"{names.expr(limit(index[d], t.shape[d]))})")
 
-    col_tail = not (starts[cd] == 0 and sizes[cd] == t.shape[cd])
+    col_tail = bounded(index[cd]) or not (
+        starts[cd] == 0 and sizes[cd] == t.shape[cd]
+        or whole_blocks(starts[cd], sizes[cd], t.shape[cd]))
     return Access(
         offset=names.expr(offset),
         rows="1" if rd is None else names.expr(sizes[rd]),
@@ -87,6 +90,27 @@ def access(param: ir.Param, index: tuple[ir.Index, ...], names: Names,
     )
 
 
+def bounded(ix: ir.Index) -> bool:
+    """A block with a bound of its own (one sequence of a packed tensor)."""
+    return isinstance(ix, ir.Slice) and ix.stop is not None
+
+
+def limit(ix: ir.Index, extent: Expr) -> Expr:
+    """Where a dimension's valid positions end: the extent, or the block's bound."""
+    if isinstance(ix, ir.Slice) and ix.stop is not None:
+        return sympy.Min(extent, ix.stop)
+    return extent
+
+
+def whole_blocks(start: Expr, size: Expr, extent: Expr) -> bool:
+    """Blocks that start at a multiple of their size in an extent that is a multiple of
+    it never have a tail (a head's columns of a BSH tensor: h * D +: D of N * D)."""
+    if size == 0:
+        return False
+    ratios = (sympy.simplify(as_expr(start) / size), sympy.simplify(as_expr(extent) / size))
+    return all(r.is_integer for r in ratios)
+
+
 def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
     """(UB gap in 32-byte blocks, GM gap in bytes) between the rows DataCopyPad moves."""
     if not a.col_tail:
@@ -94,3 +118,16 @@ def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
         return "0", gm_gap
     ub = f"{a.cols} * sizeof({ctype}) / 32 - ({a.valid_cols} * sizeof({ctype}) + 31) / 32"
     return ub, f"({a.stride} - {a.valid_cols}) * sizeof({ctype})"
+
+
+def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Line]:
+    """``const T x = srcGm.GetValue(i);``: a scalar the scalar unit reads from GM (loop
+    bounds, block indices, slopes); both the cube and the vector cores read their own."""
+    p = next(x for x in kernel.params if x.name == op.src)
+    assert isinstance(p.type, TensorType)
+    names.local(op.name)
+    flat = names.expr(sum((i * s for i, s in zip(op.index, strides(p.type.shape))),
+                          sympy.Integer(0)))
+    ct = "float" if p.type.dtype.is_float else "int64_t"
+    return [Line(f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
+                 f"{op.src}Gm.GetValue({flat}));")]

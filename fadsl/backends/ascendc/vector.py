@@ -160,7 +160,8 @@ class VectorEmitter:
         self.last_loc = None
         for r, i in zip(op.loop_results, op.inits):
             self.vars[r.name] = self.vars.get(i.name, camel(i.name))
-        return pre + [Block(header, tuple(a for a in args if a) + tuple(body))]
+        frees = self._frees(self.pos)  # queue tiles read in the loop, last used at its end
+        return pre + [Block(header, tuple(a for a in args if a) + tuple(body))] + frees
 
     def _has_vector_work(self, body: tuple[ir.Op, ...]) -> bool:
         for op in body:
@@ -273,14 +274,7 @@ class VectorEmitter:
         return out
 
     def _load_scalar(self, op: ir.LoadScalar) -> list[Stmt]:
-        self.names.local(op.name)
-        return [Line(f"const int64_t {camel(op.name)} = static_cast<int64_t>("
-                     f"{op.src}Gm.GetValue({self._flat(op.src, op.index)}));")]
-
-    def _flat(self, param: str, index: tuple[Expr, ...]) -> str:
-        p = next(x for x in self.low.kernel.params if x.name == param)
-        st = gm.strides(p.type.shape)  # type: ignore[union-attr]
-        return self.names.expr(sum((i * s for i, s in zip(index, st)), sympy.Integer(0)))
+        return list(gm.load_scalar(self.low.kernel, op, self.names))
 
 
 

@@ -48,6 +48,18 @@ def arange(e: VectorEmitter, op: ir.Arange, form: Form, temps: tuple[str, ...]) 
             f"{e.count(op.result)});"]
 
 
+@rule(ir.RandomUniform)
+def random_uniform(e: VectorEmitter, op: ir.RandomUniform, form: Form,
+                   temps: tuple[str, ...]) -> list[str]:
+    """Philox on the scalar unit (no 32 x 32 -> 64 multiply on the vector unit)."""
+    rows, cols = (e.names.expr(d) for d in e.shape(op.result))
+    words = ", ".join(f"static_cast<uint32_t>({e.names.expr(x)})"
+                      for x in (op.seed0, op.seed1, op.offset, op.stream))
+    row0 = e.names.expr(op.row_start + e.row_shift(op.result))
+    return [f"fadsl::PhiloxUniform({e.var(op.result)}, {words}, {row0}, "
+            f"{e.names.expr(op.col_start)}, {rows}, {cols});"]
+
+
 @rule(ir.Cast)
 def cast(e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]) -> list[str]:
     src, dst = _dt(op.x), op.dtype
@@ -291,7 +303,7 @@ def check_rules() -> list[str]:
     from fadsl.passes.vector_forms import _ARITH, _UNARY
 
     wanted = set(_ARITH) | set(_UNARY) | {ir.Tanh, ir.Cast, ir.Full, ir.Arange, ir.RowMax,
-                                          ir.RowSum, ir.Where}
+                                          ir.RowSum, ir.Where, ir.RandomUniform}
     return sorted(c.__name__ for c in wanted if c not in RULES)
 
 

@@ -27,6 +27,7 @@ from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
     elementwise,
     memory,
     queues,
+    random,
     reductions,
 )
 from fadsl.backends.interp.frame import Frame, Machine

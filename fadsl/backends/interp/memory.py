@@ -96,7 +96,7 @@ def _plan(
         start = fr.int_scalar(ix.start, loc, "a block start")
         size = fr.static_int(ix.size, loc, "a block size")
         limit: int | np.ndarray = shape[dim]
-        bound = getattr(ix, "stop", None)  # bounded blocks (Slice.stop) where supported
+        bound = ix.stop
         if bound is not None:
             start, limit = _bounded(fr, bound, start, shape[dim], loc)
         if size > 0:

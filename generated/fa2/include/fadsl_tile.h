@@ -251,6 +251,54 @@ __aicore__ inline void Tanh(const AscendC::LocalTensor<T>& dst, const AscendC::L
 }
 
 // ---------------------------------------------------------------------------
+// Counter-based random numbers (fadsl/rng.py is the same generator in numpy)
+// ---------------------------------------------------------------------------
+
+// Philox4x32-10 (Salmon et al., SC 2011): ten rounds on the counter `ctr`, key (k0, k1).
+__aicore__ inline void Philox4x32(uint32_t ctr[4], uint32_t k0, uint32_t k1)
+{
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * ctr[0];
+        const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * ctr[2];
+        const uint32_t c1 = ctr[1];
+        const uint32_t c3 = ctr[3];
+        ctr[0] = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+        ctr[1] = static_cast<uint32_t>(p1);
+        ctr[2] = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+        ctr[3] = static_cast<uint32_t>(p0);
+    }
+}
+
+// dst[r, c] (rows x cols f32 in UB) = uniform [0, 1) at position (rowStart + r, colStart + c):
+// word col % 4 of Philox4x32-10 at counter (col / 4, row, stream, offset), key (seed0, seed1),
+// as (bits >> 8) * 2^-24. The scalar unit computes it (the vector unit has no 32 x 32 -> 64
+// multiply), so it waits for vector instructions on the tile and the vector unit waits for it.
+__aicore__ inline void PhiloxUniform(const AscendC::LocalTensor<float>& dst, uint32_t seed0, uint32_t seed1,
+                                     uint32_t offset, uint32_t stream, int64_t rowStart, int64_t colStart,
+                                     uint32_t rows, uint32_t cols)
+{
+    AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+    for (uint32_t r = 0; r < rows; ++r) {
+        uint32_t c = 0;
+        while (c < cols) {
+            const uint64_t col = static_cast<uint64_t>(colStart + c);
+            uint32_t ctr[4] = {static_cast<uint32_t>(col >> 2), static_cast<uint32_t>(rowStart + r), stream, offset};
+            Philox4x32(ctr, seed0, seed1);
+            for (uint32_t lane = static_cast<uint32_t>(col & 3); lane < 4 && c < cols; ++lane, ++c) {
+                dst.SetValue(r * cols + c, static_cast<float>(ctr[lane] >> 8) * 5.9604644775390625e-08f);
+            }
+        }
+    }
+    AscendC::SetFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+    AscendC::WaitFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+}
+
+// ---------------------------------------------------------------------------
 // Cube operand staging: ND blocks in GM -> NZ in L1 -> fractals in L0A / L0B
 // ---------------------------------------------------------------------------
 

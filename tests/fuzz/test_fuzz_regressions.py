@@ -1,0 +1,127 @@
+"""Regression tests for the crashes fuzzing found, one per root cause.
+
+Each input once ended in an internal error or an escaped exception; each must now end
+in a clean FadslError that names the mistake.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fuzzkit import check_clean, run_cli
+
+from fadsl.errors import IRParseError
+from fadsl.ir.parser import parse_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "tests" / "ir_samples"
+FA2 = str(ROOT / "examples" / "fa2.py")
+SMALL = "B=1,N=1,Sq=16,Skv=16,D=16"
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("literal", ['"a\\q"', '"tab\there"', '"\\u12"'])
+def test_a_string_constant_with_a_bad_escape_is_a_parse_error(literal: str) -> None:
+    # was: json.JSONDecodeError from the constant's reader
+    text = sample("scratch_consts.fir").replace('"fa2 \\"v1\\""', literal)
+    with pytest.raises(IRParseError):
+        parse_kernel(text, "bad.fir")
+
+
+def test_json_escapes_in_string_constants_still_parse() -> None:
+    text = sample("scratch_consts.fir").replace('"fa2 \\"v1\\""', '"\\u00e9\\n\\"x\\""')
+    assert dict(parse_kernel(text).consts)["label"] == 'é\n"x"'
+
+
+def test_an_index_out_of_range_at_every_point_names_the_first(tmp_path: Path) -> None:
+    # was: TypeError while describing where an out-of-bounds load_scalar happened
+    fir = tmp_path / "varlen.fir"
+    fir.write_text(sample("varlen.fir"), encoding="utf-8")
+    out = run_cli(["run", str(fir), "--shape", "T=3,N=16,D=16,Bp1=1,B=1", "-o", "o"],
+                  str(tmp_path))
+    check_clean(out)
+    assert "out-of-bounds read of `cu_seqlens`: index 1" in out.stderr
+    assert "at b=0, h=0, i=0" in out.stderr
+
+
+def test_a_load_into_a_value_that_is_not_a_queue_slot_is_refused() -> None:
+    # was: AttributeError in the vector planner ('Load' object has no attribute 'queue')
+    text = sample("varlen.fir").replace("%kt = load() {src = k", "%kt = load(%qt) {src = k")
+    with pytest.raises(IRParseError, match="writes into `%qt`, which is not a queue slot"):
+        parse_kernel(text, "bad.fir")
+
+
+def test_loads_into_queue_slots_still_parse() -> None:
+    assert parse_kernel(sample("queues.fir")).name == "queues"
+
+
+@pytest.mark.parametrize("shape", ["B=99999999999999999999,N=1,Sq=16,Skv=16,D=16",
+                                   "B=9999,N=64,Sq=8192,Skv=8192,D=128"])
+def test_tensors_too_large_for_memory_are_refused_before_any_work(
+    tmp_path: Path, shape: str
+) -> None:
+    # was: ValueError "Maximum allowed dimension exceeded" from numpy (or a MemoryError)
+    out = run_cli(["run", FA2, "--shape", shape, "-o", "o"], str(tmp_path))
+    check_clean(out)
+    assert "usage error: the tensors of `fa2` take" in out.stderr
+    assert "choose a smaller --shape" in out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_tensor_of_negative_size_is_refused(tmp_path: Path) -> None:
+    fir = tmp_path / "neg.fir"
+    fir.write_text(sample("elementwise.fir").replace("in x: f16[N, D]", "in x: f16[N - 100, D]"))
+    out = run_cli(["run", str(fir), "--shape", "N=16,D=16", "-o", "o"], str(tmp_path))
+    check_clean(out)
+    assert "would have the negative shape [-84, 16]" in out.stderr
+
+
+KERNEL_WITH_BOUND = '''\
+import fadsl as fd
+
+
+@fd.kernel
+def k(x: fd.In("S", "D"), o: fd.Out("S", "D"), bq: int = 16):
+    S, D = x.shape
+    for i in fd.grid(fd.cdiv(S, bq)):
+        xt = fd.load(x[fd.ds(i * bq, bq), :])
+        for j in BOUND:
+            pass
+        fd.store(o[fd.ds(i * bq, bq), :], xt)
+'''
+
+
+@pytest.mark.parametrize(("bound", "message"), [
+    ("range(xt)", "a loop bound must be a scalar, but this is the tile %xt"),
+    ('fd.pipelined(0, "a")', "a loop bound must be a scalar expression, got str"),
+])
+def test_a_loop_bound_that_is_not_a_scalar_is_a_kernel_error(
+    tmp_path: Path, bound: str, message: str
+) -> None:
+    # was: TypeError "not an expression: Tile(...)" from as_expr
+    src = tmp_path / "k.py"
+    src.write_text(KERNEL_WITH_BOUND.replace("BOUND", bound))
+    out = run_cli(["ir", str(src)], str(tmp_path))
+    check_clean(out)
+    assert message in out.stderr
+    assert f"{src}:9:" in out.stderr
+
+
+def test_a_grid_extent_that_is_not_a_scalar_is_a_kernel_error(tmp_path: Path) -> None:
+    src = tmp_path / "k.py"
+    src.write_text(KERNEL_WITH_BOUND.replace("fd.grid(fd.cdiv(S, bq))", "fd.grid(x)")
+                   .replace("BOUND", "range(2)"))
+    out = run_cli(["ir", str(src)], str(tmp_path))
+    check_clean(out)
+    assert "a grid extent must be a scalar expression, got TensorRef" in out.stderr
+
+
+def test_an_empty_shape_is_refused_rather_than_running_the_default(tmp_path: Path) -> None:
+    # was: `--shape ''` silently ran the 4096 x 4096 default shape (a hang to the fuzzer)
+    out = run_cli(["run", FA2, "--shape", "", "-o", "o"], str(tmp_path))
+    check_clean(out)
+    assert "usage error: --shape is empty" in out.stderr
