@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fuzzkit import check_clean, run_cli
+from fuzzkit import check_clean, run_cli, time_limit
 
 from fadsl.errors import IRParseError
 from fadsl.ir.parser import parse_kernel
@@ -125,3 +125,29 @@ def test_an_empty_shape_is_refused_rather_than_running_the_default(tmp_path: Pat
     out = run_cli(["run", FA2, "--shape", "", "-o", "o"], str(tmp_path))
     check_clean(out)
     assert "usage error: --shape is empty" in out.stderr
+
+
+@pytest.mark.parametrize(("default", "message"), [
+    ("0**(-0.5)", "`0**(-0.5)` is undefined: it evaluates to zoo"),
+    ("inf - inf", "`inf - inf` is undefined: it evaluates to nan"),
+    ("sqrt(-1)", "`sqrt(-1)` is undefined: it evaluates to I"),
+    ("9**9**9", "9**387420489 does not fit in 64 bits"),
+    ("1" * 5000, "the integer 111111111111111111111111... does not fit in 64 bits"),
+])
+def test_constant_expressions_sympy_cannot_hold_are_parse_errors(
+    default: str, message: str
+) -> None:
+    # was: a ValueError from the printer (zoo), int() past 4300 digits, or a hang (9**9**9)
+    text = sample("elementwise.fir").replace("alpha: f32 = 0.5", f"alpha: f32 = {default}")
+    with time_limit(10), pytest.raises(IRParseError) as info:
+        parse_kernel(text, "bad.fir")
+    assert info.value.message == message
+
+
+def test_an_undefined_scalar_default_in_python_is_a_kernel_error(tmp_path: Path) -> None:
+    src = tmp_path / "k.py"
+    src.write_text(KERNEL_WITH_BOUND.replace("BOUND", "range(2)").replace(
+        "bq: int = 16):", 'bq: int = 16, s: fd.Scalar = "0 ** -0.5"):'))
+    out = run_cli(["ir", str(src)], str(tmp_path))
+    check_clean(out)
+    assert "default of scalar `s`: `0 ** -0.5` is undefined" in out.stderr

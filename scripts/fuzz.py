@@ -1,0 +1,112 @@
+"""Long fuzzing run, not part of the test suite: python3 scripts/fuzz.py [--examples N].
+
+Runs every property of tests/fuzz/fuzz_properties.py with a fresh seed (printed, and
+reusable with --seed), sharing ``--examples`` (default 10,000) between them in the
+proportions CI uses. Unlike a test it does not stop at the first failure: it counts
+every example, collects the failures (one of each kind, with the input that caused
+it) and prints them at the end. Exit status 1 if anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "fuzz"))
+
+from fuzz_properties import PROPERTIES, Property, Workspace  # noqa: E402
+from fuzzkit import FuzzFailure  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+
+@dataclass
+class Tally:
+    """Examples run and failures seen for one property."""
+
+    name: str
+    examples: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+    """First line of each distinct failure -> its full report."""
+    count: int = 0
+    seconds: float = 0.0
+
+    def record(self, report: str) -> None:
+        self.count += 1
+        self.failures.setdefault(_kind(report), report)
+
+
+def run_property(prop: Property, ws: Workspace, examples: int, rng_seed: int) -> Tally:
+    tally = Tally(prop.name)
+
+    @seed(rng_seed)
+    @settings(max_examples=examples, deadline=None, database=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(example=prop.strategy(ws))
+    def one(example: Any) -> None:
+        tally.examples += 1
+        try:
+            prop.check(ws, example)
+        except FuzzFailure as exc:
+            tally.record(str(exc))
+        except Exception:  # noqa: BLE001 - the property itself broke: report, go on
+            tally.record(f"{example!r}\n{traceback.format_exc()}")
+
+    t0 = time.perf_counter()
+    one()
+    tally.seconds = time.perf_counter() - t0
+    return tally
+
+
+def _kind(report: str) -> str:
+    """A short key grouping failures of the same kind (the last line of the error)."""
+    lines = [ln for ln in report.strip().splitlines() if ln.strip()]
+    return lines[-1][:160] if lines else "?"
+
+
+def shares(total: int) -> list[int]:
+    """``total`` examples split in CI's proportions (every property gets at least 1)."""
+    ci = sum(p.ci_examples for p in PROPERTIES)
+    return [max(1, round(total * p.ci_examples / ci)) for p in PROPERTIES]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=10_000, help="total (default 10000)")
+    parser.add_argument("--seed", type=int, default=None, help="seed (default: random)")
+    parser.add_argument("--only", help="run only the properties whose name contains this")
+    args = parser.parse_args(argv)
+    rng_seed = args.seed if args.seed is not None else random.randrange(2**32)
+    print(f"fuzzing with seed {rng_seed}: {args.examples} examples", flush=True)
+    tallies = []
+    with tempfile.TemporaryDirectory(prefix="fadsl-fuzz-") as root:
+        ws = Workspace(root)
+        for prop, n in zip(PROPERTIES, shares(args.examples)):
+            if args.only and args.only not in prop.name:
+                continue
+            tally = run_property(prop, ws, n, rng_seed)
+            tallies.append(tally)
+            print(f"  {tally.examples:6d} examples  {tally.count:4d} failures  "
+                  f"{tally.seconds:7.1f} s  {prop.name}", flush=True)
+    return report(tallies)
+
+
+def report(tallies: list[Tally]) -> int:
+    total = sum(t.examples for t in tallies)
+    failed = sum(t.count for t in tallies)
+    print(f"{total} examples, {failed} failures")
+    for t in tallies:
+        for key, full in t.failures.items():
+            print(f"\n=== {t.name}: {key}\n{full}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
