@@ -26,6 +26,10 @@ def main(args: argparse.Namespace) -> int:
 
     check_output_dir(args.output)
     binding = common.build(args)
+    from fadsl.passes import lint
+
+    for warning in lint.report(binding.kernel):
+        print(warning, file=sys.stderr)
     if args.inputs:
         inputs = runio.read_inputs(args.inputs, binding)
     else:

@@ -1,0 +1,58 @@
+"""Lint: numerically risky patterns that are legal IR (design.md section 3).
+
+Input: typed IR. Output: a list of warnings (rendered like errors, but the command goes
+on). Checks: ``exp``/``exp2`` of a 16-bit float tile that is not a difference (the
+classic FlashAttention overflow: exp overflows fp16 beyond 11.09 and bf16 scores lose
+precision; subtract the row maximum first and exponentiate in f32).
+
+Non-goals: proving ranges; changing the program.
+"""
+
+from __future__ import annotations
+
+from fadsl.errors import FadslError, render
+from fadsl.ir import nodes as ir
+from fadsl.ir.types import DType, TileType
+
+NAME = "lint"
+_SMALL = (DType.F16, DType.BF16)
+
+
+class LintWarning(FadslError):
+    """A legal but risky construct; printed, never raised by commands."""
+
+
+def warnings(kernel: ir.Kernel) -> list[LintWarning]:
+    defs: dict[ir.Value, ir.Op] = {}
+    out: list[LintWarning] = []
+    _walk(kernel.body, defs, out)
+    return out
+
+
+def _walk(body: tuple[ir.Op, ...], defs: dict[ir.Value, ir.Op], out: list[LintWarning]) -> None:
+    for op in body:
+        for r in op.results():
+            defs[r] = op
+        if isinstance(op, (ir.Grid, ir.For)):
+            _walk(op.body, defs, out)
+        elif isinstance(op, (ir.Exp, ir.Exp2)):
+            _check_exp(op, defs, out)
+
+
+def _check_exp(op: ir.Unary, defs: dict[ir.Value, ir.Op], out: list[LintWarning]) -> None:
+    t = op.x.type
+    if not isinstance(t, TileType) or t.dtype not in _SMALL:
+        return
+    if isinstance(defs.get(op.x), ir.Sub):
+        return
+    name = "exp" if isinstance(op, ir.Exp) else "exp2"
+    out.append(LintWarning(
+        f"{name} of an unnormalised {t.dtype.value} tile: exp overflows fp16 above 11.09",
+        op.loc,
+        hint="subtract the row maximum first and exponentiate in f32, e.g. "
+        "fd.exp(s - m[:, None]) with s = fd.dot(...) (f32)"))
+
+
+def report(kernel: ir.Kernel) -> list[str]:
+    """Rendered warnings, with 'warning' in place of the error title."""
+    return [render(w).replace("fadsl: error:", "fadsl: warning:", 1) for w in warnings(kernel)]
