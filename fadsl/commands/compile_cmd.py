@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.outputs import check_output_dir
+    from fadsl.outputs import atomic_dir, check_output_dir
     from fadsl.target import resolve
 
     target = resolve(args.target, args.target_file)
@@ -31,10 +31,18 @@ def main(args: argparse.Namespace) -> int:
         list(src.defs)
     if args.output:
         check_output_dir(args.output)
-    for kdef in chosen:
-        binding = common.bind(kdef, args, need_shape=True)
-        out = _out_dir(args.output, binding.kernel.name, len(chosen))
-        _compile_one(binding, target, args.file, out, args.quiet, not args.skip_resource_proof)
+    built = [_build_one(common.bind(kdef, args, need_shape=True), target, args.file,
+                        _out_dir(args.output, kdef.name, len(chosen)),
+                        not args.skip_resource_proof) for kdef in chosen]
+    if args.output and len(built) > 1:  # one folder holding them all: replace it at once
+        with atomic_dir(args.output) as tmp:
+            for project, _, out in built:
+                _write_files(project.files, os.path.join(tmp, os.path.basename(out)))
+    else:
+        for project, _, out in built:
+            write_project(project.files, out)
+    for project, binding, out in built:
+        _report(project, binding, target, out, args.quiet)
     return 0
 
 
@@ -44,13 +52,17 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _compile_one(binding, target, source: str, out: str, quiet: bool,  # type: ignore[no-untyped-def]
-                 prove_fit: bool) -> None:
+def _build_one(binding, target, source: str, out: str,  # type: ignore[no-untyped-def]
+               prove_fit: bool) -> tuple:
+    """(project, binding, out): everything is generated before anything is written."""
     from fadsl.backends.ascendc.project import build_project
+
+    return build_project(binding, target, source, out, prove_fit), binding, out
+
+
+def _report(project, binding, target, out: str, quiet: bool) -> None:  # type: ignore[no-untyped-def]
     from fadsl.commands.check_cmd import table
 
-    project = build_project(binding, target, source, out, prove_fit)
-    write_project(project.files, out)
     if not quiet:
         print(table(project.report, project.plan, target, binding))
     print(f"wrote {len(project.files)} files to {out}/")
@@ -61,10 +73,14 @@ def write_project(files: dict[str, bytes], out: str) -> None:
     from fadsl.outputs import atomic_dir
 
     with atomic_dir(out) as tmp:
-        for rel, data in sorted(files.items()):
-            path = os.path.join(tmp, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as f:
-                f.write(data)
-            if rel.endswith(".sh"):
-                os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        _write_files(files, tmp)
+
+
+def _write_files(files: dict[str, bytes], folder: str) -> None:
+    for rel, data in sorted(files.items()):
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        if rel.endswith(".sh"):
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
