@@ -59,7 +59,14 @@ def _selected(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run ``fadsl ARGV``; the exit status (0 ok, 1 a user error, 2 usage, 70 a bug)."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _main(argv: list[str]) -> int:
     parser = _lazy_parser(argv)
     args = parser.parse_args(argv)
     if args.version:
@@ -93,7 +100,7 @@ def _lazy_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-def]
-    from fadsl.errors import FadslError, InternalError
+    from fadsl.errors import ExecutionError, FadslError, InternalError
 
     try:
         return int(module.main(args) or 0)
@@ -105,6 +112,14 @@ def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
     except KeyboardInterrupt:
         print("fadsl: interrupted; no output was changed", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+    except MemoryError:
+        err = ExecutionError(
+            "out of memory", hint="run and sim hold every tensor and tile in memory: "
+            "choose a smaller --shape")
+        print(err.render(), file=sys.stderr)
+        return 1
     except Exception as exc:  # a bug in fadsl: say so, keep the trace for the report
         if os.environ.get("FADSL_DEBUG") == "1":
             raise
@@ -112,3 +127,17 @@ def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
         print(err.render(), file=sys.stderr)
         print("(set FADSL_DEBUG=1 for the Python traceback)", file=sys.stderr)
         return 70
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``fadsl ir k.py | head -1``): stop quietly.
+
+    Later writes (and the flush at exit) go to /dev/null, so Python prints no second
+    error; the status is 141 = 128 + SIGPIPE, what a shell shows for such a writer.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file (tests capture it)
+        pass
+    return 141
