@@ -89,7 +89,9 @@ def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
     check_sizes(binding)
     env = binding.env()
     if not os.path.isdir(folder):
-        raise UsageError(f"--inputs {folder}: no such folder")
+        found = "is a file, not a folder" if os.path.exists(folder) else "no such folder"
+        raise UsageError(f"--inputs {folder}: {found}",
+                         hint="--inputs names a folder holding <param>.bin files")
     out: dict[str, np.ndarray] = {}
     for p in tensor_params(binding.kernel, ParamKind.IN):
         out[p.name] = _read_one(folder, p, param_shape(p, env))
@@ -100,19 +102,47 @@ def _read_one(folder: str, p: Param, shape: tuple[int, ...]) -> np.ndarray:
     path = os.path.join(folder, f"{p.name}.bin")
     dtype = np_dtype(p.type.dtype)  # type: ignore[union-attr]
     want = math.prod(shape) * dtype.itemsize
-    if not os.path.isfile(path):
+    described = f"{'x'.join(map(str, shape))} {dtype.name} = {want:,} bytes"
+    if not os.path.lexists(path):
         raise UsageError(
             f"input `{p.name}` is missing: no file {path}", p.loc,
-            hint=f"write {want} bytes ({'x'.join(map(str, shape))} {dtype.name}), "
-            "or drop --inputs to use seeded random inputs")
-    size = os.path.getsize(path)
+            hint=f"write {described} (raw little-endian, C order), or drop --inputs "
+            "to use seeded random inputs")
+    size = _regular_file_size(path, f"input `{p.name}`", p.loc)
     if size != want:
+        short = "short" if size < want else "long"
         raise UsageError(
-            f"input {path} has {size} bytes; `{p.name}` is {'x'.join(map(str, shape))} "
-            f"{dtype.name} = {want} bytes", p.loc,
-            hint="check --shape and --dtype against the data")
-    data = np.fromfile(path, dtype=dtype.newbyteorder("<")).astype(dtype)
-    return data.reshape(shape)
+            f"input {path} is too {short}: {size:,} bytes, but `{p.name}` is {described}",
+            p.loc, hint="check --shape and --dtype against the data")
+    return read_bin(path, dtype).reshape(shape)
+
+
+def _regular_file_size(path: str, what: str, loc: Loc | None = None) -> int:
+    """The size of ``path``, refusing a missing file, a folder, a pipe or a device."""
+    if os.path.isdir(path):
+        raise UsageError(f"{what}: {path} is a folder, not a file", loc,
+                         hint="give a .bin file of raw little-endian values")
+    if not os.path.exists(path):
+        raise UsageError(f"{what}: no file {path}", loc)
+    if not os.path.isfile(path):
+        raise UsageError(f"{what}: {path} is not a regular file (a pipe or a device?)", loc,
+                         hint="give a .bin file of raw little-endian values")
+    return os.path.getsize(path)
+
+
+def read_bin(path: str, dtype: np.dtype, what: str = "") -> np.ndarray:
+    """The raw little-endian values of ``path``; clear errors for unreadable files."""
+    size = _regular_file_size(path, what or path)
+    if size % dtype.itemsize:
+        raise UsageError(f"{path}: {size:,} bytes is not a whole number of {dtype.name} "
+                         f"values ({dtype.itemsize} bytes each)",
+                         hint="check --dtype against the data")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return np.frombuffer(data, dtype=dtype.newbyteorder("<")).astype(dtype)
 
 
 def nonfinite_report(inputs: dict[str, np.ndarray]) -> list[str]:
@@ -191,12 +221,42 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_meta(folder: str) -> dict[str, Any] | None:
+    """A run folder's meta.json (None if there is none), checked enough to be used."""
     path = os.path.join(folder, META)
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path} is not valid JSON: {exc}",
-                             Loc(path, exc.lineno, exc.colno - 1)) from None
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc.msg}",
+                         Loc(path, exc.lineno, exc.colno - 1)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    problem = _meta_problem(meta)
+    if problem is not None:
+        raise UsageError(f"{path}: {problem}",
+                         hint="meta.json is written by fadsl run / fadsl sim; run again "
+                         "to write a fresh one")
+    return meta
+
+
+def _meta_problem(meta: Any) -> str | None:
+    if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict):
+        return "expected an object with a \"params\" object"
+    for name, entry in meta["params"].items():
+        if not isinstance(entry, dict):
+            return f"params.{name} is not an object"
+        if entry.get("kind") not in ("in", "out", "scratch") or not isinstance(
+                entry.get("dtype"), str):
+            return f"params.{name} needs \"kind\" (in/out/scratch) and \"dtype\""
+        file = entry.get("file")
+        if not isinstance(file, str) or os.path.basename(file) != file or file in ("", ".", ".."):
+            return f"params.{name}.file must be a file name in the run folder"
+        shape = entry.get("shape")
+        if shape is not None and not (isinstance(shape, list) and all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+            return f"params.{name}.shape must be a list of sizes"
+    if not isinstance(meta.get("check") or {}, dict):
+        return "\"check\" must be an object"
+    return None

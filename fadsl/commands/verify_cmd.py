@@ -34,8 +34,6 @@ def _verify_one(name: str, actual: Any, expected: Any, dtype: Any,
                 same_error: float | None) -> bool:
     from fadsl.numerics import compare
 
-    if actual.size != expected.size:
-        raise UsageError(f"{name}: {actual.size} elements vs {expected.size} expected")
     v = compare(name, actual.reshape(expected.shape), expected, None, dtype, same_error)
     basis = ("2 x same-precision error + atol" if same_error is not None
              else "atol only: the expected side records no same-precision error")
@@ -52,8 +50,14 @@ def _finite(a: Any) -> Any:
 
 
 def _pairs(actual: str, expected: str, dtype_flag: str | None) -> list[tuple]:
+    for path in (actual, expected):
+        if not os.path.exists(path):
+            raise UsageError(f"no such file or folder: {path}",
+                             hint="give two .bin files or two run folders")
     if os.path.isdir(actual) != os.path.isdir(expected):
-        raise UsageError("give two .bin files or two run folders, not one of each")
+        kinds = ["a folder" if os.path.isdir(p) else "a file" for p in (actual, expected)]
+        raise UsageError(f"{actual} is {kinds[0]} but {expected} is {kinds[1]}",
+                         hint="give two .bin files or two run folders, not one of each")
     if os.path.isdir(actual):
         return _folder_pairs(actual, expected)
     return [_file_pair(actual, expected, dtype_flag)]
@@ -78,9 +82,6 @@ def _folder_pairs(actual: str, expected: str) -> list[tuple]:
 def _file_pair(actual: str, expected: str, dtype_flag: str | None) -> tuple:
     from fadsl.runio import read_meta
 
-    for path in (actual, expected):
-        if not os.path.isfile(path):
-            raise UsageError(f"no such file: {path}")
     me = read_meta(os.path.dirname(os.path.abspath(expected)))
     base = os.path.basename(expected)
     entry = None
@@ -105,26 +106,31 @@ def _load_pair(name: str, actual: str, expected: str, entry: dict[str, Any],
     import numpy as np
 
     from fadsl.numerics import dtype_of_name, np_dtype
+    from fadsl.runio import read_bin
 
-    dtype = dtype_of_name(entry["dtype"])
+    try:
+        dtype = dtype_of_name(entry["dtype"])
+    except ValueError:
+        raise UsageError(f"{expected}: meta.json gives the unknown dtype "
+                         f"{entry['dtype']!r}") from None
     nd = np_dtype(dtype)
-    a = _read(actual, nd)
-    e = _read(expected, nd)
+    a = read_bin(actual, nd, f"actual `{name}`")
+    e = read_bin(expected, nd, f"expected `{name}`")
+    if a.size != e.size:
+        raise UsageError(
+            f"`{name}`: {actual} holds {a.size:,} {nd.name} values but {expected} holds "
+            f"{e.size:,}", hint="compare outputs of the same kernel, --shape and --dtype")
     if entry.get("shape"):
         shape = tuple(entry["shape"])
         if e.size != int(np.prod(shape)):
-            raise UsageError(f"{expected}: {e.size} elements, meta.json says {shape}")
+            raise UsageError(f"{expected} holds {e.size:,} {nd.name} values, but "
+                             f"meta.json gives the shape {list(shape)}",
+                             hint="the file and its meta.json come from different runs")
         e = e.reshape(shape)
-    same = None
-    if meta and meta.get("check") and meta["check"].get(name):
-        same = meta["check"][name].get("same_precision_error")
-    return name, a, e, dtype, same
+    return name, a, e, dtype, _same_precision_error(meta, name)
 
 
-def _read(path: str, nd: Any) -> Any:
-    import numpy as np
-
-    size = os.path.getsize(path)
-    if size % nd.itemsize:
-        raise UsageError(f"{path}: {size} bytes is not a whole number of {nd.name} values")
-    return np.fromfile(path, dtype=nd.newbyteorder("<")).astype(nd)
+def _same_precision_error(meta: dict[str, Any] | None, name: str) -> float | None:
+    entry = ((meta or {}).get("check") or {}).get(name)
+    value = entry.get("same_precision_error") if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
