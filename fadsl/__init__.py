@@ -7,8 +7,10 @@ annotations, tile ops, loop constructors, dtypes, and ``attention`` for variants
 from __future__ import annotations
 
 from fadsl.errors import FadslError
+from fadsl.frontend.attention import attention
 from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
 from fadsl.frontend.loops import grid, pipelined, serial
+from fadsl.frontend.mods import tensor
 from fadsl.frontend.ops import (
     abs,
     arange,
@@ -57,8 +59,8 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "numerics",
-    "FadslError", "In", "KernelDef", "Out", "Scalar", "Scratch", "kernel", "grid",
-    "pipelined", "serial", "random_uniform", "abs", "arange", "bf16", "bool_", "cast", "cdiv", "dot", "ds",
+    "FadslError", "attention", "tensor", "random_uniform", "In", "KernelDef", "Out", "Scalar", "Scratch", "kernel", "grid",
+    "pipelined", "serial", "abs", "arange", "bf16", "bool_", "cast", "cdiv", "dot", "ds",
     "exp", "exp2", "f16", "f32", "float8_e4m3", "float8_e5m2", "floordiv", "full", "i32",
     "inf", "load", "load_scalar", "log", "maximum", "minimum", "row_max", "row_sum",
     "sqrt", "store", "tanh", "where", "zeros", "__version__",

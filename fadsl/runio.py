@@ -92,9 +92,15 @@ def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
         found = "is a file, not a folder" if os.path.exists(folder) else "no such folder"
         raise UsageError(f"--inputs {folder}: {found}",
                          hint="--inputs names a folder holding <param>.bin files")
+    derived = set(getattr(binding.kdef, "derived", ()) or ())
     out: dict[str, np.ndarray] = {}
     for p in tensor_params(binding.kernel, ParamKind.IN):
+        if p.name in derived and not os.path.isfile(os.path.join(folder, f"{p.name}.bin")):
+            continue  # computed below from the others (an attention block mask)
         out[p.name] = _read_one(folder, p, param_shape(p, env))
+    if derived - set(out):
+        made = binding.kdef.derived_inputs(binding.shape, binding.consts, out)
+        out.update({k: v for k, v in made.items() if k not in out})
     return out
 
 

@@ -306,6 +306,9 @@ def bind(chosen: Any, args: argparse.Namespace, need_shape: bool = True) -> Bind
         shape = parse_shape(shape_text, kernel.shape_syms, defaults)
     else:
         shape = {}
+    check_shape = getattr(chosen, "check_shape", None)  # e.g. N % Nkv for attention
+    if check_shape is not None and shape:
+        check_shape(shape)
     scalars = _scalars(kernel, shape, scalar_sets)
     return Binding(kernel, shape, scalars, chosen if isinstance(chosen, KernelDef) else None)
 

@@ -43,9 +43,12 @@ def main(args: argparse.Namespace) -> int:
     check = None if args.no_check else runio.check_outputs(binding, inputs, result.outputs)
     extra = {"source": "interpreter", "seed": None if args.inputs else args.seed,
              "interpreter_seconds": round(elapsed, 3), "loop_stats": _stats(result)}
+    blocks = kv_blocks(binding, inputs, result)
+    if blocks is not None:
+        extra["kv_blocks"] = {"computed": blocks[0], "total": blocks[1]}
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, result.outputs, check, extra)
-    return report(binding, check, args.output, result)
+    return report(binding, check, args.output, result, blocks)
 
 
 def lowered(kernel):  # type: ignore[no-untyped-def]
@@ -59,13 +62,27 @@ def _stats(result) -> dict:  # type: ignore[no-untyped-def]
     return {k: list(v) for k, v in getattr(result, "loop_stats", {}).items()}
 
 
-def report(binding, check, folder: str, result) -> int:  # type: ignore[no-untyped-def]
+def kv_blocks(binding, inputs, result) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
+    """(KV blocks computed, Q-block x KV-block pairs) when the kernel counts them
+    (fd.attention kernels: causal / window bounds and block masks skip blocks)."""
+    count = getattr(binding.kdef, "kv_blocks", None) if binding.kdef is not None else None
+    if count is None:
+        return None
+    return count(binding.shape, binding.consts, inputs, getattr(result, "loop_stats", {}))
+
+
+def report(binding, check, folder: str, result,  # type: ignore[no-untyped-def]
+           blocks: tuple[int, int] | None = None) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] -> {folder}")
     for var, (done, total) in getattr(result, "loop_stats", {}).items():
         if total:
             print(f"  loop {var}: {done} of {total} block iterations computed "
                   f"({100.0 * (total - done) / total:.1f}% skipped)")
+    if blocks is not None and blocks[1]:
+        done, total = blocks
+        print(f"  KV blocks: {done} of {total} computed "
+              f"({100.0 * (total - done) / total:.1f}% skipped)")
     if check is None:
         print("  not checked (no reference, or --no-check)")
         return 0

@@ -1,0 +1,308 @@
+"""``fd.attention``: a complete attention kernel from the library FA2 program plus hooks.
+
+The builder validates the variant, finds the extra tensors its mods read, declares the
+kernel's parameters for the layout, and returns an ``AttentionKernel`` (a KernelDef the
+CLI finds at module level) whose float64 reference, seeded inputs and block mask have
+the same semantics as the kernel (``docs/variants.md``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fadsl.errors import KernelSyntaxError, Loc, UsageError
+from fadsl.frontend import ops
+from fadsl.frontend.kernel import KernelDef, ParamSpec, check_kernel_name
+from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
+from fadsl.frontend.source import user_frame_loc
+from fadsl.ir.types import DType
+
+LAYOUTS = ("BNSD", "BSND", "BSH", "TND")
+DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
+BLOCK_MASK = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
+
+_QO_DIMS: dict[str, tuple[str, ...]] = {
+    "BNSD": ("B", "N", "Sq", "D"), "BSND": ("B", "Sq", "N", "D"),
+    "BSH": ("B", "Sq", "N * D"), "TND": ("Sq", "N", "D"),
+}
+_KV_DIMS: dict[str, tuple[str, ...]] = {
+    "BNSD": ("B", "Nkv", "Skv", "D"), "BSND": ("B", "Skv", "Nkv", "D"),
+    "BSH": ("B", "Skv", "Nkv * D"), "TND": ("Skv", "Nkv", "D"),
+}
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """One attention variant: the compile-time constant ``spec`` of the FA2 program."""
+
+    name: str
+    score_mod: Callable[..., Any] | None
+    mask_mod: Callable[..., Any] | None
+    causal: bool
+    window: tuple[int, int] | None
+    """(left, right) relative to the bottom-right diagonal; -1 is unbounded."""
+    softcap: float | None
+    scale: float | None
+    return_lse: bool
+    dropout_p: float
+    layout: str
+    dtype: DType
+    extras: tuple[ExtraTensor, ...]
+
+    @property
+    def varlen(self) -> bool:
+        return self.layout == "TND"
+
+    @property
+    def block_sparse(self) -> bool:
+        """A mask_mod gets a block mask made ahead (not for packed varlen sequences)."""
+        return self.mask_mod is not None and not self.varlen
+
+    def check_mask(self, mask: Any) -> Any:
+        """mask_mod's result must be a mask tile (a comparison of positions)."""
+        assert self.mask_mod is not None
+        if isinstance(mask, ops.Tile) and mask.dtype is DType.BOOL:
+            return mask
+        raise KernelSyntaxError(
+            f"mask_mod `{self.mask_mod.__name__}` returned {type(mask).__name__}, not a "
+            "mask tile", mod_loc(self.mask_mod),
+            hint="compare positions, e.g. `return (q_idx - kv_idx) < 256`; combine "
+            "masks with & | ~")
+
+
+class AttentionKernel(KernelDef):
+    """The kernel ``fd.attention`` returns: the FA2 program bound to one spec."""
+
+    def __init__(self, spec: AttentionSpec, loc: Loc) -> None:
+        from fadsl.lib.flash import flash_attention
+
+        super().__init__(flash_attention, spec.name, spec.dtype, {"spec": spec},
+                         DEFAULT_SHAPE, _bound_reference(spec))
+        self.spec = spec
+        self.loc = loc
+        self.specs = _param_specs(spec, self.specs)
+
+    def build(self, consts: Mapping[str, Any] | None = None, dtype: DType | None = None):  # type: ignore[no-untyped-def]
+        if consts and "spec" in consts:
+            raise UsageError(
+                f"--set spec: the variant of `{self.name}` is fixed by its "
+                "fd.attention(...) call", self.loc,
+                hint="change the keywords of fd.attention; --set changes block_q, "
+                "block_kv, stages and scale")
+        return super().build(consts, dtype)
+
+    def check_shape(self, shape: Mapping[str, int]) -> None:
+        """N must be a multiple of Nkv (GQA / MQA)."""
+        n, nkv = shape.get("N"), shape.get("Nkv")
+        if n is not None and nkv is not None and n % nkv:
+            raise UsageError(
+                f"--shape N={n}, Nkv={nkv}: N must be a multiple of Nkv (each group of "
+                f"N / Nkv query heads shares one KV head)", self.loc,
+                hint=f"e.g. Nkv={_divisor(n, nkv)} (GQA) or Nkv=1 (MQA), or leave Nkv "
+                "out (Nkv = N)")
+
+    def make_inputs(self, shape: Mapping[str, int], consts: Mapping[str, Any],
+                    rng: Any) -> dict[str, Any]:
+        from fadsl.frontend.attention_inputs import make_inputs
+
+        return make_inputs(self.spec, dict(shape), dict(consts), rng)
+
+    def derived_inputs(self, shape: Mapping[str, int], consts: Mapping[str, Any],
+                       inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """Inputs computed from the others (the block mask), for --inputs folders."""
+        from fadsl.frontend.attention_inputs import derived_inputs
+
+        return derived_inputs(self.spec, dict(shape), dict(consts), inputs)
+
+    @property
+    def derived(self) -> tuple[str, ...]:
+        return BLOCK_MASK if self.spec.block_sparse else ()
+
+    def kv_blocks(self, shape: Mapping[str, int], consts: Mapping[str, Any],
+                  inputs: Mapping[str, Any], stats: Mapping[str, tuple[int, int]]
+                  ) -> tuple[int, int]:
+        """(KV blocks computed, Q-block x KV-block pairs) over all batches and heads."""
+        from fadsl.frontend.attention_inputs import kv_block_pairs
+
+        loops = ("jp", "jf") if self.spec.block_sparse else ("j",)
+        done = sum(stats.get(name, (0, 0))[0] for name in loops)
+        return done, kv_block_pairs(self.spec, dict(shape), dict(consts), inputs)
+
+
+def _bound_reference(spec: AttentionSpec) -> Callable[..., dict[str, Any]]:
+    def reference(inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
+                  ) -> dict[str, Any]:
+        from fadsl.frontend.attention_ref import reference as ref
+
+        return ref(spec, inputs, shape, consts, dtype)
+    return reference
+
+
+def _divisor(n: int, nkv: int) -> int:
+    return max(d for d in range(1, nkv + 1) if n % d == 0)
+
+
+def _param_specs(spec: AttentionSpec, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:
+    """The kernel's parameters: tensors for the layout and variant, scale, constants."""
+    qo, kv = _QO_DIMS[spec.layout], _KV_DIMS[spec.layout]
+    out = [ParamSpec("q", "in", qo), ParamSpec("k", "in", kv), ParamSpec("v", "in", kv),
+           ParamSpec("o", "out", qo)]
+    if spec.return_lse:
+        dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
+        out.append(ParamSpec("lse", "out", dims, DType.F32))
+    keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
+    keep |= set(BLOCK_MASK) if spec.block_sparse else set()
+    keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
+    by_name = {p.name: p for p in base}
+    out += [by_name[n] for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK
+            + ("seed", "offset") if n in keep]
+    out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
+    scale = by_name["scale"]
+    if spec.scale is not None:
+        scale = ParamSpec("scale", "scalar", dtype=scale.dtype, default=float(spec.scale),
+                          has_default=True)
+    out.append(scale)
+    out += [p for p in base if p.kind == "const"]
+    _check_names(spec, out)
+    return tuple(out)
+
+
+_RESERVED = frozenset(("q", "k", "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_kv", "seed",
+                       "offset", "scale", "spec", "block_q", "block_kv", "stages")
+                      + BLOCK_MASK)
+
+
+def _check_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
+    for t in spec.extras:
+        if t.name in _RESERVED:
+            raise UsageError(
+                f"fd.tensor({t.name!r}) has the name of a parameter of the attention "
+                "kernel", t.loc, hint="rename the extra tensor")
+
+
+# ----------------------------------------------------------------------------
+# The public builder
+# ----------------------------------------------------------------------------
+
+
+def attention(
+    name: str,
+    score_mod: Callable[..., Any] | None = None,
+    mask_mod: Callable[..., Any] | None = None,
+    causal: bool = False,
+    window: tuple[int, int] | None = None,
+    softcap: float | None = None,
+    scale: float | None = None,
+    return_lse: bool = False,
+    dropout_p: float = 0.0,
+    layout: str = "BNSD",
+    dtype: str = "fp16",
+) -> AttentionKernel:
+    """A FlashAttention-2 forward kernel for one attention variant.
+
+    Args:
+        name: kernel name, a C identifier.
+        score_mod: ``score_mod(score, b, h, q_idx, kv_idx) -> score`` (FlexAttention).
+        mask_mod: ``mask_mod(b, h, q_idx, kv_idx) -> mask``; True keeps the score.
+        causal: keep kv_idx <= q_idx + Skv - Sq (bottom-right aligned).
+        window: (left, right): keep q_idx + Skv - Sq - left <= kv_idx <= ... + right;
+            -1 leaves that side unbounded.
+        softcap: score = softcap * tanh(score / softcap), before score_mod.
+        scale: multiplies q @ k^T first; default D ** -0.5 (a runtime scalar).
+        return_lse: adds the output ``lse`` (f32, log-sum-exp of each row; -inf for a
+            row that sees no key).
+        dropout_p: drop probability; kept probabilities are scaled by 1 / (1 - p).
+            Adds the inputs ``seed`` (i32[2]) and ``offset`` (i32[1]).
+        layout: "BNSD", "BSND", "BSH", or "TND" (packed variable-length sequences with
+            the inputs ``cu_seqlens_q`` / ``cu_seqlens_kv``, i32[B + 1]).
+        dtype: "fp16", "bf16" or "fp32".
+
+    Returns:
+        The kernel (assign it at module level for the fadsl CLI).
+
+    Example::
+
+        def alibi(score, b, h, q_idx, kv_idx):
+            return score - 0.5 * (q_idx - kv_idx)
+        kernel = fd.attention(name="alibi", score_mod=alibi, causal=True)
+    """
+    loc = user_frame_loc() or Loc("<unknown>", 1)
+    check_kernel_name(name, loc)
+    spec = AttentionSpec(
+        name=name, score_mod=_mod(score_mod, 5, "score_mod", loc),
+        mask_mod=_mod(mask_mod, 4, "mask_mod", loc), causal=_flag(causal, "causal", loc),
+        window=_window(window, loc), softcap=_positive(softcap, "softcap", loc),
+        scale=_positive(scale, "scale", loc), return_lse=_flag(return_lse, "return_lse", loc),
+        dropout_p=_probability(dropout_p, loc), layout=_layout(layout, loc),
+        dtype=_dtype(dtype, loc), extras=find_tensors(score_mod, mask_mod))
+    return AttentionKernel(spec, loc)
+
+
+def _mod(fn: Any, arity: int, what: str, loc: Loc) -> Callable[..., Any] | None:
+    if fn is None:
+        return None
+    sig = "score_mod(score, b, h, q_idx, kv_idx)" if arity == 5 else \
+        "mask_mod(b, h, q_idx, kv_idx)"
+    if not inspect.isfunction(fn):
+        raise UsageError(f"{what} must be a Python function, got {type(fn).__name__}",
+                         loc, hint=f"def {sig}: ...")
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(params) != arity:
+        raise UsageError(f"{what} `{fn.__name__}` takes {len(params)} argument(s); "
+                         f"FlexAttention's signature has {arity}", mod_loc(fn),
+                         hint=f"def {sig}: ...")
+    return fn
+
+
+def _flag(value: Any, what: str, loc: Loc) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{what} must be True or False, got {value!r}", loc)
+    return value
+
+
+def _window(value: Any, loc: Loc) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    ok = isinstance(value, (tuple, list)) and len(value) == 2 and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= -1 for x in value)
+    if not ok:
+        raise UsageError(f"window must be (left, right) with integers >= -1, got {value!r}",
+                         loc, hint="e.g. window=(256, 0); -1 leaves a side unbounded")
+    return int(value[0]), int(value[1])
+
+
+def _positive(value: Any, what: str, loc: Loc) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise UsageError(f"{what} must be a positive number, got {value!r}", loc)
+    return float(value)
+
+
+def _probability(value: Any, loc: Loc) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not 0.0 <= value < 1.0:
+        raise UsageError(f"dropout_p must be in [0, 1), got {value!r}", loc,
+                         hint="dropout_p is the probability of dropping a score")
+    return float(value)
+
+
+def _layout(value: Any, loc: Loc) -> str:
+    if value not in LAYOUTS:
+        raise UsageError(f"layout must be one of {', '.join(LAYOUTS)}, got {value!r}", loc,
+                         hint="TND packs variable-length sequences (cu_seqlens inputs)")
+    return str(value)
+
+
+def _dtype(value: Any, loc: Loc) -> DType:
+    try:
+        dt = DType.parse(str(value))
+    except ValueError:
+        dt = None
+    if dt not in (DType.F16, DType.BF16, DType.F32):
+        raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
+    return dt

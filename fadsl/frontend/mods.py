@@ -1,0 +1,271 @@
+"""What score_mod / mask_mod see: position tiles, extra input tensors, eager numpy runs.
+
+A mod is a plain Python function with FlexAttention's signature. ``fd.attention`` calls
+it twice over: traced inside the kernel (``b``, ``h`` are scalars, ``q_idx`` a [block_q, 1]
+and ``kv_idx`` a [1, block_kv] tile of positions, so Python operators emit IR), and on
+numpy arrays for the float64 reference and the block mask (``b``, ``h``, ``q_idx``,
+``kv_idx`` broadcast index arrays; fd.where / fd.exp / ... dispatch to numpy).
+
+Extra inputs are declared once, as module-level (or closure) objects the mod indexes:
+
+    slopes = fd.tensor("slopes", "N", dtype="fp32")
+    def alibi(score, b, h, q_idx, kv_idx):
+        return score + slopes[h] * (kv_idx - q_idx)
+
+``fd.attention`` finds them in the mods' globals and closures and adds them as kernel
+inputs. Index them with ``b``, ``h`` (a scalar load: f32 or integer tensors) and
+``q_idx`` / ``kv_idx`` (a block load of the positions the tile covers, e.g.
+``doc[q_idx] == doc[kv_idx]``); a computed index such as ``doc[q_idx + 1]`` is a
+gather, which fadsl does not do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import inspect
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import sympy
+
+from fadsl.errors import KernelSyntaxError, Loc, UsageError
+from fadsl.frontend import ops
+from fadsl.frontend.source import user_frame_loc
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr
+from fadsl.ir.types import DType
+
+Init = Callable[[tuple[int, ...], Any], Any]
+
+_EAGER: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "fadsl_mod_tensors", default=None)
+
+
+class Positions(ops.Tile):
+    """Positions of a tile's rows (``q_idx``, [size, 1]) or columns (``kv_idx``, [1, size]).
+
+    Arithmetic gives ordinary tiles; indexing an extra tensor with it loads the block of
+    the tensor those positions cover.
+    """
+
+    __slots__ = ("start", "size", "stop", "axis")
+
+    def __init__(self, value: ir.Value, start: Expr, size: Expr, stop: Expr | None,
+                 axis: int) -> None:
+        super().__init__(value)
+        self.start = start
+        self.size = size
+        self.stop = stop
+        self.axis = axis
+
+
+def positions(start: Any, size: Any, axis: int, stop: Any = None) -> Positions:
+    """Position tile ``start + arange(size)`` as [size, 1] (axis 0) or [1, size] (axis 1)."""
+    tile = ops.arange(start, size)[:, None] if axis == 0 else ops.arange(start, size)[None, :]
+    stop_e = None if stop is None else ops.as_expr(stop)
+    return Positions(tile.value, ops.as_expr(start), ops.as_expr(size), stop_e, axis)
+
+
+class ExtraTensor:
+    """An input tensor that score_mod / mask_mod read (made by ``fd.tensor``)."""
+
+    def __init__(self, name: str, *dims: str | int, dtype: str | DType = "fp32",
+                 init: Init | None = None) -> None:
+        self.name = name
+        self.annotation = ops_in()(*dims, dtype=dtype)
+        self.init = init
+        self.loc = user_frame_loc()
+
+    @property
+    def dtype(self) -> DType:
+        dt = self.annotation.dtype
+        assert isinstance(dt, DType)
+        return dt
+
+    def __repr__(self) -> str:
+        return f"fd.tensor({self.name!r}, {self.annotation.dims}, {self.dtype.value})"
+
+    def __getitem__(self, key: Any) -> Any:
+        items = key if isinstance(key, tuple) else (key,)
+        bound = _EAGER.get()
+        if bound is not None:
+            return self._eager(bound[self.name], items)
+        return _traced_index(self, items)
+
+    def _eager(self, arr: Any, items: tuple[Any, ...]) -> Any:
+        try:
+            return arr[tuple(_numpy_index(x) for x in items)]
+        except IndexError as exc:
+            raise UsageError(
+                f"a mod reads `{self.name}` (shape {list(arr.shape)}) outside its "
+                f"shape: {exc}", self.loc,
+                hint="size the tensor for every position the mod is called with "
+                "(q_idx < Sq, kv_idx < Skv)") from None
+
+
+def tensor(name: str, *dims: str | int, dtype: str | DType = "fp32",
+           init: Init | None = None) -> ExtraTensor:
+    """Declare an extra input a score_mod or mask_mod reads.
+
+    Args:
+        name: the kernel parameter's name (``<name>.bin`` for fadsl run / sim).
+        dims: shape symbols (``"N"``, ``"Sq"``, ``"B N Sq Skv"``) or integers.
+        dtype: "fp32" (float data, per-head slopes, a bias), "i32" (ids), "fp16", ...
+        init: optional ``init(shape, rng) -> array`` for seeded example data
+            (``fadsl run`` without --inputs); N(0, 1) floats or zeros otherwise.
+
+    Example::
+
+        slopes = fd.tensor("slopes", "N", dtype="fp32")
+        def alibi(score, b, h, q_idx, kv_idx):
+            return score + slopes[h] * (kv_idx - q_idx)
+    """
+    return ExtraTensor(name, *dims, dtype=dtype, init=init)
+
+
+def ops_in() -> Any:
+    from fadsl.frontend.kernel import In
+
+    return In
+
+
+@contextlib.contextmanager
+def eager_tensors(arrays: Mapping[str, Any]) -> Iterator[None]:
+    """Within the block, extra tensors index the given numpy arrays (references)."""
+    token = _EAGER.set(arrays)
+    try:
+        yield
+    finally:
+        _EAGER.reset(token)
+
+
+def _numpy_index(x: Any) -> Any:
+    if isinstance(x, ops.Tile):
+        raise KernelSyntaxError("a tile index inside an eager (numpy) evaluation", None)
+    return x
+
+
+# ----------------------------------------------------------------------------
+# Traced indexing
+# ----------------------------------------------------------------------------
+
+
+def _traced_index(t: ExtraTensor, items: tuple[Any, ...]) -> Any:
+    tracer = ops.current()
+    param = _param_of(t, tracer)
+    ref = ops.TensorRef(param)
+    if len(items) != len(ref.shape):
+        raise KernelSyntaxError(
+            f"`{t.name}` has {len(ref.shape)} dimension(s) but is indexed with "
+            f"{len(items)}", tracer.here(), hint=f"declared as {t!r}")
+    index = tuple(_item(t, x, tracer) for x in items)
+    if all(not isinstance(x, ops.Ds) for x in index):
+        return ops.load_scalar(ref[index])
+    return _oriented(t, ops.load(ref[index], pad=0), items, tracer)
+
+
+def _param_of(t: ExtraTensor, tracer: ops.Tracer) -> ir.Param:
+    ctx = tracer.builder.ctx
+    found = [p for p in getattr(ctx, "params", ()) if p.name == t.name]
+    if not found:
+        raise KernelSyntaxError(
+            f"this mod reads the tensor `{t.name}`, which is not an input of the kernel",
+            tracer.here(), hint="declare it with fd.tensor(...) at module level (or in "
+            "the mod's closure) so that fd.attention finds it")
+    return found[0]
+
+
+def _item(t: ExtraTensor, x: Any, tracer: ops.Tracer) -> Any:
+    if isinstance(x, Positions):
+        return ops.ds(x.start, x.size, x.stop)
+    if isinstance(x, ops.Tile):
+        raise KernelSyntaxError(
+            f"`{t.name}` is indexed with a computed tile; extra tensors take b, h, "
+            "q_idx or kv_idx themselves (a gather by computed positions is not "
+            "supported)", tracer.here(),
+            hint="store the values you need per position, e.g. doc[q_idx] == doc[kv_idx]")
+    if isinstance(x, (int, sympy.Basic)) and not isinstance(x, bool):
+        return x
+    raise KernelSyntaxError(f"`{t.name}` is indexed with {type(x).__name__}",
+                            tracer.here(), hint="index with b, h, q_idx, kv_idx")
+
+
+def _oriented(t: ExtraTensor, tile: ops.Tile, items: tuple[Any, ...],
+              tracer: ops.Tracer) -> ops.Tile:
+    axes = [x.axis for x in items if isinstance(x, Positions)]
+    if len(axes) == 1:
+        return tile[:, None] if axes[0] == 0 else tile[None, :]
+    if axes != sorted(axes) or len(set(axes)) != len(axes):
+        raise KernelSyntaxError(
+            f"`{t.name}` is indexed with kv_idx before q_idx (or one of them twice); the "
+            "loaded block would need a transpose", tracer.here(),
+            hint="lay the tensor out as [..., Sq, Skv] and index it [..., q_idx, kv_idx]")
+    return tile
+
+
+# ----------------------------------------------------------------------------
+# Discovery
+# ----------------------------------------------------------------------------
+
+
+def find_tensors(*fns: Callable[..., Any] | None) -> tuple[ExtraTensor, ...]:
+    """Every ExtraTensor a mod can reach: its globals, closure cells, and (recursively)
+    the plain functions it calls the same way."""
+    found: dict[str, ExtraTensor] = {}
+    seen: set[int] = set()
+    for fn in fns:
+        if fn is not None:
+            _scan(fn, found, seen)
+    return tuple(found[k] for k in sorted(found))
+
+
+def _scan(fn: Any, found: dict[str, ExtraTensor], seen: set[int]) -> None:
+    if id(fn) in seen or not inspect.isfunction(fn):
+        return
+    seen.add(id(fn))
+    for value in _reachable(fn):
+        if isinstance(value, ExtraTensor):
+            _add(value, found)
+        elif inspect.isfunction(value):
+            _scan(value, found, seen)
+
+
+def _reachable(fn: types.FunctionType) -> list[Any]:
+    out = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+    for name in _names(fn.__code__):
+        if name in fn.__globals__:
+            out.append(fn.__globals__[name])
+    return out
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _names(code: types.CodeType) -> list[str]:
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _names(const)
+    return names
+
+
+def _add(t: ExtraTensor, found: dict[str, ExtraTensor]) -> None:
+    other = found.get(t.name)
+    if other is not None and other is not t:
+        raise UsageError(
+            f"two different fd.tensor objects are both named {t.name!r}", t.loc,
+            notes=(f"the other one is declared at {other.loc}",),
+            hint="give every extra input its own name")
+    found[t.name] = t
+
+
+def mod_loc(fn: Callable[..., Any]) -> Loc:
+    code = fn.__code__
+    return Loc(code.co_filename, code.co_firstlineno, 0, None)

@@ -1,0 +1,1 @@
+"""fadsl's own kernels, written in the DSL (their frames count as user code)."""
