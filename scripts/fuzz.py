@@ -66,9 +66,13 @@ def run_property(prop: Property, ws: Workspace, examples: int, rng_seed: int) ->
 
 
 def _kind(report: str) -> str:
-    """A short key grouping failures of the same kind (the last line of the error)."""
-    lines = [ln for ln in report.strip().splitlines() if ln.strip()]
-    return lines[-1][:160] if lines else "?"
+    """A short key grouping failures of the same kind: the error's headline."""
+    lines = [ln.strip() for ln in report.strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("fadsl: internal error:") or ln.startswith("hang:"):
+            return ln[:160]
+    errors = [ln for ln in lines if "Error" in ln.split(":")[0] or ln.startswith("fadsl: ")]
+    return (errors[-1] if errors else lines[-1] if lines else "?")[:160]
 
 
 def shares(total: int) -> list[int]:

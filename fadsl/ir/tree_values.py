@@ -195,7 +195,16 @@ class ValueReader:
         raise self.error(f"unknown dtype `{token}`", token, hint)
 
     def dims(self, node: Any) -> tuple[Expr, ...]:
-        return tuple(self.expr(c) for c in node.children if c is not None)
+        return tuple(self._dim(c) for c in node.children if c is not None)
+
+    def _dim(self, node: Any) -> Expr:
+        """A size: an integer expression (no float scalars, fractions or inf)."""
+        e = self.expr(node)
+        if e.is_integer is not True or e.has(sympy.oo, -sympy.oo):
+            raise self.error(
+                f"a dimension is an integer expression, not `{self._span_text(node)}`",
+                node, "use shape symbols, constants and integers, e.g. [bq, D]")
+        return e
 
     def tile_type(self, node: Any) -> TileType:
         dtype_tok, dims, space_tok = node.children

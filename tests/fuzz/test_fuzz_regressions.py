@@ -151,3 +151,32 @@ def test_an_undefined_scalar_default_in_python_is_a_kernel_error(tmp_path: Path)
     out = run_cli(["ir", str(src)], str(tmp_path))
     check_clean(out)
     assert "default of scalar `s`: `0 ** -0.5` is undefined" in out.stderr
+
+
+@pytest.mark.parametrize("dim", ["Bp1-inf", "Bp1/2", "2.0", "sqrt(Bp1)"])
+def test_a_dimension_that_is_not_an_integer_is_a_parse_error(dim: str) -> None:
+    # was: OverflowError (cannot convert float infinity to integer) when run sized it
+    text = sample("varlen.fir").replace("i32[Bp1]", f"i32[{dim}]")
+    with pytest.raises(IRParseError, match="a dimension is an integer expression"):
+        parse_kernel(text, "bad.fir")
+
+
+def test_a_target_file_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    # was: IsADirectoryError
+    (tmp_path / "chip").mkdir()
+    out = run_cli(["check", FA2, "--shape", SMALL, "--target-file", "chip"], str(tmp_path))
+    check_clean(out)
+    assert "--target-file chip is a folder; it takes a JSON file" in out.stderr
+
+
+def test_a_target_file_with_dtypes_of_the_wrong_kind_is_a_usage_error(tmp_path: Path) -> None:
+    # was: TypeError ('int' object is not iterable)
+    import json
+
+    data = json.loads((ROOT / "fadsl" / "targets" / "ascend910b1.json").read_text())
+    data["cube_dtypes"] = 3
+    (tmp_path / "chip.json").write_text(json.dumps(data))
+    out = run_cli(["check", FA2, "--shape", SMALL, "--target-file", "chip.json"],
+                  str(tmp_path))
+    check_clean(out)
+    assert "cube_dtypes must be a list of dtype names, got 3" in out.stderr
