@@ -189,8 +189,11 @@ def parse_shape(text: str | None, symbols: tuple[str, ...],
             try:
                 v = int(raw)
             except ValueError:
-                raise UsageError(f"--shape {name}={raw}: expected a positive integer",
-                                 loc) from None
+                raise UsageError(
+                    f"--shape {name}={raw}: expected a positive integer", loc,
+                    hint="separate NAME=VALUE items with commas, e.g. --shape "
+                    "B=1,N=8,Sq=4096,Skv=4096,D=128" if any(c in raw for c in ";=: ")
+                    else None) from None
             if v <= 0:
                 raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
             if name in values:

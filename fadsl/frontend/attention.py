@@ -61,14 +61,30 @@ class AttentionSpec:
         """A mask_mod gets a block mask made ahead (not for packed varlen sequences)."""
         return self.mask_mod is not None and not self.varlen
 
+    def check_score(self, score: Any, scores: ops.Tile) -> Any:
+        """score_mod's result must be a float tile shaped like the scores it was given."""
+        assert self.score_mod is not None
+        if isinstance(score, ops.Tile) and (score.dtype, score.shape) == (scores.dtype,
+                                                                          scores.shape):
+            return score
+        got = type(score).__name__
+        if isinstance(score, ops.Tile):
+            got = f"a tile {score.type}"
+        raise KernelSyntaxError(
+            f"score_mod `{self.score_mod.__name__}` returned {got}; it must return the "
+            f"scores, a float tile {scores.type}", mod_loc(self.score_mod),
+            hint="return an expression of `score`, e.g. `return score + bias`; "
+            "a condition belongs in mask_mod")
+
     def check_mask(self, mask: Any) -> Any:
         """mask_mod's result must be a mask tile (a comparison of positions)."""
         assert self.mask_mod is not None
         if isinstance(mask, ops.Tile) and mask.dtype is DType.BOOL:
             return mask
+        got = f"a tile {mask.type}" if isinstance(mask, ops.Tile) else type(mask).__name__
         raise KernelSyntaxError(
-            f"mask_mod `{self.mask_mod.__name__}` returned {type(mask).__name__}, not a "
-            "mask tile", mod_loc(self.mask_mod),
+            f"mask_mod `{self.mask_mod.__name__}` returned {got}, not a mask (an i1 "
+            "tile: True keeps the score)", mod_loc(self.mask_mod),
             hint="compare positions, e.g. `return (q_idx - kv_idx) < 256`; combine "
             "masks with & | ~")
 

@@ -169,10 +169,10 @@ def _param_specs(fn: Callable[..., Any], loc: Loc) -> tuple[ParamSpec, ...]:
         raise KernelSyntaxError(
             f"cannot evaluate the parameter annotations of `{fn.__name__}`: {exc}", loc
         ) from None
-    return tuple(_spec(p, fn.__name__, loc) for p in sig.parameters.values())
+    return tuple(_spec(p, fn, loc) for p in sig.parameters.values())
 
 
-def _spec(p: inspect.Parameter, fname: str, loc: Loc) -> ParamSpec:
+def _spec(p: inspect.Parameter, fn: Callable[..., Any], loc: Loc) -> ParamSpec:
     ann = p.annotation
     has_default = p.default is not inspect.Parameter.empty
     default = p.default if has_default else None
@@ -185,11 +185,31 @@ def _spec(p: inspect.Parameter, fname: str, loc: Loc) -> ParamSpec:
     if has_default:
         return ParamSpec(p.name, "const", default=default, has_default=True)
     raise KernelSyntaxError(
-        f"parameter `{p.name}` of kernel `{fname}` needs an annotation",
-        loc,
+        f"parameter `{p.name}` of kernel `{fn.__name__}` needs an annotation",
+        _param_loc(fn, loc, p.name),
         hint="tensors: fd.In(\"B\", \"N\", \"Sq\", \"D\") / fd.Out(...); runtime "
         "scalars: fd.Scalar; constants: a default value, e.g. block_q: int = 128",
     )
+
+
+def _param_loc(fn: Callable[..., Any], loc: Loc, name: str) -> Loc:
+    """Where parameter ``name`` of ``fn`` is written (``loc`` if the source is not there)."""
+    import ast
+    import textwrap
+
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return loc
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    fdef = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    args = [] if fdef is None else fdef.args.args + fdef.args.kwonlyargs
+    for a in args:
+        if a.arg == name:
+            col = a.col_offset + indent
+            return Loc(loc.file, a.lineno + start - 1, col, col + len(name))
+    return loc
 
 
 def kernel(

@@ -19,10 +19,10 @@ from typing import Any
 
 import sympy
 
-from fadsl.errors import FadslError, KernelSyntaxError, Loc, ShapeError
+from fadsl.errors import DTypeError, FadslError, KernelSyntaxError, Loc, ShapeError
 from fadsl.frontend import ops
 from fadsl.frontend.kernel import KernelDef, ParamSpec
-from fadsl.frontend.source import boundary, node_loc
+from fadsl.frontend.source import boundary, in_package, node_loc, traceback_loc
 from fadsl.frontend.statements import StatementWalker
 from fadsl.ir import nodes as ir
 from fadsl.ir.builder import Builder
@@ -241,9 +241,9 @@ class Walker(StatementWalker):
         """A Python value for ``value``, substituting tile constants; error if symbolic."""
         if isinstance(value, ops.Tile):
             raise KernelSyntaxError(
-                f"{what} must be known at compile time, but depends on the tile "
-                f"%{value.value.name}", self.loc(node),
-                hint="use fd.where(cond, a, b) for per-element choices")
+                f"{what} must be known at compile time, but `{ast.unparse(node)}` is a "
+                f"tile ({value.type}) whose values exist only on the device",
+                self.loc(node), hint="use fd.where(cond, a, b) for per-element choices")
         if isinstance(value, sympy.Basic):
             sub = value.subs(self.const_syms) if self.const_syms else value
             if sub.free_symbols:
@@ -334,7 +334,16 @@ class Walker(StatementWalker):
         if fn is None:
             raise KernelSyntaxError(f"operator {_describe(node.op)} is not supported",
                                     self.loc(node))
-        return self._apply(lambda: fn(a, b), node)
+        return self._operands_named(lambda: self._apply(lambda: fn(a, b), node),
+                                    (node.left, a), (node.right, b))
+
+    def _operands_named(self, thunk: Any, *operands: tuple[ast.AST, Any]) -> Any:
+        """Run ``thunk``; a type error gets notes naming each operand as the user wrote it."""
+        try:
+            return thunk()
+        except (DTypeError, ShapeError) as err:
+            notes = tuple(f"`{ast.unparse(n)}` is {_type_text(v)}" for n, v in operands)
+            raise type(err)(err.message, err.loc, err.hint, notes + err.notes) from None
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         x = self.expr(node.operand)
@@ -353,7 +362,8 @@ class Walker(StatementWalker):
         if fn is None:
             raise KernelSyntaxError(f"{_describe(node.ops[0])} is not supported",
                                     self.loc(node))
-        return self._apply(lambda: fn(a, b), node)
+        return self._operands_named(lambda: self._apply(lambda: fn(a, b), node),
+                                    (node.left, a), (node.comparators[0], b))
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:
         values = [self.expr(v) for v in node.values]
@@ -385,14 +395,19 @@ class Walker(StatementWalker):
     def _call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
         if not callable(fn):
             raise KernelSyntaxError(f"{_describe_value(fn)} is not callable", self.loc(node))
+        if _is_fadsl_op(fn) and not _binds(fn, args, kwargs):
+            raise _bad_arguments(fn, args, kwargs, self.loc(node))
         if _is_fadsl_op(fn) or fn in _SAFE_BUILTINS.values():
             return self._apply(lambda: fn(*args, **kwargs), node)
         if inspect.isfunction(fn):
             return self._call_user(fn, args, kwargs, node)
+        name = _qualified(fn)
+        same = getattr(ops, name.rsplit(".", 1)[-1], None)
         raise KernelSyntaxError(
-            f"calling {_describe_value(fn)} is not supported inside a kernel",
-            self.loc(node),
-            hint="kernels call fd ops and plain Python helper functions")
+            f"calling `{name}` is not supported inside a kernel", self.loc(node),
+            hint=(f"use fd.{same.__name__}: " if callable(same) else "")
+            + "tiles exist only on the device, so kernels call fd ops and plain Python "
+            "helper functions, not libraries such as math or numpy")
 
     @boundary
     def _call_user(self, fn: Any, args: list[Any], kwargs: dict[str, Any],
@@ -401,8 +416,8 @@ class Walker(StatementWalker):
             return fn(*args, **kwargs)
         except FadslError:
             raise
-        except TypeError as exc:
-            raise KernelSyntaxError(f"calling `{fn.__name__}`: {exc}", self.loc(node)) from None
+        except Exception as exc:  # the helper's own Python failed on tile proxies
+            raise _helper_error(fn, exc, self.loc(node)) from None
 
     def _apply(self, thunk: Any, node: ast.AST) -> Any:
         """Run an op; turn Python errors from bad operand kinds into kernel errors."""
@@ -412,6 +427,70 @@ class Walker(StatementWalker):
             raise
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
             raise KernelSyntaxError(f"{exc}", self.loc(node)) from None
+
+
+def _binds(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to check (a C function): let the call decide
+        return True
+    return True
+
+
+def _bad_arguments(fn: Any, args: list[Any], kwargs: dict[str, Any],
+                   loc: Loc) -> KernelSyntaxError:
+    """fd.op(...) called with arguments its signature does not take."""
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    unknown = [k for k in kwargs if k not in names]
+    hint = f"fd.{fn.__name__}({_plain_params(sig)})"
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        problem = f"fd.{fn.__name__} has no keyword `{unknown[0]}`"
+        hint = (f"did you mean `{close[0]}`? " if close else "") + "it takes " + hint
+    else:
+        problem = f"fd.{fn.__name__} does not take {len(args)} positional argument(s)"
+        hint = "it takes " + hint
+    return KernelSyntaxError(problem, loc, hint=hint)
+
+
+def _plain_params(sig: inspect.Signature) -> str:
+    """``block, pad=None`` (``*, `` before keyword-only ones): no annotations."""
+    parts: list[str] = []
+    for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        prefix = "*" if p.kind is p.VAR_POSITIONAL else ""
+        default = "" if p.default is p.empty else f"={p.default!r}"
+        parts.append(f"{prefix}{p.name}{default}")
+    return ", ".join(parts)
+
+
+def _qualified(fn: Any) -> str:
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", type(fn).__name__)
+    module = getattr(fn, "__module__", None) or ""
+    if module in ("builtins", "") or module.startswith("numpy"):
+        module = "numpy" if module.startswith("numpy") else module
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _type_text(v: Any) -> str:
+    if isinstance(v, ops.Tile):
+        return f"a tile {v.type}"
+    return f"the scalar {v}" if isinstance(v, (int, float, sympy.Basic)) else type(v).__name__
+
+
+def _helper_error(fn: Any, exc: Exception, call: Loc) -> KernelSyntaxError:
+    """A Python error inside a helper (or a mod) the kernel calls, at the user's line."""
+    where, name = traceback_loc(exc) or (call, fn.__name__)
+    shown = where != call and not in_package(call.file)  # not from fadsl's FA2 library
+    notes = (f"called from {call}",) if shown else ()
+    return KernelSyntaxError(
+        f"`{name}` raised {type(exc).__name__}: {exc}", where, notes=notes,
+        hint="helpers and mods run while the kernel is traced, on tiles: use fd ops and "
+        "Python arithmetic; numpy, math and I/O cannot see tile values")
 
 
 def ops_grid() -> Any:

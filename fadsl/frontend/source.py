@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from types import FrameType
+import sysconfig
+from types import FrameType, TracebackType
 
 from fadsl.errors import Loc
 
@@ -29,6 +30,11 @@ def is_internal(filename: str) -> bool:
     """True for fadsl's own modules (the library of kernels under fadsl/lib is user code)."""
     path = os.path.abspath(filename)
     return path.startswith(_PKG_DIR) and not path.startswith(_LIB_DIR)
+
+
+def in_package(filename: str) -> bool:
+    """True for any file of the fadsl package, its kernel library included."""
+    return os.path.abspath(filename).startswith(_PKG_DIR)
 
 
 def node_loc(node: ast.AST, file: str, line_offset: int = 0, col_offset: int = 0) -> Loc:
@@ -67,3 +73,36 @@ def user_frame_loc() -> Loc | None:
             return frame_loc(frame)
         frame = frame.f_back
     return None
+
+
+_LIBRARY_DIRS = tuple(
+    os.path.abspath(p) + os.sep
+    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
+
+
+def traceback_loc(exc: BaseException) -> tuple[Loc, str] | None:
+    """Loc and function name of the innermost frame of ``exc``'s traceback in user code.
+
+    Skips fadsl's modules (not its kernel library), the standard library and
+    installed packages, so a helper calling numpy points at the helper's line.
+    """
+    found = None
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None:
+        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not is_internal(path) and not path.startswith(_LIBRARY_DIRS):
+            found = (_tb_loc(tb), tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def _tb_loc(tb: TracebackType) -> Loc:
+    code = tb.tb_frame.f_code
+    positions = list(code.co_positions())
+    idx = tb.tb_lasti // 2
+    if 0 <= idx < len(positions):
+        line, end_line, col, end_col = positions[idx]
+        if line == tb.tb_lineno and col is not None:
+            return Loc(code.co_filename, line, col, end_col if end_line == line else None)
+    return Loc(code.co_filename, tb.tb_lineno)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from fadsl.errors import DTypeError, KernelSyntaxError, Loc, ScheduleError
+from fadsl.errors import DTypeError, KernelSyntaxError, Loc, ScheduleError, ShapeError
 from fadsl.frontend import loops, ops
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import as_expr, isym
@@ -288,6 +288,13 @@ def _yielded(w: Walker, name: str, arg: ir.Value, node: ast.For) -> ir.Value:
     old, new = arg.type, value.value.type
     if old != new:
         assert isinstance(old, TileType) and isinstance(new, TileType)
+        if old.dtype == new.dtype:
+            raise ShapeError(
+                f"loop-carried value `{name}` changes shape inside the loop: {old} "
+                f"before, {new} at the end of the body", _last_assign_loc(w, node, name),
+                notes=(f"`{name}` enters the loop as {old}",),
+                hint="a loop-carried value keeps its shape: reduce (fd.row_sum, "
+                "fd.row_max) or broadcast (x[:, None]) to it, or use a new name")
         raise DTypeError(
             f"loop-carried value `{name}` changes type inside the loop: {old} before, "
             f"{new} at the end of the body",

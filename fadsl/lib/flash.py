@@ -158,7 +158,7 @@ def scores(spec: Any, s: Any, t: Any, kv_idx: Any) -> Any:
     if spec.softcap is not None:
         s = spec.softcap * fd.tanh(s / spec.softcap)
     if spec.score_mod is not None:
-        s = spec.score_mod(s, t.b, t.h, t.q_idx, kv_idx)
+        s = spec.check_score(spec.score_mod(s, t.b, t.h, t.q_idx, kv_idx), s)
     return s
 
 

@@ -82,7 +82,9 @@ def test_mask_mod_must_return_a_mask() -> None:
         return q_idx - kv_idx
 
     k = fd.attention(name="m", mask_mod=not_a_mask)
-    with pytest.raises(KernelSyntaxError, match="returned Tile, not a mask tile") as err:
+    with pytest.raises(
+        KernelSyntaxError, match=r"returned a tile i32\[block_q, block_kv\], not a mask"
+    ) as err:
         k.build({})
     assert err.value.loc.file == __file__
 
