@@ -1,0 +1,124 @@
+"""The error catalogue (docs/errors.md): every mistake's full message is a golden file.
+
+Each mistake of ``catalogue.CATALOGUE`` is made in a scratch folder and run through the
+CLI; the rendered message (paths relative to that folder) must equal
+``tests/golden/test_error_catalogue/test_message-<id>.err``. docs/errors.md is rendered
+from the catalogue and those files; ``pytest --update-golden`` rewrites both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+from catalogue import CATALOGUE, IR_SAMPLE_EDIT, Mistake
+
+from fadsl.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "errors.md"
+GOLDEN = ROOT / "tests" / "golden" / "test_error_catalogue"
+
+
+def make_files(mistake: Mistake, folder: Path) -> None:
+    (folder / "attn.py").write_text(mistake.kernel_text(), encoding="utf-8")
+    for name, text in mistake.files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text.startswith("zeros:"):
+            path.write_bytes(bytes(int(text.split(":")[1])))
+        elif text == "IR_SAMPLE":
+            sample = (ROOT / "tests" / "ir_samples" / "varlen.fir").read_text()
+            path.write_text(sample.replace(*IR_SAMPLE_EDIT), encoding="utf-8")
+        else:
+            path.write_text(text, encoding="utf-8")
+
+
+def provoke(mistake: Mistake, folder: Path) -> tuple[int, str]:
+    """Exit code and stderr of the mistake's command, run in ``folder``."""
+    make_files(mistake, folder)
+    err = io.StringIO()
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(list(mistake.argv))
+    finally:
+        os.chdir(old)
+    return code, err.getvalue().replace(f"{folder}{os.sep}", "").replace(str(folder), ".")
+
+
+@pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.id)
+def test_message(mistake: Mistake, tmp_path: Path, golden) -> None:  # type: ignore[no-untyped-def]
+    code, message = provoke(mistake, tmp_path)
+    assert code == 1, message
+    assert re.match(r"fadsl: [a-zA-Z ]*error: ", message), message
+    assert "internal error" not in message
+    golden(message, "err")
+
+
+def test_the_catalogue_has_at_least_20_distinct_mistakes() -> None:
+    ids = [m.id for m in CATALOGUE]
+    assert len(set(ids)) == len(ids) >= 20
+
+
+def render_doc() -> str:
+    """docs/errors.md from the catalogue and its golden messages."""
+    parts = [DOC_HEADER]
+    parts += [f"{n}. [{m.title}](#{m.id})" for n, m in enumerate(CATALOGUE, 1)]
+    parts.append("")
+    for n, m in enumerate(CATALOGUE, 1):
+        golden = GOLDEN / f"test_message-{m.id}.err"
+        message = golden.read_text(encoding="utf-8") if golden.exists() else "(no golden)\n"
+        parts.append(
+            f"<a id=\"{m.id}\"></a>\n\n## E{n:02d} {m.title}\n\nYou wrote:\n\n"
+            f"```{_lang(m)}\n{m.snippet()}\n```\n\nfadsl says:\n\n```text\n{message}```\n\n"
+            f"**Fix:** {m.fix}\n")
+    return "\n".join(parts)
+
+
+def _lang(m: Mistake) -> str:
+    if m.snippet().startswith("fadsl "):
+        return "shell"
+    return "text" if m.id.startswith("ir_") else "python"
+
+
+DOC_HEADER = """\
+# Error catalogue
+
+Every mistake below is a test (`tests/errors/test_error_catalogue.py`): the message
+shown is the golden file it must produce, word for word, so this page cannot drift
+from what fadsl prints. Kernel mistakes are one-line edits of this small kernel,
+saved as `attn.py`; paths are shown relative to the folder the command runs in.
+
+```python
+{base}```
+
+Every message has the same parts: the kind of error and what is wrong (what was
+expected, what was found), `-->` the file, line and column, the line with a caret
+under the culprit, `= note:` lines with context, and `= hint:` with a fix. Exit
+status: 0 success, 1 a user error (or a numerical FAIL), 2 an argparse usage error,
+70 a fadsl bug (the message says so and asks for a report), 130 interrupted, 141
+stdout closed (`fadsl ... | head`). `FADSL_DEBUG=1` adds the Python traceback.
+
+Regenerate this page and the messages with
+`python3 -m pytest tests/errors --update-golden`, and review the diff.
+
+## The mistakes
+"""
+
+
+def test_docs_errors_md_is_current(request: pytest.FixtureRequest) -> None:
+    from catalogue import BASE
+
+    text = render_doc().replace("{base}", BASE)
+    if request.config.getoption("--update-golden"):
+        DOC.write_text(text, encoding="utf-8")
+        return
+    assert DOC.exists() and DOC.read_text(encoding="utf-8") == text, (
+        "docs/errors.md is out of date: run `python3 -m pytest tests/errors "
+        "--update-golden` and review the diff")
