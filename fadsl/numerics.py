@@ -139,3 +139,29 @@ def compare(
 def quantize(x: np.ndarray, dtype: DType) -> np.ndarray:
     """Round float64 data to ``dtype`` and back (for same-precision references)."""
     return np.asarray(x).astype(np_dtype(dtype)).astype(np.float64)
+
+
+def to_float16(x: np.ndarray) -> np.ndarray:
+    """``x.astype(np.float16)``, bit for bit, about twice as fast for float32 arrays.
+
+    numpy converts float32 to float16 one element at a time. ml_dtypes' ``complex32``
+    (two float16 halves) converts from complex64 in compiled code with the same
+    rounding (to nearest even, overflow to inf), so pairs of float32 values are viewed
+    as complex64. NaN payloads are the one difference, so a result holding any inf or
+    NaN is made again by numpy (they are rare in data: random inputs, outputs).
+    """
+    halves = _complex32()
+    if halves is None or x.dtype != np.float32 or x.size % 2 or not x.flags.c_contiguous:
+        return x.astype(np.float16)
+    out = x.reshape(-1).view(np.complex64).astype(halves).view(np.float16)
+    if out.size and np.bitwise_and(out.view(np.uint16), 0x7C00).max() == 0x7C00:
+        return x.astype(np.float16)
+    return out.reshape(x.shape)
+
+
+def _complex32() -> Any:
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        return None
+    return getattr(ml_dtypes, "complex32", None)  # ml_dtypes >= 0.5
