@@ -24,6 +24,8 @@ class Along:
         ax = lead + self.axis
         if x.shape[ax] == 1:
             return x
+        if isinstance(self.sel, np.ndarray):  # C-contiguous, unlike x[..., sel, ...]
+            return np.take(x, self.sel, axis=ax)
         return x[(slice(None),) * ax + (self.sel,)]
 
     def put(self, dst: np.ndarray, x: np.ndarray, lead: int = 0) -> None:

@@ -312,7 +312,38 @@ def _where(op: Where, fr: Frame) -> Any:
                 np.all(cond) if keep else not np.any(cond)
             ):
                 return stored(branch, dtype)
+    if dtype is DType.F32 and np.shape(a) == shape and fr.k:
+        buf = fr.donate(op.a, a, shape)
+        out = _mixed_points_where(cond, a if buf is None else buf, b, buf is None, fr.k)
+        if out is not None:
+            return out
     return stored(np.where(cond, a, b), dtype)
+
+
+def _mixed_points_where(
+    cond: np.ndarray, a: np.ndarray, b: Any, copy: bool, k: int
+) -> np.ndarray | None:
+    """np.where(cond, a, b) when ``cond`` keeps every element of most points (a causal
+    mask off the diagonal): ``a`` (a copy unless ``copy`` is False) with np.where run on
+    the other points only. None when ``cond`` varies along several batch axes, or when
+    most points mix."""
+    if not isinstance(cond, np.ndarray) or cond.ndim != a.ndim:
+        return None
+    whole = cond.all(axis=tuple(range(k, cond.ndim)))
+    varying = [ax for ax in range(k) if whole.shape[ax] > 1]
+    if len(varying) != 1:
+        return None
+    mixed = np.flatnonzero(~whole.reshape(-1))
+    if mixed.size * 2 > whole.size:
+        return None
+    axis = varying[0]
+    out = a.copy() if copy else a
+    if mixed.size:
+        key = (slice(None),) * axis + (mixed,)
+        if isinstance(b, np.ndarray) and b.ndim == a.ndim and b.shape[axis] > 1:
+            b = b[key]
+        out[key] = np.where(cond[key], out[key], b)
+    return out
 
 
 @impl(Cast)

@@ -18,7 +18,7 @@ import numpy as np
 
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.types import DType
-from fadsl.numerics import np_dtype
+from fadsl.numerics import np_dtype, to_float16
 
 
 def to_f32(x: np.ndarray) -> np.ndarray:
@@ -33,28 +33,33 @@ _QUANTUM_MIN = np.uint32(113 << 23)
 """2^-14: below it the f16 quantum is fixed (subnormals)."""
 _QUANTUM_MAX = np.uint32(142 << 23)
 """2^15: the largest f16 binade."""
-_TO_MAGIC = np.uint32(13 << 23)
+_TO_MAGIC = np.uint32((13 << 23) | (1 << 22))
+"""Added to an exponent field: 1.5 x 2^13 times that binade's power of two."""
 
 
 def round_f16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """float32 ``x`` rounded to the nearest float16 (ties to even), as float32.
 
     Bit-exact with ``x.astype(np.float16).astype(np.float32)`` including subnormals,
-    overflow to inf and NaN, at about half its cost: adding and subtracting a magic
-    number 2^13 times the f16 quantum of ``x``'s binade leaves ``x`` rounded to that
-    quantum in the FPU's rounding mode (to nearest even). ``out`` may be ``x``.
+    overflow to inf and NaN (zeros come out as +0), at about half its cost. For ``x``
+    in the binade [2^e, 2^(e+1)), the magic number M = 1.5 x 2^(e+13) keeps ``x + M``
+    inside [2^(e+13), 2^(e+14)) whatever the sign of ``x``; there the float32 spacing
+    is 2^(e-10), the f16 spacing of ``x``'s binade, so the FPU's rounding of the sum
+    (to nearest even: M is an even multiple of that spacing) rounds ``x`` as float16
+    does, and ``(x + M) - M`` is exact. Below 2^-14 the spacing stays 2^-24
+    (subnormals); above 2^15 it stays 2^5, and the rare results past 65504 become
+    inf. ``out`` may be ``x``.
     """
-    quantum = np.bitwise_and(x.view(np.uint32), _EXPONENT)
-    top = quantum.max() if quantum.size else _QUANTUM_MIN
-    np.maximum(quantum, _QUANTUM_MIN, out=quantum)
+    magic = np.bitwise_and(x.view(np.uint32), _EXPONENT)
+    top = magic.max() if magic.size else _QUANTUM_MIN
+    np.maximum(magic, _QUANTUM_MIN, out=magic)
     if top > _QUANTUM_MAX:
-        np.minimum(quantum, _QUANTUM_MAX, out=quantum)
-    quantum += _TO_MAGIC
-    magic = quantum.view(np.float32)
-    np.copysign(magic, x, out=magic)
+        np.minimum(magic, _QUANTUM_MAX, out=magic)
+    magic += _TO_MAGIC
+    m = magic.view(np.float32)
     with np.errstate(invalid="ignore"):  # signalling NaN inputs; they stay NaN
-        out = np.add(x, magic, out=out)
-        out -= magic
+        out = np.add(x, m, out=out)
+        out -= m
     if top >= _QUANTUM_MAX:
         over = np.abs(out) > np.float32(65504)
         out[over] = np.copysign(np.float32(np.inf), out[over])
@@ -79,6 +84,8 @@ class Widened:
     dtype: DType
 
     def narrow(self) -> np.ndarray:
+        if self.dtype is DType.F16:
+            return to_float16(self.wide)
         return self.wide.astype(np_dtype(self.dtype))
 
 

@@ -1,5 +1,6 @@
 """Storage shortcuts stay invisible: fast f16 rounding is bit-exact, in-place reuse of
-dying tiles never changes a value that is still visible."""
+dying tiles never changes a value that is still visible, a where that runs only on the
+points whose mask mixes gives np.where's result."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import numpy as np
 from interp_kit import Kit, everything, imm, point, random
 
+from fadsl.backends.interp.elementwise import _mixed_points_where
 from fadsl.backends.interp.storage import round_f16
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType
@@ -41,6 +43,22 @@ def test_round_f16_matches_astype_at_every_tie_and_neighbour() -> None:
     assert _same(round_f16(x), want)
     copy = x.copy()
     assert _same(round_f16(copy, out=copy), want), "in place gives the same bits"
+
+
+def test_where_on_mixed_points_only_equals_np_where() -> None:
+    """A causal-like mask [1, 1, 6, 4, 8]: points 0-3 keep everything, 4-5 mix."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 6, 4, 8)).astype(np.float32)
+    cond = np.ones((1, 1, 6, 4, 8), bool)
+    cond[0, 0, 4:] = rng.random((2, 4, 8)) < 0.5
+    b = np.float32(-np.inf)
+    want = np.where(cond, a, b)
+    kept = a.copy()
+    got = _mixed_points_where(cond, a, b, copy=True, k=3)
+    assert got is not None and np.array_equal(got, want)
+    assert np.array_equal(a, kept), "copy=True leaves the operand alone"
+    assert _mixed_points_where(cond, a.copy(), b, copy=False, k=3) is not None
+    assert _mixed_points_where(np.zeros_like(cond), a, b, copy=True, k=3) is None
 
 
 def test_a_dying_tile_seen_through_a_view_is_not_overwritten() -> None:
