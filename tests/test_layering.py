@@ -18,7 +18,7 @@ ALLOWED: dict[str, set[str]] = {
                  "runio"},
     "passes": {"passes", "ir", "errors", "target", "cost_model", "version"},
     "backends": {"backends", "passes", "ir", "errors", "target", "numerics", "runtime",
-                 "codegen_templates", "version", "runio", "rng"},
+                 "codegen_templates", "version", "runio", "rng", "cache"},
     "runtime": set(),
 }
 

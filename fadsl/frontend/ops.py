@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -470,9 +471,14 @@ def dot(a: Tile, b: Tile, *, transpose_a: bool = False, transpose_b: bool = Fals
 
 
 def _eager(*xs: Any) -> bool:
-    """True when a mod runs on numpy arrays (the float64 reference), not on tiles."""
-    import numpy as np
+    """True when a mod runs on numpy arrays (the float64 reference), not on tiles.
 
+    Without numpy imported nothing can be a numpy array: building a kernel (compile,
+    check) then never imports numpy.
+    """
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
     return not any(isinstance(x, Tile) for x in xs) and any(
         isinstance(x, (np.ndarray, np.generic)) for x in xs)
 

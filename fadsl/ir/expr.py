@@ -315,21 +315,24 @@ def _pow(a: Any, b: Any) -> Any:
 
 
 def _min(*xs: Any) -> Any:
-    import numpy as np
-
     out = xs[0]
     for x in xs[1:]:
-        out = np.minimum(out, x) if _is_array(out, x) else min(out, x)
+        out = _np().minimum(out, x) if _is_array(out, x) else min(out, x)
     return out
 
 
 def _max(*xs: Any) -> Any:
-    import numpy as np
-
     out = xs[0]
     for x in xs[1:]:
-        out = np.maximum(out, x) if _is_array(out, x) else max(out, x)
+        out = _np().maximum(out, x) if _is_array(out, x) else max(out, x)
     return out
+
+
+def _np() -> Any:
+    """numpy, imported only when an array is met (compile and check use plain ints)."""
+    import numpy
+
+    return numpy
 
 
 def _is_array(a: Any, b: Any) -> bool:

@@ -55,8 +55,13 @@ def templates_dir() -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
+    """The environment; compiled templates are kept in fadsl's cache (fadsl/cache.py),
+    so a new process does not compile them again."""
     import jinja2
 
+    from fadsl.cache import cache_dir
+
+    folder = cache_dir("jinja")
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
@@ -64,6 +69,7 @@ def environment() -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=jinja2.FileSystemBytecodeCache(folder) if folder else None,
     )
 
 
@@ -121,10 +127,34 @@ def clang_format_binary() -> str:
 
 
 def format_cxx(files: dict[str, str]) -> dict[str, str]:
+    """Every file formatted by clang-format: from fadsl's cache when the same text was
+    formatted before by the same binary and style, the rest by one process."""
+    from fadsl.cache import cache_dir, key, read, write
+
+    binary = clang_format_binary()
+    folder = cache_dir("clang-format")
+    identity = _binary_identity(binary)
+    keys = {name: key(identity, CLANG_STYLE, os.path.basename(name), text)
+            for name, text in files.items()}
+    out = {name: read(folder, keys[name]) for name in files}
+    todo = {name: text for name, text in files.items() if out[name] is None}
+    if todo:
+        for name, text in _run_clang_format(binary, todo).items():
+            out[name] = text
+            write(folder, keys[name], text)
+    return {name: text for name, text in out.items() if text is not None}
+
+
+def _binary_identity(binary: str) -> str:
+    """Path, size and modification time: a reinstalled formatter gets new entries."""
+    st = os.stat(binary)
+    return f"{os.path.realpath(binary)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _run_clang_format(binary: str, files: dict[str, str]) -> dict[str, str]:
     """Format every file with one clang-format process (in place, in a scratch folder)."""
     import tempfile
 
-    binary = clang_format_binary()
     with tempfile.TemporaryDirectory(prefix="fadsl-fmt-") as tmp:
         paths = {}
         for i, (name, text) in enumerate(files.items()):
