@@ -196,6 +196,8 @@ def parse_shape(text: str | None, symbols: tuple[str, ...],
                     else None) from None
             if v <= 0:
                 raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
+            if v >= 2**63:
+                raise UsageError(f"--shape {name}={raw}: does not fit in 64 bits", loc)
             if name in values:
                 raise UsageError(f"--shape gives {name} twice", loc)
             values[name] = v
@@ -347,6 +349,8 @@ def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
             raise UsageError(
                 f"--set {name}={value}: `{name}` must be a positive integer", loc,
                 hint=f"the default is {default}")
+        if abs(value) >= 2**63:
+            raise UsageError(f"--set {name}={value}: does not fit in 64 bits", loc)
         return value
     if isinstance(default, float) and isinstance(value, (int, float)):
         return float(value)

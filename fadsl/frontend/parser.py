@@ -275,7 +275,16 @@ class Walker(StatementWalker):
             self.tracer.loc = prev
 
     def expr_Constant(self, node: ast.Constant) -> Any:
-        return node.value
+        return self._fits(node.value, node)
+
+    def _fits(self, value: Any, node: ast.AST) -> Any:
+        """``value``, unless it is an integer the generated C++ cannot hold."""
+        if isinstance(value, int) and not isinstance(value, bool) and (
+                abs(value) >= 2**63):
+            raise KernelSyntaxError(
+                f"the integer `{ast.unparse(node)}` does not fit in 64 bits",
+                self.loc(node), hint="sizes, indices and constants are 64-bit integers")
+        return value
 
     def expr_Name(self, node: ast.Name) -> Any:
         name = node.id
@@ -422,7 +431,7 @@ class Walker(StatementWalker):
     def _apply(self, thunk: Any, node: ast.AST) -> Any:
         """Run an op; turn Python errors from bad operand kinds into kernel errors."""
         try:
-            return thunk()
+            return self._fits(thunk(), node)
         except FadslError:
             raise
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:

@@ -59,7 +59,7 @@ def test_loads_into_queue_slots_still_parse() -> None:
     assert parse_kernel(sample("queues.fir")).name == "queues"
 
 
-@pytest.mark.parametrize("shape", ["B=99999999999999999999,N=1,Sq=16,Skv=16,D=16",
+@pytest.mark.parametrize("shape", ["B=4294967296,N=1,Sq=16,Skv=16,D=16",
                                    "B=9999,N=64,Sq=8192,Skv=8192,D=128"])
 def test_tensors_too_large_for_memory_are_refused_before_any_work(
     tmp_path: Path, shape: str
@@ -180,3 +180,30 @@ def test_a_target_file_with_dtypes_of_the_wrong_kind_is_a_usage_error(tmp_path: 
                   str(tmp_path))
     check_clean(out)
     assert "cube_dtypes must be a list of dtype names, got 3" in out.stderr
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--shape", "B=99999999999999999999,N=1,Sq=16,Skv=16,D=16"],
+     "--shape B=99999999999999999999: does not fit in 64 bits"),
+    (["--shape", SMALL, "--set", "block_q=99999999999999999999"],
+     "--set block_q=99999999999999999999: does not fit in 64 bits"),
+])
+def test_sizes_beyond_64_bits_are_refused_on_the_command_line(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    out = run_cli(["check", FA2, *argv], str(tmp_path))
+    check_clean(out)
+    assert message in out.stderr
+
+
+@pytest.mark.parametrize(("expr", "shown"), [("99999999999999999999", "99999999999999999999"),
+                                             ("2**70", "2 ** 70")])
+def test_an_integer_beyond_64_bits_in_a_kernel_is_refused(
+    tmp_path: Path, expr: str, shown: str
+) -> None:
+    # was: accepted, printed as IR that the IR parser then refuses (no round trip)
+    src = tmp_path / "k.py"
+    src.write_text(KERNEL_WITH_BOUND.replace("BOUND", f"range({expr})"))
+    out = run_cli(["ir", str(src)], str(tmp_path))
+    check_clean(out)
+    assert f"the integer `{shown}` does not fit in 64 bits" in out.stderr
