@@ -41,6 +41,18 @@ def add_target_arg(p: argparse.ArgumentParser, default: str | None = "ascend910b
     p.add_argument("--target-file", help="a chip description of your own (JSON)")
 
 
+def seed_value(text: str) -> int:
+    """argparse type of --seed: an integer >= 0 (numpy's seeds are non-negative)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
+
+
 def arg_loc(flag: str, text: str, start: int = 0, end: int | None = None) -> Loc:
     """A Loc pointing into a command-line argument, for carets under the bad part."""
     shown = f"{flag} {text}"

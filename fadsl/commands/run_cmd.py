@@ -11,7 +11,8 @@ from fadsl.commands import common
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=common.seed_value, default=0,
+                   help="seed of the random inputs, an integer >= 0 (default 0)")
     p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for <param>.bin files and meta.json")

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-resource-proof", action="store_true",
                    help="generate even if the buffers do not fit (for testing that the CPU "
                    "runtime enforces the chip's memory sizes itself)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--seed", type=common.seed_value, default=0,
+                   help="seed of the random inputs, an integer >= 0 (default 0)")
     p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for <param>.bin files and meta.json")

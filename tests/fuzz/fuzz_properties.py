@@ -15,6 +15,8 @@ from typing import Any
 
 from fuzz_cliargs import command_lines, prepare
 from fuzz_irtext import mutated_ir, random_ir
+from fuzz_mods import SHAPE_ARG as MOD_SHAPE
+from fuzz_mods import broken_variants, variants
 from fuzz_programs import SHAPE_ARG, broken_programs, valid_programs
 from fuzzkit import FuzzFailure, check_api, check_clean, must, run_cli
 from hypothesis import strategies as st
@@ -123,6 +125,27 @@ def command_line_ends_cleanly(ws: Workspace, argv: list[str]) -> None:
     check_clean(ws.cli(argv))
 
 
+def _variant_argv(cmd: str, path: str) -> list[str]:
+    if cmd == "run":
+        return ["run", path, "--shape", MOD_SHAPE, "-o", "out"]
+    return ["ir", path]
+
+
+def valid_variant_runs(ws: Workspace, example: tuple[str, str]) -> None:
+    """An fd.attention variant with valid mods builds (ir) and runs in the interpreter."""
+    src, cmd = example
+    out = ws.cli(_variant_argv(cmd, ws.write(src, ".py")))
+    if out.code != 0:
+        raise FuzzFailure(f"`{cmd}` failed on a valid variant:\n{src}\n{out.stdout}"
+                          f"{out.stderr}{out.escaped}")
+
+
+def broken_variant_fails_cleanly(ws: Workspace, example: tuple[str, str]) -> None:
+    """A variant with one mistake in its mods or keywords ends in a clean error."""
+    src, cmd = example
+    ws.check_clean(_variant_argv(cmd, ws.write(src, ".py")), src)
+
+
 @dataclass(frozen=True)
 class Property:
     name: str
@@ -140,17 +163,23 @@ PROPERTIES: tuple[Property, ...] = (
              valid_program_runs, 30),
     Property("broken programs fail cleanly",
              lambda ws: st.tuples(broken_programs(), st.sampled_from(("ir", "check", "run"))),
-             broken_program_fails_cleanly, 130),
+             broken_program_fails_cleanly, 200),
+    Property("valid fd.attention variants build and run",
+             lambda ws: st.tuples(variants(), st.sampled_from(("ir", "run"))),
+             valid_variant_runs, 30),
+    Property("broken fd.attention variants fail cleanly",
+             lambda ws: st.tuples(broken_variants(), st.sampled_from(("ir", "run"))),
+             broken_variant_fails_cleanly, 100),
     Property("mutated IR parses or fails cleanly", lambda ws: mutated_ir(),
-             ir_parses_or_fails_cleanly, 220),
+             ir_parses_or_fails_cleanly, 300),
     Property("random IR fails cleanly", lambda ws: random_ir(),
              ir_parses_or_fails_cleanly, 80),
     Property("mutated IR files through the CLI",
              lambda ws: st.tuples(mutated_ir(huge=False),
                                   st.sampled_from(("run", "check", "ir"))),
-             ir_file_through_cli, 60),
+             ir_file_through_cli, 100),
     Property("command lines end cleanly", lambda ws: command_lines(ws.paths),
-             command_line_ends_cleanly, 150),
+             command_line_ends_cleanly, 250),
 )
 
 

@@ -1,7 +1,7 @@
 """Fuzzing with hypothesis: DSL programs, textual IR and command lines (issue 7).
 
 Each property of ``fuzz_properties.PROPERTIES`` runs its CI share of examples,
-derandomized so that a failure reproduces on every machine; about 700 examples in
+derandomized so that a failure reproduces on every machine; about 1,100 examples in
 total. ``scripts/fuzz.py`` runs the same properties at scale with fresh seeds.
 """
 

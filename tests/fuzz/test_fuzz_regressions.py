@@ -207,3 +207,11 @@ def test_an_integer_beyond_64_bits_in_a_kernel_is_refused(
     out = run_cli(["ir", str(src)], str(tmp_path))
     check_clean(out)
     assert f"the integer `{shown}` does not fit in 64 bits" in out.stderr
+
+
+def test_a_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
+    # was: numpy's ValueError "expected non-negative integer" as an internal error
+    out = run_cli(["run", FA2, "--shape", SMALL, "-o", "o", "--seed", "-1"], str(tmp_path))
+    check_clean(out)
+    assert out.code == 2
+    assert "argument --seed: expected a non-negative integer, got -1" in out.stderr
