@@ -19,66 +19,18 @@ conflicts, instruction issue; buffer sizes (check_resources proves those).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import sympy
 
-from fadsl.errors import UsageError
+from fadsl.cost_work import grid_of, kernel_type, tensor_bytes, workload
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr
-from fadsl.ir.types import DType, TensorType, TileType
 from fadsl.passes.footprint_eval import BatchFn, batch, exact
 from fadsl.target import Target
 
 PHASES = ("mte2", "cube", "vector", "mte3")
 """The four units whose per-iteration times overlap when the loop is pipelined."""
-
-_TRANSCENDENTAL = (ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
-_FREE = (
-    ir.ExpandDims,
-    ir.QueueAlloc,
-    ir.AllocTensor,
-    ir.Enqueue,
-    ir.Dequeue,
-    ir.FreeTensor,
-)
-_WORK_KEYS = (
-    "mte2_bytes",
-    "mte3_bytes",
-    "cube_flops",
-    "cube_f32_flops",
-    "l0a_bytes",
-    "l0b_bytes",
-    "vector_ops",
-    "vector_transcendental",
-    "ws_bytes",
-)
-
-
-@dataclass
-class Work:
-    """Symbolic amounts of work of one KV iteration or of one task's own code."""
-
-    amounts: dict[str, Expr] = field(
-        default_factory=lambda: {k: sympy.Integer(0) for k in _WORK_KEYS}
-    )
-    crossing: set[str] = field(default_factory=set)
-    """Values already charged as cube <-> vector workspace traffic."""
-
-    def add(self, key: str, amount: Expr) -> None:
-        self.amounts[key] = self.amounts[key] + amount
-
-
-@dataclass(frozen=True)
-class Loop:
-    """One KV loop of the grid body: its trip count, stages and per-iteration work."""
-
-    var: str
-    trips: Expr
-    stages: int
-    work: Work
-
 
 @dataclass(frozen=True)
 class PhaseTimes:
@@ -156,16 +108,16 @@ class CostModel:
     def __init__(self, kernel: ir.Kernel, target: Target) -> None:
         self.kernel = kernel
         self.target = target
-        self.grid = _grid(kernel)
-        self.task_work, self.loops = _workload(self.grid, target.split)
-        self.kernel_type = _kernel_type(self.grid, target)
+        self.grid = grid_of(kernel)
+        self.task_work, self.loops = workload(self.grid, target.split)
+        self.kernel_type = kernel_type(self.grid, target)
         self._task_fn = batch(self.task_work.amounts)
         self._loop_fns = [
             (lp, batch(lp.work.amounts), batch({"n": lp.trips})) for lp in self.loops
         ]
         self._bound = sum(
             (
-                _tensor_bytes(p)
+                tensor_bytes(p)
                 for p in kernel.params
                 if p.kind in (ir.ParamKind.IN, ir.ParamKind.OUT)
             ),
@@ -210,6 +162,17 @@ class CostModel:
             workspace_bytes=totals["ws_bytes"],
             cube_flops=totals["cube_flops"] + totals["cube_f32_flops"],
         )
+
+    def phase_times(self, w: Mapping[str, int], block_dim: int) -> PhaseTimes:
+        """Seconds each unit needs for the work ``w`` (numbers, keys of
+        ``cost_work.WORK_KEYS``) when ``block_dim`` blocks share the HBM."""
+        return self._phases(w, block_dim)
+
+    def block_dim(self, env: Mapping[str, Any]) -> int:
+        """blockDim at ``env``: min(tasks, physical cores), as the checker chooses it."""
+        tasks = _product(tuple(exact(e, env) for e in self.grid.extents))
+        physical, _ = self.target.physical_cores(self.kernel_type)
+        return max(1, min(tasks, physical))
 
     def _phases(self, w: Mapping[str, int], block_dim: int) -> PhaseTimes:
         t = self.target
@@ -302,131 +265,3 @@ def _makespan(per_task: Any, extents: tuple[int, ...], block_dim: int) -> float:
 
 def _numbers(fn: BatchFn, env: Mapping[str, Any]) -> dict[str, int]:
     return {k: int(round(float(v))) for k, v in fn(env).items()}
-
-
-# ----------------------------------------------------------------------------
-# Deriving the symbolic workload from the IR
-# ----------------------------------------------------------------------------
-
-
-def _grid(kernel: ir.Kernel) -> ir.Grid:
-    grids = [op for op in kernel.body if isinstance(op, ir.Grid)]
-    if len(grids) != 1:
-        raise UsageError(
-            f"the cost model needs exactly one fd.grid loop in kernel "
-            f"`{kernel.name}`, found {len(grids)}",
-            kernel.loc,
-        )
-    return grids[0]
-
-
-def _kernel_type(grid: ir.Grid, target: Target) -> str:
-    if not target.split:
-        return "AICORE"
-    has_dot = any(isinstance(op, ir.Dot) for op in _walk(grid.body))
-    return "MIX_AIC_1_2" if has_dot else "AIV_ONLY"
-
-
-def _walk(body: tuple[ir.Op, ...]) -> list[ir.Op]:
-    out: list[ir.Op] = []
-    for op in body:
-        out.append(op)
-        if isinstance(op, (ir.Grid, ir.For)):
-            out += _walk(op.body)
-    return out
-
-
-def _workload(grid: ir.Grid, split: bool) -> tuple[Work, list[Loop]]:
-    producers = {r: op for op in _walk(grid.body) for r in op.results()}
-    task = Work()
-    loops: list[Loop] = []
-    for op in grid.body:
-        if isinstance(op, ir.For):
-            w = Work()
-            _count_body(op.body, w, producers, split, sympy.Integer(1))
-            loops.append(Loop(op.var, op.stop - op.start, op.stages, w))
-        else:
-            _count(op, task, producers, split, sympy.Integer(1))
-    return task, loops
-
-
-def _count_body(
-    body: tuple[ir.Op, ...],
-    w: Work,
-    producers: dict[ir.Value, ir.Op],
-    split: bool,
-    times: Expr,
-) -> None:
-    for op in body:
-        if isinstance(op, ir.For):
-            _count_body(op.body, w, producers, split, times * (op.stop - op.start))
-        else:
-            _count(op, w, producers, split, times)
-
-
-def _elems(t: object) -> Expr:
-    if isinstance(t, (TileType, TensorType)):
-        return sympy.Mul(*t.shape) if t.shape else sympy.Integer(1)
-    return sympy.Integer(1)
-
-
-def _bytes(v: ir.Value) -> Expr:
-    assert isinstance(v.type, TileType)
-    return _elems(v.type) * v.type.dtype.itemsize
-
-
-def _count(
-    op: ir.Op, w: Work, producers: dict[ir.Value, ir.Op], split: bool, times: Expr
-) -> None:
-    if isinstance(op, _FREE):
-        return
-    if isinstance(op, ir.Load):
-        w.add("mte2_bytes", times * _bytes(op.result))
-    elif isinstance(op, ir.Store):
-        w.add("mte3_bytes", times * _bytes(op.value))
-    elif isinstance(op, ir.Dot):
-        _count_dot(op, w, producers, split, times)
-    elif isinstance(op, _TRANSCENDENTAL):
-        w.add("vector_transcendental", times * _elems(op.result.type))
-    elif isinstance(op, ir.Reduce):
-        w.add("vector_ops", times * _elems(op.x.type))
-    elif isinstance(op, ir.ValueOp):
-        w.add("vector_ops", times * _elems(op.result.type))
-    if split and not isinstance(op, ir.Dot):
-        for v in op.operand_values():
-            if isinstance(producers.get(v), ir.Dot):
-                _cross(v, w, times)
-
-
-def _cross(v: ir.Value, w: Work, times: Expr) -> None:
-    """A value made on one unit and read on the other travels through GM once."""
-    if v.name not in w.crossing:
-        w.crossing.add(v.name)
-        w.add("ws_bytes", times * _bytes(v))
-
-
-def _count_dot(
-    op: ir.Dot, w: Work, producers: dict[ir.Value, ir.Op], split: bool, times: Expr
-) -> None:
-    ta, tb, tc = op.a.type, op.b.type, op.result.type
-    assert (
-        isinstance(ta, TileType)
-        and isinstance(tb, TileType)
-        and isinstance(tc, TileType)
-    )
-    k = ta.shape[0] if op.transpose_a else ta.shape[1]
-    flops = 2 * tc.shape[0] * tc.shape[1] * k
-    w.add("cube_f32_flops" if ta.dtype is DType.F32 else "cube_flops", times * flops)
-    w.add("l0a_bytes", times * _bytes(op.a))
-    w.add("l0b_bytes", times * _bytes(op.b))
-    if not split:
-        return
-    for v in (op.a, op.b):
-        made = producers.get(v)
-        if made is not None and not isinstance(made, (ir.Load, ir.Dequeue)):
-            _cross(v, w, times)
-
-
-def _tensor_bytes(p: ir.Param) -> Expr:
-    assert isinstance(p.type, TensorType)
-    return _elems(p.type) * p.type.dtype.itemsize

@@ -1,0 +1,141 @@
+"""``fadsl timeline``: the modelled pipeline schedule of one task, as a log and a picture.
+
+Prints the per-iteration work, then every event of the task's own code and of its first
+KV iterations (lane, start, end, how long the lane waited and for what), then the
+task's modelled time, its steady iteration period next to the cost model's closed
+form, and how busy each lane is. ``-o picture.svg`` (or ``.png``, with matplotlib)
+draws the Gantt chart. Every figure is MODELLED (fadsl/timeline.py, docs/cost-model.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from fadsl.commands import common
+
+if TYPE_CHECKING:
+    from fadsl.commands.common import Binding
+    from fadsl.cost_model import Estimate
+    from fadsl.target import Target
+    from fadsl.timeline import Timeline
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    p.add_argument("-o", "--output", metavar="PICTURE",
+                   help="write the Gantt chart: .svg (no dependency) or .png (matplotlib)")
+    p.add_argument("--iterations", type=int, default=4, metavar="N",
+                   help="KV iterations to print and draw (default 4; the schedule "
+                   "always covers the whole task)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from fadsl.errors import UsageError
+    from fadsl.target import resolve
+    from fadsl.timeline import build
+
+    if args.iterations < 1:
+        raise UsageError(f"--iterations {args.iterations}: give a positive number")
+    kind = _picture_kind(args.output)
+    target = resolve(args.target, args.target_file)
+    binding = common.build(args)
+    tl = build(binding.kernel, target, binding.env())
+    title = _title(binding, target)
+    print(report(tl, title, args.iterations))
+    if kind is not None:
+        _draw(tl, title, args.iterations, args.output, kind)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def _picture_kind(path: str | None) -> str | None:
+    from fadsl.errors import UsageError
+
+    if path is None:
+        return None
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".svg", ".png"):
+        raise UsageError(f"-o {path}: the picture must be .svg or .png")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or os.path.isdir(path):
+        raise UsageError(f"-o {path}: " + ("is a folder" if os.path.isdir(path)
+                                          else f"no folder {folder}"),
+                         hint="give the path of a picture file in an existing folder")
+    return ext[1:]
+
+
+def _draw(tl: Timeline, title: str, iterations: int, path: str, kind: str) -> None:
+    from fadsl import timeline_draw
+
+    if kind == "png":
+        timeline_draw.png(tl, title, iterations, path)
+        return
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(timeline_draw.svg(tl, title, iterations))
+    os.replace(tmp, path)
+
+
+def _title(binding: Binding, target: Target) -> str:
+    shape = ", ".join(f"{k}={v}" for k, v in binding.shape.items())
+    consts = " ".join(f"{k}={v}" for k, v in sorted(binding.consts.items()))
+    return f"{binding.kernel.name} on {target.name} [{shape}] {consts}"
+
+
+def report(tl: Timeline, title: str, iterations: int) -> str:
+    """The log: header, per-iteration work, events, summary. Times in microseconds."""
+    from fadsl.timeline_draw import shown
+
+    point = ", ".join(f"{k}={v}" for k, v in tl.task.items())
+    w = tl.per_iteration
+    lines = [
+        title,
+        f"one task (grid point {point}) on one core of {tl.block_dim}: "
+        f"{tl.iterations} KV iterations, stages = {tl.stages}; every time is MODELLED "
+        "(docs/cost-model.md), not measured",
+        f"per iteration: MTE2 {w['mte2_bytes']:,} B, MTE3 {w['mte3_bytes']:,} B, "
+        f"workspace {w['ws_bytes']:,} B, cube {w['cube_flops'] + w['cube_f32_flops']:,} "
+        f"FLOP, vector {w['vector_ops']:,} element-ops + "
+        f"{w['vector_transcendental']:,} transcendental",
+        f"  {'iter':>4}  {'lane':7} {'event':46} {'start us':>9} {'end us':>9} "
+        f"{'wait us':>8}  waited for",
+    ]
+    for e in shown(tl, iterations):
+        j = "-" if e.iteration is None else str(e.iteration)
+        lines.append(f"  {j:>4}  {e.lane:7} {e.name[:46]:46} {e.start * 1e6:9.3f} "
+                     f"{e.end * 1e6:9.3f} {e.wait * 1e6:8.3f}  {e.waited_for}")
+    if iterations < tl.iterations:
+        lines.append(f"  ... iterations {iterations}-{tl.iterations - 1} and the task's "
+                     f"tail not shown (--iterations {tl.iterations} shows them)")
+    lines += _summary(tl)
+    return "\n".join(lines)
+
+
+def _summary(tl: Timeline) -> list[str]:
+    busy = ", ".join(f"{lane} {100 * tl.busy(lane):.0f}%"
+                     for lane in dict.fromkeys(e.lane for e in tl.events))
+    return [
+        f"task: {tl.makespan * 1e6:.3f} us; steady iteration period "
+        f"{tl.period() * 1e6:.3f} us (closed form: {tl.serial_iteration_s * 1e6:.3f} us "
+        f"serial, {tl.overlapped_iteration_s * 1e6:.3f} us with the units perfectly "
+        "overlapped)",
+        f"lanes busy: {busy}",
+    ] + kernel_lines(tl.estimate)
+
+
+def kernel_lines(est: Estimate) -> list[str]:
+    """The cost model's whole-kernel figures (docs/cost-model.md), labelled modelled."""
+    overlap = (f"{est.time_overlap_s * 1e3:.3f} ms with it" if est.stages >= 2
+               else "one stage: nothing overlaps")
+    return [
+        f"kernel ({est.tasks} tasks on blockDim {est.block_dim}, {est.iterations:,} KV "
+        f"iterations in all), MODELLED: {est.time_serial_s * 1e3:.3f} ms without overlap, "
+        f"{overlap}; predicted {est.predicted_s * 1e3:.3f} ms, {est.tflops:.1f} TFLOPS, "
+        f"bound by {est.phases.bound}",
+        f"HBM traffic {est.hbm_bytes / 1e6:.1f} MB against a lower bound of "
+        f"{est.hbm_lower_bound / 1e6:.1f} MB ({est.hbm_ratio:.1f}x); cube <-> vector "
+        f"workspace {est.workspace_bytes / 1e6:.1f} MB",
+    ]
