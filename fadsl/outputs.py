@@ -38,24 +38,30 @@ def check_output_dir(path: str, flag: str = "-o") -> str:
         raise UsageError(
             f"{flag} {path}: the folder exists and holds files fadsl did not write",
             hint="fadsl replaces its output folder as a whole; choose a new folder, "
-            "or empty this one")
+            "or empty this one",
+        )
     _refuse_file_in_path(os.path.dirname(full), path, flag)
     return full
 
 
 def _refuse_special(full: str, path: str, flag: str) -> None:
     if os.path.islink(full):
-        raise UsageError(f"{flag} {path} is a symbolic link",
-                         hint="give the folder it points to, or a new folder name")
+        raise UsageError(
+            f"{flag} {path} is a symbolic link",
+            hint="give the folder it points to, or a new folder name",
+        )
     if os.path.exists(full) and not os.path.isdir(full):
-        raise UsageError(f"{flag} {path}: a file of that name exists; outputs go into a folder",
-                         hint="choose a folder name, or remove the file")
+        raise UsageError(
+            f"{flag} {path}: a file of that name exists; outputs go into a folder",
+            hint="choose a folder name, or remove the file",
+        )
     here = os.path.realpath(os.getcwd())
     real = os.path.realpath(full)
     if real == os.path.dirname(real) or here == real or here.startswith(real + os.sep):
         raise UsageError(
             f"{flag} {path} would replace the current folder or one that contains it",
-            hint="name a folder of its own, e.g. -o out/run1")
+            hint="name a folder of its own, e.g. -o out/run1",
+        )
 
 
 def _refuse_file_in_path(parent: str, path: str, flag: str) -> None:
@@ -63,8 +69,10 @@ def _refuse_file_in_path(parent: str, path: str, flag: str) -> None:
     while probe and not os.path.exists(probe):
         probe = os.path.dirname(probe)
     if probe and not os.path.isdir(probe):
-        raise UsageError(f"{flag} {path}: {probe} is a file, not a folder",
-                         hint="choose an output path whose parents are folders")
+        raise UsageError(
+            f"{flag} {path}: {probe} is a file, not a folder",
+            hint="choose an output path whose parents are folders",
+        )
 
 
 def _replaceable(folder: str) -> bool:
@@ -75,7 +83,9 @@ def _replaceable(folder: str) -> bool:
     if any(_names_a_kernel(os.path.join(folder, m)) for m in MARKERS):
         return True
     subdirs = [os.path.join(folder, e) for e in entries]
-    return all(os.path.isdir(d) and not os.path.islink(d) and _replaceable(d) for d in subdirs)
+    return all(
+        os.path.isdir(d) and not os.path.islink(d) and _replaceable(d) for d in subdirs
+    )
 
 
 def _names_a_kernel(path: str) -> bool:
@@ -95,7 +105,9 @@ def atomic_dir(path: str, flag: str = "-o") -> Iterator[str]:
     made = _make_parents(parent, path, flag)
     try:
         tmp = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent)
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; outputs get the usual mode
+        os.chmod(
+            tmp, 0o777 & ~_umask()
+        )  # mkdtemp makes 0700; outputs get the usual mode
     except OSError as exc:
         _remove_made(made)
         raise _cannot_write(path, flag, parent, exc) from None
@@ -138,8 +150,10 @@ def _remove_made(made: list[str]) -> None:
 
 
 def _cannot_write(path: str, flag: str, where: str, exc: OSError) -> UsageError:
-    return UsageError(f"{flag} {path}: cannot write in {where}: {exc.strerror or exc}",
-                      hint="choose a folder you can write to")
+    return UsageError(
+        f"{flag} {path}: cannot write in {where}: {exc.strerror or exc}",
+        hint="choose a folder you can write to",
+    )
 
 
 def _umask() -> int:

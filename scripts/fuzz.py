@@ -19,8 +19,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                                "fuzz"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz")
+)
 
 from fuzz_properties import PROPERTIES, Property, Workspace  # noqa: E402
 from fuzzkit import FuzzFailure  # noqa: E402
@@ -47,8 +48,13 @@ def run_property(prop: Property, ws: Workspace, examples: int, rng_seed: int) ->
     tally = Tally(prop.name)
 
     @seed(rng_seed)
-    @settings(max_examples=examples, deadline=None, database=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(example=prop.strategy(ws))
     def one(example: Any) -> None:
         tally.examples += 1
@@ -71,7 +77,9 @@ def _kind(report: str) -> str:
     for ln in lines:
         if ln.startswith("fadsl: internal error:") or ln.startswith("hang:"):
             return ln[:160]
-    errors = [ln for ln in lines if "Error" in ln.split(":")[0] or ln.startswith("fadsl: ")]
+    errors = [
+        ln for ln in lines if "Error" in ln.split(":")[0] or ln.startswith("fadsl: ")
+    ]
     return (errors[-1] if errors else lines[-1] if lines else "?")[:160]
 
 
@@ -83,9 +91,13 @@ def shares(total: int) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=10_000, help="total (default 10000)")
+    parser.add_argument(
+        "--examples", type=int, default=10_000, help="total (default 10000)"
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed (default: random)")
-    parser.add_argument("--only", help="run only the properties whose name contains this")
+    parser.add_argument(
+        "--only", help="run only the properties whose name contains this"
+    )
     args = parser.parse_args(argv)
     rng_seed = args.seed if args.seed is not None else random.randrange(2**32)
     print(f"fuzzing with seed {rng_seed}: {args.examples} examples", flush=True)
@@ -97,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             tally = run_property(prop, ws, n, rng_seed)
             tallies.append(tally)
-            print(f"  {tally.examples:6d} examples  {tally.count:4d} failures  "
-                  f"{tally.seconds:7.1f} s  {prop.name}", flush=True)
+            print(
+                f"  {tally.examples:6d} examples  {tally.count:4d} failures  "
+                f"{tally.seconds:7.1f} s  {prop.name}",
+                flush=True,
+            )
     return report(tallies)
 
 

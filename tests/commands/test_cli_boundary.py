@@ -23,8 +23,12 @@ FA2 = str(ROOT / "examples" / "fa2.py")
 )
 def test_a_closed_stdout_ends_quietly(argv: list[str]) -> None:
     # `fadsl ir fa2.py | head -1`: the reader is gone before fadsl writes anything.
-    proc = subprocess.Popen([sys.executable, "-m", "fadsl", *argv], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fadsl", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read().decode()

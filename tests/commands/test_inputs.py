@@ -38,8 +38,9 @@ def inputs_from(run: Path, folder: Path) -> Path:
 
 
 def run_with(inputs: Path, out: Path, *extra: str) -> int:
-    return main(["run", FA2, "--shape", SMALL, "--inputs", str(inputs), "-o", str(out),
-                 *extra])
+    return main(
+        ["run", FA2, "--shape", SMALL, "--inputs", str(inputs), "-o", str(out), *extra]
+    )
 
 
 def test_inputs_that_fit_reproduce_the_run(run1: Path, tmp_path: Path) -> None:
@@ -48,16 +49,28 @@ def test_inputs_that_fit_reproduce_the_run(run1: Path, tmp_path: Path) -> None:
     assert (tmp_path / "again" / "o.bin").read_bytes() == (run1 / "o.bin").read_bytes()
 
 
-@pytest.mark.parametrize(("damage", "message"), [
-    ("delete", "input `v` is missing: no file {v}"),
-    ("truncate", "input {v} is too short: 10 bytes, but `v` is 1x1x16x16 float16 = 512 bytes"),
-    ("extend", "input {v} is too long: 514 bytes, but `v` is 1x1x16x16 float16 = 512 bytes"),
-    ("folder", "input `v`: {v} is a folder, not a file"),
-    ("fifo", "input `v`: {v} is not a regular file (a pipe or a device?)"),
-])
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("delete", "input `v` is missing: no file {v}"),
+        (
+            "truncate",
+            "input {v} is too short: 10 bytes, but `v` is 1x1x16x16 float16 = 512 bytes",
+        ),
+        (
+            "extend",
+            "input {v} is too long: 514 bytes, but `v` is 1x1x16x16 float16 = 512 bytes",
+        ),
+        ("folder", "input `v`: {v} is a folder, not a file"),
+        ("fifo", "input `v`: {v} is not a regular file (a pipe or a device?)"),
+    ],
+)
 def test_a_bad_input_file_is_refused_before_any_work(
-    run1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str,
-    message: str
+    run1: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: str,
+    message: str,
 ) -> None:
     inputs = inputs_from(run1, tmp_path / "in")
     v = inputs / "v.bin"
@@ -85,12 +98,15 @@ def test_a_wrong_dtype_shows_in_the_sizes(
     inputs = inputs_from(run1, tmp_path / "in")
     assert run_with(inputs, tmp_path / "out", "--dtype", "fp32") == 1
     assert "is too short: 512 bytes, but `q` is 1x1x16x16 float32 = 1,024 bytes" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_an_unreadable_input_is_a_clean_error(
-    run1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch
+    run1: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     inputs = inputs_from(run1, tmp_path / "in")
     real_open = open
@@ -102,13 +118,18 @@ def test_an_unreadable_input_is_a_clean_error(
 
     monkeypatch.setattr(runio, "open", no_permission, raising=False)
     assert run_with(inputs, tmp_path / "out") == 1
-    assert f"cannot read {inputs / 'k.bin'}: Permission denied" in capsys.readouterr().err
+    assert (
+        f"cannot read {inputs / 'k.bin'}: Permission denied" in capsys.readouterr().err
+    )
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("nope", "--inputs {p}: no such folder"),
-    ("file", "--inputs {p}: is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("nope", "--inputs {p}: no such folder"),
+        ("file", "--inputs {p}: is a file, not a folder"),
+    ],
+)
 def test_inputs_must_name_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, message: str
 ) -> None:
@@ -145,7 +166,9 @@ def verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-def test_verify_passes_a_run_against_itself(run1: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_passes_a_run_against_itself(
+    run1: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert verify(capsys, str(run1), str(run1))[0] == 0
     assert verify(capsys, str(run1 / "o.bin"), str(run1 / "o.bin"))[0] == 0
 
@@ -157,7 +180,10 @@ def test_verify_names_both_files_when_sizes_differ(
     short.write_bytes((run1 / "o.bin").read_bytes()[:100])
     code, err = verify(capsys, str(short), str(run1 / "o.bin"))
     assert code == 1
-    assert f"`o`: {short} holds 50 float16 values but {run1 / 'o.bin'} holds {ELEMS}" in err
+    assert (
+        f"`o`: {short} holds 50 float16 values but {run1 / 'o.bin'} holds {ELEMS}"
+        in err
+    )
 
 
 def test_verify_refuses_a_partial_value(
@@ -170,18 +196,30 @@ def test_verify_refuses_a_partial_value(
     assert "101 bytes is not a whole number of float16 values (2 bytes each)" in err
 
 
-@pytest.mark.parametrize(("meta", "message"), [
-    ("[1]", 'expected an object with a "params" object'),
-    ('{"params": 3}', 'expected an object with a "params" object'),
-    ('{"params": {"o": 1}}', "params.o is not an object"),
-    ('{"params": {"o": {"kind": "out", "dtype": "float16", "file": "../o.bin"}}}',
-     "params.o.file must be a file name in the run folder"),
-    ('{"params": {"o": {"kind": "out", "dtype": "float16", "file": "o.bin", '
-     '"shape": [-1]}}}', "params.o.shape must be a list of sizes"),
-    ('{"params": {', "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ("[1]", 'expected an object with a "params" object'),
+        ('{"params": 3}', 'expected an object with a "params" object'),
+        ('{"params": {"o": 1}}', "params.o is not an object"),
+        (
+            '{"params": {"o": {"kind": "out", "dtype": "float16", "file": "../o.bin"}}}',
+            "params.o.file must be a file name in the run folder",
+        ),
+        (
+            '{"params": {"o": {"kind": "out", "dtype": "float16", "file": "o.bin", '
+            '"shape": [-1]}}}',
+            "params.o.shape must be a list of sizes",
+        ),
+        ('{"params": {', "is not valid JSON"),
+    ],
+)
 def test_verify_refuses_a_damaged_meta_json(
-    run1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], meta: str, message: str
+    run1: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    meta: str,
+    message: str,
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
@@ -196,20 +234,28 @@ def test_verify_reports_a_missing_output_file(
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    (other / "meta.json").write_text(json.dumps(json.loads((run1 / "meta.json").read_text())))
+    (other / "meta.json").write_text(
+        json.dumps(json.loads((run1 / "meta.json").read_text()))
+    )
     code, err = verify(capsys, str(run1), str(other))
     assert code == 1
     assert f"expected `o`: no file {other / 'o.bin'}" in err
 
 
-@pytest.mark.parametrize(("pair", "message"), [
-    (("missing.bin", "run1/o.bin"), "no such file or folder: {t}/missing.bin"),
-    (("run1/o.bin", "run1"), "{t}/run1/o.bin is a file but {t}/run1 is a folder"),
-    (("run1", "empty"), "{t}/empty has no meta.json; is it a run folder?"),
-])
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [
+        (("missing.bin", "run1/o.bin"), "no such file or folder: {t}/missing.bin"),
+        (("run1/o.bin", "run1"), "{t}/run1/o.bin is a file but {t}/run1 is a folder"),
+        (("run1", "empty"), "{t}/empty has no meta.json; is it a run folder?"),
+    ],
+)
 def test_verify_explains_bad_paths(
-    run1: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    pair: tuple[str, str], message: str
+    run1: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    pair: tuple[str, str],
+    message: str,
 ) -> None:
     (tmp_path / "empty").mkdir()
     code, err = verify(capsys, *(str(tmp_path / p) for p in pair))

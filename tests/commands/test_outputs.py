@@ -34,7 +34,9 @@ def tree(root: Path) -> dict[str, bytes | None]:
 
 
 def leftovers(parent: Path) -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name)
+    return sorted(
+        p.name for p in parent.iterdir() if ".tmp-" in p.name or ".old-" in p.name
+    )
 
 
 def cli(cwd: Path, *argv: str) -> int:
@@ -85,8 +87,10 @@ EXIT = {"bug": 70, "interrupt": 130, "disk_full": 1}
 
 @pytest.mark.parametrize("failure", sorted(FAILURES))
 def test_a_compile_failing_midway_keeps_the_previous_output(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    failure: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: str,
 ) -> None:
     out = tmp_path / "proj"
     assert cli(tmp_path, *compile_args(out)) == 0
@@ -168,16 +172,31 @@ def test_a_multi_kernel_compile_replaces_its_folder_at_once(
 ) -> None:
     src = tmp_path / "two.py"
     text = Path(FA2).read_text(encoding="utf-8")
-    src.write_text(text + "\n\nfa2_copy = fd.kernel(fa2.fn, name='fa2_copy', dtype='fp16',"
-                   " default_shape=fa2.default_shape)\n", encoding="utf-8")
+    src.write_text(
+        text + "\n\nfa2_copy = fd.kernel(fa2.fn, name='fa2_copy', dtype='fp16',"
+        " default_shape=fa2.default_shape)\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "both"
     assert cli(tmp_path, "compile", str(src), "-o", str(out), "--quiet") == 0
     assert sorted(p.name for p in out.iterdir()) == ["fa2", "fa2_copy"]
     before = tree(out)
-    monkeypatch.setattr(compile_cmd, "open", FailAfter(20, KeyboardInterrupt()),
-                        raising=False)  # inside the second kernel's files
-    assert cli(tmp_path, "compile", str(src), "-o", str(out), "--quiet",
-               "--set", "block_q=64") == 130
+    monkeypatch.setattr(
+        compile_cmd, "open", FailAfter(20, KeyboardInterrupt()), raising=False
+    )  # inside the second kernel's files
+    assert (
+        cli(
+            tmp_path,
+            "compile",
+            str(src),
+            "-o",
+            str(out),
+            "--quiet",
+            "--set",
+            "block_q=64",
+        )
+        == 130
+    )
     assert tree(out) == before
     assert leftovers(tmp_path) == []
 
@@ -196,7 +215,9 @@ def test_nothing_is_written_outside_the_output_folder(
     work.mkdir()
     (work / "keep.txt").write_text("mine\n")
     out = work / "nested" / "out"
-    argv = {"compile": compile_args(out), "run": run_args(out), "sim": sim_args(out)}[command]
+    argv = {"compile": compile_args(out), "run": run_args(out), "sim": sim_args(out)}[
+        command
+    ]
     before = tree(tmp_path)
     assert cli(work, *argv) == 0
     after = tree(tmp_path)
@@ -222,10 +243,16 @@ def test_an_existing_file_is_refused(
 ) -> None:
     target = tmp_path / "taken"
     target.write_text("precious\n")
-    argv = {"compile": compile_args(target), "run": run_args(target),
-            "sim": sim_args(target)}[command]
+    argv = {
+        "compile": compile_args(target),
+        "run": run_args(target),
+        "sim": sim_args(target),
+    }[command]
     assert cli(tmp_path, *argv) == 1
-    assert "a file of that name exists; outputs go into a folder" in capsys.readouterr().err
+    assert (
+        "a file of that name exists; outputs go into a folder"
+        in capsys.readouterr().err
+    )
     assert target.read_text() == "precious\n"
 
 
@@ -237,7 +264,8 @@ def test_the_current_folder_and_its_ancestors_are_refused(
     before = tree(tmp_path)
     assert cli(tmp_path, *run_args(Path(name))) == 1
     assert "would replace the current folder or one that contains it" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
     assert tree(tmp_path) == before
 
 

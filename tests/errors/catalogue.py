@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-BASE = '''\
+BASE = """\
 import fadsl as fd
 
 
@@ -47,10 +47,10 @@ def attn(
             acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
             m = m_new
         fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))
-'''
+"""
 SHAPE = "B=1,N=2,Sq=64,Skv=64,D=64"
 RUN = ("run", "attn.py", "--shape", SHAPE, "-o", "out")
-MOD = '''\
+MOD = """\
 import numpy as np
 
 import fadsl as fd
@@ -61,7 +61,7 @@ def {name}({params}):
 
 
 kernel = fd.attention(name="modded", {kind}={name})
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -95,181 +95,358 @@ class Mistake:
         return "fadsl " + " ".join(self.argv)
 
 
-def kernel(id: str, title: str, old: str, new: str, fix: str,
-           argv: tuple[str, ...] = ("ir", "attn.py"),
-           first: tuple[tuple[str, str], ...] = ()) -> Mistake:
+def kernel(
+    id: str,
+    title: str,
+    old: str,
+    new: str,
+    fix: str,
+    argv: tuple[str, ...] = ("ir", "attn.py"),
+    first: tuple[tuple[str, str], ...] = (),
+) -> Mistake:
     """A mistake on one line of BASE (after the ``first`` edits, which are not shown)."""
     return Mistake(id, title, fix, argv, first + ((old, new),))
 
 
 def mod(id: str, title: str, kind: str, body: str, fix: str) -> Mistake:
-    params = "score, b, h, q_idx, kv_idx" if kind == "score_mod" else "b, h, q_idx, kv_idx"
+    params = (
+        "score, b, h, q_idx, kv_idx" if kind == "score_mod" else "b, h, q_idx, kv_idx"
+    )
     name = "bias" if kind == "score_mod" else "local"
     text = MOD.format(name=name, params=params, body=body, kind=kind)
-    return Mistake(id, title, fix, ("ir", "mods.py"), files={"mods.py": text},
-                   shown=f"def {name}({params}):\n    {body}")
+    return Mistake(
+        id,
+        title,
+        fix,
+        ("ir", "mods.py"),
+        files={"mods.py": text},
+        shown=f"def {name}({params}):\n    {body}",
+    )
 
 
 CATALOGUE: tuple[Mistake, ...] = (
     # --- the kernel's Python ------------------------------------------------------
-    kernel("unknown_op", "An op that does not exist",
-           "m_new = fd.maximum(m, fd.row_max(s))", "m_new = fd.maximum(m, fd.rowmax(s))",
-           "Use the op the hint names; `fadsl/frontend/ops.py` lists every op."),
-    kernel("unknown_keyword", "A keyword an op does not take",
-           "kt = fd.load(k[b, h, cols, :], pad=0)", "kt = fd.load(k[b, h, cols, :], padding=0)",
-           "Use the keyword the op documents (`fd.load(block, pad=...)`)."),
-    kernel("dot_contraction", "`dot` operands whose inner sizes differ",
-           "s = fd.dot(qt, kt, transpose_b=True) * D**-0.5", "s = fd.dot(qt, kt) * D**-0.5",
-           "For `q @ k^T` pass `transpose_b=True`."),
-    kernel("dot_rank", "`dot` of a 1-D tile",
-           "s = fd.dot(qt, kt, transpose_b=True) * D**-0.5",
-           "s = fd.dot(m, kt, transpose_b=True) * D**-0.5",
-           "`dot` multiplies 2-D tiles; broadcast a row vector with `m[:, None]` and use "
-           "elementwise `*` instead."),
-    kernel("dtype_mismatch", "Operands of different dtypes",
-           "l = l * alpha + fd.row_sum(p)", "l = l * alpha + fd.row_sum(fd.cast(p, fd.f16))",
-           "Cast one side explicitly, e.g. `fd.cast(x, fd.f32)`; fadsl never converts "
-           "float dtypes behind your back."),
-    kernel("loop_carried_dtype", "A loop-carried value that changes dtype",
-           "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)",
-           "acc = fd.cast(acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt), fd.f16)",
-           "A value rebound in a loop keeps the type it enters with; cast after the loop, "
-           "or start it in the type the loop produces."),
-    kernel("loop_carried_shape", "A loop-carried value that changes shape",
-           "l = l * alpha + fd.row_sum(p)", "l = l[:, None] * alpha[:, None] + p",
-           "Keep the loop-carried value's shape; reduce inside the loop "
-           "(`fd.row_sum(p)`) before adding."),
-    kernel("unsupported_construct", "A Python construct the DSL does not have",
-           "p = fd.exp(s - m_new[:, None])",
-           "p = [fd.exp(x) for x in (s - m_new[:, None],)][0]",
-           "Write it with assignments, fd ops and `for` over fd.grid / range / "
-           "fd.pipelined."),
-    kernel("undefined_name", "A misspelt name",
-           "p = fd.exp(s - m_new[:, None])", "p = fd.exp(s - mnew[:, None])",
-           "Use the name the hint suggests, or define it before use."),
-    kernel("loop_local_used_after", "A value made in a loop used after it",
-           "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
-           "        fd.store(o[b, h, rows, :], fd.cast(p, o.dtype))",
-           "Initialise the name before the loop, so it becomes a loop-carried value, or "
-           "use a value the loop carries out."),
-    kernel("branch_on_tile", "`if` on a tile", "            m = m_new",
-           "            if m_new > 0:\n                m = m_new",
-           "`if` chooses at compile time; choose per element with "
-           "`fd.where(cond, a, b)`."),
-    kernel("store_to_input", "A store into an input",
-           "fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
-           "fd.store(q[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
-           "Store into an `fd.Out(...)` (or `fd.Scratch(...)`) parameter."),
-    kernel("index_rank", "Too few indices for a tensor",
-           "qt = fd.load(q[b, h, rows, :], pad=0)", "qt = fd.load(q[b, rows, :], pad=0)",
-           "Give one index or slice per dimension: `q[b, h, rows, :]`."),
-    kernel("python_library_call", "Calling a Python library inside a kernel",
-           "p = fd.exp(s - m_new[:, None])", "p = math.exp(s - m_new[:, None])",
-           "Tiles exist only on the device: use the fd op (`fd.exp`), not math/numpy.",
-           first=(("import fadsl as fd\n", "import math\n\nimport fadsl as fd\n"),)),
-    kernel("missing_annotation", "A parameter without an annotation",
-           '    q: fd.In("B", "N", "Sq", "D"),', "    q,",
-           "Annotate tensors with fd.In / fd.Out, scalars with fd.Scalar, and give "
-           "constants a default."),
-    kernel("kernel_name_path", "A kernel name that is not a C identifier",
-           "@fd.kernel(default_shape", '@fd.kernel(name="../attn", default_shape',
-           "Name kernels with letters, digits and `_`: the name becomes C++ identifiers "
-           "and file names."),
-    kernel("python_syntax_error", "A Python syntax error in the kernel file",
-           "for j in fd.pipelined(fd.cdiv(Skv, block_kv)):",
-           "for j in fd.pipelined(fd.cdiv(Skv, block_kv))",
-           "Fix the Python; the caret points where the parser stopped."),
-    Mistake("no_kernel", "A file with no kernel",
-            "Decorate a function with `@fd.kernel` (or assign `kernel = fd.attention(...)`) "
-            "at module level.",
-            ("ir", "helpers.py"), files={"helpers.py": "import fadsl as fd\n\n\n"
-                                         "def attn(q, k, v):\n    return q\n"},
-            shown="def attn(q, k, v):   # no @fd.kernel\n    return q"),
-    Mistake("import_fails", "A kernel file that raises when imported",
-            "Loading a kernel file runs its top-level code; fix what the message names.",
-            ("ir", "broken.py"),
-            files={"broken.py": "import fadsl as fd\n\nBLOCK = int('sixty-four')\n"},
-            shown="BLOCK = int('sixty-four')"),
+    kernel(
+        "unknown_op",
+        "An op that does not exist",
+        "m_new = fd.maximum(m, fd.row_max(s))",
+        "m_new = fd.maximum(m, fd.rowmax(s))",
+        "Use the op the hint names; `fadsl/frontend/ops.py` lists every op.",
+    ),
+    kernel(
+        "unknown_keyword",
+        "A keyword an op does not take",
+        "kt = fd.load(k[b, h, cols, :], pad=0)",
+        "kt = fd.load(k[b, h, cols, :], padding=0)",
+        "Use the keyword the op documents (`fd.load(block, pad=...)`).",
+    ),
+    kernel(
+        "dot_contraction",
+        "`dot` operands whose inner sizes differ",
+        "s = fd.dot(qt, kt, transpose_b=True) * D**-0.5",
+        "s = fd.dot(qt, kt) * D**-0.5",
+        "For `q @ k^T` pass `transpose_b=True`.",
+    ),
+    kernel(
+        "dot_rank",
+        "`dot` of a 1-D tile",
+        "s = fd.dot(qt, kt, transpose_b=True) * D**-0.5",
+        "s = fd.dot(m, kt, transpose_b=True) * D**-0.5",
+        "`dot` multiplies 2-D tiles; broadcast a row vector with `m[:, None]` and use "
+        "elementwise `*` instead.",
+    ),
+    kernel(
+        "dtype_mismatch",
+        "Operands of different dtypes",
+        "l = l * alpha + fd.row_sum(p)",
+        "l = l * alpha + fd.row_sum(fd.cast(p, fd.f16))",
+        "Cast one side explicitly, e.g. `fd.cast(x, fd.f32)`; fadsl never converts "
+        "float dtypes behind your back.",
+    ),
+    kernel(
+        "loop_carried_dtype",
+        "A loop-carried value that changes dtype",
+        "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)",
+        "acc = fd.cast(acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt), fd.f16)",
+        "A value rebound in a loop keeps the type it enters with; cast after the loop, "
+        "or start it in the type the loop produces.",
+    ),
+    kernel(
+        "loop_carried_shape",
+        "A loop-carried value that changes shape",
+        "l = l * alpha + fd.row_sum(p)",
+        "l = l[:, None] * alpha[:, None] + p",
+        "Keep the loop-carried value's shape; reduce inside the loop "
+        "(`fd.row_sum(p)`) before adding.",
+    ),
+    kernel(
+        "unsupported_construct",
+        "A Python construct the DSL does not have",
+        "p = fd.exp(s - m_new[:, None])",
+        "p = [fd.exp(x) for x in (s - m_new[:, None],)][0]",
+        "Write it with assignments, fd ops and `for` over fd.grid / range / "
+        "fd.pipelined.",
+    ),
+    kernel(
+        "undefined_name",
+        "A misspelt name",
+        "p = fd.exp(s - m_new[:, None])",
+        "p = fd.exp(s - mnew[:, None])",
+        "Use the name the hint suggests, or define it before use.",
+    ),
+    kernel(
+        "loop_local_used_after",
+        "A value made in a loop used after it",
+        "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
+        "        fd.store(o[b, h, rows, :], fd.cast(p, o.dtype))",
+        "Initialise the name before the loop, so it becomes a loop-carried value, or "
+        "use a value the loop carries out.",
+    ),
+    kernel(
+        "branch_on_tile",
+        "`if` on a tile",
+        "            m = m_new",
+        "            if m_new > 0:\n                m = m_new",
+        "`if` chooses at compile time; choose per element with "
+        "`fd.where(cond, a, b)`.",
+    ),
+    kernel(
+        "store_to_input",
+        "A store into an input",
+        "fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
+        "fd.store(q[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
+        "Store into an `fd.Out(...)` (or `fd.Scratch(...)`) parameter.",
+    ),
+    kernel(
+        "index_rank",
+        "Too few indices for a tensor",
+        "qt = fd.load(q[b, h, rows, :], pad=0)",
+        "qt = fd.load(q[b, rows, :], pad=0)",
+        "Give one index or slice per dimension: `q[b, h, rows, :]`.",
+    ),
+    kernel(
+        "python_library_call",
+        "Calling a Python library inside a kernel",
+        "p = fd.exp(s - m_new[:, None])",
+        "p = math.exp(s - m_new[:, None])",
+        "Tiles exist only on the device: use the fd op (`fd.exp`), not math/numpy.",
+        first=(("import fadsl as fd\n", "import math\n\nimport fadsl as fd\n"),),
+    ),
+    kernel(
+        "missing_annotation",
+        "A parameter without an annotation",
+        '    q: fd.In("B", "N", "Sq", "D"),',
+        "    q,",
+        "Annotate tensors with fd.In / fd.Out, scalars with fd.Scalar, and give "
+        "constants a default.",
+    ),
+    kernel(
+        "kernel_name_path",
+        "A kernel name that is not a C identifier",
+        "@fd.kernel(default_shape",
+        '@fd.kernel(name="../attn", default_shape',
+        "Name kernels with letters, digits and `_`: the name becomes C++ identifiers "
+        "and file names.",
+    ),
+    kernel(
+        "python_syntax_error",
+        "A Python syntax error in the kernel file",
+        "for j in fd.pipelined(fd.cdiv(Skv, block_kv)):",
+        "for j in fd.pipelined(fd.cdiv(Skv, block_kv))",
+        "Fix the Python; the caret points where the parser stopped.",
+    ),
+    Mistake(
+        "no_kernel",
+        "A file with no kernel",
+        "Decorate a function with `@fd.kernel` (or assign `kernel = fd.attention(...)`) "
+        "at module level.",
+        ("ir", "helpers.py"),
+        files={
+            "helpers.py": "import fadsl as fd\n\n\n"
+            "def attn(q, k, v):\n    return q\n"
+        },
+        shown="def attn(q, k, v):   # no @fd.kernel\n    return q",
+    ),
+    Mistake(
+        "import_fails",
+        "A kernel file that raises when imported",
+        "Loading a kernel file runs its top-level code; fix what the message names.",
+        ("ir", "broken.py"),
+        files={"broken.py": "import fadsl as fd\n\nBLOCK = int('sixty-four')\n"},
+        shown="BLOCK = int('sixty-four')",
+    ),
     # --- the command line ---------------------------------------------------------
-    Mistake("shape_syntax", "Bad `--shape` syntax",
-            "Separate NAME=VALUE items with commas.",
-            ("run", "attn.py", "--shape", "B=1,N=2;Sq=64,Skv=64,D=64", "-o", "out")),
-    Mistake("shape_unknown_symbol", "A `--shape` name the kernel does not have",
-            "Use the kernel's shape symbols (listed in the hint).",
-            ("run", "attn.py", "--shape", "B=1,N=2,S=64,Skv=64,D=64", "-o", "out")),
-    Mistake("shape_missing_symbol", "A `--shape` that leaves out a symbol",
-            "Give every shape symbol (only `Nkv` defaults, to `N`).",
-            ("run", "attn.py", "--shape", "B=1,N=2,Sq=64", "-o", "out")),
-    Mistake("shape_not_positive", "A zero or negative size in `--shape`",
-            "Sizes are positive integers.",
-            ("run", "attn.py", "--shape", "B=0,N=2,Sq=64,Skv=64,D=64", "-o", "out")),
-    Mistake("set_syntax", "Bad `--set` syntax", "Write `--set NAME=VALUE`.",
-            RUN + ("--set", "block_q")),
-    Mistake("set_unknown", "`--set` of a constant the kernel does not have",
-            "Use one of the names in the hint.", RUN + ("--set", "blockq=32")),
-    Mistake("block_size_zero", "A zero block size", "Block sizes are positive integers.",
-            RUN + ("--set", "block_q=0")),
-    Mistake("block_size_negative", "A negative block size",
-            "Block sizes are positive integers.", RUN + ("--set", "block_kv=-64")),
-    Mistake("block_size_not_fractal", "A block size the cube unit cannot take",
-            "Use multiples of 16 for the block sizes and the head dim of `dot` operands.",
-            ("check", "attn.py", "--shape", SHAPE, "--set", "block_q=24")),
-    Mistake("resource_overflow", "Buffers that do not fit the chip",
-            "Take the largest block size the hint names (or fewer stages); "
-            "`fadsl tune` searches all of them.",
-            ("check", "attn.py", "--shape", "B=1,N=2,Sq=4096,Skv=4096,D=128",
-             "--set", "block_q=512", "--set", "block_kv=512")),
-    Mistake("unknown_target", "An unknown `--target`",
-            "Use a built-in chip name (listed) or describe yours with `--target-file`.",
-            ("check", "attn.py", "--shape", SHAPE, "--target", "ascend910c")),
-    Mistake("unknown_dtype", "An unknown `--dtype`", "Use fp16, bf16 or fp32.",
-            RUN + ("--dtype", "fp64")),
-    Mistake("kernel_not_found", "`--kernel` naming a kernel the file does not define",
-            "Use one of the names in the hint.", ("ir", "attn.py", "--kernel", "fa3")),
-    Mistake("missing_input_bin", "A missing input `.bin`",
-            "Write every input parameter's `<name>.bin`, or drop `--inputs`.",
-            RUN + ("--inputs", "inputs"),
-            files={"inputs/q.bin": "zeros:16384", "inputs/k.bin": "zeros:16384"},
-            shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out "
-            "--inputs inputs   # inputs/ has q.bin and k.bin, no v.bin"),
-    Mistake("short_input_bin", "An input `.bin` of the wrong size",
-            "Write the shape and dtype the message gives (check `--shape` and `--dtype`).",
-            RUN + ("--inputs", "inputs"),
-            files={"inputs/q.bin": "zeros:16384", "inputs/k.bin": "zeros:16384",
-                   "inputs/v.bin": "zeros:4096"},
-            shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out "
-            "--inputs inputs   # inputs/v.bin holds 4096 bytes"),
-    Mistake("output_is_a_file", "`-o` naming an existing file",
-            "Name a folder; fadsl writes several files into it.",
-            ("run", "attn.py", "--shape", SHAPE, "-o", "notes.txt"),
-            files={"notes.txt": "my notes\n"}),
-    Mistake("output_is_current_folder", "`-o .`",
-            "fadsl replaces its output folder as a whole; give it a folder of its own.",
-            ("run", "attn.py", "--shape", SHAPE, "-o", ".")),
-    Mistake("verify_sizes", "`fadsl verify` of outputs of different sizes",
-            "Compare outputs of the same kernel, shape and dtype.",
-            ("verify", "a.bin", "b.bin", "--dtype", "fp16"),
-            files={"a.bin": "zeros:512", "b.bin": "zeros:1024"}),
-    Mistake("ir_unknown_op", "An unknown op in textual IR",
-            "Use the op the hint names; IR op names are the snake_case IR class names.",
-            ("ir", "k.fir"), files={"k.fir": "IR_SAMPLE"},
-            shown="%mx = rowmax(%s_1) : f32[bq]"),
+    Mistake(
+        "shape_syntax",
+        "Bad `--shape` syntax",
+        "Separate NAME=VALUE items with commas.",
+        ("run", "attn.py", "--shape", "B=1,N=2;Sq=64,Skv=64,D=64", "-o", "out"),
+    ),
+    Mistake(
+        "shape_unknown_symbol",
+        "A `--shape` name the kernel does not have",
+        "Use the kernel's shape symbols (listed in the hint).",
+        ("run", "attn.py", "--shape", "B=1,N=2,S=64,Skv=64,D=64", "-o", "out"),
+    ),
+    Mistake(
+        "shape_missing_symbol",
+        "A `--shape` that leaves out a symbol",
+        "Give every shape symbol (only `Nkv` defaults, to `N`).",
+        ("run", "attn.py", "--shape", "B=1,N=2,Sq=64", "-o", "out"),
+    ),
+    Mistake(
+        "shape_not_positive",
+        "A zero or negative size in `--shape`",
+        "Sizes are positive integers.",
+        ("run", "attn.py", "--shape", "B=0,N=2,Sq=64,Skv=64,D=64", "-o", "out"),
+    ),
+    Mistake(
+        "set_syntax",
+        "Bad `--set` syntax",
+        "Write `--set NAME=VALUE`.",
+        RUN + ("--set", "block_q"),
+    ),
+    Mistake(
+        "set_unknown",
+        "`--set` of a constant the kernel does not have",
+        "Use one of the names in the hint.",
+        RUN + ("--set", "blockq=32"),
+    ),
+    Mistake(
+        "block_size_zero",
+        "A zero block size",
+        "Block sizes are positive integers.",
+        RUN + ("--set", "block_q=0"),
+    ),
+    Mistake(
+        "block_size_negative",
+        "A negative block size",
+        "Block sizes are positive integers.",
+        RUN + ("--set", "block_kv=-64"),
+    ),
+    Mistake(
+        "block_size_not_fractal",
+        "A block size the cube unit cannot take",
+        "Use multiples of 16 for the block sizes and the head dim of `dot` operands.",
+        ("check", "attn.py", "--shape", SHAPE, "--set", "block_q=24"),
+    ),
+    Mistake(
+        "resource_overflow",
+        "Buffers that do not fit the chip",
+        "Take the largest block size the hint names (or fewer stages); "
+        "`fadsl tune` searches all of them.",
+        (
+            "check",
+            "attn.py",
+            "--shape",
+            "B=1,N=2,Sq=4096,Skv=4096,D=128",
+            "--set",
+            "block_q=512",
+            "--set",
+            "block_kv=512",
+        ),
+    ),
+    Mistake(
+        "unknown_target",
+        "An unknown `--target`",
+        "Use a built-in chip name (listed) or describe yours with `--target-file`.",
+        ("check", "attn.py", "--shape", SHAPE, "--target", "ascend910c"),
+    ),
+    Mistake(
+        "unknown_dtype",
+        "An unknown `--dtype`",
+        "Use fp16, bf16 or fp32.",
+        RUN + ("--dtype", "fp64"),
+    ),
+    Mistake(
+        "kernel_not_found",
+        "`--kernel` naming a kernel the file does not define",
+        "Use one of the names in the hint.",
+        ("ir", "attn.py", "--kernel", "fa3"),
+    ),
+    Mistake(
+        "missing_input_bin",
+        "A missing input `.bin`",
+        "Write every input parameter's `<name>.bin`, or drop `--inputs`.",
+        RUN + ("--inputs", "inputs"),
+        files={"inputs/q.bin": "zeros:16384", "inputs/k.bin": "zeros:16384"},
+        shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out "
+        "--inputs inputs   # inputs/ has q.bin and k.bin, no v.bin",
+    ),
+    Mistake(
+        "short_input_bin",
+        "An input `.bin` of the wrong size",
+        "Write the shape and dtype the message gives (check `--shape` and `--dtype`).",
+        RUN + ("--inputs", "inputs"),
+        files={
+            "inputs/q.bin": "zeros:16384",
+            "inputs/k.bin": "zeros:16384",
+            "inputs/v.bin": "zeros:4096",
+        },
+        shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out "
+        "--inputs inputs   # inputs/v.bin holds 4096 bytes",
+    ),
+    Mistake(
+        "output_is_a_file",
+        "`-o` naming an existing file",
+        "Name a folder; fadsl writes several files into it.",
+        ("run", "attn.py", "--shape", SHAPE, "-o", "notes.txt"),
+        files={"notes.txt": "my notes\n"},
+    ),
+    Mistake(
+        "output_is_current_folder",
+        "`-o .`",
+        "fadsl replaces its output folder as a whole; give it a folder of its own.",
+        ("run", "attn.py", "--shape", SHAPE, "-o", "."),
+    ),
+    Mistake(
+        "verify_sizes",
+        "`fadsl verify` of outputs of different sizes",
+        "Compare outputs of the same kernel, shape and dtype.",
+        ("verify", "a.bin", "b.bin", "--dtype", "fp16"),
+        files={"a.bin": "zeros:512", "b.bin": "zeros:1024"},
+    ),
+    Mistake(
+        "ir_unknown_op",
+        "An unknown op in textual IR",
+        "Use the op the hint names; IR op names are the snake_case IR class names.",
+        ("ir", "k.fir"),
+        files={"k.fir": "IR_SAMPLE"},
+        shown="%mx = rowmax(%s_1) : f32[bq]",
+    ),
     # --- fd.attention -------------------------------------------------------------
-    Mistake("gqa_heads", "`N` not a multiple of `Nkv` (GQA)",
-            "Each KV head serves N / Nkv query heads: pick Nkv dividing N.",
-            ("run", "gqa.py", "--shape", "B=1,N=6,Nkv=4,Sq=64,Skv=64,D=64", "-o", "out"),
-            files={"gqa.py": 'import fadsl as fd\n\nkernel = fd.attention(name="gqa", '
-                   'layout="BSND")\n'}),
-    mod("score_mod_returns_mask", "A score_mod that returns a mask", "score_mod",
+    Mistake(
+        "gqa_heads",
+        "`N` not a multiple of `Nkv` (GQA)",
+        "Each KV head serves N / Nkv query heads: pick Nkv dividing N.",
+        ("run", "gqa.py", "--shape", "B=1,N=6,Nkv=4,Sq=64,Skv=64,D=64", "-o", "out"),
+        files={
+            "gqa.py": 'import fadsl as fd\n\nkernel = fd.attention(name="gqa", '
+            'layout="BSND")\n'
+        },
+    ),
+    mod(
+        "score_mod_returns_mask",
+        "A score_mod that returns a mask",
+        "score_mod",
         "return (q_idx - kv_idx) < 256",
-        "A score_mod returns the modified scores; masks belong in mask_mod."),
-    mod("score_mod_calls_numpy", "A score_mod that calls numpy", "score_mod",
+        "A score_mod returns the modified scores; masks belong in mask_mod.",
+    ),
+    mod(
+        "score_mod_calls_numpy",
+        "A score_mod that calls numpy",
+        "score_mod",
         "return score + np.log1p(kv_idx)",
         "Mods are traced on tiles: use fd ops (`fd.exp`, `fd.where`, ...) and Python "
-        "arithmetic."),
-    mod("mask_mod_returns_score", "A mask_mod that returns numbers", "mask_mod",
+        "arithmetic.",
+    ),
+    mod(
+        "mask_mod_returns_score",
+        "A mask_mod that returns numbers",
+        "mask_mod",
         "return (q_idx - kv_idx) * 0.5",
-        "A mask_mod returns a mask: compare positions, combine with `& | ~`."),
+        "A mask_mod returns a mask: compare positions, combine with `& | ~`.",
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")

@@ -49,7 +49,9 @@ def provoke(mistake: Mistake, folder: Path) -> tuple[int, str]:
             code = main(list(mistake.argv))
     finally:
         os.chdir(old)
-    return code, err.getvalue().replace(f"{folder}{os.sep}", "").replace(str(folder), ".")
+    return code, err.getvalue().replace(f"{folder}{os.sep}", "").replace(
+        str(folder), "."
+    )
 
 
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.id)
@@ -73,11 +75,14 @@ def render_doc() -> str:
     parts.append("")
     for n, m in enumerate(CATALOGUE, 1):
         golden = GOLDEN / f"test_message-{m.id}.err"
-        message = golden.read_text(encoding="utf-8") if golden.exists() else "(no golden)\n"
+        message = (
+            golden.read_text(encoding="utf-8") if golden.exists() else "(no golden)\n"
+        )
         parts.append(
-            f"<a id=\"{m.id}\"></a>\n\n## E{n:02d} {m.title}\n\nYou wrote:\n\n"
+            f'<a id="{m.id}"></a>\n\n## E{n:02d} {m.title}\n\nYou wrote:\n\n'
             f"```{_lang(m)}\n{m.snippet()}\n```\n\nfadsl says:\n\n```text\n{message}```\n\n"
-            f"**Fix:** {m.fix}\n")
+            f"**Fix:** {m.fix}\n"
+        )
     return "\n".join(parts)
 
 
@@ -121,4 +126,5 @@ def test_docs_errors_md_is_current(request: pytest.FixtureRequest) -> None:
         return
     assert DOC.exists() and DOC.read_text(encoding="utf-8") == text, (
         "docs/errors.md is out of date: run `python3 -m pytest tests/errors "
-        "--update-golden` and review the diff")
+        "--update-golden` and review the diff"
+    )

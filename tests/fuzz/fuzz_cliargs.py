@@ -23,24 +23,88 @@ SAMPLE = str(ROOT / "tests" / "ir_samples" / "masks.fir")
 
 SHAPE_NAMES = ("B", "N", "Nkv", "Sq", "Skv", "D", "b", "X", "", " B", "Sq ", "B.x")
 SET_NAMES = ("block_q", "block_kv", "causal", "stages", "scale", "nope", "", "1x")
-VALUES = ("1", "2", "16", "17", "32", "0", "-1", "-16", "", " 4 ", "1e3", "1.5", "abc",
-          "true", "False", "none", "nan", "inf", "-inf", "99999999999999999999",
-          "\u0661", "1_6", "0x10", "16,", "=", "D**-0.5", "cdiv(D,2)", "'16'")
-DTYPES = ("fp16", "bf16", "fp32", "f16", "f32", "float16", "fp8", "int32", "", "FP16",
-          "i1", "bool", "bf16 ")
-TARGETS = ("ascend910b1", "ascend910b4", "ascend910_9392", "ascend910a", "ascend310p3",
-           "ascend910B1", "nope", "", "../../etc/passwd", "ascend910b1\n", "a" * 300)
+VALUES = (
+    "1",
+    "2",
+    "16",
+    "17",
+    "32",
+    "0",
+    "-1",
+    "-16",
+    "",
+    " 4 ",
+    "1e3",
+    "1.5",
+    "abc",
+    "true",
+    "False",
+    "none",
+    "nan",
+    "inf",
+    "-inf",
+    "99999999999999999999",
+    "\u0661",
+    "1_6",
+    "0x10",
+    "16,",
+    "=",
+    "D**-0.5",
+    "cdiv(D,2)",
+    "'16'",
+)
+DTYPES = (
+    "fp16",
+    "bf16",
+    "fp32",
+    "f16",
+    "f32",
+    "float16",
+    "fp8",
+    "int32",
+    "",
+    "FP16",
+    "i1",
+    "bool",
+    "bf16 ",
+)
+TARGETS = (
+    "ascend910b1",
+    "ascend910b4",
+    "ascend910_9392",
+    "ascend910a",
+    "ascend310p3",
+    "ascend910B1",
+    "nope",
+    "",
+    "../../etc/passwd",
+    "ascend910b1\n",
+    "a" * 300,
+)
 PASSES = ("infer_types", "pipeline", "plan_buffers", "check_resources", "nope", "")
-COMMANDS = ("run", "run", "run", "check", "check", "ir", "ir", "compile", "tune",
-            "verify")
+COMMANDS = (
+    "run",
+    "run",
+    "run",
+    "check",
+    "check",
+    "ir",
+    "ir",
+    "compile",
+    "tune",
+    "verify",
+)
 
 
 def _assignments(names: tuple[str, ...]) -> st.SearchStrategy[str]:
-    item = st.tuples(st.sampled_from(names), st.sampled_from(("=", "=", ":", "==", " = ")),
-                     st.sampled_from(VALUES)).map("".join)
-    joined = st.tuples(st.lists(item, max_size=7),
-                       st.sampled_from((",", ",", ";", " ", ",,"))).map(
-        lambda t: t[1].join(t[0]))
+    item = st.tuples(
+        st.sampled_from(names),
+        st.sampled_from(("=", "=", ":", "==", " = ")),
+        st.sampled_from(VALUES),
+    ).map("".join)
+    joined = st.tuples(
+        st.lists(item, max_size=7), st.sampled_from((",", ",", ";", " ", ",,"))
+    ).map(lambda t: t[1].join(t[0]))
     return st.one_of(joined, st.text(max_size=40))
 
 
@@ -83,13 +147,22 @@ def prepare(workdir: str) -> dict[str, str]:
 
 def _option(name: str, paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
     own = sorted(v for k, v in paths.items() if k not in ("fa2", "fir"))
-    files = st.sampled_from(own + ["out", "out/sub", ""])  # never the repository's files
+    files = st.sampled_from(
+        own + ["out", "out/sub", ""]
+    )  # never the repository's files
     values: dict[str, st.SearchStrategy[str]] = {
-        "--shape": shapes(), "--set": sets(), "--dtype": _text_or(DTYPES),
-        "--target": _text_or(TARGETS), "--target-file": files, "-o": files,
-        "--inputs": files, "--kernel": _text_or(("fa2", "masks", "nope", "../x")),
-        "--after": _text_or(PASSES), "--seed": _text_or(("0", "-1", "1e9", "x")),
-        "--block-dim": _text_or(("1", "0", "-3", "4000")), "--top": _text_or(("1", "0")),
+        "--shape": shapes(),
+        "--set": sets(),
+        "--dtype": _text_or(DTYPES),
+        "--target": _text_or(TARGETS),
+        "--target-file": files,
+        "-o": files,
+        "--inputs": files,
+        "--kernel": _text_or(("fa2", "masks", "nope", "../x")),
+        "--after": _text_or(PASSES),
+        "--seed": _text_or(("0", "-1", "1e9", "x")),
+        "--block-dim": _text_or(("1", "0", "-3", "4000")),
+        "--top": _text_or(("1", "0")),
     }
     if name not in values:  # a flag without a value
         return st.just([name])
@@ -97,13 +170,36 @@ def _option(name: str, paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
 
 
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "run": ("--shape", "--set", "--dtype", "--inputs", "-o", "--seed", "--kernel",
-            "--no-check"),
-    "check": ("--shape", "--set", "--dtype", "--target", "--target-file", "--json",
-              "--block-dim", "--kernel"),
+    "run": (
+        "--shape",
+        "--set",
+        "--dtype",
+        "--inputs",
+        "-o",
+        "--seed",
+        "--kernel",
+        "--no-check",
+    ),
+    "check": (
+        "--shape",
+        "--set",
+        "--dtype",
+        "--target",
+        "--target-file",
+        "--json",
+        "--block-dim",
+        "--kernel",
+    ),
     "ir": ("--set", "--dtype", "--after", "--target", "--kernel"),
-    "compile": ("--set", "--dtype", "--target", "-o", "--quiet", "--skip-resource-proof",
-                "--kernel"),
+    "compile": (
+        "--set",
+        "--dtype",
+        "--target",
+        "-o",
+        "--quiet",
+        "--skip-resource-proof",
+        "--kernel",
+    ),
     "tune": ("--shape", "--set", "--target", "--top", "--json"),
     "verify": ("--dtype",),
 }
@@ -115,7 +211,11 @@ def command_lines(draw: Callable, paths: dict[str, str]) -> list[str]:  # type: 
     cmd = draw(st.sampled_from(COMMANDS))
     keys = ("fa2", "fa2", "fa2", "fir", "missing", "folder", "empty", "text")
     if cmd == "verify":
-        argv = [cmd, paths[draw(st.sampled_from(keys))], paths[draw(st.sampled_from(keys))]]
+        argv = [
+            cmd,
+            paths[draw(st.sampled_from(keys))],
+            paths[draw(st.sampled_from(keys))],
+        ]
     else:
         argv = [cmd, paths[draw(st.sampled_from(keys))]]
     if cmd in ("run", "check", "tune"):

@@ -20,28 +20,126 @@ ROOT = Path(__file__).resolve().parents[2]
 FA2 = ROOT / "examples" / "fa2.py"
 SAMPLES = sorted((ROOT / "tests" / "ir_samples").glob("*.fir"))
 
-TOKEN = re.compile(r"%?[A-Za-z_][A-Za-z0-9_]*|\d+\.\d+(e[+-]?\d+)?|\d+|\+:|\*\*|\.\.|\S")
+TOKEN = re.compile(
+    r"%?[A-Za-z_][A-Za-z0-9_]*|\d+\.\d+(e[+-]?\d+)?|\d+|\+:|\*\*|\.\.|\S"
+)
 
 SMALL_NUMBERS = ("0", "1", "2", "3", "-1", "17", "64", "0.5", "-inf", "inf")
 """Numbers for IR that the interpreter runs: any of them keeps an example quick."""
 HUGE_NUMBERS = ("99999999999999999999", "1e308", "1e-320", "123456789012", "-99999")
 WORDS = (
-    "kernel", "in", "out", "scratch", "scalar", "consts", "symbols", "grid", "for",
-    "iter", "yield", "queue", "pipelined", "serial", "true", "false", "none", "f16",
-    "bf16", "f32", "i32", "i1", "u8", "UB", "L1", "L0A", "L0C", "GM", "VECIN", "VECOUT",
-    "load", "store", "dot", "exp", "cast", "full", "where", "row_max", "row_sum",
-    "expand_dims", "arange", "alloc_tensor", "enqueue", "dequeue", "free_tensor",
-    "queue_alloc", "load_scalar", "mul", "add", "lt", "cdiv", "floordiv", "mod", "min",
-    "max", "sqrt", "src", "dst", "index", "pad", "dtype", "shape", "value", "axis",
-    "stages", "transpose_b", "start", "size", "tile", "buffers", "position", "D", "Sq",
-    "block_q", "i", "j", "b", "%qt", "%s", "%m", "%x", "%slot", '"text"',
+    "kernel",
+    "in",
+    "out",
+    "scratch",
+    "scalar",
+    "consts",
+    "symbols",
+    "grid",
+    "for",
+    "iter",
+    "yield",
+    "queue",
+    "pipelined",
+    "serial",
+    "true",
+    "false",
+    "none",
+    "f16",
+    "bf16",
+    "f32",
+    "i32",
+    "i1",
+    "u8",
+    "UB",
+    "L1",
+    "L0A",
+    "L0C",
+    "GM",
+    "VECIN",
+    "VECOUT",
+    "load",
+    "store",
+    "dot",
+    "exp",
+    "cast",
+    "full",
+    "where",
+    "row_max",
+    "row_sum",
+    "expand_dims",
+    "arange",
+    "alloc_tensor",
+    "enqueue",
+    "dequeue",
+    "free_tensor",
+    "queue_alloc",
+    "load_scalar",
+    "mul",
+    "add",
+    "lt",
+    "cdiv",
+    "floordiv",
+    "mod",
+    "min",
+    "max",
+    "sqrt",
+    "src",
+    "dst",
+    "index",
+    "pad",
+    "dtype",
+    "shape",
+    "value",
+    "axis",
+    "stages",
+    "transpose_b",
+    "start",
+    "size",
+    "tile",
+    "buffers",
+    "position",
+    "D",
+    "Sq",
+    "block_q",
+    "i",
+    "j",
+    "b",
+    "%qt",
+    "%s",
+    "%m",
+    "%x",
+    "%slot",
+    '"text"',
 )
-PUNCT = ("(", ")", "{", "}", "[", "]", "<", ">", ",", ":", "=", "+:", "..", "**", "+",
-         "-", "*", "/", "@", "#", "\n", "%")
+PUNCT = (
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    "<",
+    ">",
+    ",",
+    ":",
+    "=",
+    "+:",
+    "..",
+    "**",
+    "+",
+    "-",
+    "*",
+    "/",
+    "@",
+    "#",
+    "\n",
+    "%",
+)
 PYTHON = (
     "__import__('os').system('touch PWNED')",
     "exec('1')",
-    "eval(\"1+1\")",
+    'eval("1+1")',
     "lambda: 0",
     "open('/etc/passwd').read()",
     "[x for x in ()]",
@@ -70,20 +168,32 @@ def _edit(draw: Callable, text: str, numbers: tuple[str, ...]) -> str:  # type: 
         return text + draw(st.sampled_from(WORDS))
     m = tokens[draw(st.integers(0, len(tokens) - 1))]
     pool = WORDS + PUNCT + numbers
-    action = draw(st.sampled_from(("replace", "replace", "number", "delete", "duplicate",
-                                   "insert", "lines", "python")))
+    action = draw(
+        st.sampled_from(
+            (
+                "replace",
+                "replace",
+                "number",
+                "delete",
+                "duplicate",
+                "insert",
+                "lines",
+                "python",
+            )
+        )
+    )
     if action == "replace":
-        return text[: m.start()] + draw(st.sampled_from(pool)) + text[m.end():]
+        return text[: m.start()] + draw(st.sampled_from(pool)) + text[m.end() :]
     if action == "number":
-        return text[: m.start()] + draw(st.sampled_from(numbers)) + text[m.end():]
+        return text[: m.start()] + draw(st.sampled_from(numbers)) + text[m.end() :]
     if action == "delete":
-        return text[: m.start()] + text[m.end():]
+        return text[: m.start()] + text[m.end() :]
     if action == "duplicate":
-        return text[: m.end()] + " " + m.group(0) + text[m.end():]
+        return text[: m.end()] + " " + m.group(0) + text[m.end() :]
     if action == "insert":
-        return text[: m.start()] + draw(st.sampled_from(pool)) + " " + text[m.start():]
+        return text[: m.start()] + draw(st.sampled_from(pool)) + " " + text[m.start() :]
     if action == "python":
-        return text[: m.start()] + draw(st.sampled_from(PYTHON)) + text[m.end():]
+        return text[: m.start()] + draw(st.sampled_from(PYTHON)) + text[m.end() :]
     return _edit_lines(draw, text)
 
 
@@ -113,6 +223,7 @@ def mutated_ir(draw: Callable, huge: bool = True) -> str:  # type: ignore[type-a
 
 def random_ir() -> st.SearchStrategy[str]:
     """Token soup that starts like a kernel, or arbitrary text."""
-    soup = st.lists(st.sampled_from(WORDS + PUNCT + SMALL_NUMBERS + HUGE_NUMBERS),
-                    max_size=60).map(lambda ts: "kernel k(" + " ".join(ts))
+    soup = st.lists(
+        st.sampled_from(WORDS + PUNCT + SMALL_NUMBERS + HUGE_NUMBERS), max_size=60
+    ).map(lambda ts: "kernel k(" + " ".join(ts))
     return st.one_of(soup, st.text(max_size=200))

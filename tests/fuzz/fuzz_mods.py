@@ -22,14 +22,14 @@ POSITIONS = ("q_idx", "kv_idx", "(q_idx - kv_idx)", "(kv_idx - q_idx)")
 NUMBERS = ("0.5", "2", "1.5", "3", "0.125", "256", "-1")
 SHAPE_ARG = "B=1,N=2,Sq=40,Skv=24,D=16"
 
-FILE = '''\
+FILE = """\
 import numpy as np
 
 import fadsl as fd
 
 {defs}
 kernel = fd.attention(name="variant"{keywords})
-'''
+"""
 
 
 def _position(draw: Callable) -> str:  # type: ignore[type-arg]
@@ -38,8 +38,10 @@ def _position(draw: Callable) -> str:  # type: ignore[type-arg]
     if draw(st.integers(0, 3)) == 0:
         term = f"({term} + {draw(st.sampled_from(('h', 'b', 'h * 8')))})"
     if draw(st.booleans()):
-        term = f"{term} {draw(st.sampled_from(('*', '+', '-')))} " \
-               f"{draw(st.sampled_from(('2', '3', '16')))}"
+        term = (
+            f"{term} {draw(st.sampled_from(('*', '+', '-')))} "
+            f"{draw(st.sampled_from(('2', '3', '16')))}"
+        )
     return term
 
 
@@ -69,7 +71,9 @@ def _mask(draw: Callable, depth: int = 0) -> str:  # type: ignore[type-arg]
     if depth > 1 or draw(st.booleans()):
         return cmp
     other = _mask(draw, depth + 1)
-    return draw(st.sampled_from((f"({cmp} & {other})", f"({cmp} | {other})", f"~{cmp}")))
+    return draw(
+        st.sampled_from((f"({cmp} & {other})", f"({cmp} | {other})", f"~{cmp}"))
+    )
 
 
 @st.composite
@@ -77,13 +81,19 @@ def variants(draw: Callable) -> str:  # type: ignore[type-arg]
     """A file defining ``kernel = fd.attention(...)`` with random mods and keywords."""
     defs, keywords = [], []
     if draw(st.booleans()):
-        defs.append(f"def smod(score, b, h, q_idx, kv_idx):\n    return {_score(draw)}\n")
+        defs.append(
+            f"def smod(score, b, h, q_idx, kv_idx):\n    return {_score(draw)}\n"
+        )
         keywords.append("score_mod=smod")
     if draw(st.booleans()):
         defs.append(f"def mmod(b, h, q_idx, kv_idx):\n    return {_mask(draw)}\n")
         keywords.append("mask_mod=mmod")
-    extras = {"causal=True": st.booleans(), "softcap=20.0": st.booleans(),
-              "window=(8, 0)": st.booleans(), "return_lse=True": st.booleans()}
+    extras = {
+        "causal=True": st.booleans(),
+        "softcap=20.0": st.booleans(),
+        "window=(8, 0)": st.booleans(),
+        "return_lse=True": st.booleans(),
+    }
     keywords += [k for k, on in extras.items() if draw(on)]
     if "causal=True" in keywords and "window=(8, 0)" in keywords:
         keywords.remove("window=(8, 0)")
@@ -95,19 +105,28 @@ def variants(draw: Callable) -> str:  # type: ignore[type-arg]
 BREAKAGES: dict[str, Callable[[str], str]] = {
     "returns_mask": lambda s: re.sub(r"(def smod.*\n    return ).*", r"\1score > 0", s),
     "returns_number": lambda s: re.sub(r"(def smod.*\n    return ).*", r"\g<1>1.0", s),
-    "mask_returns_score": lambda s: re.sub(r"(def mmod.*\n    return ).*",
-                                           r"\1(q_idx - kv_idx) * 0.5", s),
+    "mask_returns_score": lambda s: re.sub(
+        r"(def mmod.*\n    return ).*", r"\1(q_idx - kv_idx) * 0.5", s
+    ),
     "numpy_call": lambda s: s.replace("return score", "return np.exp(score)", 1),
-    "math_call": lambda s: s.replace("import numpy as np", "import math", 1)
-    .replace("return score", "return math.tanh(score)", 1),
+    "math_call": lambda s: s.replace("import numpy as np", "import math", 1).replace(
+        "return score", "return math.tanh(score)", 1
+    ),
     "undefined_name": lambda s: s.replace("return ", "return undefined_thing + ", 1),
-    "wrong_arity": lambda s: s.replace("(score, b, h, q_idx, kv_idx)", "(score, q_idx)", 1)
-    .replace("(b, h, q_idx, kv_idx)", "(q_idx, kv_idx)", 1),
-    "bad_keyword": lambda s: s.replace('name="variant"', 'name="variant", causall=True', 1),
-    "bad_window": lambda s: s.replace('name="variant"', 'name="variant", window=(-5, 2)', 1),
+    "wrong_arity": lambda s: s.replace(
+        "(score, b, h, q_idx, kv_idx)", "(score, q_idx)", 1
+    ).replace("(b, h, q_idx, kv_idx)", "(q_idx, kv_idx)", 1),
+    "bad_keyword": lambda s: s.replace(
+        'name="variant"', 'name="variant", causall=True', 1
+    ),
+    "bad_window": lambda s: s.replace(
+        'name="variant"', 'name="variant", window=(-5, 2)', 1
+    ),
     "bad_name": lambda s: s.replace('name="variant"', 'name="variant/x"', 1),
     "bad_dtype": lambda s: re.sub(r'dtype="\w+"', 'dtype="fp64"', s, count=1),
-    "io_in_mod": lambda s: s.replace("return ", "open('/nonexistent/x')\n    return ", 1),
+    "io_in_mod": lambda s: s.replace(
+        "return ", "open('/nonexistent/x')\n    return ", 1
+    ),
     "head_only_mask": lambda s: re.sub(r"(def mmod.*\n    return ).*", r"\1h < 1", s),
     "integer_division": lambda s: s.replace("q_idx", "(q_idx // 2)", 1),
 }

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-SHAPES = {"QD": "(bq, D)", "KD": "(bk, D)", "QK": "(bq, bk)", "Q": "(bq,)", "K": "(bk,)"}
+SHAPES = {
+    "QD": "(bq, D)",
+    "KD": "(bk, D)",
+    "QK": "(bq, bk)",
+    "Q": "(bq,)",
+    "K": "(bk,)",
+}
 ROW_OF = {"QD": "Q", "QK": "Q", "KD": "K"}
 FLOATS = ("f16", "f32")
 UNARY = ("exp", "exp2", "log", "tanh", "sqrt", "abs")
@@ -28,7 +34,7 @@ LITERALS = ("0.5", "2.0", "1", "-1.5", "scale", "-fd.inf", "0.0")
 SHAPE_ARG = "B=1,S=40,T=24,D=16"
 """The shape the CLI runs programs at: a tail block in S and T, two KV blocks."""
 
-HEADER = '''\
+HEADER = """\
 import fadsl as fd
 
 
@@ -49,7 +55,7 @@ def {name}(
         xt = fd.load(x[b, rows, :], pad=0)
         qi = fd.arange(i * bq, bq)
         acc = fd.zeros((bq, D), fd.f32)
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -94,8 +100,18 @@ class Writer:
         return var
 
     def statement(self, scope: Scope, indent: str) -> None:
-        makers = [self._unary, self._binary, self._compare, self._logic, self._where,
-                  self._cast, self._reduce, self._full, self._dot, self._if]
+        makers = [
+            self._unary,
+            self._binary,
+            self._compare,
+            self._logic,
+            self._where,
+            self._cast,
+            self._reduce,
+            self._full,
+            self._dot,
+            self._if,
+        ]
         maker = makers[self.draw(st.integers(0, len(makers) - 1))]
         maker(scope, indent)
 
@@ -112,7 +128,9 @@ class Writer:
         a = self.pick(self._floats(scope))
         rhs = self._partner(scope, a)
         op = self.draw(st.sampled_from(BINARY))
-        expr = f"{op}({a.name}, {rhs})" if op.startswith("fd.") else f"{a.name} {op} {rhs}"
+        expr = (
+            f"{op}({a.name}, {rhs})" if op.startswith("fd.") else f"{a.name} {op} {rhs}"
+        )
         self.emit(scope, indent, expr, a.shape, a.dtype)
 
     def _partner(self, scope: Scope, a: Var) -> str:
@@ -141,8 +159,11 @@ class Writer:
         a = self.pick(masks)
         same = scope.of(lambda v: v.dtype == "bool" and v.shape == a.shape)
         b = self.pick(same)
-        expr = self.draw(st.sampled_from((f"{a.name} & {b.name}", f"{a.name} | {b.name}",
-                                          f"~{a.name}")))
+        expr = self.draw(
+            st.sampled_from(
+                (f"{a.name} & {b.name}", f"{a.name} | {b.name}", f"~{a.name}")
+            )
+        )
         self.emit(scope, indent, expr, a.shape, "bool")
         return None
 
@@ -161,7 +182,9 @@ class Writer:
             return None
         a = self.pick(fits)
         other = self.draw(st.sampled_from(("0.0", "-fd.inf", a.name)))
-        self.emit(scope, indent, f"fd.where({c.name}, {a.name}, {other})", a.shape, a.dtype)
+        self.emit(
+            scope, indent, f"fd.where({c.name}, {a.name}, {other})", a.shape, a.dtype
+        )
         return None
 
     def _cast(self, scope: Scope, indent: str) -> None:
@@ -184,7 +207,13 @@ class Writer:
         shape = self.draw(st.sampled_from(shapes))
         dtype = self.draw(st.sampled_from(FLOATS))
         value = self.draw(st.sampled_from(("0.0", "1.0", "-fd.inf", "scale")))
-        self.emit(scope, indent, f"fd.full({SHAPES[shape]}, {value}, fd.{dtype})", shape, dtype)
+        self.emit(
+            scope,
+            indent,
+            f"fd.full({SHAPES[shape]}, {value}, fd.{dtype})",
+            shape,
+            dtype,
+        )
 
     def _dot(self, scope: Scope, indent: str) -> None:
         halves = scope.of(lambda v: v.dtype == self.elem)
@@ -192,11 +221,18 @@ class Writer:
         kd = [v for v in halves if v.shape == "KD"]
         qk = [v for v in halves if v.shape == "QK"]
         if qd and kd:
-            expr = f"fd.dot({self.pick(qd).name}, {self.pick(kd).name}, transpose_b=True)"
+            expr = (
+                f"fd.dot({self.pick(qd).name}, {self.pick(kd).name}, transpose_b=True)"
+            )
             self.emit(scope, indent, expr, "QK", "f32")
         elif qk and kd:
-            self.emit(scope, indent, f"fd.dot({self.pick(qk).name}, {self.pick(kd).name})",
-                      "QD", "f32")
+            self.emit(
+                scope,
+                indent,
+                f"fd.dot({self.pick(qk).name}, {self.pick(kd).name})",
+                "QD",
+                "f32",
+            )
         else:
             self._unary(scope, indent)
 
@@ -218,12 +254,17 @@ def valid_programs(draw: Callable) -> str:  # type: ignore[type-arg]
     """The source of a kernel that type-checks (see the module docstring)."""
     dtype = draw(st.sampled_from(("fp16", "fp32", "bf16")))
     w = Writer(draw, dtype)
-    scope = Scope([Var("xt", "QD", w.elem), Var("qi", "Q", "i32"), Var("acc", "QD", "f32")])
+    scope = Scope(
+        [Var("xt", "QD", w.elem), Var("qi", "Q", "i32"), Var("acc", "QD", "f32")]
+    )
     pre = draw(st.integers(0, 4))
     for _ in range(pre):
         w.statement(scope, " " * 8)
-    loop = draw(st.sampled_from(("fd.pipelined(n_kv, stages=2)", "range(n_kv)",
-                                 "fd.serial(n_kv)")))
+    loop = draw(
+        st.sampled_from(
+            ("fd.pipelined(n_kv, stages=2)", "range(n_kv)", "fd.serial(n_kv)")
+        )
+    )
     w.lines.append("        n_kv = fd.cdiv(T, bk)")
     w.lines.append(f"        for j in {loop}:")
     inner = Scope(list(scope.vars), scope.counter + 100)
@@ -239,7 +280,9 @@ def valid_programs(draw: Callable) -> str:  # type: ignore[type-arg]
     out = w.pick(scope.of(lambda v: v.shape == "QD"))
     w.lines.append(f"        fd.store(o[b, rows, :], fd.cast({_to_acc(out)}, o.dtype))")
     flag = draw(st.sampled_from(("False", "True")))
-    return HEADER.format(dtype=dtype, name="fuzzed", flag=flag) + "\n".join(w.lines) + "\n"
+    return (
+        HEADER.format(dtype=dtype, name="fuzzed", flag=flag) + "\n".join(w.lines) + "\n"
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -275,22 +318,27 @@ BREAKAGES: dict[str, Callable[[str], str]] = {
     "import_in_kernel": _insert_in_grid("import os"),
     "undefined_name": _insert_in_grid("bad = fd.exp(xtt)"),
     "loop_local_after_loop": lambda src: src.replace(
-        "        fd.store(", "        bad = yt\n        fd.store(", 1),
+        "        fd.store(", "        bad = yt\n        fd.store(", 1
+    ),
     "store_to_input": _sub_first(r"fd\.store\(o\[", "fd.store(x["),
-    "store_not_tile": _sub_first(r"fd\.store\(o\[b, rows, :\], .*\)\n",
-                                 "fd.store(o[b, rows, :], 1.0)\n"),
+    "store_not_tile": _sub_first(
+        r"fd\.store\(o\[b, rows, :\], .*\)\n", "fd.store(o[b, rows, :], 1.0)\n"
+    ),
     "wrong_index_rank": _sub_first(r"x\[b, rows, :\]", "x[b, rows]"),
     "branch_on_tile": _insert_in_grid("if xt:\n            pass"),
     "python_call": _insert_in_grid("bad = open('x')"),
-    "no_grid": lambda src: src.replace("for b, i in fd.grid(B, fd.cdiv(S, bq)):",
-                                       "for b, i in [(0, 0)]:", 1),
-    "no_kernel": lambda src: src.replace("@fd.kernel(", "_unused = dict(", 1)
-    .replace('def fuzzed(', ')\ndef fuzzed(', 1),
+    "no_grid": lambda src: src.replace(
+        "for b, i in fd.grid(B, fd.cdiv(S, bq)):", "for b, i in [(0, 0)]:", 1
+    ),
+    "no_kernel": lambda src: src.replace("@fd.kernel(", "_unused = dict(", 1).replace(
+        "def fuzzed(", ")\ndef fuzzed(", 1
+    ),
     "bad_kernel_name": _sub_first(r'dtype="', 'name="../evil", dtype="'),
     "missing_annotation": _sub_first(r"    scale: fd\.Scalar = 0\.5,", "    scale,"),
     "syntax_error": _sub_first(r"\)\n", "\n"),
-    "raises_at_import": lambda src: src.replace("import fadsl as fd\n",
-                                                "import fadsl as fd\n1 / 0\n", 1),
+    "raises_at_import": lambda src: src.replace(
+        "import fadsl as fd\n", "import fadsl as fd\n1 / 0\n", 1
+    ),
     "bad_dtype_arg": _sub_first(r'dtype="\w+"', 'dtype="fp8"'),
     "bad_cast_dtype": _insert_in_grid('bad = fd.cast(xt, "float16")'),
     "non_constant_range": _insert_in_grid("for z in range(xt):\n            pass"),
@@ -304,14 +352,37 @@ def token_edit(draw: Callable, src: str) -> str:  # type: ignore[type-arg]
     """Replace, delete or duplicate one token of ``src`` at a drawn position."""
     tokens = list(re.finditer(r"[A-Za-z_][A-Za-z0-9_.]*|\d+(\.\d+)?|\S", src))
     m = tokens[draw(st.integers(0, len(tokens) - 1))]
-    pool = ("fd.exp", "xt", "acc", "bq", "0", "-1", "(", ")", "[", "]", ",", ":", "None",
-            "fd.f16", "fd.grid", "yt", "j", "1e30", "True", "*", "=", "fd.dot", ".shape")
+    pool = (
+        "fd.exp",
+        "xt",
+        "acc",
+        "bq",
+        "0",
+        "-1",
+        "(",
+        ")",
+        "[",
+        "]",
+        ",",
+        ":",
+        "None",
+        "fd.f16",
+        "fd.grid",
+        "yt",
+        "j",
+        "1e30",
+        "True",
+        "*",
+        "=",
+        "fd.dot",
+        ".shape",
+    )
     action = draw(st.sampled_from(("replace", "delete", "duplicate")))
     if action == "replace":
-        return src[: m.start()] + draw(st.sampled_from(pool)) + src[m.end():]
+        return src[: m.start()] + draw(st.sampled_from(pool)) + src[m.end() :]
     if action == "delete":
-        return src[: m.start()] + src[m.end():]
-    return src[: m.end()] + " " + m.group(0) + src[m.end():]
+        return src[: m.start()] + src[m.end() :]
+    return src[: m.end()] + " " + m.group(0) + src[m.end() :]
 
 
 @st.composite

@@ -74,14 +74,21 @@ def valid_program_runs(ws: Workspace, example: tuple[str, str]) -> None:
     fd.where)."""
     src, cmd = example
     out = ws.cli(_program_argv(cmd, ws.write(src, ".py")))
-    if cmd == "check" and out.code == 1 and out.stderr.startswith("fadsl: backend error:"):
+    if (
+        cmd == "check"
+        and out.code == 1
+        and out.stderr.startswith("fadsl: backend error:")
+    ):
         return
     if out.code != 0:
-        raise FuzzFailure(f"`{cmd}` failed on a valid program:\n{src}\n{out.stderr}"
-                          f"{out.escaped}")
+        raise FuzzFailure(
+            f"`{cmd}` failed on a valid program:\n{src}\n{out.stderr}" f"{out.escaped}"
+        )
 
 
-def broken_program_fails_cleanly(ws: Workspace, example: tuple[tuple[str, str], str]) -> None:
+def broken_program_fails_cleanly(
+    ws: Workspace, example: tuple[tuple[str, str], str]
+) -> None:
     """A program with one mistake ends in a clean error under ir, check or run."""
     (_, src), cmd = example
     ws.check_clean(_program_argv(cmd, ws.write(src, ".py")), src)
@@ -136,8 +143,10 @@ def valid_variant_runs(ws: Workspace, example: tuple[str, str]) -> None:
     src, cmd = example
     out = ws.cli(_variant_argv(cmd, ws.write(src, ".py")))
     if out.code != 0:
-        raise FuzzFailure(f"`{cmd}` failed on a valid variant:\n{src}\n{out.stdout}"
-                          f"{out.stderr}{out.escaped}")
+        raise FuzzFailure(
+            f"`{cmd}` failed on a valid variant:\n{src}\n{out.stdout}"
+            f"{out.stderr}{out.escaped}"
+        )
 
 
 def broken_variant_fails_cleanly(ws: Workspace, example: tuple[str, str]) -> None:
@@ -156,30 +165,64 @@ class Property:
 
 
 PROPERTIES: tuple[Property, ...] = (
-    Property("valid programs: ir round-trips", lambda ws: valid_programs(),
-             valid_program_prints_ir, 40),
-    Property("valid programs: run and check succeed",
-             lambda ws: st.tuples(valid_programs(), st.sampled_from(("run", "check"))),
-             valid_program_runs, 30),
-    Property("broken programs fail cleanly",
-             lambda ws: st.tuples(broken_programs(), st.sampled_from(("ir", "check", "run"))),
-             broken_program_fails_cleanly, 200),
-    Property("valid fd.attention variants build and run",
-             lambda ws: st.tuples(variants(), st.sampled_from(("ir", "run"))),
-             valid_variant_runs, 30),
-    Property("broken fd.attention variants fail cleanly",
-             lambda ws: st.tuples(broken_variants(), st.sampled_from(("ir", "run"))),
-             broken_variant_fails_cleanly, 100),
-    Property("mutated IR parses or fails cleanly", lambda ws: mutated_ir(),
-             ir_parses_or_fails_cleanly, 300),
-    Property("random IR fails cleanly", lambda ws: random_ir(),
-             ir_parses_or_fails_cleanly, 80),
-    Property("mutated IR files through the CLI",
-             lambda ws: st.tuples(mutated_ir(huge=False),
-                                  st.sampled_from(("run", "check", "ir"))),
-             ir_file_through_cli, 100),
-    Property("command lines end cleanly", lambda ws: command_lines(ws.paths),
-             command_line_ends_cleanly, 250),
+    Property(
+        "valid programs: ir round-trips",
+        lambda ws: valid_programs(),
+        valid_program_prints_ir,
+        40,
+    ),
+    Property(
+        "valid programs: run and check succeed",
+        lambda ws: st.tuples(valid_programs(), st.sampled_from(("run", "check"))),
+        valid_program_runs,
+        30,
+    ),
+    Property(
+        "broken programs fail cleanly",
+        lambda ws: st.tuples(
+            broken_programs(), st.sampled_from(("ir", "check", "run"))
+        ),
+        broken_program_fails_cleanly,
+        200,
+    ),
+    Property(
+        "valid fd.attention variants build and run",
+        lambda ws: st.tuples(variants(), st.sampled_from(("ir", "run"))),
+        valid_variant_runs,
+        30,
+    ),
+    Property(
+        "broken fd.attention variants fail cleanly",
+        lambda ws: st.tuples(broken_variants(), st.sampled_from(("ir", "run"))),
+        broken_variant_fails_cleanly,
+        100,
+    ),
+    Property(
+        "mutated IR parses or fails cleanly",
+        lambda ws: mutated_ir(),
+        ir_parses_or_fails_cleanly,
+        300,
+    ),
+    Property(
+        "random IR fails cleanly",
+        lambda ws: random_ir(),
+        ir_parses_or_fails_cleanly,
+        80,
+    ),
+    Property(
+        "mutated IR files through the CLI",
+        lambda ws: st.tuples(
+            mutated_ir(huge=False), st.sampled_from(("run", "check", "ir"))
+        ),
+        ir_file_through_cli,
+        100,
+    ),
+    Property(
+        "command lines end cleanly",
+        lambda ws: command_lines(ws.paths),
+        command_line_ends_cleanly,
+        250,
+    ),
 )
 
 

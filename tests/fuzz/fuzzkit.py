@@ -103,7 +103,11 @@ def run_cli(argv: list[str], cwd: str, seconds: float = TIME_LIMIT) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     code: int | None = None
     escaped = ""
-    with working_dir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        working_dir(cwd),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         try:
             with time_limit(seconds):
                 code = main(list(argv))
@@ -140,7 +144,9 @@ def check_clean(o: Outcome) -> None:
         raise FuzzFailure(f"fadsl {' '.join(o.argv)}\n{why}")
 
 
-def check_api(call: Callable[[], T], what: str, seconds: float = TIME_LIMIT) -> T | None:
+def check_api(
+    call: Callable[[], T], what: str, seconds: float = TIME_LIMIT
+) -> T | None:
     """Run ``call``: its result, or None if it raised a FadslError that renders."""
     try:
         with time_limit(seconds):

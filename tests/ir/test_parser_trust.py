@@ -16,7 +16,9 @@ from fadsl.errors import IRParseError
 from fadsl.ir.parser import parse_kernel
 
 SAMPLE = Path(__file__).resolve().parents[1] / "ir_samples" / "every_form.fir"
-TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|%?[A-Za-z_][A-Za-z0-9_]*|\d+\.\d+|\d+|\+:|\*\*|\.\.|\S')
+TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|%?[A-Za-z_][A-Za-z0-9_]*|\d+\.\d+|\d+|\+:|\*\*|\.\.|\S'
+)
 """Tokens of the textual IR; a string literal is one token (its inside is data)."""
 
 
@@ -30,7 +32,7 @@ def payloads(marker: Path) -> list[str]:
     return [
         f"__import__('os').system('touch {marker}')",
         f'__import__("os").system("touch {marker}")',
-        f'exec("open(\'{marker}\', \'w\')")',
+        f"exec(\"open('{marker}', 'w')\")",
     ]
 
 
