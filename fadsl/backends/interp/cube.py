@@ -31,13 +31,16 @@ def _dot(op: Dot, fr: Frame) -> np.ndarray:
 
 
 def _folded_matmul(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
-    """a @ b, with trailing batch axes that b broadcasts folded into a's rows.
+    """a @ b, with the last batch axis folded into a's rows when b broadcasts along it.
 
     ``[B, N, nq, M, K] @ [B, N, 1, K, N']`` runs as B*N matmuls of (nq*M, K) x (K, N')
-    rather than B*N*nq small ones: the same products, far fewer BLAS calls.
+    rather than B*N*nq small ones: the same products, far fewer BLAS calls. Only the
+    last axis is folded, so every (b, h) gets a matmul of the same shape: a BLAS result
+    can depend on a row's position (edge kernels), and a head must not (GQA heads that
+    share K and see the same q give the same output).
     """
     fold = 0
-    while fold < k and b.shape[k - 1 - fold] == 1:
+    while fold < min(k, 1) and b.shape[k - 1 - fold] == 1:
         fold += 1
     if fold == 0 or all(d == 1 for d in a.shape[k - fold : k]):
         return np.matmul(a, b)

@@ -14,10 +14,11 @@ fully masked rows).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ContextManager
 
 import numpy as np
 
@@ -74,12 +75,32 @@ def interpret(
         o = res.outputs["o"]
     """
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), one_blas_thread():
             return _interpret(kernel, env, inputs)
     except FadslError as err:
         if os.environ.get("FADSL_DEBUG"):
             raise
         raise err.with_traceback(None) from None
+
+
+def one_blas_thread() -> ContextManager[Any]:
+    """BLAS on one thread while the interpreter runs (threadpoolctl, when installed).
+
+    The interpreter's matmuls are many and mid-sized (one KV block of every task at a
+    time, e.g. 64 calls of 8 x [4096 x 128] @ [128 x 128] for FA2 at S=4096). Split
+    over BLAS threads, each call waits for its slowest thread, and on a busy machine a
+    thread that lost its core holds the call for a scheduler time slice: 2.5x slower
+    in wall time here (docs/performance.md). One thread also makes the bits the same on
+    every machine: OpenBLAS's threaded sgemm orders some sums differently (about 4% of
+    the elements of a [4096 x 128] @ [128 x 128] product differ in the last bits with
+    two threads); each is a float32 accumulation of exactly widened operands, the
+    meaning of ``Dot``.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _interpret(
