@@ -406,9 +406,14 @@ def checked_pow(base: Expr, exp: Expr) -> Expr:
 
 
 def check_defined(e: Expr, text: str) -> Expr:
-    """``e``, unless it is undefined (0**-1, inf - inf) or not real (sqrt(-1))."""
+    """``e``, unless it is undefined (0**-1, inf - inf), not real (sqrt(-1)), or holds
+    a number no 64-bit float can (1e308*2, 1e-320/1e10)."""
     if e.has(sympy.zoo, sympy.nan, sympy.I):
         raise ExprSyntaxError(f"`{text}` is undefined: it evaluates to {e}")
+    for f in e.atoms(sympy.Float):
+        x = float(f)
+        if math.isinf(x) or (x == 0.0 and not f.is_zero):
+            raise ExprSyntaxError(f"`{text}` does not fit a 64-bit float: {f}")
     return e
 
 

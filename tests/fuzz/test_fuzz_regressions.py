@@ -259,3 +259,39 @@ def test_a_negative_seed_is_a_usage_error(tmp_path: Path) -> None:
     check_clean(out)
     assert out.code == 2
     assert "argument --seed: expected a non-negative integer, got -1" in out.stderr
+
+
+@pytest.mark.parametrize("value", ["1e308*2 + 1", "1e-320/1e10"])
+def test_a_constant_beyond_a_64_bit_float_is_a_parse_error(value: str) -> None:
+    # was: parsed as an mpmath float that printed as 2.0e+308 and read back as inf
+    text = sample("elementwise.fir").replace("alpha*2 + 1", value)
+    with pytest.raises(IRParseError, match="does not fit a 64-bit float"):
+        parse_kernel(text, "bad.fir")
+
+
+OVERFLOWING_MOD = """\
+import fadsl as fd
+
+
+def smod(score, b, h, q_idx, kv_idx):
+    return fd.exp(score * 256)
+
+
+kernel = fd.attention(name="variant", score_mod=smod, causal=True, dtype="fp32")
+"""
+
+
+def test_a_mod_that_overflows_fails_by_verdict_without_numpy_warnings(
+    tmp_path: Path,
+) -> None:
+    # was: exit 1 with numpy RuntimeWarnings from fadsl's own files on stderr
+    import subprocess
+    import sys
+
+    (tmp_path / "v.py").write_text(OVERFLOWING_MOD)
+    shape = "B=1,N=2,Sq=40,Skv=24,D=16"
+    argv = [sys.executable, "-m", "fadsl", "run", "v.py", "--shape", shape, "-o", "o"]
+    proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout.rstrip().endswith("FAIL")
+    assert proc.stderr == ""
