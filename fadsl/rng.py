@@ -37,8 +37,9 @@ def _u32(x: Any) -> np.ndarray:
     return np.asarray(np.asarray(x, dtype=np.int64) & 0xFFFFFFFF, dtype=np.uint32)
 
 
-def philox4x32(counter: tuple[Any, Any, Any, Any], key: tuple[Any, Any]) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def philox4x32(
+    counter: tuple[Any, Any, Any, Any], key: tuple[Any, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Philox4x32-10 of broadcastable uint32 arrays: four output words."""
     c0, c1, c2, c3 = (_u32(c) for c in counter)
     k0, k1 = (_u32(k) for k in key)
@@ -55,15 +56,17 @@ def philox4x32(counter: tuple[Any, Any, Any, Any], key: tuple[Any, Any]) -> tupl
     return c0, c1, c2, c3
 
 
-def philox_uniform(seed0: Any, seed1: Any, offset: Any, stream: Any, row: Any,
-                   col: Any) -> np.ndarray:
+def philox_uniform(
+    seed0: Any, seed1: Any, offset: Any, stream: Any, row: Any, col: Any
+) -> np.ndarray:
     """Uniform float32 numbers in [0, 1) for broadcastable integer positions."""
     col = np.asarray(col, dtype=np.int64)
     words = philox4x32((col >> 2, row, stream, offset), (seed0, seed1))
     lane = col & 3
     bits = np.select([lane == 0, lane == 1, lane == 2], words[:3], words[3])
     return ((bits >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)).astype(
-        np.float32)
+        np.float32
+    )
 
 
 def dropout_keep(u: np.ndarray, p: float) -> np.ndarray:

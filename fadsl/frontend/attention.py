@@ -14,23 +14,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
+from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
 from fadsl.frontend.kernel import KernelDef, ParamSpec, check_kernel_name
 from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType
 
-LAYOUTS = ("BNSD", "BSND", "BSH", "TND")
 DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
 BLOCK_MASK = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
 
 _QO_DIMS: dict[str, tuple[str, ...]] = {
-    "BNSD": ("B", "N", "Sq", "D"), "BSND": ("B", "Sq", "N", "D"),
-    "BSH": ("B", "Sq", "N * D"), "TND": ("Sq", "N", "D"),
+    "BNSD": ("B", "N", "Sq", "D"),
+    "BSND": ("B", "Sq", "N", "D"),
+    "BSH": ("B", "Sq", "N * D"),
+    "TND": ("Sq", "N", "D"),
 }
 _KV_DIMS: dict[str, tuple[str, ...]] = {
-    "BNSD": ("B", "Nkv", "Skv", "D"), "BSND": ("B", "Skv", "Nkv", "D"),
-    "BSH": ("B", "Skv", "Nkv * D"), "TND": ("Skv", "Nkv", "D"),
+    "BNSD": ("B", "Nkv", "Skv", "D"),
+    "BSND": ("B", "Skv", "Nkv", "D"),
+    "BSH": ("B", "Skv", "Nkv * D"),
+    "TND": ("Skv", "Nkv", "D"),
 }
 
 
@@ -64,29 +68,37 @@ class AttentionSpec:
     def check_score(self, score: Any, scores: ops.Tile) -> Any:
         """score_mod's result must be a float tile shaped like the scores it was given."""
         assert self.score_mod is not None
-        if isinstance(score, ops.Tile) and (score.dtype, score.shape) == (scores.dtype,
-                                                                          scores.shape):
+        if isinstance(score, ops.Tile) and (score.dtype, score.shape) == (
+            scores.dtype,
+            scores.shape,
+        ):
             return score
         got = type(score).__name__
         if isinstance(score, ops.Tile):
             got = f"a tile {score.type}"
         raise KernelSyntaxError(
             f"score_mod `{self.score_mod.__name__}` returned {got}; it must return the "
-            f"scores, a float tile {scores.type}", mod_loc(self.score_mod),
+            f"scores, a float tile {scores.type}",
+            mod_loc(self.score_mod),
             hint="return an expression of `score`, e.g. `return score + bias`; "
-            "a condition belongs in mask_mod")
+            "a condition belongs in mask_mod",
+        )
 
     def check_mask(self, mask: Any) -> Any:
         """mask_mod's result must be a mask tile (a comparison of positions)."""
         assert self.mask_mod is not None
         if isinstance(mask, ops.Tile) and mask.dtype is DType.BOOL:
             return mask
-        got = f"a tile {mask.type}" if isinstance(mask, ops.Tile) else type(mask).__name__
+        got = (
+            f"a tile {mask.type}" if isinstance(mask, ops.Tile) else type(mask).__name__
+        )
         raise KernelSyntaxError(
             f"mask_mod `{self.mask_mod.__name__}` returned {got}, not a mask (an i1 "
-            "tile: True keeps the score)", mod_loc(self.mask_mod),
+            "tile: True keeps the score)",
+            mod_loc(self.mask_mod),
             hint="compare positions, e.g. `return (q_idx - kv_idx) < 256`; combine "
-            "masks with & | ~")
+            "masks with & | ~",
+        )
 
 
 class AttentionKernel(KernelDef):
@@ -95,8 +107,14 @@ class AttentionKernel(KernelDef):
     def __init__(self, spec: AttentionSpec, loc: Loc) -> None:
         from fadsl.lib.flash import flash_attention
 
-        super().__init__(flash_attention, spec.name, spec.dtype, {"spec": spec},
-                         DEFAULT_SHAPE, _bound_reference(spec))
+        super().__init__(
+            flash_attention,
+            spec.name,
+            spec.dtype,
+            {"spec": spec},
+            DEFAULT_SHAPE,
+            _bound_reference(spec),
+        )
         self.spec = spec
         self.loc = loc
         self.specs = _param_specs(spec, self.specs)
@@ -105,9 +123,11 @@ class AttentionKernel(KernelDef):
         if consts and "spec" in consts:
             raise UsageError(
                 f"--set spec: the variant of `{self.name}` is fixed by its "
-                "fd.attention(...) call", self.loc,
+                "fd.attention(...) call",
+                self.loc,
                 hint="change the keywords of fd.attention; --set changes block_q, "
-                "block_kv, stages and scale")
+                "block_kv, stages and scale",
+            )
         return super().build(consts, dtype)
 
     def check_shape(self, shape: Mapping[str, int]) -> None:
@@ -116,18 +136,25 @@ class AttentionKernel(KernelDef):
         if n is not None and nkv is not None and n % nkv:
             raise UsageError(
                 f"--shape N={n}, Nkv={nkv}: N must be a multiple of Nkv (each group of "
-                f"N / Nkv query heads shares one KV head)", self.loc,
+                f"N / Nkv query heads shares one KV head)",
+                self.loc,
                 hint=f"e.g. Nkv={_divisor(n, nkv)} (GQA) or Nkv=1 (MQA), or leave Nkv "
-                "out (Nkv = N)")
+                "out (Nkv = N)",
+            )
 
-    def make_inputs(self, shape: Mapping[str, int], consts: Mapping[str, Any],
-                    rng: Any) -> dict[str, Any]:
+    def make_inputs(
+        self, shape: Mapping[str, int], consts: Mapping[str, Any], rng: Any
+    ) -> dict[str, Any]:
         from fadsl.frontend.attention_inputs import make_inputs
 
         return make_inputs(self.spec, dict(shape), dict(consts), rng)
 
-    def derived_inputs(self, shape: Mapping[str, int], consts: Mapping[str, Any],
-                       inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def derived_inputs(
+        self,
+        shape: Mapping[str, int],
+        consts: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+    ) -> dict[str, Any]:
         """Inputs computed from the others (the block mask), for --inputs folders."""
         from fadsl.frontend.attention_inputs import derived_inputs
 
@@ -137,9 +164,13 @@ class AttentionKernel(KernelDef):
     def derived(self) -> tuple[str, ...]:
         return BLOCK_MASK if self.spec.block_sparse else ()
 
-    def kv_blocks(self, shape: Mapping[str, int], consts: Mapping[str, Any],
-                  inputs: Mapping[str, Any], stats: Mapping[str, tuple[int, int]]
-                  ) -> tuple[int, int]:
+    def kv_blocks(
+        self,
+        shape: Mapping[str, int],
+        consts: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+        stats: Mapping[str, tuple[int, int]],
+    ) -> tuple[int, int]:
         """(KV blocks computed, Q-block x KV-block pairs) over all batches and heads."""
         from fadsl.frontend.attention_inputs import kv_block_pairs
 
@@ -149,11 +180,13 @@ class AttentionKernel(KernelDef):
 
 
 def _bound_reference(spec: AttentionSpec) -> Callable[..., dict[str, Any]]:
-    def reference(inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
-                  ) -> dict[str, Any]:
+    def reference(
+        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
+    ) -> dict[str, Any]:
         from fadsl.frontend.attention_ref import reference as ref
 
         return ref(spec, inputs, shape, consts, dtype)
+
     return reference
 
 
@@ -161,11 +194,17 @@ def _divisor(n: int, nkv: int) -> int:
     return max(d for d in range(1, nkv + 1) if n % d == 0)
 
 
-def _param_specs(spec: AttentionSpec, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:
+def _param_specs(
+    spec: AttentionSpec, base: tuple[ParamSpec, ...]
+) -> tuple[ParamSpec, ...]:
     """The kernel's parameters: tensors for the layout and variant, scale, constants."""
     qo, kv = _QO_DIMS[spec.layout], _KV_DIMS[spec.layout]
-    out = [ParamSpec("q", "in", qo), ParamSpec("k", "in", kv), ParamSpec("v", "in", kv),
-           ParamSpec("o", "out", qo)]
+    out = [
+        ParamSpec("q", "in", qo),
+        ParamSpec("k", "in", kv),
+        ParamSpec("v", "in", kv),
+        ParamSpec("o", "out", qo),
+    ]
     if spec.return_lse:
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
         out.append(ParamSpec("lse", "out", dims, DType.F32))
@@ -173,22 +212,46 @@ def _param_specs(spec: AttentionSpec, base: tuple[ParamSpec, ...]) -> tuple[Para
     keep |= set(BLOCK_MASK) if spec.block_sparse else set()
     keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
     by_name = {p.name: p for p in base}
-    out += [by_name[n] for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK
-            + ("seed", "offset") if n in keep]
+    out += [
+        by_name[n]
+        for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK + ("seed", "offset")
+        if n in keep
+    ]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
     scale = by_name["scale"]
     if spec.scale is not None:
-        scale = ParamSpec("scale", "scalar", dtype=scale.dtype, default=float(spec.scale),
-                          has_default=True)
+        scale = ParamSpec(
+            "scale",
+            "scalar",
+            dtype=scale.dtype,
+            default=float(spec.scale),
+            has_default=True,
+        )
     out.append(scale)
     out += [p for p in base if p.kind == "const"]
     _check_names(spec, out)
     return tuple(out)
 
 
-_RESERVED = frozenset(("q", "k", "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_kv", "seed",
-                       "offset", "scale", "spec", "block_q", "block_kv", "stages")
-                      + BLOCK_MASK)
+_RESERVED = frozenset(
+    (
+        "q",
+        "k",
+        "v",
+        "o",
+        "lse",
+        "cu_seqlens_q",
+        "cu_seqlens_kv",
+        "seed",
+        "offset",
+        "scale",
+        "spec",
+        "block_q",
+        "block_kv",
+        "stages",
+    )
+    + BLOCK_MASK
+)
 
 
 def _check_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
@@ -196,7 +259,10 @@ def _check_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
         if t.name in _RESERVED:
             raise UsageError(
                 f"fd.tensor({t.name!r}) has the name of a parameter of the attention "
-                "kernel", t.loc, hint="rename the extra tensor")
+                "kernel",
+                t.loc,
+                hint="rename the extra tensor",
+            )
 
 
 # ----------------------------------------------------------------------------
@@ -248,77 +314,17 @@ def attention(
     loc = user_frame_loc() or Loc("<unknown>", 1)
     check_kernel_name(name, loc)
     spec = AttentionSpec(
-        name=name, score_mod=_mod(score_mod, 5, "score_mod", loc),
-        mask_mod=_mod(mask_mod, 4, "mask_mod", loc), causal=_flag(causal, "causal", loc),
-        window=_window(window, loc), softcap=_positive(softcap, "softcap", loc),
-        scale=_positive(scale, "scale", loc), return_lse=_flag(return_lse, "return_lse", loc),
-        dropout_p=_probability(dropout_p, loc), layout=_layout(layout, loc),
-        dtype=_dtype(dtype, loc), extras=find_tensors(score_mod, mask_mod))
+        name=name,
+        score_mod=args.mod(score_mod, 5, "score_mod", loc),
+        mask_mod=args.mod(mask_mod, 4, "mask_mod", loc),
+        causal=args.flag(causal, "causal", loc),
+        window=args.window(window, loc),
+        softcap=args.positive(softcap, "softcap", loc),
+        scale=args.positive(scale, "scale", loc),
+        return_lse=args.flag(return_lse, "return_lse", loc),
+        dropout_p=args.probability(dropout_p, loc),
+        layout=args.layout(layout, loc),
+        dtype=args.dtype(dtype, loc),
+        extras=find_tensors(score_mod, mask_mod),
+    )
     return AttentionKernel(spec, loc)
-
-
-def _mod(fn: Any, arity: int, what: str, loc: Loc) -> Callable[..., Any] | None:
-    if fn is None:
-        return None
-    sig = "score_mod(score, b, h, q_idx, kv_idx)" if arity == 5 else \
-        "mask_mod(b, h, q_idx, kv_idx)"
-    if not inspect.isfunction(fn):
-        raise UsageError(f"{what} must be a Python function, got {type(fn).__name__}",
-                         loc, hint=f"def {sig}: ...")
-    params = [p for p in inspect.signature(fn).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(params) != arity:
-        raise UsageError(f"{what} `{fn.__name__}` takes {len(params)} argument(s); "
-                         f"FlexAttention's signature has {arity}", mod_loc(fn),
-                         hint=f"def {sig}: ...")
-    return fn
-
-
-def _flag(value: Any, what: str, loc: Loc) -> bool:
-    if not isinstance(value, bool):
-        raise UsageError(f"{what} must be True or False, got {value!r}", loc)
-    return value
-
-
-def _window(value: Any, loc: Loc) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    ok = isinstance(value, (tuple, list)) and len(value) == 2 and all(
-        isinstance(x, int) and not isinstance(x, bool) and x >= -1 for x in value)
-    if not ok:
-        raise UsageError(f"window must be (left, right) with integers >= -1, got {value!r}",
-                         loc, hint="e.g. window=(256, 0); -1 leaves a side unbounded")
-    return int(value[0]), int(value[1])
-
-
-def _positive(value: Any, what: str, loc: Loc) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise UsageError(f"{what} must be a positive number, got {value!r}", loc)
-    return float(value)
-
-
-def _probability(value: Any, loc: Loc) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not 0.0 <= value < 1.0:
-        raise UsageError(f"dropout_p must be in [0, 1), got {value!r}", loc,
-                         hint="dropout_p is the probability of dropping a score")
-    return float(value)
-
-
-def _layout(value: Any, loc: Loc) -> str:
-    if value not in LAYOUTS:
-        raise UsageError(f"layout must be one of {', '.join(LAYOUTS)}, got {value!r}", loc,
-                         hint="TND packs variable-length sequences (cu_seqlens inputs)")
-    return str(value)
-
-
-def _dtype(value: Any, loc: Loc) -> DType:
-    try:
-        dt = DType.parse(str(value))
-    except ValueError:
-        dt = None
-    if dt not in (DType.F16, DType.BF16, DType.F32):
-        raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
-    return dt

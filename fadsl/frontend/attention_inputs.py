@@ -23,15 +23,18 @@ from fadsl.numerics import np_dtype
 from fadsl.runio import param_shape
 
 
-def make_inputs(spec: Any, shape: dict[str, int], consts: dict[str, Any],
-                rng: np.random.Generator) -> dict[str, np.ndarray]:
+def make_inputs(
+    spec: Any, shape: dict[str, int], consts: dict[str, Any], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
     """The special inputs of one seeded run (q, k, v are left to the caller's N(0, 1))."""
     out: dict[str, np.ndarray] = {}
     if spec.varlen:
         out["cu_seqlens_q"] = split_lengths(shape["Sq"], shape["B"], rng)
         out["cu_seqlens_kv"] = split_lengths(shape["Skv"], shape["B"], rng)
     if spec.dropout_p > 0.0:
-        out["seed"] = rng.integers(-2**31, 2**31, size=2, dtype=np.int64).astype(np.int32)
+        out["seed"] = rng.integers(-(2**31), 2**31, size=2, dtype=np.int64).astype(
+            np.int32
+        )
         out["offset"] = rng.integers(0, 2**20, size=1).astype(np.int32)
     for t in spec.extras:
         out[t.name] = _extra(t, shape, consts, rng)
@@ -43,14 +46,22 @@ def split_lengths(total: int, count: int, rng: np.random.Generator) -> np.ndarra
     """cu_seqlens [count + 1] of ``count`` uneven lengths adding up to ``total``."""
     if count == 1:
         return np.array([0, total], np.int32)
-    cuts = np.sort(rng.choice(np.arange(1, total), size=min(count - 1, total - 1),
-                              replace=False)) if total > 1 else np.array([], np.int64)
+    cuts = (
+        np.sort(
+            rng.choice(
+                np.arange(1, total), size=min(count - 1, total - 1), replace=False
+            )
+        )
+        if total > 1
+        else np.array([], np.int64)
+    )
     cuts = np.concatenate([cuts, np.full(count - 1 - len(cuts), total)])
     return np.concatenate([[0], np.sort(cuts), [total]]).astype(np.int32)
 
 
-def _extra(t: Any, shape: dict[str, int], consts: dict[str, Any],
-           rng: np.random.Generator) -> np.ndarray:
+def _extra(
+    t: Any, shape: dict[str, int], consts: dict[str, Any], rng: np.random.Generator
+) -> np.ndarray:
     dims = _dims(t, shape, consts)
     dtype = np_dtype(t.dtype)
     if t.init is not None:
@@ -75,8 +86,12 @@ def _dims(t: Any, shape: dict[str, int], consts: dict[str, Any]) -> tuple[int, .
     return tuple(out)
 
 
-def derived_inputs(spec: Any, shape: dict[str, int], consts: dict[str, Any],
-                   inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def derived_inputs(
+    spec: Any,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+    inputs: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
     """The block mask tensors (only for a mask_mod on fixed-length sequences)."""
     if not spec.block_sparse:
         return {}
@@ -88,15 +103,22 @@ def derived_inputs(spec: Any, shape: dict[str, int], consts: dict[str, Any],
     with eager_tensors({t.name: inputs[t.name] for t in spec.extras}):
         for b in range(b_):
             for h in range(n_):
-                part[b, h], full[b, h] = classify_blocks(keep_mask(spec, b, h, sq, skv),
-                                                         bq, bk)
+                part[b, h], full[b, h] = classify_blocks(
+                    keep_mask(spec, b, h, sq, skv), bq, bk
+                )
     kv_num, kv_idx = _lists(part)
     full_num, full_idx = _lists(full)
-    return {"kv_num_blocks": kv_num, "kv_indices": kv_idx,
-            "full_kv_num_blocks": full_num, "full_kv_indices": full_idx}
+    return {
+        "kv_num_blocks": kv_num,
+        "kv_indices": kv_idx,
+        "full_kv_num_blocks": full_num,
+        "full_kv_indices": full_idx,
+    }
 
 
-def classify_blocks(keep: np.ndarray, bq: int, bk: int) -> tuple[np.ndarray, np.ndarray]:
+def classify_blocks(
+    keep: np.ndarray, bq: int, bk: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(partial, full) [nq, nk] bool maps of a [Sq, Skv] keep mask cut into blocks."""
     sq, skv = keep.shape
     nq, nk = -(-sq // bq), -(-skv // bk)
@@ -113,12 +135,18 @@ def _lists(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """FlexAttention's BlockMask form: per row of blocks a count and ascending indices."""
     num = blocks.sum(axis=-1).astype(np.int32)
     order = np.argsort(~blocks, axis=-1, kind="stable").astype(np.int32)
-    idx = np.where(np.arange(blocks.shape[-1]) < num[..., None], order, 0).astype(np.int32)
+    idx = np.where(np.arange(blocks.shape[-1]) < num[..., None], order, 0).astype(
+        np.int32
+    )
     return num, np.ascontiguousarray(idx)
 
 
-def kv_block_pairs(spec: Any, shape: dict[str, int], consts: dict[str, Any],
-                   inputs: Mapping[str, np.ndarray]) -> int:
+def kv_block_pairs(
+    spec: Any,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+    inputs: Mapping[str, np.ndarray],
+) -> int:
     """Q-block x KV-block pairs a dense kernel would compute, over batches and heads."""
     bq, bk = int(consts["block_q"]), int(consts["block_kv"])
     if not spec.varlen:
@@ -128,5 +156,11 @@ def kv_block_pairs(spec: Any, shape: dict[str, int], consts: dict[str, Any],
     return int(shape["N"] * np.sum(-(-lq // bq) * -(-lk // bk)))
 
 
-__all__ = ["make_inputs", "derived_inputs", "classify_blocks", "kv_block_pairs",
-           "split_lengths", "param_shape"]
+__all__ = [
+    "make_inputs",
+    "derived_inputs",
+    "classify_blocks",
+    "kv_block_pairs",
+    "split_lengths",
+    "param_shape",
+]

@@ -21,8 +21,13 @@ from fadsl.numerics import quantize
 from fadsl.rng import dropout_keep, philox_uniform
 
 
-def reference(spec: Any, inputs: Mapping[str, np.ndarray], shape: Mapping[str, int],
-              consts: Mapping[str, Any], dtype: DType | None = None) -> dict[str, np.ndarray]:
+def reference(
+    spec: Any,
+    inputs: Mapping[str, np.ndarray],
+    shape: Mapping[str, int],
+    consts: Mapping[str, Any],
+    dtype: DType | None = None,
+) -> dict[str, np.ndarray]:
     """Outputs ``o`` (and ``lse``) of the kernel ``spec`` on ``inputs``, as float64."""
     acc = np.float64 if dtype is None else np.float32
     scale = consts.get("scale") or shape["D"] ** -0.5
@@ -50,8 +55,15 @@ def _lse_shape(spec: Any, shape: Mapping[str, int]) -> tuple[int, ...]:
 class Sequence:
     """One sequence: its q [Sq, N, D], k / v [Skv, Nkv, D] and where its rows go."""
 
-    def __init__(self, spec: Any, b: int, q: np.ndarray, k: np.ndarray, v: np.ndarray,
-                 rows: slice) -> None:
+    def __init__(
+        self,
+        spec: Any,
+        b: int,
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        rows: slice,
+    ) -> None:
         self.spec, self.b, self.q, self.k, self.v, self.rows = spec, b, q, k, v, rows
 
     def put_o(self, o: np.ndarray, h: int, value: np.ndarray) -> None:
@@ -62,7 +74,7 @@ class Sequence:
             o[self.b, :, h] = value
         elif layout == "BSH":
             d = value.shape[-1]
-            o[self.b, :, h * d:(h + 1) * d] = value
+            o[self.b, :, h * d : (h + 1) * d] = value
         else:
             o[self.rows, h] = value
 
@@ -73,31 +85,48 @@ class Sequence:
             lse[self.b, h] = value
 
 
-def sequences(spec: Any, inputs: Mapping[str, np.ndarray],
-              shape: Mapping[str, int]) -> Iterator[Sequence]:
+def sequences(
+    spec: Any, inputs: Mapping[str, np.ndarray], shape: Mapping[str, int]
+) -> Iterator[Sequence]:
     """Every sequence of the batch with its tensors in [S, N, D] order."""
     q, k, v = inputs["q"], inputs["k"], inputs["v"]
     n, nkv, d = shape["N"], shape["Nkv"], shape["D"]
     if spec.varlen:
         cq, ck = inputs["cu_seqlens_q"], inputs["cu_seqlens_kv"]
         for b in range(shape["B"]):
-            rq, rk = slice(int(cq[b]), int(cq[b + 1])), slice(int(ck[b]), int(ck[b + 1]))
+            rq, rk = slice(int(cq[b]), int(cq[b + 1])), slice(
+                int(ck[b]), int(ck[b + 1])
+            )
             yield Sequence(spec, b, q[rq], k[rk], v[rk], rq)
         return
     for b in range(shape["B"]):
         if spec.layout == "BNSD":
-            parts = (q[b].transpose(1, 0, 2), k[b].transpose(1, 0, 2), v[b].transpose(1, 0, 2))
+            parts = (
+                q[b].transpose(1, 0, 2),
+                k[b].transpose(1, 0, 2),
+                v[b].transpose(1, 0, 2),
+            )
         elif spec.layout == "BSND":
             parts = (q[b], k[b], v[b])
         else:  # BSH
-            parts = (q[b].reshape(-1, n, d), k[b].reshape(-1, nkv, d),
-                     v[b].reshape(-1, nkv, d))
+            parts = (
+                q[b].reshape(-1, n, d),
+                k[b].reshape(-1, nkv, d),
+                v[b].reshape(-1, nkv, d),
+            )
         yield Sequence(spec, b, *parts, slice(None))
 
 
-def _head(spec: Any, seq: Sequence, h: int, scale: Any, acc: Any, dtype: DType | None,
-          inputs: Mapping[str, np.ndarray], shape: Mapping[str, int]
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _head(
+    spec: Any,
+    seq: Sequence,
+    h: int,
+    scale: Any,
+    acc: Any,
+    dtype: DType | None,
+    inputs: Mapping[str, np.ndarray],
+    shape: Mapping[str, int],
+) -> tuple[np.ndarray, np.ndarray]:
     hk = h // (shape["N"] // shape["Nkv"])
     q = np.ascontiguousarray(seq.q[:, h], dtype=acc)
     k = np.ascontiguousarray(seq.k[:, hk], dtype=acc)
@@ -120,7 +149,9 @@ def _head(spec: Any, seq: Sequence, h: int, scale: Any, acc: Any, dtype: DType |
     o = (p @ v) / np.where(l == 0, 1.0, l)
     if dtype is not None:
         o = quantize(o, dtype)
-    lse = np.where(l[:, 0] == 0, -np.inf, m[:, 0] + np.log(np.where(l[:, 0] == 0, 1, l[:, 0])))
+    lse = np.where(
+        l[:, 0] == 0, -np.inf, m[:, 0] + np.log(np.where(l[:, 0] == 0, 1, l[:, 0]))
+    )
     return o.astype(np.float64), lse.astype(np.float64)
 
 
@@ -139,14 +170,24 @@ def keep_mask(spec: Any, b: int, h: int, q_len: int, kv_len: int) -> np.ndarray:
     if spec.window is not None and spec.window[1] >= 0:
         keep &= kv_idx <= q_idx + shift + spec.window[1]
     if spec.mask_mod is not None:
-        keep &= np.broadcast_to(np.asarray(spec.mask_mod(b, h, q_idx, kv_idx), bool),
-                                keep.shape)
+        keep &= np.broadcast_to(
+            np.asarray(spec.mask_mod(b, h, q_idx, kv_idx), bool), keep.shape
+        )
     return keep
 
 
-def _dropout(spec: Any, p: np.ndarray, stream: int, q_idx: np.ndarray, kv_idx: np.ndarray,
-             inputs: Mapping[str, np.ndarray], acc: Any) -> np.ndarray:
+def _dropout(
+    spec: Any,
+    p: np.ndarray,
+    stream: int,
+    q_idx: np.ndarray,
+    kv_idx: np.ndarray,
+    inputs: Mapping[str, np.ndarray],
+    acc: Any,
+) -> np.ndarray:
     seed, offset = inputs["seed"], inputs["offset"]
-    u = philox_uniform(int(seed[0]), int(seed[1]), int(offset[0]), stream, q_idx, kv_idx)
+    u = philox_uniform(
+        int(seed[0]), int(seed[1]), int(offset[0]), stream, q_idx, kv_idx
+    )
     kept = dropout_keep(u, spec.dropout_p)
     return np.where(kept, p * acc(1.0 / (1.0 - spec.dropout_p)), 0.0).astype(acc)

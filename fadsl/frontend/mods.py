@@ -40,7 +40,8 @@ from fadsl.ir.types import DType
 Init = Callable[[tuple[int, ...], Any], Any]
 
 _EAGER: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    "fadsl_mod_tensors", default=None)
+    "fadsl_mod_tensors", default=None
+)
 
 
 class Positions(ops.Tile):
@@ -52,8 +53,9 @@ class Positions(ops.Tile):
 
     __slots__ = ("start", "size", "stop", "axis")
 
-    def __init__(self, value: ir.Value, start: Expr, size: Expr, stop: Expr | None,
-                 axis: int) -> None:
+    def __init__(
+        self, value: ir.Value, start: Expr, size: Expr, stop: Expr | None, axis: int
+    ) -> None:
         super().__init__(value)
         self.start = start
         self.size = size
@@ -63,7 +65,11 @@ class Positions(ops.Tile):
 
 def positions(start: Any, size: Any, axis: int, stop: Any = None) -> Positions:
     """Position tile ``start + arange(size)`` as [size, 1] (axis 0) or [1, size] (axis 1)."""
-    tile = ops.arange(start, size)[:, None] if axis == 0 else ops.arange(start, size)[None, :]
+    tile = (
+        ops.arange(start, size)[:, None]
+        if axis == 0
+        else ops.arange(start, size)[None, :]
+    )
     stop_e = None if stop is None else ops.as_expr(stop)
     return Positions(tile.value, ops.as_expr(start), ops.as_expr(size), stop_e, axis)
 
@@ -71,8 +77,13 @@ def positions(start: Any, size: Any, axis: int, stop: Any = None) -> Positions:
 class ExtraTensor:
     """An input tensor that score_mod / mask_mod read (made by ``fd.tensor``)."""
 
-    def __init__(self, name: str, *dims: str | int, dtype: str | DType = "fp32",
-                 init: Init | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *dims: str | int,
+        dtype: str | DType = "fp32",
+        init: Init | None = None,
+    ) -> None:
         self.name = name
         self.annotation = ops_in()(*dims, dtype=dtype)
         self.init = init
@@ -100,13 +111,16 @@ class ExtraTensor:
         except IndexError as exc:
             raise UsageError(
                 f"a mod reads `{self.name}` (shape {list(arr.shape)}) outside its "
-                f"shape: {exc}", self.loc,
+                f"shape: {exc}",
+                self.loc,
                 hint="size the tensor for every position the mod is called with "
-                "(q_idx < Sq, kv_idx < Skv)") from None
+                "(q_idx < Sq, kv_idx < Skv)",
+            ) from None
 
 
-def tensor(name: str, *dims: str | int, dtype: str | DType = "fp32",
-           init: Init | None = None) -> ExtraTensor:
+def tensor(
+    name: str, *dims: str | int, dtype: str | DType = "fp32", init: Init | None = None
+) -> ExtraTensor:
     """Declare an extra input a score_mod or mask_mod reads.
 
     Args:
@@ -159,7 +173,10 @@ def _traced_index(t: ExtraTensor, items: tuple[Any, ...]) -> Any:
     if len(items) != len(ref.shape):
         raise KernelSyntaxError(
             f"`{t.name}` has {len(ref.shape)} dimension(s) but is indexed with "
-            f"{len(items)}", tracer.here(), hint=f"declared as {t!r}")
+            f"{len(items)}",
+            tracer.here(),
+            hint=f"declared as {t!r}",
+        )
     index = tuple(_item(t, x, tracer) for x in items)
     if all(not isinstance(x, ops.Ds) for x in index):
         return ops.load_scalar(ref[index])
@@ -172,8 +189,10 @@ def _param_of(t: ExtraTensor, tracer: ops.Tracer) -> ir.Param:
     if not found:
         raise KernelSyntaxError(
             f"this mod reads the tensor `{t.name}`, which is not an input of the kernel",
-            tracer.here(), hint="declare it with fd.tensor(...) at module level (or in "
-            "the mod's closure) so that fd.attention finds it")
+            tracer.here(),
+            hint="declare it with fd.tensor(...) at module level (or in "
+            "the mod's closure) so that fd.attention finds it",
+        )
     return found[0]
 
 
@@ -184,24 +203,32 @@ def _item(t: ExtraTensor, x: Any, tracer: ops.Tracer) -> Any:
         raise KernelSyntaxError(
             f"`{t.name}` is indexed with a computed tile; extra tensors take b, h, "
             "q_idx or kv_idx themselves (a gather by computed positions is not "
-            "supported)", tracer.here(),
-            hint="store the values you need per position, e.g. doc[q_idx] == doc[kv_idx]")
+            "supported)",
+            tracer.here(),
+            hint="store the values you need per position, e.g. doc[q_idx] == doc[kv_idx]",
+        )
     if isinstance(x, (int, sympy.Basic)) and not isinstance(x, bool):
         return x
-    raise KernelSyntaxError(f"`{t.name}` is indexed with {type(x).__name__}",
-                            tracer.here(), hint="index with b, h, q_idx, kv_idx")
+    raise KernelSyntaxError(
+        f"`{t.name}` is indexed with {type(x).__name__}",
+        tracer.here(),
+        hint="index with b, h, q_idx, kv_idx",
+    )
 
 
-def _oriented(t: ExtraTensor, tile: ops.Tile, items: tuple[Any, ...],
-              tracer: ops.Tracer) -> ops.Tile:
+def _oriented(
+    t: ExtraTensor, tile: ops.Tile, items: tuple[Any, ...], tracer: ops.Tracer
+) -> ops.Tile:
     axes = [x.axis for x in items if isinstance(x, Positions)]
     if len(axes) == 1:
         return tile[:, None] if axes[0] == 0 else tile[None, :]
     if axes != sorted(axes) or len(set(axes)) != len(axes):
         raise KernelSyntaxError(
             f"`{t.name}` is indexed with kv_idx before q_idx (or one of them twice); the "
-            "loaded block would need a transpose", tracer.here(),
-            hint="lay the tensor out as [..., Sq, Skv] and index it [..., q_idx, kv_idx]")
+            "loaded block would need a transpose",
+            tracer.here(),
+            hint="lay the tensor out as [..., Sq, Skv] and index it [..., q_idx, kv_idx]",
+        )
     return tile
 
 
@@ -260,9 +287,11 @@ def _add(t: ExtraTensor, found: dict[str, ExtraTensor]) -> None:
     other = found.get(t.name)
     if other is not None and other is not t:
         raise UsageError(
-            f"two different fd.tensor objects are both named {t.name!r}", t.loc,
+            f"two different fd.tensor objects are both named {t.name!r}",
+            t.loc,
             notes=(f"the other one is declared at {other.loc}",),
-            hint="give every extra input its own name")
+            hint="give every extra input its own name",
+        )
     found[t.name] = t
 
 

@@ -32,10 +32,13 @@ def flash_attention(
     cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
     cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
     kv_num_blocks: fd.In("B", "N", "cdiv(Sq, block_q)", dtype=fd.i32),
-    kv_indices: fd.In("B", "N", "cdiv(Sq, block_q)", "cdiv(Skv, block_kv)", dtype=fd.i32),
+    kv_indices: fd.In(
+        "B", "N", "cdiv(Sq, block_q)", "cdiv(Skv, block_kv)", dtype=fd.i32
+    ),
     full_kv_num_blocks: fd.In("B", "N", "cdiv(Sq, block_q)", dtype=fd.i32),
-    full_kv_indices: fd.In("B", "N", "cdiv(Sq, block_q)", "cdiv(Skv, block_kv)",
-                           dtype=fd.i32),
+    full_kv_indices: fd.In(
+        "B", "N", "cdiv(Sq, block_q)", "cdiv(Skv, block_kv)", dtype=fd.i32
+    ),
     seed: fd.In(2, dtype=fd.i32),
     offset: fd.In(1, dtype=fd.i32),
     scale: fd.Scalar = "D ** -0.5",
@@ -74,20 +77,48 @@ def flash_attention(
             for j in fd.pipelined(lo, hi, stages=stages):
                 m, l, acc = kv_step(spec, t, k, v, j, block_kv, m, l, acc, True)
         l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-        fd.store(block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype))
+        fd.store(
+            block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
+        )
         if spec.return_lse:
-            fd.store(lse_block(spec, lse, b, h, rows),
-                     fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
+            fd.store(
+                lse_block(spec, lse, b, h, rows),
+                fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)),
+            )
 
 
-def task(b: Any, h: Any, hk: Any, q0: Any, kv0: Any, q_len: Any, kv_len: Any, qt: Any,
-         q_idx: Any, d: Any, scale: Any) -> SimpleNamespace:
+def task(
+    b: Any,
+    h: Any,
+    hk: Any,
+    q0: Any,
+    kv0: Any,
+    q_len: Any,
+    kv_len: Any,
+    qt: Any,
+    q_idx: Any,
+    d: Any,
+    scale: Any,
+) -> SimpleNamespace:
     """What every KV step of one task reads (hk: the KV head of query head h, GQA)."""
-    return SimpleNamespace(b=b, h=h, hk=hk, q0=q0, kv0=kv0, q_len=q_len, kv_len=kv_len,
-                           qt=qt, q_idx=q_idx, d=d, scale=scale)
+    return SimpleNamespace(
+        b=b,
+        h=h,
+        hk=hk,
+        q0=q0,
+        kv0=kv0,
+        q_len=q_len,
+        kv_len=kv_len,
+        qt=qt,
+        q_idx=q_idx,
+        d=d,
+        scale=scale,
+    )
 
 
-def with_rng(t: SimpleNamespace, seed: Any, offset: Any, stream: Any) -> SimpleNamespace:
+def with_rng(
+    t: SimpleNamespace, seed: Any, offset: Any, stream: Any
+) -> SimpleNamespace:
     """The dropout generator's key and counter: seed (two words), offset, stream."""
     t.seed = (fd.load_scalar(seed[0]), fd.load_scalar(seed[1]))
     t.offset = fd.load_scalar(offset[0])
@@ -110,8 +141,9 @@ def lse_block(spec: Any, lse: Any, b: Any, h: Any, rows: Any) -> Any:
     return lse[h, rows] if spec.varlen else lse[b, h, rows]
 
 
-def kv_blocks(spec: Any, i: Any, q_len: Any, kv_len: Any, block_q: Any,
-              block_kv: Any) -> tuple[Any, Any]:
+def kv_blocks(
+    spec: Any, i: Any, q_len: Any, kv_len: Any, block_q: Any, block_kv: Any
+) -> tuple[Any, Any]:
     """KV blocks [lo, hi) that causal / window masks leave non-empty for Q block i.
 
     Bottom-right alignment: row r sees columns up to r + (kv_len - q_len) (+ right).
@@ -126,16 +158,32 @@ def kv_blocks(spec: Any, i: Any, q_len: Any, kv_len: Any, block_q: Any,
     if left >= 0:
         lo = fd.floordiv(fd.maximum(first + shift - left, 0), block_kv)
     if right >= 0:
-        hi = fd.minimum(n_kv, fd.cdiv(fd.maximum(last + shift + right + 1, 0), block_kv))
+        hi = fd.minimum(
+            n_kv, fd.cdiv(fd.maximum(last + shift + right + 1, 0), block_kv)
+        )
     if spec.varlen:
-        hi = hi * fd.minimum(1, fd.maximum(q_len - first, 0))  # Q blocks past the sequence
+        hi = hi * fd.minimum(
+            1, fd.maximum(q_len - first, 0)
+        )  # Q blocks past the sequence
     return lo, hi
 
 
-def kv_step(spec: Any, t: Any, k: Any, v: Any, j: Any, block_kv: Any, m: Any, l: Any,
-            acc: Any, masked: bool) -> tuple[Any, Any, Any]:
+def kv_step(
+    spec: Any,
+    t: Any,
+    k: Any,
+    v: Any,
+    j: Any,
+    block_kv: Any,
+    m: Any,
+    l: Any,
+    acc: Any,
+    masked: bool,
+) -> tuple[Any, Any, Any]:
     """One KV block of the online softmax; ``masked`` evaluates the masks."""
-    cols = fd.ds(t.kv0 + j * block_kv, block_kv, t.kv0 + t.kv_len if spec.varlen else None)
+    cols = fd.ds(
+        t.kv0 + j * block_kv, block_kv, t.kv0 + t.kv_len if spec.varlen else None
+    )
     kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
     vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)
@@ -180,6 +228,12 @@ def keep(spec: Any, t: Any, kv_idx: Any) -> Any:
 def dropout(spec: Any, t: Any, p: Any, col0: Any) -> Any:
     """Drop each probability with chance dropout_p, scale the kept ones by 1/(1-p)."""
     rows, cols = p.shape
-    u = fd.random_uniform((rows, cols), seed=t.seed, offset=t.offset,
-                          stream=t.stream, row_start=t.q_idx.start, col_start=col0)
+    u = fd.random_uniform(
+        (rows, cols),
+        seed=t.seed,
+        offset=t.offset,
+        stream=t.stream,
+        row_start=t.q_idx.start,
+        col_start=col0,
+    )
     return fd.where(u >= spec.dropout_p, p * (1.0 / (1.0 - spec.dropout_p)), 0.0)

@@ -301,7 +301,8 @@ class VectorPlanner:
         for _, _, loop in self.loops:
             if r not in loop.yields:
                 continue
-            init = loop.inits[loop.yields.index(r)]
+            # a loop whose inits are an earlier loop's results shares that loop's state
+            init = self.find_root(loop.inits[loop.yields.index(r)])
             state = self.home.get(init)
             if state is not None and state is not slot:
                 self.state_copies.setdefault(loop.var, []).append((r.name, init.name))

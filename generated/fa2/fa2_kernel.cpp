@@ -348,12 +348,12 @@ public:
                 AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
                 inQue.FreeTensor(p);
+                outQue.FreeTensor(p1);
                 AscendC::CrossCoreWaitFlag(FLAG_DOT1);
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
-                outQue.FreeTensor(p1);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
                 AscendC::Add(acc2, t14, dot1, D * ROWS);

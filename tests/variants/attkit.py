@@ -28,8 +28,12 @@ class Run:
         return self.result.outputs
 
 
-def bind(kdef: Any, shape: dict[str, int], dtype: str = "fp16",
-         sets: dict[str, Any] | None = None) -> Binding:
+def bind(
+    kdef: Any,
+    shape: dict[str, int],
+    dtype: str = "fp16",
+    sets: dict[str, Any] | None = None,
+) -> Binding:
     kernel = kdef.build(dict(SMALL, **(sets or {})), DType.parse(dtype))
     full = dict(shape)
     full.setdefault("Nkv", full["N"])
@@ -39,9 +43,15 @@ def bind(kdef: Any, shape: dict[str, int], dtype: str = "fp16",
     return Binding(kernel, full, {"scale": scale}, kdef)
 
 
-def run(kdef: Any, shape: dict[str, int], dtype: str = "fp16",
-        sets: dict[str, Any] | None = None, seed: int = 0,
-        inputs: dict[str, np.ndarray] | None = None, passes: bool = True) -> Run:
+def run(
+    kdef: Any,
+    shape: dict[str, int],
+    dtype: str = "fp16",
+    sets: dict[str, Any] | None = None,
+    seed: int = 0,
+    inputs: dict[str, np.ndarray] | None = None,
+    passes: bool = True,
+) -> Run:
     """Interpret ``kdef`` on seeded (or given) inputs and check it against float64."""
     b = bind(kdef, shape, dtype, sets)
     data = runio.make_inputs(b, seed) if inputs is None else inputs

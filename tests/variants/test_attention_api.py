@@ -19,12 +19,25 @@ def _params(k: fd.KernelDef) -> list[tuple[str, str]]:
 
 def test_parameters_follow_the_variant() -> None:
     assert _params(fd.attention(name="a")) == [
-        ("q", "in"), ("k", "in"), ("v", "in"), ("o", "out"), ("scale", "scalar")]
+        ("q", "in"),
+        ("k", "in"),
+        ("v", "in"),
+        ("o", "out"),
+        ("scale", "scalar"),
+    ]
     k = fd.attention(name="b", return_lse=True, dropout_p=0.1, layout="TND")
     assert _params(k) == [
-        ("q", "in"), ("k", "in"), ("v", "in"), ("o", "out"), ("lse", "out"),
-        ("cu_seqlens_q", "in"), ("cu_seqlens_kv", "in"), ("seed", "in"), ("offset", "in"),
-        ("scale", "scalar")]
+        ("q", "in"),
+        ("k", "in"),
+        ("v", "in"),
+        ("o", "out"),
+        ("lse", "out"),
+        ("cu_seqlens_q", "in"),
+        ("cu_seqlens_kv", "in"),
+        ("seed", "in"),
+        ("offset", "in"),
+        ("scale", "scalar"),
+    ]
     kernel = k.build({"block_q": 64})
     shapes = {p.name: str(p.type) for p in kernel.params}
     assert shapes["q"] == "f16[Sq, N, D]" and shapes["lse"] == "f32[N, Sq]"
@@ -48,8 +61,15 @@ def test_extra_tensors_come_from_globals_and_closures() -> None:
 
     k = fd.attention(name="x", score_mod=by_head, mask_mod=keep)
     names = [n for n, _ in _params(k)]
-    assert names[4:] == ["kv_num_blocks", "kv_indices", "full_kv_num_blocks",
-                         "full_kv_indices", "ids", "scales", "scale"]
+    assert names[4:] == [
+        "kv_num_blocks",
+        "kv_indices",
+        "full_kv_num_blocks",
+        "full_kv_indices",
+        "ids",
+        "scales",
+        "scale",
+    ]
 
 
 def test_scale_keyword_is_the_scalar_default() -> None:
@@ -58,17 +78,20 @@ def test_scale_keyword_is_the_scalar_default() -> None:
     assert float(scale.default) == 0.125
 
 
-@pytest.mark.parametrize("kw,message", [
-    (dict(window=(3,)), "window must be (left, right)"),
-    (dict(window=(-2, 0)), "window must be (left, right)"),
-    (dict(softcap=0.0), "softcap must be a positive number"),
-    (dict(dropout_p=1.0), "dropout_p must be in [0, 1)"),
-    (dict(layout="SBH"), "layout must be one of BNSD, BSND, BSH, TND"),
-    (dict(dtype="int8"), "dtype must be fp16, bf16 or fp32"),
-    (dict(causal=1), "causal must be True or False"),
-    (dict(name="2fast"), "not a usable C identifier"),
-    (dict(score_mod=lambda s, b, h, q: s), "takes 4 argument(s)"),
-])
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        (dict(window=(3,)), "window must be (left, right)"),
+        (dict(window=(-2, 0)), "window must be (left, right)"),
+        (dict(softcap=0.0), "softcap must be a positive number"),
+        (dict(dropout_p=1.0), "dropout_p must be in [0, 1)"),
+        (dict(layout="SBH"), "layout must be one of BNSD, BSND, BSH, TND"),
+        (dict(dtype="int8"), "dtype must be fp16, bf16 or fp32"),
+        (dict(causal=1), "causal must be True or False"),
+        (dict(name="2fast"), "not a usable C identifier"),
+        (dict(score_mod=lambda s, b, h, q: s), "takes 4 argument(s)"),
+    ],
+)
 def test_bad_keywords_name_the_call(kw: dict, message: str) -> None:
     kw = dict(dict(name="k"), **kw)
     with pytest.raises(UsageError) as err:
@@ -96,7 +119,10 @@ def test_computed_index_of_an_extra_tensor_is_refused_at_the_mod() -> None:
     k = fd.attention(name="g", mask_mod=shifted)
     with pytest.raises(KernelSyntaxError, match="computed tile") as err:
         k.build({})
-    assert err.value.loc.file == __file__ and "ids[kv_idx + 1]" in err.value.loc.source_line()
+    assert (
+        err.value.loc.file == __file__
+        and "ids[kv_idx + 1]" in err.value.loc.source_line()
+    )
 
 
 def test_two_tensors_with_one_name_are_refused() -> None:

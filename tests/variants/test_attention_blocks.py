@@ -37,20 +37,25 @@ def _band_blocks(sq: int, skv: int, bq: int, bk: int, left: int, right: int) -> 
     return int(part.sum() + full.sum())
 
 
-@pytest.mark.parametrize("kw,left,right", [
-    (dict(causal=True), -1, 0),
-    (dict(window=(100, 30)), 100, 30),
-    (dict(window=(64, -1), causal=True), 64, 0),
-    (dict(window=(-1, 5)), -1, 5),
-])
+@pytest.mark.parametrize(
+    "kw,left,right",
+    [
+        (dict(causal=True), -1, 0),
+        (dict(window=(100, 30)), 100, 30),
+        (dict(window=(64, -1), causal=True), 64, 0),
+        (dict(window=(-1, 5)), -1, 5),
+    ],
+)
 @pytest.mark.parametrize("sq,skv", [(300, 300), (130, 400), (400, 130)])
-def test_band_bounds_compute_exactly_the_touched_blocks(kw: dict, left: int, right: int,
-                                                        sq: int, skv: int) -> None:
+def test_band_bounds_compute_exactly_the_touched_blocks(
+    kw: dict, left: int, right: int, sq: int, skv: int
+) -> None:
     k = fd.attention(name="band", **kw)
     r = run(k, dict(B=1, N=1, Sq=sq, Skv=skv, D=64))
     assert_passes(r)
-    done, total = k.kv_blocks(r.binding.shape, r.binding.consts, r.inputs,
-                              r.result.loop_stats)
+    done, total = k.kv_blocks(
+        r.binding.shape, r.binding.consts, r.inputs, r.result.loop_stats
+    )
     assert total == -(-sq // 64) * -(-skv // 64)
     assert done == _band_blocks(sq, skv, 64, 64, left, right)
 
@@ -65,19 +70,24 @@ def test_block_mask_lists_partial_and_full_blocks() -> None:
     r = run(k, shape)
     assert_passes(r)
     part, full = classify_blocks(
-        (np.abs(np.arange(520)[:, None] - np.arange(520)[None, :]) < 150), 64, 64)
+        (np.abs(np.arange(520)[:, None] - np.arange(520)[None, :]) < 150), 64, 64
+    )
     assert part.sum() and full.sum()
     np.testing.assert_array_equal(r.inputs["kv_num_blocks"][0, 0], part.sum(axis=1))
-    np.testing.assert_array_equal(r.inputs["full_kv_num_blocks"][0, 0], full.sum(axis=1))
+    np.testing.assert_array_equal(
+        r.inputs["full_kv_num_blocks"][0, 0], full.sum(axis=1)
+    )
     for i in range(part.shape[0]):
         n = part[i].sum()
-        np.testing.assert_array_equal(r.inputs["kv_indices"][0, 0, i, :n],
-                                      np.flatnonzero(part[i]))
+        np.testing.assert_array_equal(
+            r.inputs["kv_indices"][0, 0, i, :n], np.flatnonzero(part[i])
+        )
     # the partial loop computes the partial blocks, the unmasked loop the full ones
     assert r.result.loop_stats["jp"][0] == 2 * part.sum()
     assert r.result.loop_stats["jf"][0] == 2 * full.sum()
-    done, total = k.kv_blocks(r.binding.shape, r.binding.consts, r.inputs,
-                              r.result.loop_stats)
+    done, total = k.kv_blocks(
+        r.binding.shape, r.binding.consts, r.inputs, r.result.loop_stats
+    )
     assert (done, total) == (2 * (part.sum() + full.sum()), 2 * 9 * 9)
     assert done < total
 
@@ -88,11 +98,16 @@ def test_full_blocks_skip_mask_evaluation() -> None:
     r = run(k, dict(B=1, N=1, Sq=256, Skv=256, D=64))
     assert_passes(r)
     lied = dict(r.inputs)
-    lied["full_kv_num_blocks"] = r.inputs["full_kv_num_blocks"] + r.inputs["kv_num_blocks"]
+    lied["full_kv_num_blocks"] = (
+        r.inputs["full_kv_num_blocks"] + r.inputs["kv_num_blocks"]
+    )
     idx = r.inputs["full_kv_indices"].copy()
     for i in range(4):
-        nf, npart = r.inputs["full_kv_num_blocks"][0, 0, i], r.inputs["kv_num_blocks"][0, 0, i]
-        idx[0, 0, i, nf:nf + npart] = r.inputs["kv_indices"][0, 0, i, :npart]
+        nf, npart = (
+            r.inputs["full_kv_num_blocks"][0, 0, i],
+            r.inputs["kv_num_blocks"][0, 0, i],
+        )
+        idx[0, 0, i, nf : nf + npart] = r.inputs["kv_indices"][0, 0, i, :npart]
     lied["full_kv_indices"] = idx
     lied["kv_num_blocks"] = np.zeros_like(r.inputs["kv_num_blocks"])
     wrong = run(k, dict(B=1, N=1, Sq=256, Skv=256, D=64), inputs=lied)
@@ -116,28 +131,55 @@ def test_dropout_keeps_one_minus_p_with_the_rule_s_mask() -> None:
     rows, cols = np.arange(n)[:, None], np.arange(n)[None, :]
     u = philox_uniform(int(seed[0]), int(seed[1]), off, b * 16 + h, rows, cols)
     np.testing.assert_array_equal(kept, dropout_keep(u, p))
-    np.testing.assert_allclose(r.out["o"][kept].astype(np.float32), 1 / n / (1 - p),
-                               rtol=1e-3)
+    np.testing.assert_allclose(
+        r.out["o"][kept].astype(np.float32), 1 / n / (1 - p), rtol=1e-3
+    )
 
 
 def test_fadsl_run_reports_skipped_blocks_and_computes_missing_block_masks(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     src = tmp_path / "local.py"
-    src.write_text("import fadsl as fd\n\n\ndef local(b, h, q_idx, kv_idx):\n"
-                   "    return (q_idx - kv_idx) < 100\n\n\n"
-                   "kernel = fd.attention(name='loc', mask_mod=local, causal=True)\n")
+    src.write_text(
+        "import fadsl as fd\n\n\ndef local(b, h, q_idx, kv_idx):\n"
+        "    return (q_idx - kv_idx) < 100\n\n\n"
+        "kernel = fd.attention(name='loc', mask_mod=local, causal=True)\n"
+    )
     shape = "B=1,N=2,Sq=384,Skv=384,D=64"
-    cmd = [sys.executable, "-m", "fadsl", "run", str(src), "--shape", shape,
-           "--set", "block_q=64", "--set", "block_kv=64"]
-    first = subprocess.run(cmd + ["-o", str(tmp_path / "a")], capture_output=True, text=True,
-                           cwd=ROOT)
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "run",
+        str(src),
+        "--shape",
+        shape,
+        "--set",
+        "block_q=64",
+        "--set",
+        "block_kv=64",
+    ]
+    first = subprocess.run(
+        cmd + ["-o", str(tmp_path / "a")], capture_output=True, text=True, cwd=ROOT
+    )
     assert first.returncode == 0, first.stderr
     assert "KV blocks: 30 of 72 computed (58.3% skipped)" in first.stdout  # 15 per head
     meta = json.loads((tmp_path / "a" / "meta.json").read_text())
     assert meta["kv_blocks"] == {"computed": 30, "total": 72}
-    for name in ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"):
+    for name in (
+        "kv_num_blocks",
+        "kv_indices",
+        "full_kv_num_blocks",
+        "full_kv_indices",
+    ):
         (tmp_path / "a" / f"{name}.bin").unlink()
-    again = subprocess.run(cmd + ["--inputs", str(tmp_path / "a"), "-o", str(tmp_path / "b")],
-                           capture_output=True, text=True, cwd=ROOT)
+    again = subprocess.run(
+        cmd + ["--inputs", str(tmp_path / "a"), "-o", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert again.returncode == 0, again.stderr
-    assert (tmp_path / "a" / "o.bin").read_bytes() == (tmp_path / "b" / "o.bin").read_bytes()
+    assert (tmp_path / "a" / "o.bin").read_bytes() == (
+        tmp_path / "b" / "o.bin"
+    ).read_bytes()

@@ -14,11 +14,18 @@ from attkit import assert_passes, run
 
 import fadsl as fd
 
-slopes = fd.tensor("slopes", "N", dtype="fp32",
-                   init=lambda shape, rng: -(2.0 ** (-8.0 * (np.arange(shape[0]) + 1)
-                                                    / shape[0])))
-doc = fd.tensor("doc", "Skv", dtype="i32",
-                init=lambda shape, rng: np.sort(rng.integers(0, 5, shape)))
+slopes = fd.tensor(
+    "slopes",
+    "N",
+    dtype="fp32",
+    init=lambda shape, rng: -(2.0 ** (-8.0 * (np.arange(shape[0]) + 1) / shape[0])),
+)
+doc = fd.tensor(
+    "doc",
+    "Skv",
+    dtype="i32",
+    init=lambda shape, rng: np.sort(rng.integers(0, 5, shape)),
+)
 bias = fd.tensor("bias", "N", "Sq", "Skv", dtype="fp32")
 
 
@@ -65,8 +72,8 @@ VARIANTS = {
 }
 KERNELS = {name: fd.attention(name=name, **kw) for name, kw in VARIANTS.items()}
 SHAPES = [
-    dict(B=2, N=4, Nkv=2, Sq=200, Skv=200, D=64),   # tails in both sequence dims, GQA
-    dict(B=1, N=2, Sq=77, Skv=150, D=128),          # Sq != Skv: bottom-right alignment
+    dict(B=2, N=4, Nkv=2, Sq=200, Skv=200, D=64),  # tails in both sequence dims, GQA
+    dict(B=1, N=2, Sq=77, Skv=150, D=128),  # Sq != Skv: bottom-right alignment
 ]
 
 
@@ -103,12 +110,16 @@ def test_fully_masked_rows_give_zero_and_minus_inf() -> None:
     late = fd.attention(name="late", mask_mod=late_rows, return_lse=True)
     r = run(late, dict(B=1, N=2, Sq=100, Skv=90, D=64))
     assert_passes(r)
-    assert (r.out["o"][:, :, :40] == 0).all() and np.isneginf(r.out["lse"][:, :, :40]).all()
+    assert (r.out["o"][:, :, :40] == 0).all() and np.isneginf(
+        r.out["lse"][:, :, :40]
+    ).all()
     assert np.isfinite(r.out["lse"][:, :, 40:]).all()
     # causal with Sq > Skv: the first Sq - Skv rows see no key (bottom-right alignment)
     r = run(KERNELS["causal"], dict(B=1, N=1, Sq=150, Skv=100, D=64))
     assert_passes(r)
-    assert (r.out["o"][0, 0, :50] == 0).all() and np.isneginf(r.out["lse"][0, 0, :50]).all()
+    assert (r.out["o"][0, 0, :50] == 0).all() and np.isneginf(
+        r.out["lse"][0, 0, :50]
+    ).all()
     assert np.isfinite(r.out["lse"][0, 0, 50:]).all()
 
 
@@ -145,11 +156,19 @@ def test_varlen_sequences_equal_separate_runs() -> None:
         if lengths_q[b] == 0:
             continue
         rows, keys = slice(cq[b], cq[b + 1]), slice(ck[b], ck[b + 1])
-        one = {n: inputs[n][s][None] for n, s in (("q", rows), ("k", keys), ("v", keys))}
-        sep = run(dense, dict(shape, B=1, Sq=lengths_q[b], Skv=lengths_kv[b]), inputs=one)
+        one = {
+            n: inputs[n][s][None] for n, s in (("q", rows), ("k", keys), ("v", keys))
+        }
+        sep = run(
+            dense, dict(shape, B=1, Sq=lengths_q[b], Skv=lengths_kv[b]), inputs=one
+        )
         # the same operations; only BLAS's summation order may differ with the batching
-        np.testing.assert_allclose(r.out["o"][rows].astype(np.float32),
-                                   sep.out["o"][0].astype(np.float32), rtol=0, atol=2e-3)
+        np.testing.assert_allclose(
+            r.out["o"][rows].astype(np.float32),
+            sep.out["o"][0].astype(np.float32),
+            rtol=0,
+            atol=2e-3,
+        )
         np.testing.assert_allclose(r.out["lse"][:, rows], sep.out["lse"][0], rtol=1e-6)
 
 

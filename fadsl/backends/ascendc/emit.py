@@ -87,8 +87,13 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     return Emitted(view, comptime, runtime, scalars, ws_bytes)
 
 
+def host_prefix(kernel: str) -> str:
+    """CamelCase kernel name for host-side helpers: document_mask -> DocumentMask."""
+    return "".join(p[:1].upper() + p[1:] for p in kernel.split("_") if p)
+
+
 def _tiling_name(kernel: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in kernel.split("_") if p) + "Tiling"
+    return host_prefix(kernel) + "Tiling"
 
 
 def _flag_list(low: Lowering) -> list[tuple[str, str]]:
@@ -183,7 +188,7 @@ def _gm_params(k: ir.Kernel, comptime: dict[str, int], consts: dict[str, int],
     from fadsl.ir.expr import isym, to_cxx
 
     fixed = {isym(n): v for n, v in {**consts, **comptime}.items()}
-    host_ceil = k.name.title().replace("_", "") + "CeilDiv"  # tiling.h, host side
+    host_ceil = host_prefix(k.name) + "CeilDiv"  # tiling.h, host side
     out = []
     for p in k.params:
         if not isinstance(p.type, TensorType):

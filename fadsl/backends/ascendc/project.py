@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fadsl.version import __version__
-from fadsl.backends.ascendc.emit import Emitted, emit
+from fadsl.backends.ascendc.emit import Emitted, emit, host_prefix
 from fadsl.backends.ascendc.render import render_all
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
@@ -66,7 +66,7 @@ def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: st
     v = em.view
     k = binding.kernel
     prefix = k.name.upper()
-    host = k.name.title().replace("_", "")
+    host = host_prefix(k.name)
     host_tasks = _host_tasks(binding, em, host)
     fields = [f.name for f in v.tiling if f.name != "reserved"]
     shape = {s: binding.shape[s] for s in em.runtime_syms}
@@ -81,6 +81,7 @@ def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: st
         "kernel_type": v.kernel_type,
         "guard": f"{prefix}_TILING_H",
         "prefix": prefix,
+        "host": host,
         "workspace_per_core": em.workspace_per_group,
         "aic_cores": target.aic_cores,
         "target": target.name,

@@ -124,16 +124,36 @@ class VectorEmitter:
     # --- walking -------------------------------------------------------------
     def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
         out: list[Stmt] = []
+        pending: list[ir.Dot] = []
         for op in body:
             self.pos += 1
             pos = self.pos
+            out += self._receive_before(op, pending)
             if isinstance(op, ir.For):
                 out += self._loop(op)
+                continue
+            if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
+                pending.append(op)  # received where it is first read (see _receive_before)
+                out += self._frees(pos)  # e.g. the vector-made operand this dot read
                 continue
             stmts = self._op(op, pos)
             stmts += self._frees(pos)
             if stmts:
                 out += self._group(op.loc, stmts)
+        for dot in pending:
+            out += self._group(dot.loc, vector_io.receive(self, dot))
+        return out
+
+    def _receive_before(self, op: ir.Op, pending: list[ir.Dot]) -> list[Stmt]:
+        """Receive the dot results ``op`` reads. A dot result is waited for where it is
+        first read, not where the dot is: the cube computes a later dot (the next block's
+        scores) while the vector cores still work on an earlier one, each result in its
+        own workspace (ping-pong)."""
+        out: list[Stmt] = []
+        reads = set(_reads_within(op, self._reads))
+        for dot in [d for d in pending if d.result in reads]:
+            pending.remove(dot)
+            out += self._group(dot.loc, vector_io.receive(self, dot))
         return out
 
     def _group(self, loc: Any, stmts: list[Stmt]) -> list[Stmt]:
@@ -307,6 +327,16 @@ def _stmt(x: Any) -> Stmt:
         header, body = x
         return Block(header, tuple(_stmt(b) for b in body))
     return Line(x)
+
+
+def _reads_within(op: ir.Op, reads: Any) -> list[ir.Value]:
+    """Values ``op`` reads, including the ops of a loop body and its yields."""
+    if not isinstance(op, ir.For):
+        return reads(op)
+    out = list(op.inits) + list(op.yields)
+    for inner in op.body:
+        out += _reads_within(inner, reads)
+    return out
 
 
 def _count(body: tuple[ir.Op, ...]) -> int:

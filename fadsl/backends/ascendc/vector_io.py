@@ -97,6 +97,8 @@ def _fill(e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Acces
         out += [Line(f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"),
                 Line("AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
                 Line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);")]
+    if _param(e, src).kind is not ir.ParamKind.IN:
+        out += _after_own_stores()
     gap_ub, gap_gm = gm.gaps(access, ct, e.names)
     copy = Line(
         f"AscendC::DataCopyPad({var}, {src}Gm[{access.offset}], AscendC::DataCopyExtParams{{"
@@ -106,6 +108,13 @@ def _fill(e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Acces
     out.append(Block("", (Line(f"const int64_t validRows = {access.valid_rows};"),
                           Block(_nonempty(access), (copy,)))))
     return out
+
+
+def _after_own_stores() -> list[Stmt]:
+    """A scratch or output tensor may hold this core's own earlier stores (running state
+    in GM): the MTE2 read waits until the MTE3 writes before it have finished."""
+    return [Line("AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
+            Line("AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);")]
 
 
 def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:

@@ -1,4 +1,5 @@
-"""fadsl compile: the checked-in generated/fa2 equals a fresh compile; output is deterministic."""
+"""fadsl compile: every example's checked-in generated/<kernel>/ equals a fresh compile;
+output is deterministic."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 FA2 = ROOT / "examples" / "fa2.py"
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
-def _compile(out: Path, *extra: str, env: dict | None = None) -> None:
-    cmd = [sys.executable, "-m", "fadsl", "compile", str(FA2), "-o", str(out), "--quiet", *extra]
+def _compile(out: Path, *extra: str, env: dict | None = None, src: Path = FA2) -> None:
+    cmd = [sys.executable, "-m", "fadsl", "compile", str(src), "-o", str(out), "--quiet", *extra]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
 
@@ -27,18 +29,30 @@ def _files(folder: Path) -> dict[str, bytes]:
     return out
 
 
-def test_checked_in_snapshot_matches_a_fresh_compile(tmp_path: Path) -> None:
+def _kernels(folder: Path) -> dict[str, Path]:
+    """kernel name -> its project folder in a compile output (one or several kernels)."""
+    found = {p.name[: -len("_kernel.cpp")]: folder for p in folder.glob("*_kernel.cpp")}
+    if found:
+        return found
+    return {sub.name: sub for sub in sorted(folder.iterdir()) if sub.is_dir()}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_checked_in_snapshot_matches_a_fresh_compile(example: Path) -> None:
     # Compiled beside generated/ so the relative source path in gen_data.py is the same.
-    out = ROOT / "generated" / ".test-fresh-fa2"
+    out = ROOT / "generated" / f".test-fresh-{example.stem}"
     try:
-        _compile(out)
-        fresh, kept = _files(out), _files(ROOT / "generated" / "fa2")
+        _compile(out, src=example)
+        fresh = {name: _files(folder) for name, folder in _kernels(out).items()}
     finally:
         subprocess.run(["rm", "-rf", str(out)])
-    stale = sorted(k for k in set(fresh) | set(kept) if fresh.get(k) != kept.get(k))
-    assert not stale, (
-        f"generated/fa2 differs from a fresh compile in {stale}; run "
-        "`fadsl compile examples/fa2.py` and review the diff")
+    assert fresh, f"{example.name} compiled to nothing"
+    for name, files in fresh.items():
+        kept = _files(ROOT / "generated" / name)
+        stale = sorted(k for k in set(files) | set(kept) if files.get(k) != kept.get(k))
+        assert not stale, (
+            f"generated/{name} differs from a fresh compile in {stale}; run "
+            f"`fadsl compile examples/{example.name}` and review the diff")
 
 
 def test_output_is_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ def packed_copy(
         fd.store(y[rows, :], fd.load(x[rows, :], pad=0) * fd.load_scalar(slopes[b]))
 
 
-def _packed(lengths: list[int], d: int = 32) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _packed(
+    lengths: list[int], d: int = 32
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     rng = np.random.default_rng(0)
     cu = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
     x = rng.standard_normal((int(cu[-1]), d)).astype(np.float32)
@@ -41,8 +43,12 @@ def test_bounded_blocks_touch_only_their_sequence(lengths: list[int]) -> None:
     t = int(cu[-1])
     env = {"T": t, "D": 32, "B": len(lengths), "block": 8}
     out = interpret(packed_copy.build(), env, inputs).outputs["y"]
-    want = np.concatenate([inputs["x"][cu[b]:cu[b + 1]] * inputs["slopes"][b]
-                           for b in range(len(lengths))])
+    want = np.concatenate(
+        [
+            inputs["x"][cu[b] : cu[b + 1]] * inputs["slopes"][b]
+            for b in range(len(lengths))
+        ]
+    )
     # every row written once, by its own sequence: blocks past a sequence's end (even
     # past the tensor's end) are empty instead of faulting or overwriting the next one
     np.testing.assert_array_equal(out, want)
@@ -65,8 +71,14 @@ def uniforms(
     for h, i, j in fd.grid(H, fd.cdiv(R, block_r), fd.cdiv(C, block_c)):
         s0 = fd.load_scalar(seed[0])
         s1 = fd.load_scalar(seed[1])
-        tile = fd.random_uniform((block_r, block_c), seed=(s0, s1), offset=7, stream=h,
-                                 row_start=i * block_r, col_start=j * block_c)
+        tile = fd.random_uniform(
+            (block_r, block_c),
+            seed=(s0, s1),
+            offset=7,
+            stream=h,
+            row_start=i * block_r,
+            col_start=j * block_c,
+        )
         fd.store(u[h, fd.ds(i * block_r, block_r), fd.ds(j * block_c, block_c)], tile)
 
 

@@ -1,0 +1,110 @@
+"""Checks of the keywords of ``fd.attention``: each returns the normalised value or raises
+a UsageError at the user's call with a hint."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from fadsl.errors import Loc, UsageError
+from fadsl.frontend.mods import mod_loc
+from fadsl.ir.types import DType
+
+LAYOUTS = ("BNSD", "BSND", "BSH", "TND")
+
+
+def mod(fn: Any, arity: int, what: str, loc: Loc) -> Callable[..., Any] | None:
+    if fn is None:
+        return None
+    sig = (
+        "score_mod(score, b, h, q_idx, kv_idx)"
+        if arity == 5
+        else "mask_mod(b, h, q_idx, kv_idx)"
+    )
+    if not inspect.isfunction(fn):
+        raise UsageError(
+            f"{what} must be a Python function, got {type(fn).__name__}",
+            loc,
+            hint=f"def {sig}: ...",
+        )
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(params) != arity:
+        raise UsageError(
+            f"{what} `{fn.__name__}` takes {len(params)} argument(s); "
+            f"FlexAttention's signature has {arity}",
+            mod_loc(fn),
+            hint=f"def {sig}: ...",
+        )
+    return fn
+
+
+def flag(value: Any, what: str, loc: Loc) -> bool:
+    if not isinstance(value, bool):
+        raise UsageError(f"{what} must be True or False, got {value!r}", loc)
+    return value
+
+
+def window(value: Any, loc: Loc) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    ok = (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= -1 for x in value
+        )
+    )
+    if not ok:
+        raise UsageError(
+            f"window must be (left, right) with integers >= -1, got {value!r}",
+            loc,
+            hint="e.g. window=(256, 0); -1 leaves a side unbounded",
+        )
+    return int(value[0]), int(value[1])
+
+
+def positive(value: Any, what: str, loc: Loc) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise UsageError(f"{what} must be a positive number, got {value!r}", loc)
+    return float(value)
+
+
+def probability(value: Any, loc: Loc) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0.0 <= value < 1.0
+    ):
+        raise UsageError(
+            f"dropout_p must be in [0, 1), got {value!r}",
+            loc,
+            hint="dropout_p is the probability of dropping a score",
+        )
+    return float(value)
+
+
+def layout(value: Any, loc: Loc) -> str:
+    if value not in LAYOUTS:
+        raise UsageError(
+            f"layout must be one of {', '.join(LAYOUTS)}, got {value!r}",
+            loc,
+            hint="TND packs variable-length sequences (cu_seqlens inputs)",
+        )
+    return str(value)
+
+
+def dtype(value: Any, loc: Loc) -> DType:
+    try:
+        dt = DType.parse(str(value))
+    except ValueError:
+        dt = None
+    if dt not in (DType.F16, DType.BF16, DType.F32):
+        raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
+    return dt
