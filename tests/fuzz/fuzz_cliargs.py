@@ -1,11 +1,12 @@
 """Random command lines: --shape / --set / --dtype / --target strings and combinations.
 
-``command_lines(workdir)`` draws a command, a kernel file (the FA2 example, an IR
+``command_lines(paths)`` draws a command, a kernel file (the FA2 example, an IR
 sample, a missing file, a folder, an empty or non-kernel file) and a subset of the
 options that command takes, each with a plausible, malformed or hostile value.
 Values stay small enough that a well-formed ``run`` finishes in well under a second.
-``sim`` is left out (a well-formed one builds C++ for a minute); its options are the
-ones ``run`` shares, and its own checks have tests of their own.
+``timeline`` draws to ``-o PICTURE`` (a file). ``sim`` is left out (a well-formed one
+builds C++ for a minute); its options are the ones ``run`` shares, and its own checks
+have tests of their own.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ COMMANDS = (
     "compile",
     "tune",
     "verify",
+    "timeline",
 )
 
 
@@ -163,10 +165,15 @@ def _option(name: str, paths: dict[str, str]) -> st.SearchStrategy[list[str]]:
         "--seed": _text_or(("0", "-1", "1e9", "x")),
         "--block-dim": _text_or(("1", "0", "-3", "4000")),
         "--top": _text_or(("1", "0")),
+        "--iterations": _text_or(("1", "0", "-2", "100000")),
+        "--picture": st.sampled_from(
+            ("t.svg", "t.png", "t.pdf", "folder", "nope/t.svg")
+        ),
     }
     if name not in values:  # a flag without a value
         return st.just([name])
-    return values[name].map(lambda v: [name, v])
+    flag = "-o" if name == "--picture" else name  # timeline's -o names a picture file
+    return values[name].map(lambda v: [flag, v])
 
 
 OPTIONS: dict[str, tuple[str, ...]] = {
@@ -201,6 +208,7 @@ OPTIONS: dict[str, tuple[str, ...]] = {
         "--kernel",
     ),
     "tune": ("--shape", "--set", "--target", "--top", "--json"),
+    "timeline": ("--shape", "--set", "--target", "--iterations", "--picture"),
     "verify": ("--dtype",),
 }
 
@@ -218,7 +226,7 @@ def command_lines(draw: Callable, paths: dict[str, str]) -> list[str]:  # type: 
         ]
     else:
         argv = [cmd, paths[draw(st.sampled_from(keys))]]
-    if cmd in ("run", "check", "tune"):
+    if cmd in ("run", "check", "tune", "timeline"):
         argv += ["--shape", draw(shapes())]
     if cmd == "run":
         argv += ["-o", draw(st.sampled_from(("out", paths["a_file"], "out/sub/deep")))]
