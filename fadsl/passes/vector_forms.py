@@ -216,6 +216,12 @@ def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
     if len(sr) == 2 and len(tiles) == 2 and {_kind(sa, sr), _kind(sb, sr)} == {"row", "col"}:
         temps.append(TempSpec("mask", (as_expr(1), sr[1]), DType.U8, bits=1))
         return "mask_outer"
+    if len(sr) == 2 and len(tiles) == 1 and _is_row(tiles[0], sr):
+        # a per-row condition ([r, 1] vs a scalar): spread the rows over [r, c] first
+        temps.append(TempSpec("broadcast", sr, cdt))
+        temps.append(TempSpec("broadcast", (sr[0], as_expr(elems_per_block(cdt))), cdt))
+        temps.append(TempSpec("mask", sr, DType.U8, bits=1))
+        return "mask_full"
     if len(sr) == 2 and len(tiles) == 2 and (sa == sr or sb == sr):
         other = sb if sa == sr else sa
         if _is_row(other, sr) or _is_col(other, sr):
@@ -228,8 +234,8 @@ def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
     raise BackendError(
         f"this comparison ({_text(sa)} vs {_text(sb)}) selecting over {_text(sr)} has no "
         "vector form yet", cmp.loc,
-        hint="compare tiles of the result's shape, a [1, c] row of key positions, or a "
-        "[r, 1] column against a [1, c] row")
+        hint="compare tiles of the result's shape, a [1, c] row of key positions, a "
+        "[r, 1] column with a scalar, or a [r, 1] column against a [1, c] row")
 
 
 def _kind(s: Shape | None, sr: Shape) -> str:

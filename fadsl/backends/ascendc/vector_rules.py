@@ -232,8 +232,9 @@ def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[st
     """Spread the broadcast side of a comparison over a [rows, cols] temporary."""
     tmp = temps[0]
     rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
-    lhs_small = e.shape(cmp.lhs) != tuple(shape)
-    small = cmp.lhs if lhs_small else cmp.rhs
+    tiles = [v for v in (cmp.lhs, cmp.rhs) if isinstance(v, ir.Value)]
+    small = next(v for v in tiles if e.shape(v) != tuple(shape))
+    lhs_small = small is cmp.lhs
     dt = _cmp_dtype(cmp)
     lines = [f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, {e.names.count(shape)});",
              "AscendC::PipeBarrier<PIPE_V>();"]
@@ -245,7 +246,8 @@ def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[st
                      f"{rows}, {cols}, false);")
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     big = cmp.rhs if lhs_small else cmp.lhs
-    x, y = (tmp, e.var(big)) if lhs_small else (e.var(big), tmp)
+    big_var = e.var(big) if isinstance(big, ir.Value) else None  # None: the scalar side
+    x, y = (tmp, big_var) if lhs_small else (big_var, tmp)
     return x, y, lines
 
 
