@@ -8,7 +8,8 @@ batch. When a bound varies (a causal KV loop stops at the diagonal), iteration j
 only on the points with ``start <= j < stop``. If the bounds vary along one batch axis
 (the Q-block axis for causal attention), the loop orders that axis once by (stop
 descending, start ascending), so each iteration's active points are a contiguous run
-of it and the iteration's frame is a view; bounds that vary along several axes flatten
+of it and the iteration's frame is a view (stops that already ascend with one start,
+as for causal Q blocks, need no reordering: the running points are a suffix); bounds that vary along several axes flatten
 the batch into one axis first. When every point starts at the same j (causal), the
 running points are a prefix that only shrinks: carried values are the previous
 iteration's yields, and a point's rows are copied out once, when it stops. Otherwise
@@ -113,7 +114,8 @@ def _ragged_loop(
     reorder = None if base is fr else base.tr
     inits = [take(x, reorder) for x in inits]
     if isinstance(start, int) and not any(isinstance(x, Handle) for x in inits):
-        results = _shrinking_loop(op, base, axis, lo, hi, stops1, inits)
+        tail = bool(stops1.size) and stops1[-1] > stops1[0]  # ascending: a suffix runs
+        results = _shrinking_loop(op, base, axis, lo, hi, stops1, inits, tail)
     else:
         results = _selected_loop(op, base, axis, lo, hi, starts1, stops1, inits)
     if base is not fr:
@@ -129,10 +131,12 @@ def _shrinking_loop(
     hi: int,
     stops1: np.ndarray,
     carried: list[Any],
+    tail: bool = False,
 ) -> list[Any]:
-    """Every point starts at ``lo``: ordered by stop (descending), the points still
-    running are a prefix of the axis that only shrinks. Iteration j runs on that prefix
-    (a view); the rows of points that stop are copied out once, when they stop."""
+    """Every point starts at ``lo``: ordered by stop (descending; ascending when
+    ``tail``), the points still running are a prefix (a suffix) of the axis that only
+    shrinks. Iteration j runs on those points (a view); the rows of points that stop
+    are copied out once, when they stop."""
     n = stops1.size
     carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
     finals: list[np.ndarray | None] = [None] * len(carried)
@@ -140,45 +144,60 @@ def _shrinking_loop(
     for j in range(lo, hi):
         running = int(np.count_nonzero(stops1 > j))
         if running < rows:
-            _retire(finals, carried, axis, running, rows, base.bshape)
+            _retire(finals, carried, axis, _span(running, rows, n, tail), n - rows
+                    if tail else 0, base.bshape)
             rows = running
         if running == 0:
             break
-        tr = None if running == n else Along(axis, slice(0, running))
+        first = n - running if tail else 0
+        tr = None if running == n else Along(axis, slice(first, first + running))
         bshape = base.bshape[:axis] + (running,) + base.bshape[axis + 1 :]
-        args = [_prefix(x, axis, running) for x in carried]
+        args = [_prefix(x, axis, running, tail) for x in carried]
         it = _iteration(op, base, tr, bshape, j, args)
         carried = [it.raw(y) for y in op.yields]
         carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
         it.close()
         del it
-    _retire(finals, carried, axis, 0, rows, base.bshape)
+    _retire(finals, carried, axis, _span(0, rows, n, tail), n - rows if tail else 0,
+            base.bshape)
     return finals
 
 
-def _prefix(x: np.ndarray, axis: int, rows: int) -> np.ndarray:
-    if x.shape[axis] in (1, rows):
+def _span(running: int, rows: int, n: int, tail: bool) -> tuple[int, int]:
+    """Positions of the points that were running (``rows``) and no longer are."""
+    return (n - rows, n - running) if tail else (running, rows)
+
+
+def _prefix(x: np.ndarray, axis: int, rows: int, tail: bool = False) -> np.ndarray:
+    """The last iteration's values of the points still running (its first or last
+    ``rows`` along ``axis``)."""
+    size = x.shape[axis]
+    if size in (1, rows):
         return x
-    return x[(slice(None),) * axis + (slice(0, rows),)]
+    first = size - rows if tail else 0
+    return x[(slice(None),) * axis + (slice(first, first + rows),)]
 
 
 def _retire(
     finals: list[np.ndarray | None],
     carried: list[np.ndarray],
     axis: int,
-    first: int,
-    stop: int,
+    span: tuple[int, int],
+    offset: int,
     bshape: tuple[int, ...],
 ) -> None:
-    """Copy rows [first, stop) of the carried values (points that stopped) to ``finals``."""
+    """Copy the points in ``span`` (positions along ``axis``) of the carried values,
+    whose row 0 is position ``offset``, to ``finals``: the points that stopped."""
+    first, stop = span
     if stop <= first:
         return
     key = (slice(None),) * axis + (slice(first, stop),)
+    local = (slice(None),) * axis + (slice(first - offset, stop - offset),)
     for k, x in enumerate(carried):
         final = finals[k]
         if final is None:
             final = finals[k] = np.empty(bshape + x.shape[len(bshape) :], x.dtype)
-        final[key] = x if x.shape[axis] == 1 else x[key]
+        final[key] = x if x.shape[axis] == 1 else x[local]
 
 
 def _selected_loop(
@@ -241,7 +260,7 @@ def _loop_layout(
         starts1 = np.broadcast_to(start, line).reshape(-1)
         stops1 = np.broadcast_to(stop, line).reshape(-1)
         order = np.lexsort((starts1, -stops1))
-        if (order == np.arange(order.size)).all():
+        if (order == np.arange(order.size)).all() or _ascending(starts1, stops1):
             return fr, axis, starts1, stops1
         base = fr.child(Along(axis, order), fr.bshape)
         return base, axis, starts1[order], stops1[order]
@@ -251,6 +270,12 @@ def _loop_layout(
     coords = tuple(c.astype(np.int64) for c in np.unravel_index(order, fr.bshape))
     base = fr.child(Flat(coords), (order.size,))
     return base, 0, starts1[order], stops1[order]
+
+
+def _ascending(starts1: np.ndarray, stops1: np.ndarray) -> bool:
+    """One start and stops that never decrease (causal Q blocks): the running points
+    are a suffix of the axis, so the loop needs no reordering."""
+    return bool((starts1 == starts1[0]).all() and (np.diff(stops1) >= 0).all())
 
 
 def _selection(axis: int, active: np.ndarray, size: int) -> Along | None:
