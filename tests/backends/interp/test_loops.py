@@ -93,6 +93,16 @@ def test_causal_triangle_runs_each_point_to_its_own_stop() -> None:
     assert seen["Add points"] == 1 + 2 + 3 + 4, "skipped blocks cost nothing"
 
 
+def test_ascending_stops_on_an_inner_axis_run_as_a_shrinking_suffix() -> None:
+    """Causal Q blocks as the second grid axis: no reordering, same sums."""
+    start, stop = (lambda b, i: 0), (lambda b, i: 2 * i + 1)
+    kit = _block_sum_kernel(start, stop, grid=(2, 4), names=("b", "i"))
+    x = random((8, 3), F32)
+    res = kit.run(x=x)
+    np.testing.assert_array_equal(res.outputs["o"], _reference(x, (2, 4), start, stop))
+    assert res.loop_stats["j"] == (2 * (1 + 3 + 5 + 7), 8 * 7)
+
+
 def test_points_with_zero_trips_keep_their_inits() -> None:
     start, stop = (lambda i: 0), (lambda i: i)
     kit = _block_sum_kernel(start, stop)
