@@ -89,6 +89,7 @@ def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: st
         "fields": len(fields),
         "field_names": ", ".join(fields),
         "shape": shape,
+        "fixed": dict(em.comptime),
         "scalars": {s: binding.scalars[s] for s in em.scalars},
         "inputs": _inputs(binding),
         "outputs": {p.name: p.type.dtype.value for p in k.params if p.kind is ParamKind.OUT},
