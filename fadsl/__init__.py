@@ -26,6 +26,7 @@ from fadsl.frontend.ops import (
     f32,
     float8_e4m3,
     float8_e5m2,
+    floor,
     floordiv,
     full,
     i32,
@@ -61,7 +62,7 @@ __all__ = [
     "numerics",
     "FadslError", "attention", "tensor", "random_uniform", "In", "KernelDef", "Out", "Scalar", "Scratch", "kernel", "grid",
     "pipelined", "serial", "abs", "arange", "bf16", "bool_", "cast", "cdiv", "dot", "ds",
-    "exp", "exp2", "f16", "f32", "float8_e4m3", "float8_e5m2", "floordiv", "full", "i32",
+    "exp", "exp2", "f16", "f32", "float8_e4m3", "float8_e5m2", "floor", "floordiv", "full", "i32",
     "inf", "load", "load_scalar", "log", "maximum", "minimum", "row_max", "row_sum",
     "sqrt", "store", "tanh", "where", "zeros", "__version__",
 ]

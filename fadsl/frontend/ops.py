@@ -484,7 +484,7 @@ def _eager(*xs: Any) -> bool:
 
 
 _NUMPY_UNARY = {"exp": "exp", "exp2": "exp2", "log": "log", "tanh": "tanh",
-                "sqrt": "sqrt", "abs": "abs"}
+                "sqrt": "sqrt", "abs": "abs", "floor": "floor"}
 
 
 def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
@@ -522,6 +522,11 @@ def tanh(x: Tile) -> Tile:
 def sqrt(x: Tile) -> Tile:
     """Elementwise square root."""
     return _unary(ir.Sqrt, x, "sqrt")
+
+
+def floor(x: Tile) -> Tile:
+    """Elementwise floor (the largest integral value <= x)."""
+    return _unary(ir.Floor, x, "floor")
 
 
 def abs(x: Tile) -> Tile:  # noqa: A001 - mirrors numpy / torch naming

@@ -60,12 +60,16 @@ _CMPOPS: dict[type, Any] = {
 
 
 def _floordiv(a: Any, b: Any) -> Any:
+    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
+        return a // b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
         return ops.floordiv(a, b)
     return a // b
 
 
 def _mod(a: Any, b: Any) -> Any:
+    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
+        return a % b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
         return sympy.Mod(as_expr(a), as_expr(b))
     return a % b

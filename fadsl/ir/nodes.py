@@ -243,6 +243,11 @@ class Sqrt(Unary):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Floor(Unary):
+    """out = floor(x) (the largest integral value <= x, in x's float dtype)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Abs(Unary):
     """out = |x|"""
 

@@ -7,7 +7,8 @@ rewrite is checked numerically) in which
     logical instructions on bit masks;
   * integer tiles (position indices, loaded int tensors) are converted to f32 right
     after they are made, so comparisons and arithmetic run on the float vector unit
-    (exact below 2**24, i.e. for sequences up to 16M positions);
+    (exact below 2**24, i.e. for sequences up to 16M positions); integer // and % by a
+    scalar become exact f32 sequences (int_division.py);
   * ops left without users are dropped.
 
 Non-goals: choosing instructions or buffers (plan_buffers / the backend).
@@ -20,6 +21,7 @@ from dataclasses import replace
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
+from fadsl.passes import int_division
 
 NAME = "lower_vector"
 
@@ -83,10 +85,10 @@ class _Rewriter:
 
     def retype(self, old: ir.ValueOp, op: ir.ValueOp) -> list[ir.Op]:
         if isinstance(op, (ir.FloorDivide, ir.Remainder)):
-            raise BackendError(
-                f"integer {'//' if isinstance(op, ir.FloorDivide) else '%'} on tiles is "
-                "not supported by the Ascend C backend yet", op.loc,
-                hint="compute such indices from scalars (loop variables, shape symbols)")
+            ops, value = int_division.lower(op, self.fresh, self.kernel)
+            self.defs.update({o.result: o for o in ops if isinstance(o, ir.ValueOp)})
+            self.vmap[old.result] = value
+            return ops
         t = op.infer(self.kernel)
         new = replace(op, result=ir.Value(op.result.name, t))
         if isinstance(new, ir.Cast) and isinstance(new.x.type, TileType) \

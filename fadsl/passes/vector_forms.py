@@ -61,7 +61,7 @@ ShapeOf = Callable[[ir.Operand], Shape | None]
 
 _ARITH = (ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
 _COMPARE = (ir.Lt, ir.Le, ir.Gt, ir.Ge, ir.Eq, ir.Ne)
-_UNARY = (ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt)
+_UNARY = (ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt, ir.Floor)
 
 
 def is_compare(op: ir.Op) -> bool:

@@ -49,6 +49,14 @@ def band(b, h, q_idx, kv_idx):
     return ((q_idx - kv_idx) < 70) & ((kv_idx - q_idx) < 20) | (kv_idx < 8)
 
 
+def chunked(b, h, q_idx, kv_idx):
+    return (q_idx // 48) >= (kv_idx // 48)
+
+
+def stripes(score, b, h, q_idx, kv_idx):
+    return score + 0.25 * ((kv_idx % 7) - 3)
+
+
 def late_rows(b, h, q_idx, kv_idx):
     return (q_idx >= 40) & (kv_idx >= 0)
 
@@ -69,6 +77,7 @@ VARIANTS = {
     "tnd": dict(layout="TND", causal=True, return_lse=True),
     "tnd_mask": dict(layout="TND", mask_mod=band, softcap=3.0, return_lse=True),
     "dropout": dict(dropout_p=0.25, causal=True, return_lse=True),
+    "integer_div_mod": dict(mask_mod=chunked, score_mod=stripes, return_lse=True),
 }
 KERNELS = {name: fd.attention(name=name, **kw) for name, kw in VARIANTS.items()}
 SHAPES = [

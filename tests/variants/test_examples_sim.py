@@ -114,16 +114,24 @@ ROW_MASK = """import fadsl as fd
 
 
 def late_rows(b, h, q_idx, kv_idx):
-    return (q_idx >= 40) | (kv_idx < 0)
+    return ((q_idx >= 40) | (kv_idx < 0)) & ((q_idx // 48) >= (kv_idx // 48))
 
 
-kernel = fd.attention(name="late_rows", mask_mod=late_rows, return_lse=True)
+def stripes(score, b, h, q_idx, kv_idx):
+    return score + 0.25 * ((kv_idx % 7) - 3)
+
+
+kernel = fd.attention(name="late_rows", mask_mod=late_rows, score_mod=stripes,
+                      return_lse=True)
 """
 
 
-def test_row_conditions_and_empty_rows_in_the_cpu_runtime(tmp_path: Path) -> None:
-    """A per-row condition ([block_q, 1] against a scalar) lowers to vector code; rows
-    0..39 keep no key, so the generated code must give them output 0 and LSE -inf."""
+def test_row_conditions_integer_division_and_empty_rows_in_the_cpu_runtime(
+    tmp_path: Path,
+) -> None:
+    """A per-row condition ([block_q, 1] against a scalar) and integer // and % on
+    positions lower to vector code; rows 0..39 keep no key, so the generated code must
+    give them output 0 and LSE -inf."""
     src = tmp_path / "late_rows.py"
     src.write_text(ROW_MASK)
     cmd = [

@@ -76,9 +76,11 @@ def full(e: VectorEmitter, op: ir.Full, form: Form, temps: tuple[str, ...]) -> l
             f"{e.count(op.result)});"]
 
 
-@rule(ir.Exp, ir.Log, ir.Abs, ir.Sqrt, ir.Neg, ir.Exp2)
+@rule(ir.Exp, ir.Log, ir.Abs, ir.Sqrt, ir.Neg, ir.Exp2, ir.Floor)
 def unary(e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]) -> list[str]:
     dst, src, n = e.var(op.result), e.var(op.x), e.count(op.result)
+    if isinstance(op, ir.Floor):  # float -> float Cast rounds to an integral value
+        return [f"AscendC::Cast({dst}, {src}, AscendC::RoundMode::CAST_FLOOR, {n});"]
     if isinstance(op, ir.Neg):
         return [f"AscendC::Muls({dst}, {src}, {e.lit(-1.0, _dt(op.x))}, {n});"]
     if isinstance(op, ir.Exp2):

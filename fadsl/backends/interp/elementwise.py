@@ -34,6 +34,7 @@ from fadsl.ir.nodes import (
     Eq,
     Exp,
     Exp2,
+    Floor,
     FloorDivide,
     Ge,
     Gt,
@@ -266,6 +267,11 @@ def _tanh(op: Tanh, fr: Frame) -> np.ndarray:
 @impl(Sqrt)
 def _sqrt(op: Sqrt, fr: Frame) -> np.ndarray:
     return _unary(op, fr, np.sqrt)
+
+
+@impl(Floor)
+def _floor(op: Floor, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, np.floor)
 
 
 @impl(Abs)
