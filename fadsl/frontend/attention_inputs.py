@@ -20,7 +20,6 @@ import numpy as np
 from fadsl.frontend.attention_ref import keep_mask
 from fadsl.frontend.mods import eager_tensors
 from fadsl.numerics import np_dtype
-from fadsl.runio import param_shape
 
 
 def make_inputs(
@@ -162,5 +161,4 @@ __all__ = [
     "classify_blocks",
     "kv_block_pairs",
     "split_lengths",
-    "param_shape",
 ]
