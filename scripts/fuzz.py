@@ -10,6 +10,7 @@ it) and prints them at the end. Exit status 1 if anything failed.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import sys
@@ -84,9 +85,9 @@ def _kind(report: str) -> str:
 
 
 def shares(total: int) -> list[int]:
-    """``total`` examples split in CI's proportions (every property gets at least 1)."""
+    """At least ``total`` examples, split in CI's proportions (rounded up)."""
     ci = sum(p.ci_examples for p in PROPERTIES)
-    return [max(1, round(total * p.ci_examples / ci)) for p in PROPERTIES]
+    return [max(1, math.ceil(total * p.ci_examples / ci)) for p in PROPERTIES]
 
 
 def main(argv: list[str] | None = None) -> int:
