@@ -195,8 +195,12 @@ class TreeReader(OperandReader):
         """A load_scalar of an f32 tensor binds a float symbol."""
         src = getattr(op, "src", None)
         params = self.ctx.params if self.ctx is not None else ()
-        return any(p.name == src and isinstance(p.type, TensorType)
-                   and p.type.dtype is DType.F32 for p in params)
+        return any(
+            p.name == src
+            and isinstance(p.type, TensorType)
+            and p.type.dtype is DType.F32
+            for p in params
+        )
 
     def effect_stmt(self, tree: Any) -> Op:
         (call,) = tree.children
@@ -220,7 +224,9 @@ class TreeReader(OperandReader):
     def grid_stmt(self, tree: Any) -> Op:
         vars_tree, extents_tree, block = tree.children
         names = tuple(str(t) for t in vars_tree.children)
-        extents = tuple(self.expr(e) for e in extents_tree.children)
+        extents = tuple(
+            self.int_expr(e, "a grid extent") for e in extents_tree.children
+        )
         if len(names) != len(extents):
             raise self.error(
                 f"grid binds {len(names)} variable(s) over "
@@ -246,8 +252,8 @@ class TreeReader(OperandReader):
         out = self._loop_results(results, iter_args, tree)
         return For(
             var=str(var),
-            start=self.expr(start),
-            stop=self.expr(stop),
+            start=self.int_expr(start, "a loop bound"),
+            stop=self.int_expr(stop, "a loop bound"),
             kind=kind,
             inits=inits,
             iter_args=iter_args,

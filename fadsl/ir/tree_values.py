@@ -195,15 +195,18 @@ class ValueReader:
         raise self.error(f"unknown dtype `{token}`", token, hint)
 
     def dims(self, node: Any) -> tuple[Expr, ...]:
-        return tuple(self._dim(c) for c in node.children if c is not None)
+        return tuple(self.int_expr(c) for c in node.children if c is not None)
 
-    def _dim(self, node: Any) -> Expr:
-        """A size: an integer expression (no float scalars, fractions or inf)."""
+    def int_expr(self, node: Any, what: str = "a dimension") -> Expr:
+        """A size, bound or index: an integer expression (no floats, fractions or inf)."""
         e = self.expr(node)
         if e.is_integer is not True or e.has(sympy.oo, -sympy.oo):
             raise self.error(
-                f"a dimension is an integer expression, not `{self._span_text(node)}`",
-                node, "use shape symbols, constants and integers, e.g. [bq, D]")
+                f"{what} is an integer expression, not `{self._span_text(node)}`",
+                node,
+                "use shape symbols, constants, loop variables and integers, "
+                "e.g. cdiv(Sq, block_q)",
+            )
         return e
 
     def tile_type(self, node: Any) -> TileType:
@@ -309,17 +312,23 @@ def _str(reader: ValueReader, node: Any, kind: str | None) -> str:
 def _point(reader: ValueReader, node: Any, kind: str | None) -> Point:
     if not is_expr_tree(node):
         raise Mismatch("expected an index expression")
-    return Point(reader.expr(node))
+    return Point(reader.int_expr(node, "an index"))
 
 
 def _slice(reader: ValueReader, node: Any, kind: str | None) -> Slice:
     if kind == "bounded_slice":
         start, size, stop = node.children
-        return Slice(reader.expr(start), reader.expr(size), reader.expr(stop))
+        return Slice(
+            reader.int_expr(start, "a block start"),
+            reader.int_expr(size, "a block size"),
+            reader.int_expr(stop, "a block bound"),
+        )
     if kind != "slice":
         raise Mismatch("expected a block `start +: size` or `start +: size < stop`")
     start, size = node.children
-    return Slice(reader.expr(start), reader.expr(size))
+    return Slice(
+        reader.int_expr(start, "a block start"), reader.int_expr(size, "a block size")
+    )
 
 
 def _tile(reader: ValueReader, node: Any, kind: str | None) -> TileType:

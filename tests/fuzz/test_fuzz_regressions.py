@@ -295,3 +295,23 @@ def test_a_mod_that_overflows_fails_by_verdict_without_numpy_warnings(
     assert proc.returncode == 1
     assert proc.stdout.rstrip().endswith("FAIL")
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        ("grid (i) in (cdiv(N, bn))", "grid (i) in (cdiv(inf, bn))", "a grid extent"),
+        (
+            "index = [bn*i +: bn, 0 +: D], pad",
+            "index = [bn*i +: bn/2, 0 +: D], pad",
+            "a block size",
+        ),
+    ],
+)
+def test_grid_extents_and_blocks_must_be_integer_expressions(
+    old: str, new: str, what: str
+) -> None:
+    # was: ValueError "cannot evaluate oo exactly" in check
+    text = sample("elementwise.fir").replace(old, new)
+    with pytest.raises(IRParseError, match=f"{what} is an integer expression"):
+        parse_kernel(text, "bad.fir")
