@@ -1,0 +1,228 @@
+"""Global memory (load, store, scalar loads, random numbers) and queues (TQue mirrors)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from fadsl.errors import DTypeError, Loc, ShapeError
+from fadsl.ir.expr import Expr
+from fadsl.ir.types import (
+    DType,
+    QueueType,
+    Shape,
+    TensorType,
+    TileType,
+    ValueType,
+)
+from fadsl.ir.op_base import (
+    Index,
+    Op,
+    Param,
+    ParamKind,
+    Slice,
+    TypeContext,
+    Value,
+    ValueOp,
+    _shp,
+    tile_type,
+)
+
+# ----------------------------------------------------------------------------
+# Global memory
+# ----------------------------------------------------------------------------
+
+
+def _index_shape(index: tuple[Index, ...]) -> Shape:
+    return tuple(ix.size for ix in index if isinstance(ix, Slice))
+
+
+def _check_index(
+    name: str, index: tuple[Index, ...], ptype: TensorType, loc: Loc
+) -> None:
+    if len(index) != len(ptype.shape):
+        raise ShapeError(
+            f"`{name}` has rank {len(ptype.shape)} ({ptype}) but is indexed with "
+            f"{len(index)} subscript(s)",
+            loc,
+            hint="give one index or slice per dimension, e.g. q[b, h, rows, :]",
+        )
+
+
+def _tensor_param(ctx: TypeContext, name: str, loc: Loc) -> Param:
+    p = ctx.param(name, loc)
+    if not isinstance(p.type, TensorType):
+        raise DTypeError(f"`{name}` is a scalar parameter, not a tensor", loc)
+    return p
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Load(ValueOp):
+    """out = src[index]; slice positions past the extent read ``pad`` (NaN if None).
+
+    A block whose first position is already past the extent, or a point index out of
+    range, is an out-of-bounds read and faults.
+    """
+
+    src: str
+    index: tuple[Index, ...]
+    pad: Expr | None = None
+    into: Value | None = None
+    """After pipelining: the queue slot (from AllocTensor) that receives the data."""
+    OPERANDS: ClassVar[tuple[str, ...]] = ("into",)
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        p = _tensor_param(ctx, self.src, self.loc)
+        assert isinstance(p.type, TensorType)
+        _check_index(self.src, self.index, p.type, self.loc)
+        return TileType(_index_shape(self.index), p.type.dtype)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Store(Op):
+    """dst[index] = value, writing only positions inside the extent (tails are cut)."""
+
+    dst: str
+    index: tuple[Index, ...]
+    value: Value
+    OPERANDS: ClassVar[tuple[str, ...]] = ("value",)
+
+    def check(self, ctx: TypeContext) -> None:
+        p = _tensor_param(ctx, self.dst, self.loc)
+        assert isinstance(p.type, TensorType)
+        if p.kind is ParamKind.IN:
+            raise DTypeError(
+                f"`{self.dst}` is an input; stores go to outputs",
+                self.loc,
+                hint=f"declare it as fd.Out(...) or fd.Scratch(...)",
+            )
+        _check_index(self.dst, self.index, p.type, self.loc)
+        t = tile_type(self.value)
+        if t is None:
+            return
+        want = _index_shape(self.index)
+        if tuple(t.shape) != tuple(want):
+            raise ShapeError(
+                f"store to `{self.dst}`: tile {t} does not match the block {_shp(want)}",
+                self.loc,
+            )
+        if t.dtype is not p.type.dtype:
+            raise DTypeError(
+                f"store to `{self.dst}` ({p.type}): tile is {t.dtype.value}",
+                self.loc,
+                hint=f"cast first: fd.cast(x, fd.{p.type.dtype.value})",
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadScalar(Op):
+    """Defines symbol ``name`` = src[index] (all point indices): an integer symbol for
+    an integer tensor (loop bounds, block indices), a float one for f32 (ALiBi slopes).
+    """
+
+    name: str
+    src: str
+    index: tuple[Expr, ...]
+
+    def check(self, ctx: TypeContext) -> None:
+        p = _tensor_param(ctx, self.src, self.loc)
+        assert isinstance(p.type, TensorType)
+        if len(self.index) != len(p.type.shape):
+            raise ShapeError(
+                f"`{self.src}` has rank {len(p.type.shape)}, indexed with "
+                f"{len(self.index)} subscripts",
+                self.loc,
+            )
+        if not (p.type.dtype.is_int or p.type.dtype is DType.F32):
+            raise DTypeError(
+                f"scalar loads read integer or f32 tensors; `{self.src}` is "
+                f"{p.type.dtype.value}",
+                self.loc,
+                hint="declare per-head constants such as ALiBi slopes as f32",
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RandomUniform(ValueOp):
+    """out[r, c] = uniform [0, 1) f32 from Philox4x32-10 (fadsl.rng.philox_uniform).
+
+    Counter-based: the value at row position ``row_start + r`` and column position
+    ``col_start + c`` depends only on the key (``seed0``, ``seed1``), ``offset``,
+    ``stream`` and the two positions, never on tiling or order, so interpreter and
+    generated code draw bit-identical numbers (dropout masks that can be replayed).
+    """
+
+    shape: Shape
+    seed0: Expr
+    seed1: Expr
+    offset: Expr
+    stream: Expr
+    row_start: Expr
+    col_start: Expr
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        if len(self.shape) != 2:
+            raise ShapeError(
+                f"random_uniform makes 2-D tiles, got shape {_shp(self.shape)}",
+                self.loc,
+            )
+        return TileType(self.shape, DType.F32)
+
+
+# ----------------------------------------------------------------------------
+# Queues (made explicit by passes/pipeline.py; mirror Ascend C TQue one to one)
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueAlloc(ValueOp):
+    """A queue of ``buffers`` tiles (pipe.InitBuffer(que, buffers, bytes))."""
+
+    tile: TileType
+    buffers: int
+    position: str
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        return QueueType(self.tile, self.buffers, self.position)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocTensor(ValueOp):
+    """out = queue.AllocTensor(): a free slot, contents undefined (NaN)."""
+
+    queue: Value
+    OPERANDS: ClassVar[tuple[str, ...]] = ("queue",)
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        assert isinstance(self.queue.type, QueueType)
+        return self.queue.type.tile
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Enqueue(Op):
+    """queue.EnQue(x): hand a filled slot to the consumer."""
+
+    queue: Value
+    x: Value
+    OPERANDS: ClassVar[tuple[str, ...]] = ("queue", "x")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dequeue(ValueOp):
+    """out = queue.DeQue(): the oldest enqueued slot; faults if the queue is empty."""
+
+    queue: Value
+    OPERANDS: ClassVar[tuple[str, ...]] = ("queue",)
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        assert isinstance(self.queue.type, QueueType)
+        return self.queue.type.tile
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FreeTensor(Op):
+    """queue.FreeTensor(x): release the slot; its contents become undefined."""
+
+    queue: Value
+    x: Value
+    OPERANDS: ClassVar[tuple[str, ...]] = ("queue", "x")
