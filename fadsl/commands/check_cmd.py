@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fadsl.ir.nodes import Kernel
     from fadsl.ir.types import Shape
     from fadsl.passes.buffer_plan import BufferPlan
-    from fadsl.passes.check_resources import BufferUse, ResourceReport
+    from fadsl.passes.check_resources import ResourceReport
     from fadsl.target import Target
 
 

@@ -8,7 +8,6 @@ the same semantics as the kernel (``docs/variants.md``).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any

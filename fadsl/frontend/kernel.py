@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
-from fadsl.frontend.source import frame_loc
 from fadsl.ir.types import DType
 
 _C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -94,7 +94,7 @@ class Store(Op):
             raise DTypeError(
                 f"`{self.dst}` is an input; stores go to outputs",
                 self.loc,
-                hint=f"declare it as fd.Out(...) or fd.Scratch(...)",
+                hint="declare it as fd.Out(...) or fd.Scratch(...)",
             )
         _check_index(self.dst, self.index, p.type, self.loc)
         t = tile_type(self.value)

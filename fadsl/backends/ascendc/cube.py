@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import sympy
 
 from fadsl.backends.ascendc import gm
 from fadsl.backends.ascendc.names import Names, buffer_len, camel, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, isym
+from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, TileType
 from fadsl.passes.plan_buffers import Lowering
 from fadsl.passes.sides import CUBE

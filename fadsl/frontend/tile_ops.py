@@ -1,0 +1,350 @@
+"""The public tile-op functions of ``fd`` (load, store, dot, exp, where, ...).
+
+Each validates its Python-level arguments and emits one IR op through the builder of
+the kernel being read (``fadsl.frontend.ops`` holds the proxies and the tracer).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import sympy
+
+from fadsl.errors import DTypeError, KernelSyntaxError
+from fadsl.frontend.ops import (
+    Block,
+    Tile,
+    _binary,
+    _emit,
+    _is_scalar,
+    _operand,
+    _promote,
+    _scalar,
+    current,
+)
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import CeilDiv, Expr, FloorDiv
+from fadsl.ir.types import DType
+
+# ----------------------------------------------------------------------------
+# Public ops
+# ----------------------------------------------------------------------------
+
+
+def load(block: Block, pad: float | None = None) -> Tile:
+    """Copy a block of a tensor parameter into a tile.
+
+    Args:
+        block: ``param[...]`` with one point index or slice per dimension.
+        pad: value for tail positions past the extent; None leaves them undefined
+            (NaN in the interpreter), so any use of them shows.
+    Returns:
+        A tile of the slice sizes, in the parameter's dtype.
+
+    Example: ``kt = fd.load(k[b, h, fd.ds(j * block_kv, block_kv), :], pad=0)``
+    """
+    if not isinstance(block, Block):
+        raise KernelSyntaxError(
+            "fd.load takes an indexed tensor parameter such as q[b, h, rows, :]",
+            current().here(),
+        )
+    pad_e = None if pad is None else _scalar(pad, "pad")
+    return _emit(
+        ir.Load,
+        hint=block.ref.param.name + "_t",
+        src=block.ref.param.name,
+        index=block.index,
+        pad=pad_e,
+    )
+
+
+def store(block: Block, value: Tile) -> None:
+    """Write a tile to a block of an output; tail positions past the extent are skipped.
+
+    Example: ``fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))``
+    """
+    if not isinstance(block, Block):
+        raise KernelSyntaxError(
+            "fd.store takes an indexed tensor parameter such as o[b, h, rows, :]",
+            current().here(),
+        )
+    if not isinstance(value, Tile):
+        raise KernelSyntaxError("fd.store stores a tile", current().here())
+    t = current()
+    t.builder.emit(
+        ir.Store,
+        t.here(),
+        dst=block.ref.param.name,
+        index=block.index,
+        value=value.value,
+    )
+
+
+def load_scalar(block: Block) -> Expr:
+    """Read one element of a tensor as a scalar: an integer (a block-sparse table
+    entry, a sequence start) or an f32 value (a per-head ALiBi slope).
+
+    Example: ``q0 = fd.load_scalar(cu_seqlens_q[b])``
+    """
+    index = []
+    for ix in block.index:
+        if not isinstance(ix, ir.Point):
+            raise KernelSyntaxError(
+                "fd.load_scalar takes point indices only", current().here()
+            )
+        index.append(ix.at)
+    t = current()
+    name = t.builder.fresh(block.ref.param.name + "_s")
+    t.builder.emit(
+        ir.LoadScalar, t.here(), name=name, src=block.ref.param.name, index=tuple(index)
+    )
+    from fadsl.ir.expr import fsym, isym
+
+    return fsym(name) if block.ref.dtype is DType.F32 else isym(name)
+
+
+def random_uniform(
+    shape: Any,
+    *,
+    seed: tuple[Any, Any],
+    offset: Any,
+    stream: Any,
+    row_start: Any,
+    col_start: Any,
+) -> Tile:
+    """Uniform f32 numbers in [0, 1), a pure function of key, counter and position.
+
+    Philox4x32-10 (``fadsl.rng``): the value at (``row_start + r``, ``col_start + c``)
+    depends on ``seed`` (two 32-bit words), ``offset``, ``stream`` and the two
+    positions only, so dropout masks are the same in every tiling and every backend.
+
+    Example: ``u = fd.random_uniform((bq, bk), seed=(s0, s1), offset=off,
+    stream=b * N + h, row_start=i * bq, col_start=j * bk)``
+    """
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if not isinstance(seed, (tuple, list)) or len(seed) != 2:
+        raise KernelSyntaxError(
+            "fd.random_uniform: seed is a pair of 32-bit words",
+            current().here(),
+            hint="seed=(seed_lo, seed_hi)",
+        )
+    return _emit(
+        ir.RandomUniform,
+        hint="u",
+        shape=tuple(_scalar(d, "shape") for d in dims),
+        seed0=_scalar(seed[0], "seed"),
+        seed1=_scalar(seed[1], "seed"),
+        offset=_scalar(offset, "offset"),
+        stream=_scalar(stream, "stream"),
+        row_start=_scalar(row_start, "row_start"),
+        col_start=_scalar(col_start, "col_start"),
+    )
+
+
+def dot(
+    a: Tile,
+    b: Tile,
+    *,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    acc_dtype: DType = DType.F32,
+) -> Tile:
+    """Matrix product on the cube unit, accumulated in ``acc_dtype`` (f32).
+
+    Example: ``s = fd.dot(qt, kt, transpose_b=True)``  # [block_q, block_kv] f32
+    """
+    for name, x in (("a", a), ("b", b)):
+        if not isinstance(x, Tile):
+            raise KernelSyntaxError(
+                f"fd.dot: `{name}` must be a tile", current().here()
+            )
+    return _emit(
+        ir.Dot,
+        hint="dot",
+        a=a.value,
+        b=b.value,
+        transpose_a=bool(transpose_a),
+        transpose_b=bool(transpose_b),
+        acc_dtype=(
+            DType.parse(str(acc_dtype.value))
+            if isinstance(acc_dtype, DType)
+            else DType.parse(str(acc_dtype))
+        ),
+    )
+
+
+def _eager(*xs: Any) -> bool:
+    """True when a mod runs on numpy arrays (the float64 reference), not on tiles.
+
+    Without numpy imported nothing can be a numpy array: building a kernel (compile,
+    check) then never imports numpy.
+    """
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
+    return not any(isinstance(x, Tile) for x in xs) and any(
+        isinstance(x, (np.ndarray, np.generic)) for x in xs
+    )
+
+
+_NUMPY_UNARY = {
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "tanh": "tanh",
+    "sqrt": "sqrt",
+    "abs": "abs",
+    "floor": "floor",
+}
+
+
+def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
+    if _eager(x):
+        import numpy as np
+
+        return getattr(np, _NUMPY_UNARY[name])(x)
+    if not isinstance(x, Tile):
+        raise KernelSyntaxError(f"fd.{name} takes a tile", current().here())
+    if x.dtype.is_int and cls is not ir.Abs and cls is not ir.Neg:
+        x = cast(x, DType.F32)
+    return _emit(cls, x=x.value)
+
+
+def exp(x: Tile) -> Tile:
+    """Elementwise e**x."""
+    return _unary(ir.Exp, x, "exp")
+
+
+def exp2(x: Tile) -> Tile:
+    """Elementwise 2**x."""
+    return _unary(ir.Exp2, x, "exp2")
+
+
+def log(x: Tile) -> Tile:
+    """Elementwise natural logarithm."""
+    return _unary(ir.Log, x, "log")
+
+
+def tanh(x: Tile) -> Tile:
+    """Elementwise tanh (softcap: ``cap * fd.tanh(s / cap)``)."""
+    return _unary(ir.Tanh, x, "tanh")
+
+
+def sqrt(x: Tile) -> Tile:
+    """Elementwise square root."""
+    return _unary(ir.Sqrt, x, "sqrt")
+
+
+def floor(x: Tile) -> Tile:
+    """Elementwise floor (the largest integral value <= x)."""
+    return _unary(ir.Floor, x, "floor")
+
+
+def abs(x: Tile) -> Tile:  # noqa: A001 - mirrors numpy / torch naming
+    """Elementwise |x|."""
+    return _unary(ir.Abs, x, "abs")
+
+
+def maximum(a: Any, b: Any) -> Any:
+    """Elementwise max of tiles, or max of two scalars (loop bounds)."""
+    if _eager(a, b):
+        import numpy as np
+
+        return np.maximum(a, b)
+    if _is_scalar(a) and _is_scalar(b):
+        return sympy.Max(_scalar(a, "maximum"), _scalar(b, "maximum"))
+    return _binary(ir.Maximum, a, b)
+
+
+def minimum(a: Any, b: Any) -> Any:
+    """Elementwise min of tiles, or min of two scalars (loop bounds)."""
+    if _eager(a, b):
+        import numpy as np
+
+        return np.minimum(a, b)
+    if _is_scalar(a) and _is_scalar(b):
+        return sympy.Min(_scalar(a, "minimum"), _scalar(b, "minimum"))
+    return _binary(ir.Minimum, a, b)
+
+
+def where(cond: Any, a: Any, b: Any) -> Tile:
+    """Per element ``a`` where ``cond`` else ``b`` (numpy broadcasting).
+
+    Example: ``s = fd.where(kv_idx[None, :] < Skv, s, -fd.inf)``
+    """
+    if _eager(cond, a, b):
+        import numpy as np
+
+        return np.where(cond, a, b)
+    if isinstance(cond, bool):
+        raise KernelSyntaxError(
+            "fd.where needs a mask tile; this condition is a plain Python bool",
+            current().here(),
+        )
+    ca, cb = _promote(_operand(a), _operand(b))
+    return _emit(ir.Where, cond=_operand(cond), a=ca, b=cb)
+
+
+def cast(x: Tile, dtype: DType) -> Tile:
+    """Convert a tile's dtype (float rounding to nearest even)."""
+    if not isinstance(x, Tile):
+        raise KernelSyntaxError("fd.cast takes a tile", current().here())
+    if not isinstance(dtype, DType):
+        raise DTypeError(
+            f"fd.cast: {dtype!r} is not a dtype",
+            current().here(),
+            hint="use fd.f16, fd.bf16, fd.f32 or param.dtype",
+        )
+    return _emit(ir.Cast, hint=x.value.name, x=x.value, dtype=dtype)
+
+
+def row_max(x: Tile) -> Tile:
+    """Maximum of each row of a 2-D tile: [R, C] -> [R]."""
+    if not isinstance(x, Tile):
+        raise KernelSyntaxError("fd.row_max takes a tile", current().here())
+    return _emit(ir.RowMax, x=x.value)
+
+
+def row_sum(x: Tile) -> Tile:
+    """Sum of each row of a 2-D tile: [R, C] -> [R]."""
+    if not isinstance(x, Tile):
+        raise KernelSyntaxError("fd.row_sum takes a tile", current().here())
+    return _emit(ir.RowSum, x=x.value)
+
+
+def full(shape: Any, value: float, dtype: DType = DType.F32) -> Tile:
+    """A tile filled with ``value``: fd.full((block_q,), -fd.inf, fd.f32)."""
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    return _emit(
+        ir.Full,
+        hint="full",
+        shape=tuple(_scalar(d, "shape") for d in dims),
+        value=_scalar(value, "fill value"),
+        dtype=dtype,
+    )
+
+
+def zeros(shape: Any, dtype: DType = DType.F32) -> Tile:
+    """A tile of zeros."""
+    return full(shape, 0.0, dtype)
+
+
+def arange(start: Any, size: Any) -> Tile:
+    """Position indices ``start + [0, size)`` as i32: fd.arange(i * block_q, block_q)."""
+    return _emit(
+        ir.Arange,
+        hint="idx",
+        start=_scalar(start, "arange start"),
+        size=_scalar(size, "arange size"),
+    )
+
+
+def cdiv(a: Any, b: Any) -> Expr:
+    """Ceiling division of scalars: number of blocks of size b covering a."""
+    return CeilDiv(_scalar(a, "cdiv"), _scalar(b, "cdiv"))
+
+
+def floordiv(a: Any, b: Any) -> Expr:
+    """Floor division of scalars."""
+    return FloorDiv(_scalar(a, "floordiv"), _scalar(b, "floordiv"))
