@@ -10,7 +10,6 @@ functions called from a kernel are traced with Tile proxies.
 from __future__ import annotations
 
 import ast
-import builtins
 import difflib
 import inspect
 import textwrap
@@ -22,73 +21,35 @@ import sympy
 from fadsl.errors import DTypeError, FadslError, KernelSyntaxError, Loc, ShapeError
 from fadsl.frontend import ops
 from fadsl.frontend.kernel import KernelDef, ParamSpec
-from fadsl.frontend.source import boundary, in_package, node_loc, traceback_loc
+from fadsl.frontend.source import boundary, node_loc
 from fadsl.frontend.statements import StatementWalker
 from fadsl.ir import nodes as ir
 from fadsl.ir.builder import Builder
 from fadsl.ir.expr import as_expr, fsym, isym
 from fadsl.ir.types import DType, ScalarType, TensorType
 
-_SAFE_BUILTINS = {
-    name: getattr(builtins, name)
-    for name in ("min", "max", "abs", "float", "int", "len", "tuple", "range", "isinstance",
-                 "print", "bool", "round")
-}
-_SAFE_BUILTINS.update({"True": True, "False": False, "None": None})
-
-_BINOPS: dict[type, Any] = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: _floordiv(a, b),
-    ast.Mod: lambda a, b: _mod(a, b),
-    ast.Pow: lambda a, b: a**b,
-    ast.BitAnd: lambda a, b: a & b,
-    ast.BitOr: lambda a, b: a | b,
-}
-_CMPOPS: dict[type, Any] = {
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.Eq: lambda a, b: _eq(a, b),
-    ast.NotEq: lambda a, b: _ne(a, b),
-    ast.Is: lambda a, b: a is b,
-    ast.IsNot: lambda a, b: a is not b,
-}
-
-
-def _floordiv(a: Any, b: Any) -> Any:
-    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
-        return a // b
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        return ops.floordiv(a, b)
-    return a // b
-
-
-def _mod(a: Any, b: Any) -> Any:
-    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
-        return a % b
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        return sympy.Mod(as_expr(a), as_expr(b))
-    return a % b
-
-
-def _eq(a: Any, b: Any) -> Any:
-    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
-        return a == b
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        return sympy.Eq(as_expr(a), as_expr(b))
-    return a == b
-
-
-def _ne(a: Any, b: Any) -> Any:
-    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
-        return a != b
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        return sympy.Ne(as_expr(a), as_expr(b))
-    return a != b
+from fadsl.frontend.python_ops import (  # noqa: F401
+    _BINOPS,
+    _CMPOPS,
+    _SAFE_BUILTINS,
+    _bad_arguments,
+    _binds,
+    _const_value,
+    _describe,
+    _describe_value,
+    _eq,
+    _floordiv,
+    _helper_error,
+    _is_fadsl_op,
+    _is_plain_const,
+    _mod,
+    _ne,
+    _plain_params,
+    _qualified,
+    _type_text,
+    ops_grid,
+    ops_pipelined,
+)
 
 
 class LoopLocal:
@@ -102,7 +63,9 @@ class LoopLocal:
 class Walker(StatementWalker):
     """Evaluates expressions; statements live in StatementWalker."""
 
-    def __init__(self, kdef: KernelDef, consts: Mapping[str, Any], dtype: DType) -> None:
+    def __init__(
+        self, kdef: KernelDef, consts: Mapping[str, Any], dtype: DType
+    ) -> None:
         self.kdef = kdef
         self.consts = dict(consts)
         self.dtype = dtype
@@ -124,7 +87,9 @@ class Walker(StatementWalker):
         for p in self.params:
             if p.name == name:
                 return p
-        raise KernelSyntaxError(f"kernel `{self.kdef.name}` has no parameter `{name}`", loc)
+        raise KernelSyntaxError(
+            f"kernel `{self.kdef.name}` has no parameter `{name}`", loc
+        )
 
     # --- entry -------------------------------------------------------------
     def run(self) -> ir.Kernel:
@@ -141,18 +106,29 @@ class Walker(StatementWalker):
                 self.kdef.loc,
                 hint="wrap the body in `for b, h, i in fd.grid(B, N, fd.cdiv(Sq, block_q)):`",
             )
-        consts = tuple(sorted((k, _const_value(v)) for k, v in self.consts.items()
-                              if _is_plain_const(v)))
-        return ir.Kernel(name=self.kdef.name, params=tuple(self.params),
-                         shape_syms=tuple(self.shape_syms), consts=consts,
-                         body=self.builder.finish(), loc=self.kdef.loc)
+        consts = tuple(
+            sorted(
+                (k, _const_value(v))
+                for k, v in self.consts.items()
+                if _is_plain_const(v)
+            )
+        )
+        return ir.Kernel(
+            name=self.kdef.name,
+            params=tuple(self.params),
+            shape_syms=tuple(self.shape_syms),
+            consts=consts,
+            body=self.builder.finish(),
+            loc=self.kdef.loc,
+        )
 
     def _parse_function(self) -> ast.FunctionDef:
         try:
             lines, start = inspect.getsourcelines(self.kdef.fn)
         except (OSError, TypeError):
             raise KernelSyntaxError(
-                f"cannot read the source of kernel `{self.kdef.name}`", self.kdef.loc,
+                f"cannot read the source of kernel `{self.kdef.name}`",
+                self.kdef.loc,
                 hint="kernels must be defined in a .py file, not typed at a prompt",
             ) from None
         raw = "".join(lines)
@@ -188,14 +164,23 @@ class Walker(StatementWalker):
             return
         if spec.kind == "scalar":
             default = None if spec.default is None else self._scalar_default(spec, loc)
-            p = ir.Param(name=spec.name, kind=ir.ParamKind.SCALAR,
-                         type=ScalarType(spec.dtype or DType.F32), default=default, loc=loc)
+            p = ir.Param(
+                name=spec.name,
+                kind=ir.ParamKind.SCALAR,
+                type=ScalarType(spec.dtype or DType.F32),
+                default=default,
+                loc=loc,
+            )
             self.params.append(p)
             self.env[spec.name] = fsym(spec.name)
             return
         shape = tuple(self._dim(d) for d in spec.dims)
-        p = ir.Param(name=spec.name, kind=ir.ParamKind(spec.kind),
-                     type=TensorType(shape, spec.dtype or self.dtype), loc=loc)
+        p = ir.Param(
+            name=spec.name,
+            kind=ir.ParamKind(spec.kind),
+            type=TensorType(shape, spec.dtype or self.dtype),
+            loc=loc,
+        )
         self.params.append(p)
         self.env[spec.name] = ops.TensorRef(p)
 
@@ -217,8 +202,11 @@ class Walker(StatementWalker):
         try:
             e = parse_expr_text(text)
         except ExprSyntaxError as exc:
-            raise KernelSyntaxError(f"tensor dimension {text!r}: {exc}", self.kdef.loc,
-                                    hint='e.g. fd.In("B", "Sq", "N * D")') from None
+            raise KernelSyntaxError(
+                f"tensor dimension {text!r}: {exc}",
+                self.kdef.loc,
+                hint='e.g. fd.In("B", "Sq", "N * D")',
+            ) from None
         consts = self.kdef.const_defaults
         for s in sorted(e.free_symbols, key=lambda x: x.name):
             if s.name not in consts:
@@ -234,11 +222,16 @@ class Walker(StatementWalker):
             try:
                 return parse_expr_text(spec.default)
             except ExprSyntaxError as exc:
-                raise KernelSyntaxError(f"default of scalar `{spec.name}`: {exc}", loc,
-                                        hint="e.g. \"D ** -0.5\"") from None
+                raise KernelSyntaxError(
+                    f"default of scalar `{spec.name}`: {exc}",
+                    loc,
+                    hint='e.g. "D ** -0.5"',
+                ) from None
         raise KernelSyntaxError(
             f"default of scalar `{spec.name}` must be a number or an expression string "
-            f"such as \"D ** -0.5\", got {spec.default!r}", loc)
+            f'such as "D ** -0.5", got {spec.default!r}',
+            loc,
+        )
 
     # --- compile-time evaluation -------------------------------------------
     def concrete(self, value: Any, node: ast.AST, what: str) -> Any:
@@ -247,7 +240,9 @@ class Walker(StatementWalker):
             raise KernelSyntaxError(
                 f"{what} must be known at compile time, but `{ast.unparse(node)}` is a "
                 f"tile ({value.type}) whose values exist only on the device",
-                self.loc(node), hint="use fd.where(cond, a, b) for per-element choices")
+                self.loc(node),
+                hint="use fd.where(cond, a, b) for per-element choices",
+            )
         if isinstance(value, sympy.Basic):
             sub = value.subs(self.const_syms) if self.const_syms else value
             if sub.free_symbols:
@@ -256,7 +251,8 @@ class Walker(StatementWalker):
                     f"{what} must be known at compile time, but depends on {names}",
                     self.loc(node),
                     hint="branch on tile constants (--set) only; shapes and loop "
-                    "variables are runtime values")
+                    "variables are runtime values",
+                )
             if sub in (sympy.true, sympy.false):
                 return bool(sub)
             return int(sub) if sub.is_Integer else float(sub)
@@ -273,7 +269,8 @@ class Walker(StatementWalker):
                     f"{_describe(node)} is not supported inside a kernel",
                     self.loc(node),
                     hint="kernels use assignments, fd ops, arithmetic, `for` over "
-                    "fd.grid/range/fd.pipelined and `if` on constants")
+                    "fd.grid/range/fd.pipelined and `if` on constants",
+                )
             return method(node)
         finally:
             self.tracer.loc = prev
@@ -283,11 +280,16 @@ class Walker(StatementWalker):
 
     def _fits(self, value: Any, node: ast.AST) -> Any:
         """``value``, unless it is an integer the generated C++ cannot hold."""
-        if isinstance(value, int) and not isinstance(value, bool) and (
-                abs(value) >= 2**63):
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and (abs(value) >= 2**63)
+        ):
             raise KernelSyntaxError(
                 f"the integer `{ast.unparse(node)}` does not fit in 64 bits",
-                self.loc(node), hint="sizes, indices and constants are 64-bit integers")
+                self.loc(node),
+                hint="sizes, indices and constants are 64-bit integers",
+            )
         return value
 
     def expr_Name(self, node: ast.Name) -> Any:
@@ -300,7 +302,8 @@ class Walker(StatementWalker):
                     self.loc(node),
                     notes=(f"defined at {value.loc}",),
                     hint=f"initialise `{name}` before the loop so it becomes a "
-                    "loop-carried value")
+                    "loop-carried value",
+                )
             return value
         if name in self.globals:
             return self.globals[name]
@@ -309,9 +312,14 @@ class Walker(StatementWalker):
         known = list(self.env) + [k for k in self.globals if not k.startswith("__")]
         close = difflib.get_close_matches(name, known, n=1)
         raise KernelSyntaxError(
-            f"undefined name `{name}`", self.loc(node),
-            hint=f"did you mean `{close[0]}`?" if close else
-            "define it before use, or declare it as a kernel parameter")
+            f"undefined name `{name}`",
+            self.loc(node),
+            hint=(
+                f"did you mean `{close[0]}`?"
+                if close
+                else "define it before use, or declare it as a kernel parameter"
+            ),
+        )
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
@@ -321,8 +329,10 @@ class Walker(StatementWalker):
             owner = getattr(base, "__name__", type(base).__name__)
             close = difflib.get_close_matches(node.attr, dir(base), n=1)
             raise KernelSyntaxError(
-                f"`{owner}` has no attribute `{node.attr}`", self.loc(node),
-                hint=f"did you mean `{close[0]}`?" if close else None) from None
+                f"`{owner}` has no attribute `{node.attr}`",
+                self.loc(node),
+                hint=f"did you mean `{close[0]}`?" if close else None,
+            ) from None
 
     def expr_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
         return tuple(self.expr(e) for e in node.elts)
@@ -332,6 +342,7 @@ class Walker(StatementWalker):
     def expr_Slice(self, node: ast.Slice) -> slice:
         def part(n: ast.AST | None) -> Any:
             return None if n is None else self.expr(n)
+
         return slice(part(node.lower), part(node.upper), part(node.step))
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
@@ -345,10 +356,12 @@ class Walker(StatementWalker):
         a, b = self.expr(node.left), self.expr(node.right)
         fn = _BINOPS.get(type(node.op))
         if fn is None:
-            raise KernelSyntaxError(f"operator {_describe(node.op)} is not supported",
-                                    self.loc(node))
-        return self._operands_named(lambda: self._apply(lambda: fn(a, b), node),
-                                    (node.left, a), (node.right, b))
+            raise KernelSyntaxError(
+                f"operator {_describe(node.op)} is not supported", self.loc(node)
+            )
+        return self._operands_named(
+            lambda: self._apply(lambda: fn(a, b), node), (node.left, a), (node.right, b)
+        )
 
     def _operands_named(self, thunk: Any, *operands: tuple[ast.AST, Any]) -> Any:
         """Run ``thunk``; a type error gets notes naming each operand as the user wrote it."""
@@ -368,22 +381,30 @@ class Walker(StatementWalker):
     def expr_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:
             raise KernelSyntaxError(
-                "chained comparisons are not supported", self.loc(node),
-                hint="write (a < b) & (b < c) for masks")
+                "chained comparisons are not supported",
+                self.loc(node),
+                hint="write (a < b) & (b < c) for masks",
+            )
         a, b = self.expr(node.left), self.expr(node.comparators[0])
         fn = _CMPOPS.get(type(node.ops[0]))
         if fn is None:
-            raise KernelSyntaxError(f"{_describe(node.ops[0])} is not supported",
-                                    self.loc(node))
-        return self._operands_named(lambda: self._apply(lambda: fn(a, b), node),
-                                    (node.left, a), (node.comparators[0], b))
+            raise KernelSyntaxError(
+                f"{_describe(node.ops[0])} is not supported", self.loc(node)
+            )
+        return self._operands_named(
+            lambda: self._apply(lambda: fn(a, b), node),
+            (node.left, a),
+            (node.comparators[0], b),
+        )
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:
         values = [self.expr(v) for v in node.values]
         if any(isinstance(v, ops.Tile) for v in values):
             raise KernelSyntaxError(
                 "`and`/`or` need Python truth values; these operands are tiles",
-                self.loc(node), hint="combine masks with & and |, e.g. (a < b) & c")
+                self.loc(node),
+                hint="combine masks with & and |, e.g. (a < b) & c",
+            )
         flags = [self.concrete(v, node, "a boolean operand") for v in values]
         return all(flags) if isinstance(node.op, ast.And) else any(flags)
 
@@ -402,12 +423,18 @@ class Walker(StatementWalker):
         if fn in (ops_grid(), ops_pipelined()) or fn is range:
             raise KernelSyntaxError(
                 f"{getattr(fn, '__name__', fn)}(...) is only valid as the iterable "
-                "of a `for` statement", self.loc(node))
+                "of a `for` statement",
+                self.loc(node),
+            )
         return self._call(fn, args, kwargs, node)
 
-    def _call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST) -> Any:
+    def _call(
+        self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
         if not callable(fn):
-            raise KernelSyntaxError(f"{_describe_value(fn)} is not callable", self.loc(node))
+            raise KernelSyntaxError(
+                f"{_describe_value(fn)} is not callable", self.loc(node)
+            )
         if _is_fadsl_op(fn) and not _binds(fn, args, kwargs):
             raise _bad_arguments(fn, args, kwargs, self.loc(node))
         if _is_fadsl_op(fn) or fn in _SAFE_BUILTINS.values():
@@ -417,14 +444,17 @@ class Walker(StatementWalker):
         name = _qualified(fn)
         same = getattr(ops, name.rsplit(".", 1)[-1], None)
         raise KernelSyntaxError(
-            f"calling `{name}` is not supported inside a kernel", self.loc(node),
+            f"calling `{name}` is not supported inside a kernel",
+            self.loc(node),
             hint=(f"use fd.{same.__name__}: " if callable(same) else "")
             + "tiles exist only on the device, so kernels call fd ops and plain Python "
-            "helper functions, not libraries such as math or numpy")
+            "helper functions, not libraries such as math or numpy",
+        )
 
     @boundary
-    def _call_user(self, fn: Any, args: list[Any], kwargs: dict[str, Any],
-                   node: ast.AST) -> Any:
+    def _call_user(
+        self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.AST
+    ) -> Any:
         try:
             return fn(*args, **kwargs)
         except FadslError:
@@ -440,118 +470,6 @@ class Walker(StatementWalker):
             raise
         except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
             raise KernelSyntaxError(f"{exc}", self.loc(node)) from None
-
-
-def _binds(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
-    try:
-        inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError:
-        return False
-    except ValueError:  # no signature to check (a C function): let the call decide
-        return True
-    return True
-
-
-def _bad_arguments(fn: Any, args: list[Any], kwargs: dict[str, Any],
-                   loc: Loc) -> KernelSyntaxError:
-    """fd.op(...) called with arguments its signature does not take."""
-    sig = inspect.signature(fn)
-    names = list(sig.parameters)
-    unknown = [k for k in kwargs if k not in names]
-    hint = f"fd.{fn.__name__}({_plain_params(sig)})"
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], names, n=1)
-        problem = f"fd.{fn.__name__} has no keyword `{unknown[0]}`"
-        hint = (f"did you mean `{close[0]}`? " if close else "") + "it takes " + hint
-    else:
-        problem = f"fd.{fn.__name__} does not take {len(args)} positional argument(s)"
-        hint = "it takes " + hint
-    return KernelSyntaxError(problem, loc, hint=hint)
-
-
-def _plain_params(sig: inspect.Signature) -> str:
-    """``block, pad=None`` (``*, `` before keyword-only ones): no annotations."""
-    parts: list[str] = []
-    for p in sig.parameters.values():
-        if p.kind is p.KEYWORD_ONLY and "*" not in parts:
-            parts.append("*")
-        prefix = "*" if p.kind is p.VAR_POSITIONAL else ""
-        default = "" if p.default is p.empty else f"={p.default!r}"
-        parts.append(f"{prefix}{p.name}{default}")
-    return ", ".join(parts)
-
-
-def _qualified(fn: Any) -> str:
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", type(fn).__name__)
-    module = getattr(fn, "__module__", None) or ""
-    if module in ("builtins", "") or module.startswith("numpy"):
-        module = "numpy" if module.startswith("numpy") else module
-    return f"{module}.{name}" if module and module != "builtins" else name
-
-
-def _type_text(v: Any) -> str:
-    if isinstance(v, ops.Tile):
-        return f"a tile {v.type}"
-    return f"the scalar {v}" if isinstance(v, (int, float, sympy.Basic)) else type(v).__name__
-
-
-def _helper_error(fn: Any, exc: Exception, call: Loc) -> KernelSyntaxError:
-    """A Python error inside a helper (or a mod) the kernel calls, at the user's line."""
-    where, name = traceback_loc(exc) or (call, fn.__name__)
-    shown = where != call and not in_package(call.file)  # not from fadsl's FA2 library
-    notes = (f"called from {call}",) if shown else ()
-    return KernelSyntaxError(
-        f"`{name}` raised {type(exc).__name__}: {exc}", where, notes=notes,
-        hint="helpers and mods run while the kernel is traced, on tiles: use fd ops and "
-        "Python arithmetic; numpy, math and I/O cannot see tile values")
-
-
-def ops_grid() -> Any:
-    from fadsl.frontend import loops
-
-    return loops.grid
-
-
-def ops_pipelined() -> Any:
-    from fadsl.frontend import loops
-
-    return loops.pipelined
-
-
-def _is_fadsl_op(fn: Any) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    return module.startswith("fadsl.frontend") or module.startswith("sympy")
-
-
-def _describe(node: ast.AST) -> str:
-    name = type(node).__name__
-    return {
-        "Lambda": "a lambda", "ListComp": "a list comprehension", "While": "a while loop",
-        "With": "a with statement", "Try": "try/except", "Yield": "yield",
-        "GeneratorExp": "a generator expression", "Dict": "a dict literal",
-        "Starred": "*-unpacking", "JoinedStr": "an f-string", "Await": "await",
-        "NamedExpr": "the walrus operator", "Return": "return with a value",
-        "FunctionDef": "a nested function definition", "Global": "global",
-        "Nonlocal": "nonlocal", "Delete": "del", "Import": "import",
-        "ImportFrom": "import", "Raise": "raise", "ClassDef": "a class definition",
-        "Set": "a set literal", "DictComp": "a dict comprehension",
-        "SetComp": "a set comprehension", "Match": "match",
-        "MatMult": "@ (use fd.dot)", "Pow": "**", "LShift": "<<", "RShift": ">>",
-        "BitXor": "^", "In": "`in`", "NotIn": "`not in`",
-    }.get(name, name)
-
-
-def _describe_value(v: Any) -> str:
-    name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
-    return f"`{name}`" if name else f"a {type(v).__name__}"
-
-
-def _is_plain_const(v: Any) -> bool:
-    return isinstance(v, (int, float, bool, str)) or v is None
-
-
-def _const_value(v: Any) -> Any:
-    return "None" if v is None else v
 
 
 @boundary

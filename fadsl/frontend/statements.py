@@ -32,7 +32,7 @@ class StatementWalker:
                     hint="put all work inside the grid loop; each grid point is a task")
             method = getattr(self, "stmt_" + type(node).__name__, None)
             if method is None:
-                from fadsl.frontend.parser import _describe
+                from fadsl.frontend.python_ops import _describe
 
                 raise KernelSyntaxError(
                     f"{_describe(node)} is not supported inside a kernel",

@@ -26,7 +26,7 @@ from fadsl.ir.op_base import _operand_desc, _shp  # noqa: F401,E402
 from fadsl.ir.op_elementwise import *  # noqa: F401,F403,E402
 from fadsl.ir.op_memory import *  # noqa: F401,F403,E402
 from fadsl.ir.op_tile import *  # noqa: F401,F403,E402
-from fadsl.ir.op_base import Op, Param, Value  # noqa: E402
+from fadsl.ir.op_base import Op, Param, ParamKind, Value  # noqa: E402
 
 # ----------------------------------------------------------------------------
 # Control flow and the kernel
