@@ -44,6 +44,92 @@ _EAGER: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVa
 )
 
 
+class ModScalar:
+    """``b`` and ``h`` as a traced mod sees them: runtime integers.
+
+    A plain sympy symbol would answer ``b == 1`` with Python's structural ``False``;
+    this proxy turns comparisons into conditions (``b == 1`` is ``Eq(b, 1)``) and
+    arithmetic into expressions, and converts to sympy wherever an expression is taken.
+    """
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: Expr) -> None:
+        self.expr = expr
+
+    def _sympy_(self) -> Expr:
+        return self.expr
+
+    def __repr__(self) -> str:
+        return f"ModScalar({self.expr})"
+
+    def __hash__(self) -> int:
+        return hash(self.expr)
+
+    def __bool__(self) -> bool:
+        raise KernelSyntaxError(
+            f"`{self.expr}` is only known when the kernel runs; Python `if`/`and`/`or` "
+            "cannot test it", user_frame_loc(),
+            hint="return the condition itself (e.g. `return h < 4`), or combine with & |")
+
+    def _wrap(self, value: Any) -> Any:
+        return ModScalar(value) if isinstance(value, sympy.Expr) else value
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        if isinstance(other, ops.Tile):
+            return other == self.expr
+        return sympy.Eq(self.expr, _unwrap(other))
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        if isinstance(other, ops.Tile):
+            return other != self.expr
+        return sympy.Ne(self.expr, _unwrap(other))
+
+
+def _unwrap(x: Any) -> Any:
+    return x.expr if isinstance(x, ModScalar) else x
+
+
+def _forward(fn: Callable[[Expr, Any], Any]) -> Callable[[ModScalar, Any], Any]:
+    """A ModScalar operator: tiles handle mixed operations themselves."""
+
+    def method(self: ModScalar, other: Any) -> Any:
+        if isinstance(other, ops.Tile):
+            return NotImplemented
+        return self._wrap(fn(self.expr, _unwrap(other)))
+
+    return method
+
+
+def _floordiv(a: Any, b: Any) -> Expr:
+    from fadsl.ir.expr import FloorDiv, as_expr
+
+    return FloorDiv(as_expr(a), as_expr(b))
+
+
+_OPERATORS: dict[str, Callable[[Expr, Any], Any]] = {
+    "__add__": lambda a, b: a + b,
+    "__radd__": lambda a, b: b + a,
+    "__sub__": lambda a, b: a - b,
+    "__rsub__": lambda a, b: b - a,
+    "__mul__": lambda a, b: a * b,
+    "__rmul__": lambda a, b: b * a,
+    "__truediv__": lambda a, b: a / b,
+    "__rtruediv__": lambda a, b: b / a,
+    "__floordiv__": _floordiv,
+    "__rfloordiv__": lambda a, b: _floordiv(b, a),
+    "__mod__": lambda a, b: sympy.Mod(a, b),
+    "__rmod__": lambda a, b: sympy.Mod(b, a),
+    "__lt__": lambda a, b: a < b,
+    "__le__": lambda a, b: a <= b,
+    "__gt__": lambda a, b: a > b,
+    "__ge__": lambda a, b: a >= b,
+}
+for _name, _fn in _OPERATORS.items():
+    setattr(ModScalar, _name, _forward(_fn))
+ModScalar.__neg__ = lambda self: ModScalar(-self.expr)  # type: ignore[attr-defined]
+
+
 class Positions(ops.Tile):
     """Positions of a tile's rows (``q_idx``, [size, 1]) or columns (``kv_idx``, [1, size]).
 
@@ -100,6 +186,7 @@ class ExtraTensor:
 
     def __getitem__(self, key: Any) -> Any:
         items = key if isinstance(key, tuple) else (key,)
+        items = tuple(x.expr if isinstance(x, ModScalar) else x for x in items)
         bound = _EAGER.get()
         if bound is not None:
             return self._eager(bound[self.name], items)

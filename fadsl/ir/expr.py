@@ -60,6 +60,8 @@ def as_expr(value: Any) -> Expr:
     """Coerce a Python number or sympy expression into a sympy expression."""
     if isinstance(value, sympy.Basic):
         return value
+    if hasattr(value, "_sympy_"):  # proxies such as the b / h a traced mod receives
+        return value._sympy_()
     if isinstance(value, bool):
         return sympy.Integer(int(value))
     if isinstance(value, int):

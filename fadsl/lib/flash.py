@@ -206,8 +206,16 @@ def scores(spec: Any, s: Any, t: Any, kv_idx: Any) -> Any:
     if spec.softcap is not None:
         s = spec.softcap * fd.tanh(s / spec.softcap)
     if spec.score_mod is not None:
-        s = spec.check_score(spec.score_mod(s, t.b, t.h, t.q_idx, kv_idx), s)
+        b, h = mod_scalars(t)
+        s = spec.check_score(spec.score_mod(s, b, h, t.q_idx, kv_idx), s)
     return s
+
+
+def mod_scalars(t: Any) -> tuple[Any, Any]:
+    """``b`` and ``h`` as FlexAttention mods receive them (conditions, not Python bools)."""
+    from fadsl.frontend.mods import ModScalar
+
+    return ModScalar(t.b), ModScalar(t.h)
 
 
 def keep(spec: Any, t: Any, kv_idx: Any) -> Any:
@@ -221,7 +229,9 @@ def keep(spec: Any, t: Any, kv_idx: Any) -> Any:
     if spec.window is not None and spec.window[1] >= 0:
         ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
     if spec.mask_mod is not None:
-        ok = ok & spec.check_mask(spec.mask_mod(t.b, t.h, t.q_idx, kv_idx))
+        b, h = mod_scalars(t)
+        mask = spec.mask_mod(b, h, t.q_idx, kv_idx)
+        ok = ok & spec.check_mask(mask, t.q_idx, kv_idx)
     return ok
 
 

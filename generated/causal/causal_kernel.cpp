@@ -310,7 +310,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:218  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]

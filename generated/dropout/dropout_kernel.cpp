@@ -322,7 +322,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:218  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
@@ -403,13 +403,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:231  u = fd.random_uniform(
+                // flash.py:241  u = fd.random_uniform(
                 AscendC::LocalTensor<float> u = tmp2Buf.Get<float>();
                 fadsl::PhiloxUniform(u, static_cast<uint32_t>(seedS), static_cast<uint32_t>(seedS1),
                                      static_cast<uint32_t>(offsetS),
                                      static_cast<uint32_t>((tiling_.N * b + h)), (BLOCK_Q * i + row0),
                                      BLOCK_KV * j, ROWS, BLOCK_KV);
-                // flash.py:239  return fd.where(u >= spec.dropout_p, p * (1.0 / (1.0 - spec.dropout_p)), 0.0)
+                // flash.py:249  return fd.where(u >= spec.dropout_p, p * (1.0 / (1.0 - spec.dropout_p)), 0.0)
                 AscendC::LocalTensor<float> t18 = t11.ReinterpretCast<float>();
                 AscendC::Muls(t18, t11, 1.1111111111111112f, ROWS * BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();

@@ -317,10 +317,10 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:220  ok = ok & (kv_idx >= t.q_idx + (shift - spec.window[0]))
+                // flash.py:228  ok = ok & (kv_idx >= t.q_idx + (shift - spec.window[0]))
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq - 256)), ROWS);
-                // flash.py:222  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
+                // flash.py:230  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
                 AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
                 AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
@@ -531,7 +531,7 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_12, %t_18 (flash.py:189)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_8_1, %t_8_2, %t_8_3, %t_13, %t_14, %dot_1 (flash.py:190)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_5, %t_9, %t_10 (flash.py:222)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_5, %t_9, %t_10 (flash.py:230)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_14_1, %t_24_1, %t_28 (flash.py:200)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]

@@ -320,7 +320,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
                 AscendC::Muls(t3, t2, 30.0f, ROWS * BLOCK_KV);
-                // flash.py:218  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
                 AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]

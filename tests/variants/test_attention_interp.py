@@ -188,3 +188,18 @@ def test_pipeline_passes_change_nothing() -> None:
         b = run(KERNELS[name], shape, passes=True)
         for out in a.out:
             np.testing.assert_array_equal(a.out[out], b.out[out])
+
+
+def _head_mask(b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return (h < 1) | (b == 1)
+
+
+def test_mask_on_batch_and_head_alone_spreads_over_the_positions() -> None:
+    import fadsl as fd
+
+    kdef = fd.attention(name="head_mask", mask_mod=_head_mask)
+    r = run(kdef, dict(B=2, N=2, Sq=40, Skv=70, D=64))
+    assert_passes(r)
+    o = r.out["o"].astype(np.float64)
+    assert np.all(o[0, 1] == 0.0)  # batch 0, head 1 keeps nothing: output 0
+    assert np.abs(o[0, 0]).max() > 0 and np.abs(o[1, 1]).max() > 0
