@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from fadsl.commands import common
+from fadsl.errors import UsageError
 
 if TYPE_CHECKING:
     from fadsl.commands.common import Binding
@@ -42,6 +43,11 @@ def main(args: argparse.Namespace) -> int:
 
     from fadsl.passes.plan_buffers import plan as plan_at
 
+    if args.block_dim is not None and args.block_dim < 1:
+        raise UsageError(
+            f"--block-dim {args.block_dim}: a launch needs at least one block",
+            hint="leave it out to use min(tasks, physical cores)",
+        )
     target = resolve(args.target, args.target_file)
     binding = common.build(args)
     kernel = prepare(binding.kernel, target)
@@ -234,5 +240,6 @@ def as_json(
 ) -> dict[str, Any]:
     from fadsl.passes.resource_report import report_json
 
-    return report_json(report, plan, target, binding.kernel.loc.file, binding.shape,
-                       binding.consts)
+    return report_json(
+        report, plan, target, binding.kernel.loc.file, binding.shape, binding.consts
+    )

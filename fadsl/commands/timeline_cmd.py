@@ -25,11 +25,20 @@ if TYPE_CHECKING:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    p.add_argument("-o", "--output", metavar="PICTURE",
-                   help="write the Gantt chart: .svg (no dependency) or .png (matplotlib)")
-    p.add_argument("--iterations", type=int, default=4, metavar="N",
-                   help="KV iterations to print and draw (default 4; the schedule "
-                   "always covers the whole task)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PICTURE",
+        help="write the Gantt chart: .svg (no dependency) or .png (matplotlib)",
+    )
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=4,
+        metavar="N",
+        help="KV iterations to print and draw (default 4; the schedule "
+        "always covers the whole task)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -61,9 +70,11 @@ def _picture_kind(path: str | None) -> str | None:
         raise UsageError(f"-o {path}: the picture must be .svg or .png")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder) or os.path.isdir(path):
-        raise UsageError(f"-o {path}: " + ("is a folder" if os.path.isdir(path)
-                                          else f"no folder {folder}"),
-                         hint="give the path of a picture file in an existing folder")
+        raise UsageError(
+            f"-o {path}: "
+            + ("is a folder" if os.path.isdir(path) else f"no folder {folder}"),
+            hint="give the path of a picture file in an existing folder",
+        )
     return ext[1:]
 
 
@@ -73,10 +84,15 @@ def _draw(tl: Timeline, title: str, iterations: int, path: str, kind: str) -> No
     if kind == "png":
         timeline_draw.png(tl, title, iterations, path)
         return
+    text = timeline_draw.svg(tl, title, iterations)
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(timeline_draw.svg(tl, title, iterations))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def _title(binding: Binding, target: Target) -> str:
@@ -105,18 +121,24 @@ def report(tl: Timeline, title: str, iterations: int) -> str:
     ]
     for e in shown(tl, iterations):
         j = "-" if e.iteration is None else str(e.iteration)
-        lines.append(f"  {j:>4}  {e.lane:7} {e.name[:46]:46} {e.start * 1e6:9.3f} "
-                     f"{e.end * 1e6:9.3f} {e.wait * 1e6:8.3f}  {e.waited_for}")
+        lines.append(
+            f"  {j:>4}  {e.lane:7} {e.name[:46]:46} {e.start * 1e6:9.3f} "
+            f"{e.end * 1e6:9.3f} {e.wait * 1e6:8.3f}  {e.waited_for}"
+        )
     if iterations < tl.iterations:
-        lines.append(f"  ... iterations {iterations}-{tl.iterations - 1} and the task's "
-                     f"tail not shown (--iterations {tl.iterations} shows them)")
+        lines.append(
+            f"  ... iterations {iterations}-{tl.iterations - 1} and the task's "
+            f"tail not shown (--iterations {tl.iterations} shows them)"
+        )
     lines += _summary(tl)
     return "\n".join(lines)
 
 
 def _summary(tl: Timeline) -> list[str]:
-    busy = ", ".join(f"{lane} {100 * tl.busy(lane):.0f}%"
-                     for lane in dict.fromkeys(e.lane for e in tl.events))
+    busy = ", ".join(
+        f"{lane} {100 * tl.busy(lane):.0f}%"
+        for lane in dict.fromkeys(e.lane for e in tl.events)
+    )
     return [
         f"task: {tl.makespan * 1e6:.3f} us; steady iteration period "
         f"{tl.period() * 1e6:.3f} us (closed form: {tl.serial_iteration_s * 1e6:.3f} us "
@@ -128,8 +150,11 @@ def _summary(tl: Timeline) -> list[str]:
 
 def kernel_lines(est: Estimate) -> list[str]:
     """The cost model's whole-kernel figures (docs/cost-model.md), labelled modelled."""
-    overlap = (f"{est.time_overlap_s * 1e3:.3f} ms with it" if est.stages >= 2
-               else "one stage: nothing overlaps")
+    overlap = (
+        f"{est.time_overlap_s * 1e3:.3f} ms with it"
+        if est.stages >= 2
+        else "one stage: nothing overlaps"
+    )
     return [
         f"kernel ({est.tasks} tasks on blockDim {est.block_dim}, {est.iterations:,} KV "
         f"iterations in all), MODELLED: {est.time_serial_s * 1e3:.3f} ms without overlap, "

@@ -447,6 +447,12 @@ CATALOGUE: tuple[Mistake, ...] = (
         "return (q_idx - kv_idx) * 0.5",
         "A mask_mod returns a mask: compare positions, combine with `& | ~`.",
     ),
+    Mistake(
+        "block_dim_zero",
+        "`fadsl check --block-dim 0`",
+        "Ask for at least one block, or leave --block-dim out.",
+        ("check", "attn.py", "--shape", SHAPE, "--block-dim", "0"),
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
