@@ -39,12 +39,25 @@ def environments(tmp: str, no_pyc: bool) -> tuple[dict[str, str], dict[str, str]
 def measure(rounds: int, tmp: str, no_pyc: bool) -> list[Samples]:
     warm, cold = environments(tmp, no_pyc)
     out = os.path.join(tmp, "project")
-    compile_cmd = [sys.executable, "-m", "fadsl", "compile", KERNEL, "--quiet", "-o", out]
+    compile_cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "compile",
+        KERNEL,
+        "--quiet",
+        "-o",
+        out,
+    ]
     runs = [
         (Samples("fadsl compile, cache warm"), compile_cmd, warm),
         (Samples("fadsl compile, FADSL_NO_CACHE=1"), compile_cmd, cold),
         (Samples("python -c pass"), [sys.executable, "-c", "pass"], warm),
-        (Samples("python -c 'import sympy'"), [sys.executable, "-c", "import sympy"], warm),
+        (
+            Samples("python -c 'import sympy'"),
+            [sys.executable, "-c", "import sympy"],
+            warm,
+        ),
     ]
     timed(compile_cmd, Samples("warm-up"), env=warm)
     for r in range(rounds):
@@ -59,15 +72,19 @@ def main() -> int:
     parser.add_argument("--no-pyc", action="store_true")
     args = parser.parse_args()
     pyc = "off (PYTHONDONTWRITEBYTECODE=1)" if args.no_pyc else "on"
-    header(f"compile: fadsl compile {KERNEL}, {args.rounds} alternating rounds, "
-           f"Python bytecode caching {pyc}")
+    header(
+        f"compile: fadsl compile {KERNEL}, {args.rounds} alternating rounds, "
+        f"Python bytecode caching {pyc}"
+    )
     with tempfile.TemporaryDirectory(prefix="fadsl-bench-") as tmp:
         results = measure(args.rounds, tmp, args.no_pyc)
     for s in results:
         print("   " + s.line())
     best = results[0]
-    print(f"   COMPILE median wall {best.wall_median:.3f} s with the cache warm, "
-          f"{results[1].wall_median:.3f} s without it (target <= 1.0 s)")
+    print(
+        f"   COMPILE median wall {best.wall_median:.3f} s with the cache warm, "
+        f"{results[1].wall_median:.3f} s without it (target <= 1.0 s)"
+    )
     footer()
     return 0
 

@@ -26,8 +26,20 @@ SHAPE = "B=1,N=8,Sq=4096,Skv=4096,D=128"
 
 
 def fadsl_run(shape: str, out: str, causal: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "fadsl", "run", "examples/fa2.py", "--shape", shape,
-           "--dtype", "fp16", "--no-check", "-o", out]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "run",
+        "examples/fa2.py",
+        "--shape",
+        shape,
+        "--dtype",
+        "fp16",
+        "--no-check",
+        "-o",
+        out,
+    ]
     return cmd + (["--set", "causal=True"] if causal else [])
 
 
@@ -57,27 +69,41 @@ def measure(rounds: int, shape: str, tmp: str) -> None:
         interp.append(interp_seconds(run))
         timed(fadsl_run(shape, causal, True), cau)
         interp_causal.append(interp_seconds(causal))
-        print(f"  round {r + 1}: fadsl {fad.wall[-1]:.2f} s, numpy {base.wall[-1]:.2f} s, "
-              f"causal {cau.wall[-1]:.2f} s", flush=True)
+        print(
+            f"  round {r + 1}: fadsl {fad.wall[-1]:.2f} s, numpy {base.wall[-1]:.2f} s, "
+            f"causal {cau.wall[-1]:.2f} s",
+            flush=True,
+        )
     report(fad, base, cau, interp, interp_causal)
     print(f"   max |o_fadsl - o_numpy| = {max_difference(run, ref):.2e} (fp16 outputs)")
 
 
-def report(fad: Samples, base: Samples, cau: Samples, interp: list[float],
-           interp_causal: list[float]) -> None:
+def report(
+    fad: Samples,
+    base: Samples,
+    cau: Samples,
+    interp: list[float],
+    interp_causal: list[float],
+) -> None:
     for s in (fad, base, cau):
         print("   " + s.line())
     wall = statistics.median(ratios(fad.wall, base.wall))
     cpu = statistics.median(ratios(fad.cpu, base.cpu))
-    print(f"   RATIO fadsl run / numpy (median of per-round ratios): wall {wall:.2f}, "
-          f"CPU {cpu:.2f}  (target <= 1.3); ratio of medians {fad.wall_median / base.wall_median:.2f}")
+    print(
+        f"   RATIO fadsl run / numpy (median of per-round ratios): wall {wall:.2f}, "
+        f"CPU {cpu:.2f}  (target <= 1.3); ratio of medians {fad.wall_median / base.wall_median:.2f}"
+    )
     whole = statistics.median(ratios(fad.wall, cau.wall))
     inner = statistics.median(ratios(interp, interp_causal))
-    print(f"   CAUSAL speed-up (non-causal / causal, median): whole process {whole:.2f}, "
-          f"CPU {statistics.median(ratios(fad.cpu, cau.cpu)):.2f}, interpreter alone "
-          f"{inner:.2f}  (target >= 1.7)")
-    print(f"   interpreter seconds: non-causal median {statistics.median(interp):.3f}, "
-          f"causal median {statistics.median(interp_causal):.3f}")
+    print(
+        f"   CAUSAL speed-up (non-causal / causal, median): whole process {whole:.2f}, "
+        f"CPU {statistics.median(ratios(fad.cpu, cau.cpu)):.2f}, interpreter alone "
+        f"{inner:.2f}  (target >= 1.7)"
+    )
+    print(
+        f"   interpreter seconds: non-causal median {statistics.median(interp):.3f}, "
+        f"causal median {statistics.median(interp_causal):.3f}"
+    )
 
 
 def main() -> int:
@@ -85,8 +111,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shape", default=SHAPE)
     args = parser.parse_args()
-    header(f"interpreter: fadsl run examples/fa2.py --shape {args.shape} fp16 "
-           f"vs numpy fp32, {args.rounds} alternating rounds")
+    header(
+        f"interpreter: fadsl run examples/fa2.py --shape {args.shape} fp16 "
+        f"vs numpy fp32, {args.rounds} alternating rounds"
+    )
     with tempfile.TemporaryDirectory(prefix="fadsl-bench-") as tmp:
         measure(args.rounds, args.shape, tmp)
     footer()

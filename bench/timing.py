@@ -73,8 +73,10 @@ def load_average() -> str:
 
 def header(title: str) -> None:
     print(f"== {title}")
-    print(f"   python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}")
+    print(
+        f"   python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}"
+    )
     print(f"   load average before: {load_average()}", flush=True)
 
 

@@ -26,8 +26,18 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--target", default="ascend910b1")
     args = parser.parse_args()
-    cmd = [sys.executable, "-m", "fadsl", "tune", "examples/fa2.py", "--target",
-           args.target, "--shape", SHAPE, "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "tune",
+        "examples/fa2.py",
+        "--target",
+        args.target,
+        "--shape",
+        SHAPE,
+        "--json",
+    ]
     header(f"tune: {' '.join(cmd[2:])}, {args.rounds} rounds")
     whole = Samples("fadsl tune (whole process)")
     searched, configs = [], []
@@ -35,14 +45,19 @@ def main() -> int:
         result = json.loads(timed(cmd, whole))
         configs.append(result["evaluated"])
         searched.append(result["seconds"])
-        print(f"  round {r + 1}: {result['evaluated']} configurations, "
-              f"{result['feasible']} feasible, search {result['seconds']:.2f} s, "
-              f"process {whole.wall[-1]:.2f} s", flush=True)
+        print(
+            f"  round {r + 1}: {result['evaluated']} configurations, "
+            f"{result['feasible']} feasible, search {result['seconds']:.2f} s, "
+            f"process {whole.wall[-1]:.2f} s",
+            flush=True,
+        )
     print("   " + whole.line())
     n, search = statistics.median(configs), statistics.median(searched)
-    print(f"   TUNE {n:.0f} configurations; median search {search:.2f} s, median whole "
-          f"process {whole.wall_median:.2f} s ({n / whole.wall_median:.0f} configurations/s; "
-          "target >= 200 in <= 5 s)")
+    print(
+        f"   TUNE {n:.0f} configurations; median search {search:.2f} s, median whole "
+        f"process {whole.wall_median:.2f} s ({n / whole.wall_median:.0f} configurations/s; "
+        "target >= 200 in <= 5 s)"
+    )
     footer()
     return 0
 

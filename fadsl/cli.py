@@ -79,7 +79,9 @@ def _main(argv: list[str]) -> int:
         return 2
     module = _command_module(args.command)
     if module is None:
-        print(f"fadsl: `{args.command}` is not available in this build", file=sys.stderr)
+        print(
+            f"fadsl: `{args.command}` is not available in this build", file=sys.stderr
+        )
         return 2
     return _run(module, args)
 
@@ -116,8 +118,10 @@ def _run(module, args: argparse.Namespace) -> int:  # type: ignore[no-untyped-de
         return _stdout_closed()
     except MemoryError:
         err = ExecutionError(
-            "out of memory", hint="run and sim hold every tensor and tile in memory: "
-            "choose a smaller --shape")
+            "out of memory",
+            hint="run and sim hold every tensor and tile in memory: "
+            "choose a smaller --shape",
+        )
         print(err.render(), file=sys.stderr)
         return 1
     except Exception as exc:  # a bug in fadsl: say so, keep the trace for the report

@@ -32,6 +32,7 @@ from fadsl.target import Target
 PHASES = ("mte2", "cube", "vector", "mte3")
 """The four units whose per-iteration times overlap when the loop is pipelined."""
 
+
 @dataclass(frozen=True)
 class PhaseTimes:
     """Seconds each unit spends per KV iteration (one full block), plus fixed overhead."""

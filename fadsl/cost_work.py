@@ -69,8 +69,6 @@ class Loop:
     work: Work
 
 
-
-
 def grid_of(kernel: ir.Kernel) -> ir.Grid:
     grids = [op for op in kernel.body if isinstance(op, ir.Grid)]
     if len(grids) != 1:

@@ -117,8 +117,10 @@ def compare(
     if o.shape != r.shape:
         raise ValueError(f"{name}: shape {o.shape} vs reference {r.shape}")
     nan_count = int(np.isnan(o).sum())
-    inf_mismatch = int(np.sum(np.isinf(o) != np.isinf(r)) + np.sum(
-        np.isinf(o) & np.isinf(r) & (np.sign(o) != np.sign(r))))
+    inf_mismatch = int(
+        np.sum(np.isinf(o) != np.isinf(r))
+        + np.sum(np.isinf(o) & np.isinf(r) & (np.sign(o) != np.sign(r)))
+    )
     both = np.isfinite(o) & np.isfinite(r)
     diff = np.abs(o[both] - r[both])
     max_abs = float(diff.max()) if diff.size else 0.0
@@ -132,8 +134,18 @@ def compare(
     atol = atol_for(r, dtype)
     bound = RTOL_FACTOR * (same_error or 0.0) + atol
     passed = nan_count == 0 and inf_mismatch == 0 and max_abs <= bound
-    return Verdict(name, max_abs, mean_abs, max_rel, nan_count, inf_mismatch, bound,
-                   same_error, atol, passed)
+    return Verdict(
+        name,
+        max_abs,
+        mean_abs,
+        max_rel,
+        nan_count,
+        inf_mismatch,
+        bound,
+        same_error,
+        atol,
+        passed,
+    )
 
 
 def quantize(x: np.ndarray, dtype: DType) -> np.ndarray:
@@ -151,7 +163,12 @@ def to_float16(x: np.ndarray) -> np.ndarray:
     NaN is made again by numpy (they are rare in data: random inputs, outputs).
     """
     halves = _complex32()
-    if halves is None or x.dtype != np.float32 or x.size % 2 or not x.flags.c_contiguous:
+    if (
+        halves is None
+        or x.dtype != np.float32
+        or x.size % 2
+        or not x.flags.c_contiguous
+    ):
         return x.astype(np.float16)
     out = x.reshape(-1).view(np.complex64).astype(halves).view(np.float16)
     if out.size and np.bitwise_and(out.view(np.uint16), 0x7C00).max() == 0x7C00:

@@ -35,20 +35,26 @@ def check_sizes(binding: Any) -> None:
     """
     env = binding.env()
     total = 0
-    for p in tensor_params(binding.kernel, ParamKind.IN, ParamKind.OUT, ParamKind.SCRATCH):
+    for p in tensor_params(
+        binding.kernel, ParamKind.IN, ParamKind.OUT, ParamKind.SCRATCH
+    ):
         shape = param_shape(p, env)
         if any(d < 0 for d in shape):
             raise UsageError(
                 f"`{p.name}` ({p.type}) would have the negative shape {list(shape)}",
-                p.loc, hint="check --shape against the kernel's dimensions")
+                p.loc,
+                hint="check --shape against the kernel's dimensions",
+            )
         total += math.prod(shape) * np_dtype(p.type.dtype).itemsize  # type: ignore[union-attr]
     limit = memory_limit()
     if total > limit:
         raise UsageError(
             f"the tensors of `{binding.kernel.name}` take {total:,} B at this shape, more "
-            f"than {limit:,} B (half of this machine's memory)", None,
+            f"than {limit:,} B (half of this machine's memory)",
+            None,
             hint="run and sim hold every tensor in memory: choose a smaller --shape "
-            "(check and compile take any shape)")
+            "(check and compile take any shape)",
+        )
 
 
 def memory_limit() -> int:
@@ -60,7 +66,9 @@ def memory_limit() -> int:
 
 
 def tensor_params(kernel: Any, *kinds: ParamKind) -> list[Param]:
-    return [p for p in kernel.params if p.kind in kinds and isinstance(p.type, TensorType)]
+    return [
+        p for p in kernel.params if p.kind in kinds and isinstance(p.type, TensorType)
+    ]
 
 
 def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
@@ -79,7 +87,9 @@ def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
             out[p.name] = np.ascontiguousarray(np.asarray(made[p.name]).astype(dtype))
         elif dtype.kind == "f" or dtype.name in ("bfloat16",) or "float8" in dtype.name:
             normal = rng.standard_normal(shape, dtype=np.float32)
-            out[p.name] = to_float16(normal) if dtype == np.float16 else normal.astype(dtype)
+            out[p.name] = (
+                to_float16(normal) if dtype == np.float16 else normal.astype(dtype)
+            )
         else:
             out[p.name] = np.zeros(shape, dtype=dtype)
     return out
@@ -90,13 +100,19 @@ def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
     check_sizes(binding)
     env = binding.env()
     if not os.path.isdir(folder):
-        found = "is a file, not a folder" if os.path.exists(folder) else "no such folder"
-        raise UsageError(f"--inputs {folder}: {found}",
-                         hint="--inputs names a folder holding <param>.bin files")
+        found = (
+            "is a file, not a folder" if os.path.exists(folder) else "no such folder"
+        )
+        raise UsageError(
+            f"--inputs {folder}: {found}",
+            hint="--inputs names a folder holding <param>.bin files",
+        )
     derived = set(getattr(binding.kdef, "derived", ()) or ())
     out: dict[str, np.ndarray] = {}
     for p in tensor_params(binding.kernel, ParamKind.IN):
-        if p.name in derived and not os.path.isfile(os.path.join(folder, f"{p.name}.bin")):
+        if p.name in derived and not os.path.isfile(
+            os.path.join(folder, f"{p.name}.bin")
+        ):
             continue  # computed below from the others (an attention block mask)
         out[p.name] = _read_one(folder, p, param_shape(p, env))
     if derived - set(out):
@@ -112,28 +128,38 @@ def _read_one(folder: str, p: Param, shape: tuple[int, ...]) -> np.ndarray:
     described = f"{'x'.join(map(str, shape))} {dtype.name} = {want:,} bytes"
     if not os.path.lexists(path):
         raise UsageError(
-            f"input `{p.name}` is missing: no file {path}", p.loc,
+            f"input `{p.name}` is missing: no file {path}",
+            p.loc,
             hint=f"write {described} (raw little-endian, C order), or drop --inputs "
-            "to use seeded random inputs")
+            "to use seeded random inputs",
+        )
     size = _regular_file_size(path, f"input `{p.name}`", p.loc)
     if size != want:
         short = "short" if size < want else "long"
         raise UsageError(
             f"input {path} is too {short}: {size:,} bytes, but `{p.name}` is {described}",
-            p.loc, hint="check --shape and --dtype against the data")
+            p.loc,
+            hint="check --shape and --dtype against the data",
+        )
     return read_bin(path, dtype).reshape(shape)
 
 
 def _regular_file_size(path: str, what: str, loc: Loc | None = None) -> int:
     """The size of ``path``, refusing a missing file, a folder, a pipe or a device."""
     if os.path.isdir(path):
-        raise UsageError(f"{what}: {path} is a folder, not a file", loc,
-                         hint="give a .bin file of raw little-endian values")
+        raise UsageError(
+            f"{what}: {path} is a folder, not a file",
+            loc,
+            hint="give a .bin file of raw little-endian values",
+        )
     if not os.path.exists(path):
         raise UsageError(f"{what}: no file {path}", loc)
     if not os.path.isfile(path):
-        raise UsageError(f"{what}: {path} is not a regular file (a pipe or a device?)", loc,
-                         hint="give a .bin file of raw little-endian values")
+        raise UsageError(
+            f"{what}: {path} is not a regular file (a pipe or a device?)",
+            loc,
+            hint="give a .bin file of raw little-endian values",
+        )
     return os.path.getsize(path)
 
 
@@ -141,9 +167,11 @@ def read_bin(path: str, dtype: np.dtype, what: str = "") -> np.ndarray:
     """The raw little-endian values of ``path``; clear errors for unreadable files."""
     size = _regular_file_size(path, what or path)
     if size % dtype.itemsize:
-        raise UsageError(f"{path}: {size:,} bytes is not a whole number of {dtype.name} "
-                         f"values ({dtype.itemsize} bytes each)",
-                         hint="check --dtype against the data")
+        raise UsageError(
+            f"{path}: {size:,} bytes is not a whole number of {dtype.name} "
+            f"values ({dtype.itemsize} bytes each)",
+            hint="check --dtype against the data",
+        )
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -163,12 +191,18 @@ def nonfinite_report(inputs: dict[str, np.ndarray]) -> list[str]:
         a = arr.astype(np.float32)
         n_nan, n_inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
         if n_nan or n_inf:
-            lines.append(f"warning: input `{name}` holds {n_nan} NaN and {n_inf} Inf values")
+            lines.append(
+                f"warning: input `{name}` holds {n_nan} NaN and {n_inf} Inf values"
+            )
     return lines
 
 
-_EXPONENT_BITS = {"float16": (np.uint16, 0x7C00), "bfloat16": (np.uint16, 0x7F80),
-                  "float32": (np.uint32, 0x7F800000), "float64": (np.uint64, 0x7FF << 52)}
+_EXPONENT_BITS = {
+    "float16": (np.uint16, 0x7C00),
+    "bfloat16": (np.uint16, 0x7F80),
+    "float32": (np.uint32, 0x7F800000),
+    "float64": (np.uint64, 0x7FF << 52),
+}
 
 
 def _surely_finite(arr: np.ndarray) -> bool:
@@ -192,22 +226,29 @@ class CheckResult:
         return all(v.passed for v in self.verdicts)
 
 
-def check_outputs(binding: Any, inputs: dict[str, np.ndarray],
-                  outputs: dict[str, np.ndarray]) -> CheckResult | None:
+def check_outputs(
+    binding: Any, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
+) -> CheckResult | None:
     """Compare outputs with the kernel's float64 reference by the tolerance rule.
 
     NaN and Inf in the references (a mod that overflows) show in the verdicts, so
     numpy's floating-point warnings are silenced rather than printed mid-report.
     """
-    ref_fn = getattr(binding.kdef, "reference", None) if binding.kdef is not None else None
+    ref_fn = (
+        getattr(binding.kdef, "reference", None) if binding.kdef is not None else None
+    )
     if ref_fn is None:
         return None
     with np.errstate(all="ignore"):
         return _check(binding, ref_fn, inputs, outputs)
 
 
-def _check(binding: Any, ref_fn: Any, inputs: dict[str, np.ndarray],
-           outputs: dict[str, np.ndarray]) -> CheckResult:
+def _check(
+    binding: Any,
+    ref_fn: Any,
+    inputs: dict[str, np.ndarray],
+    outputs: dict[str, np.ndarray],
+) -> CheckResult:
     consts = binding.ref_consts()
     ref64 = ref_fn(inputs, binding.shape, consts)
     verdicts = []
@@ -215,14 +256,22 @@ def _check(binding: Any, ref_fn: Any, inputs: dict[str, np.ndarray],
         if p.name not in ref64:
             continue
         same = ref_fn(inputs, binding.shape, consts, p.type.dtype)  # type: ignore[union-attr]
-        verdicts.append(compare(p.name, outputs[p.name], ref64[p.name], same.get(p.name),
-                                p.type.dtype))  # type: ignore[union-attr]
+        verdicts.append(
+            compare(
+                p.name, outputs[p.name], ref64[p.name], same.get(p.name), p.type.dtype
+            )
+        )  # type: ignore[union-attr]
     return CheckResult(verdicts)
 
 
-def write_run(folder: str, binding: Any, inputs: dict[str, np.ndarray],
-              outputs: dict[str, np.ndarray], check: CheckResult | None,
-              extra: dict[str, Any]) -> None:
+def write_run(
+    folder: str,
+    binding: Any,
+    inputs: dict[str, np.ndarray],
+    outputs: dict[str, np.ndarray],
+    check: CheckResult | None,
+    extra: dict[str, Any],
+) -> None:
     """Write every input and output as <param>.bin plus meta.json into ``folder``."""
     env = binding.env()
     params: dict[str, Any] = {}
@@ -231,17 +280,26 @@ def write_run(folder: str, binding: Any, inputs: dict[str, np.ndarray],
         if arr is None:
             continue
         arr = np.ascontiguousarray(arr)
-        arr.astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(folder, f"{p.name}.bin"))
-        params[p.name] = {"kind": p.kind.value, "dtype": arr.dtype.name,
-                          "shape": list(param_shape(p, env)), "file": f"{p.name}.bin"}
+        arr.astype(arr.dtype.newbyteorder("<")).tofile(
+            os.path.join(folder, f"{p.name}.bin")
+        )
+        params[p.name] = {
+            "kind": p.kind.value,
+            "dtype": arr.dtype.name,
+            "shape": list(param_shape(p, env)),
+            "file": f"{p.name}.bin",
+        }
     meta = {
         "kernel": binding.kernel.name,
         "shape": binding.shape,
         "consts": {k: v for k, v in binding.consts.items()},
         "scalars": binding.scalars,
         "params": params,
-        "check": None if check is None else {v.name: _finite(v.as_dict())
-                                              for v in check.verdicts},
+        "check": (
+            None
+            if check is None
+            else {v.name: _finite(v.as_dict()) for v in check.verdicts}
+        ),
     }
     meta.update(extra)
     with open(os.path.join(folder, META), "w", encoding="utf-8") as f:
@@ -250,8 +308,10 @@ def write_run(folder: str, binding: Any, inputs: dict[str, np.ndarray],
 
 
 def _finite(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-            for k, v in d.items()}
+    return {
+        k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+        for k, v in d.items()
+    }
 
 
 def read_meta(folder: str) -> dict[str, Any] | None:
@@ -263,34 +323,46 @@ def read_meta(folder: str) -> dict[str, Any] | None:
         with open(path, encoding="utf-8") as f:
             meta = json.load(f)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not valid JSON: {exc.msg}",
-                         Loc(path, exc.lineno, exc.colno - 1)) from None
+        raise UsageError(
+            f"{path} is not valid JSON: {exc.msg}", Loc(path, exc.lineno, exc.colno - 1)
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
     problem = _meta_problem(meta)
     if problem is not None:
-        raise UsageError(f"{path}: {problem}",
-                         hint="meta.json is written by fadsl run / fadsl sim; run again "
-                         "to write a fresh one")
+        raise UsageError(
+            f"{path}: {problem}",
+            hint="meta.json is written by fadsl run / fadsl sim; run again "
+            "to write a fresh one",
+        )
     return meta
 
 
 def _meta_problem(meta: Any) -> str | None:
     if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict):
-        return "expected an object with a \"params\" object"
+        return 'expected an object with a "params" object'
     for name, entry in meta["params"].items():
         if not isinstance(entry, dict):
             return f"params.{name} is not an object"
         if entry.get("kind") not in ("in", "out", "scratch") or not isinstance(
-                entry.get("dtype"), str):
-            return f"params.{name} needs \"kind\" (in/out/scratch) and \"dtype\""
+            entry.get("dtype"), str
+        ):
+            return f'params.{name} needs "kind" (in/out/scratch) and "dtype"'
         file = entry.get("file")
-        if not isinstance(file, str) or os.path.basename(file) != file or file in ("", ".", ".."):
+        if (
+            not isinstance(file, str)
+            or os.path.basename(file) != file
+            or file in ("", ".", "..")
+        ):
             return f"params.{name}.file must be a file name in the run folder"
         shape = entry.get("shape")
-        if shape is not None and not (isinstance(shape, list) and all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+        if shape is not None and not (
+            isinstance(shape, list)
+            and all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            )
+        ):
             return f"params.{name}.shape must be a list of sizes"
     if not isinstance(meta.get("check") or {}, dict):
-        return "\"check\" must be an object"
+        return '"check" must be an object'
     return None

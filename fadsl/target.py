@@ -198,9 +198,10 @@ def load_file(path: str) -> Target:
     except FileNotFoundError:
         raise UsageError(f"--target-file {path}: no such file") from None
     except IsADirectoryError:
-        raise UsageError(f"--target-file {path} is a folder; it takes a JSON file",
-                         hint="start from a built-in one: fadsl/targets/ascend910b1.json"
-                         ) from None
+        raise UsageError(
+            f"--target-file {path} is a folder; it takes a JSON file",
+            hint="start from a built-in one: fadsl/targets/ascend910b1.json",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--target-file {path}: cannot read it: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -259,9 +260,13 @@ def from_dict(data: dict[str, Any], origin: str) -> Target:
         )
     kwargs = {k: v for k, v in data.items() if k in known}
     for k in ("cube_dtypes", "vector_dtypes"):
-        if not isinstance(kwargs[k], list) or not all(isinstance(d, str) for d in kwargs[k]):
-            raise UsageError(f"{origin}: {k} must be a list of dtype names, got "
-                             f"{kwargs[k]!r}", hint='e.g. ["f16", "bf16"]')
+        if not isinstance(kwargs[k], list) or not all(
+            isinstance(d, str) for d in kwargs[k]
+        ):
+            raise UsageError(
+                f"{origin}: {k} must be a list of dtype names, got " f"{kwargs[k]!r}",
+                hint='e.g. ["f16", "bf16"]',
+            )
         kwargs[k] = tuple(kwargs[k])
     for k in _POSITIVE:
         if k in kwargs and (not _is_int(kwargs[k]) or kwargs[k] <= 0):

@@ -44,6 +44,7 @@ from fadsl.timeline_schedule import LANES, Event, Scheduler, Step, Timer
 
 __all__ = ["LANES", "Event", "Step", "Timeline", "build"]
 
+
 @dataclass(frozen=True)
 class Timeline:
     """The events of one task, in issue order, with what the closed form predicts."""
@@ -68,8 +69,11 @@ class Timeline:
         return max((e.end for e in self.events), default=0.0)
 
     def of(self, iteration: int | None, kind: str | None = None) -> list[Event]:
-        return [e for e in self.events
-                if e.iteration == iteration and (kind is None or e.kind == kind)]
+        return [
+            e
+            for e in self.events
+            if e.iteration == iteration and (kind is None or e.kind == kind)
+        ]
 
     def period(self) -> float:
         """Steady-state seconds between the first CUBE events of late iterations."""
@@ -97,8 +101,11 @@ def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline
     if len(loops) != 1:
         from fadsl.errors import UsageError
 
-        raise UsageError(f"fadsl timeline needs one KV loop in the grid body of "
-                         f"`{kernel.name}`, found {len(loops)}", kernel.loc)
+        raise UsageError(
+            f"fadsl timeline needs one KV loop in the grid body of "
+            f"`{kernel.name}`, found {len(loops)}",
+            kernel.loc,
+        )
     loop = loops[0]
     pos = grid.body.index(loop)
     task = _task_point(grid, env)
@@ -111,10 +118,21 @@ def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline
     dim = model.block_dim(env)
     times = Timer(model, dim, point)
     sched = Scheduler(loop, times, body, max(1, loop.stages), trips)
-    sched.run(before, after, target.rate("task_overhead_cycles") / target.rate("clock_hz"))
+    sched.run(
+        before, after, target.rate("task_overhead_cycles") / target.rate("clock_hz")
+    )
     est = model.estimate(env)
-    return Timeline(tuple(sched.events), max(1, loop.stages), trips, task, dim,
-                    est.phases.serial, est.phases.overlapped, est.per_iteration, est)
+    return Timeline(
+        tuple(sched.events),
+        max(1, loop.stages),
+        trips,
+        task,
+        dim,
+        est.phases.serial,
+        est.phases.overlapped,
+        est.per_iteration,
+        est,
+    )
 
 
 def _task_point(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:
@@ -180,10 +198,21 @@ class _StepBuilder:
             if made in ("dma", side) or f"{name}@{side}" in self.side:
                 continue
             self.side[f"{name}@{side}"] = side
-            lane, arrow = ("WS c>v", "cube -> vector") if side == "vector" else (
-                "WS v>c", "vector -> cube")
-            out.append(Step(lane, "ws", f"ws {name} {arrow}", (name,), (f"{name}@{side}",),
-                            {"ws_bytes": value_bytes(v)}))
+            lane, arrow = (
+                ("WS c>v", "cube -> vector")
+                if side == "vector"
+                else ("WS v>c", "vector -> cube")
+            )
+            out.append(
+                Step(
+                    lane,
+                    "ws",
+                    f"ws {name} {arrow}",
+                    (name,),
+                    (f"{name}@{side}",),
+                    {"ws_bytes": value_bytes(v)},
+                )
+            )
         return out
 
     def _uses(self, ops: list[ir.Op], side: str) -> tuple[str, ...]:
@@ -223,10 +252,19 @@ class _StepBuilder:
         first, last = _line(group[0]), _line(group[-1])
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
         kind = self.part or (
-            "softmax" if any(isinstance(o, ir.Exp) for o in group) else "update")
+            "softmax" if any(isinstance(o, ir.Exp) for o in group) else "update"
+        )
         name = f"vector {kind} -> {defs[-1]} ({lines})"
-        out.append(Step("VECTOR", "vector", name, self._uses(group, "vector"), defs,
-                        dict(w.amounts)))
+        out.append(
+            Step(
+                "VECTOR",
+                "vector",
+                name,
+                self._uses(group, "vector"),
+                defs,
+                dict(w.amounts),
+            )
+        )
 
 
 def _all_ops(body: tuple[ir.Op, ...]) -> list[ir.Op]:

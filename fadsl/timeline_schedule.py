@@ -56,8 +56,6 @@ class Event:
     """Indices of the events that made its inputs."""
 
 
-
-
 class Timer:
     """Seconds of a step on its lane at the task's point."""
 
@@ -90,7 +88,9 @@ class Scheduler:
     events: list[Event] = field(default_factory=list)
     where: dict[tuple[str, int | None], int] = field(default_factory=dict)
     readers: dict[tuple[str, int | None], list[int]] = field(default_factory=dict)
-    lane_free: dict[str, float] = field(default_factory=lambda: dict.fromkeys(LANES, 0.0))
+    lane_free: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(LANES, 0.0)
+    )
 
     def run(self, before: list[Step], after: list[Step], launch: float) -> None:
         self.lane_free = dict.fromkeys(LANES, launch)
@@ -127,15 +127,27 @@ class Scheduler:
             delay = self.flag if step.kind == "ws" else 0.0
             limits["flag" if delay else "inputs"] = max(
                 limits.get("flag" if delay else "inputs", 0.0),
-                self.events[found].end + delay)
+                self.events[found].end + delay,
+            )
         if step.kind == "load" and j is not None:
             self._buffer_limits(step, j, limits)
         start = max(limits.values())
         reason = max(limits, key=lambda k: (limits[k], k == "unit"))
         end = start + self.timer.seconds(step)
         idx = len(self.events)
-        self.events.append(Event(step.lane, step.kind, step.name, j, start, end, reason,
-                                 start - self.lane_free[step.lane], tuple(deps)))
+        self.events.append(
+            Event(
+                step.lane,
+                step.kind,
+                step.name,
+                j,
+                start,
+                end,
+                reason,
+                start - self.lane_free[step.lane],
+                tuple(deps),
+            )
+        )
         self.lane_free[step.lane] = end
         for d in step.defs:
             self.where[(d, j)] = idx
@@ -149,11 +161,17 @@ class Scheduler:
             if users:
                 limits["buffer"] = max(self.events[u].end for u in users)
         if self.stages == 1 and j > 0:
-            limits["iteration"] = max(e.end for e in self.events if e.iteration == j - 1)
+            limits["iteration"] = max(
+                e.end for e in self.events if e.iteration == j - 1
+            )
 
     def _key(self, name: str, j: int | None) -> tuple[str, int | None]:
         base = name.split("@")[0]
-        if j is not None and (base, j) not in self.where and (name, j) not in self.where:
+        if (
+            j is not None
+            and (base, j) not in self.where
+            and (name, j) not in self.where
+        ):
             return (name, None)
         return (name, j)
 
@@ -173,9 +191,14 @@ class Scheduler:
             k = names.index(name)
             if j == 0:
                 init = self.loop.inits[k]
-                return self.where.get((init.name, None)) if isinstance(init, ir.Value) else None
+                return (
+                    self.where.get((init.name, None))
+                    if isinstance(init, ir.Value)
+                    else None
+                )
             return self.where.get((self.loop.yields[k].name, j - 1))
         if name in results and j is None and self.trips:
-            return self.where.get((self.loop.yields[results.index(name)].name,
-                                   self.trips - 1))
+            return self.where.get(
+                (self.loop.yields[results.index(name)].name, self.trips - 1)
+            )
         return None

@@ -14,11 +14,31 @@ PKG = Path(__file__).resolve().parents[1] / "fadsl"
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "ir": {"ir", "errors"},
-    "frontend": {"frontend", "ir", "errors", "numerics", "lib", "rng", "version",
-                 "runio"},
+    "frontend": {
+        "frontend",
+        "ir",
+        "errors",
+        "numerics",
+        "lib",
+        "rng",
+        "version",
+        "runio",
+    },
     "passes": {"passes", "ir", "errors", "target", "cost_model", "version"},
-    "backends": {"backends", "passes", "ir", "errors", "target", "numerics", "runtime",
-                 "codegen_templates", "version", "runio", "rng", "cache"},
+    "backends": {
+        "backends",
+        "passes",
+        "ir",
+        "errors",
+        "target",
+        "numerics",
+        "runtime",
+        "codegen_templates",
+        "version",
+        "runio",
+        "rng",
+        "cache",
+    },
     "runtime": set(),
 }
 
@@ -38,7 +58,9 @@ def _imports(path: Path) -> list[str]:
             out += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append(node.module)
-            out += [f"{node.module}.{a.name}" for a in node.names if node.module == "fadsl"]
+            out += [
+                f"{node.module}.{a.name}" for a in node.names if node.module == "fadsl"
+            ]
     return out
 
 
@@ -63,7 +85,9 @@ def test_nothing_but_the_package_surface_and_commands_imports_the_frontend() -> 
     for path in sorted(PKG.rglob("*.py")):
         rel = ".".join(path.relative_to(PKG.parent).with_suffix("").parts)
         if rel.startswith(("fadsl.frontend", "fadsl.commands", "fadsl.lib")) or rel in (
-                "fadsl.__init__", "fadsl.cli"):
+            "fadsl.__init__",
+            "fadsl.cli",
+        ):
             continue
         if any(_layer(m) == "frontend" for m in _imports(path)):
             users.append(rel)

@@ -20,8 +20,14 @@ sys.exit(status)
 
 
 def _fadsl(*args: str, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return proc.stdout
 
 
@@ -35,10 +41,19 @@ def test_compile_and_check_do_not_import_numpy(tmp_path: Path) -> None:
 def test_cached_compile_writes_the_same_files(tmp_path: Path) -> None:
     env = dict(os.environ, FADSL_CACHE_DIR=str(tmp_path / "cache"))
     for name in ("first", "second"):  # the second run reads the cache the first wrote
-        _fadsl("compile", "examples/fa2.py", "--quiet", "-o", str(tmp_path / name), env=env)
+        _fadsl(
+            "compile", "examples/fa2.py", "--quiet", "-o", str(tmp_path / name), env=env
+        )
     assert any((tmp_path / "cache" / "clang-format").iterdir())
     fresh = dict(os.environ, FADSL_NO_CACHE="1")
-    _fadsl("compile", "examples/fa2.py", "--quiet", "-o", str(tmp_path / "fresh"), env=fresh)
+    _fadsl(
+        "compile",
+        "examples/fa2.py",
+        "--quiet",
+        "-o",
+        str(tmp_path / "fresh"),
+        env=fresh,
+    )
     for path in sorted((tmp_path / "fresh").rglob("*")):
         if path.is_file():
             rel = path.relative_to(tmp_path / "fresh")

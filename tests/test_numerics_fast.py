@@ -46,7 +46,9 @@ def test_to_float16_odd_sizes_and_other_dtypes_fall_back() -> None:
         assert np.array_equal(_bits(to_float16(y)), _bits(y.astype(np.float16)))
 
 
-@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    "dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+)
 def test_nonfinite_report_finds_every_nan_and_inf(dtype: type) -> None:
     clean = np.linspace(-3, 3, 64).astype(dtype)
     assert nonfinite_report({"q": clean}) == []

@@ -19,20 +19,28 @@ SHAPE = dict(B=1, N=2, Sq=1024, Skv=1024, D=128)
 
 
 @lru_cache(maxsize=None)
-def _timeline(stages: int, causal: bool = False, tname: str = "ascend910b1") -> Timeline:
+def _timeline(
+    stages: int, causal: bool = False, tname: str = "ascend910b1"
+) -> Timeline:
     kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
     kernel = kdef.build({"stages": stages, "causal": causal})
     env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": stages, "scale": 0.088}
     return build(kernel, targets.get(tname), env)
 
 
-CASES = [(2, False, "ascend910b1"), (1, False, "ascend910b1"), (2, True, "ascend910b1"),
-         (2, False, "ascend910a"), (1, False, "ascend310p3")]
+CASES = [
+    (2, False, "ascend910b1"),
+    (1, False, "ascend910b1"),
+    (2, True, "ascend910b1"),
+    (2, False, "ascend910a"),
+    (1, False, "ascend310p3"),
+]
 
 
 @pytest.mark.parametrize("stages, causal, tname", CASES)
-def test_nothing_starts_before_its_inputs_are_ready(stages: int, causal: bool,
-                                                    tname: str) -> None:
+def test_nothing_starts_before_its_inputs_are_ready(
+    stages: int, causal: bool, tname: str
+) -> None:
     tl = _timeline(stages, causal, tname)
     assert tl.events and tl.iterations == SHAPE["Skv"] // 128
     for e in tl.events:
@@ -84,16 +92,29 @@ def test_double_buffering_is_faster_and_the_closed_form_bounds_it() -> None:
 def test_split_chips_pass_values_through_the_workspace() -> None:
     split, coupled = _timeline(2), _timeline(2, tname="ascend910a")
     assert {e.name for e in split.of(0, "ws")} == {
-        "ws dot cube -> vector", "ws p_1 vector -> cube", "ws dot_1 cube -> vector"}
+        "ws dot cube -> vector",
+        "ws p_1 vector -> cube",
+        "ws dot_1 cube -> vector",
+    }
     assert not coupled.of(0, "ws")
 
 
-def test_the_command_prints_events_and_writes_an_svg(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_the_command_prints_events_and_writes_an_svg(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     picture = tmp_path / "t.svg"
-    status = main(["timeline", "examples/fa2.py", "--shape", "B=1,N=2,Sq=512,Skv=512,D=64",
-                   "--iterations", "2", "-o", str(picture)])
+    status = main(
+        [
+            "timeline",
+            "examples/fa2.py",
+            "--shape",
+            "B=1,N=2,Sq=512,Skv=512,D=64",
+            "--iterations",
+            "2",
+            "-o",
+            str(picture),
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0
     assert "MODELLED" in out and "load kt (k)" in out and "cube dot = qt @ kt^T" in out
@@ -103,5 +124,16 @@ def test_the_command_prints_events_and_writes_an_svg(tmp_path: Path,
 
 
 def test_the_command_refuses_other_picture_kinds(tmp_path: Path) -> None:
-    assert main(["timeline", "examples/fa2.py", "--shape", "B=1,N=1,Sq=128,Skv=128,D=64",
-                 "-o", str(tmp_path / "t.pdf")]) == 1
+    assert (
+        main(
+            [
+                "timeline",
+                "examples/fa2.py",
+                "--shape",
+                "B=1,N=1,Sq=128,Skv=128,D=64",
+                "-o",
+                str(tmp_path / "t.pdf"),
+            ]
+        )
+        == 1
+    )

@@ -27,17 +27,33 @@ _SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
 def add_kernel_args(p: argparse.ArgumentParser, shape: bool = True) -> None:
-    p.add_argument("file", help="kernel file: a Python file with @fd.kernel, or textual IR (.fir)")
+    p.add_argument(
+        "file", help="kernel file: a Python file with @fd.kernel, or textual IR (.fir)"
+    )
     p.add_argument("--kernel", help="which kernel of the file (default: the only one)")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a tile constant or runtime scalar, e.g. block_q=64; repeatable")
-    p.add_argument("--dtype", help="element dtype of the kernel's tensors: fp16, bf16 or fp32")
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a tile constant or runtime scalar, e.g. block_q=64; repeatable",
+    )
+    p.add_argument(
+        "--dtype", help="element dtype of the kernel's tensors: fp16, bf16 or fp32"
+    )
     if shape:
-        p.add_argument("--shape", help="shape symbols, e.g. B=1,N=8,Sq=4096,Skv=4096,D=128")
+        p.add_argument(
+            "--shape", help="shape symbols, e.g. B=1,N=8,Sq=4096,Skv=4096,D=128"
+        )
 
 
-def add_target_arg(p: argparse.ArgumentParser, default: str | None = "ascend910b1") -> None:
-    p.add_argument("--target", default=default, help="chip (SOC_VERSION), e.g. ascend910b1")
+def add_target_arg(
+    p: argparse.ArgumentParser, default: str | None = "ascend910b1"
+) -> None:
+    p.add_argument(
+        "--target", default=default, help="chip (SOC_VERSION), e.g. ascend910b1"
+    )
     p.add_argument("--target-file", help="a chip description of your own (JSON)")
 
 
@@ -47,9 +63,12 @@ def seed_value(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a non-negative integer, got {text!r}") from None
+            f"expected a non-negative integer, got {text!r}"
+        ) from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer, got {value}"
+        )
     return value
 
 
@@ -57,8 +76,9 @@ def arg_loc(flag: str, text: str, start: int = 0, end: int | None = None) -> Loc
     """A Loc pointing into a command-line argument, for carets under the bad part."""
     shown = f"{flag} {text}"
     off = len(flag) + 1
-    return Loc("<command line>", 1, off + start, None if end is None else off + end,
-               text=shown)
+    return Loc(
+        "<command line>", 1, off + start, None if end is None else off + end, text=shown
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -83,8 +103,11 @@ class KernelSource:
 
 def load_source(path: str) -> KernelSource:
     if not os.path.isfile(path):
-        raise UsageError(f"no such file: {path}", None,
-                         hint="give the path of a kernel .py file or a textual-IR .fir file")
+        raise UsageError(
+            f"no such file: {path}",
+            None,
+            hint="give the path of a kernel .py file or a textual-IR .fir file",
+        )
     if path.endswith(".fir"):
         from fadsl.ir.parser import parse_kernel
 
@@ -98,9 +121,11 @@ def load_source(path: str) -> KernelSource:
     defs = [v for v in vars(module).values() if isinstance(v, KernelDef)]
     if not defs:
         raise KernelSyntaxError(
-            f"{path} defines no kernel", Loc(os.path.abspath(path), 1),
+            f"{path} defines no kernel",
+            Loc(os.path.abspath(path), 1),
             hint="decorate a function with @fd.kernel, or assign "
-            "kernel = fd.attention(...) at module level")
+            "kernel = fd.attention(...) at module level",
+        )
     return KernelSource(path, defs=defs)
 
 
@@ -120,7 +145,9 @@ def _import_user_file(path: str) -> Any:
     except SyntaxError as exc:
         raise KernelSyntaxError(
             f"Python syntax error: {exc.msg}",
-            Loc(exc.filename or abspath, exc.lineno or 1, max(0, (exc.offset or 1) - 1)),
+            Loc(
+                exc.filename or abspath, exc.lineno or 1, max(0, (exc.offset or 1) - 1)
+            ),
         ) from None
     except Exception as exc:
         raise KernelSyntaxError(
@@ -145,15 +172,19 @@ def select(src: KernelSource, name: str | None) -> Any:
     """The chosen kernel definition (or IR kernel)."""
     if name is not None and name not in src.names:
         raise UsageError(
-            f"{src.path} has no kernel named {name!r}", None,
-            hint=f"kernels in this file: {', '.join(src.names)}")
+            f"{src.path} has no kernel named {name!r}",
+            None,
+            hint=f"kernels in this file: {', '.join(src.names)}",
+        )
     if src.ir_kernel is not None:
         return src.ir_kernel
     if name is None:
         if len(src.defs) > 1:
             raise UsageError(
-                f"{src.path} defines several kernels: {', '.join(src.names)}", None,
-                hint="choose one with --kernel NAME")
+                f"{src.path} defines several kernels: {', '.join(src.names)}",
+                None,
+                hint="choose one with --kernel NAME",
+            )
         return src.defs[0]
     return next(d for d in src.defs if d.name == name)
 
@@ -175,37 +206,51 @@ def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
             raise UsageError(
                 f"bad {flag} item {part.strip()!r}: expected NAME=VALUE",
                 arg_loc(flag, text, start, end),
-                hint=f"e.g. {flag} B=1,N=8,Sq=4096,Skv=4096,D=128" if flag == "--shape"
-                else f"e.g. {flag} block_q=64")
+                hint=(
+                    f"e.g. {flag} B=1,N=8,Sq=4096,Skv=4096,D=128"
+                    if flag == "--shape"
+                    else f"e.g. {flag} block_q=64"
+                ),
+            )
         items.append((m.group(1), m.group(2), start, end))
     return items
 
 
-def parse_shape(text: str | None, symbols: tuple[str, ...],
-                defaults: dict[str, int] | None = None) -> dict[str, int]:
+def parse_shape(
+    text: str | None, symbols: tuple[str, ...], defaults: dict[str, int] | None = None
+) -> dict[str, int]:
     """Shape symbol values; ``Nkv`` defaults to ``N``; every symbol must be given."""
     values: dict[str, int] = {}
     if text is not None and not text.strip():
         raise UsageError(
-            "--shape is empty", arg_loc("--shape", text, 0, len(text)),
+            "--shape is empty",
+            arg_loc("--shape", text, 0, len(text)),
             hint="give NAME=VALUE items, e.g. --shape "
             + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols)
-            + "; leave --shape out to use the kernel's default shape")
+            + "; leave --shape out to use the kernel's default shape",
+        )
     if text:
         for name, raw, start, end in parse_assignments(text, "--shape"):
             loc = arg_loc("--shape", text, start, end)
             if name not in symbols and name != "Nkv":
                 raise UsageError(
-                    f"--shape: this kernel has no shape symbol {name!r}", loc,
-                    hint=f"its shape symbols are {', '.join(symbols)}")
+                    f"--shape: this kernel has no shape symbol {name!r}",
+                    loc,
+                    hint=f"its shape symbols are {', '.join(symbols)}",
+                )
             try:
                 v = int(raw)
             except ValueError:
                 raise UsageError(
-                    f"--shape {name}={raw}: expected a positive integer", loc,
-                    hint="separate NAME=VALUE items with commas, e.g. --shape "
-                    "B=1,N=8,Sq=4096,Skv=4096,D=128" if any(c in raw for c in ";=: ")
-                    else None) from None
+                    f"--shape {name}={raw}: expected a positive integer",
+                    loc,
+                    hint=(
+                        "separate NAME=VALUE items with commas, e.g. --shape "
+                        "B=1,N=8,Sq=4096,Skv=4096,D=128"
+                        if any(c in raw for c in ";=: ")
+                        else None
+                    ),
+                ) from None
             if v <= 0:
                 raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
             if v >= 2**63:
@@ -220,9 +265,11 @@ def parse_shape(text: str | None, symbols: tuple[str, ...],
     missing = [s for s in symbols if s not in values]
     if missing:
         raise UsageError(
-            f"--shape is missing {', '.join(missing)}", None,
+            f"--shape is missing {', '.join(missing)}",
+            None,
             hint="give every shape symbol, e.g. --shape "
-            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols))
+            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols),
+        )
     return {s: values[s] for s in symbols}
 
 
@@ -260,8 +307,10 @@ def parse_dtype(text: str | None) -> Any:
     except ValueError:
         dtype = None
     if dtype is None or dtype.value not in ("f16", "bf16", "f32"):
-        raise UsageError(f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
-                         arg_loc("--dtype", text, 0, len(text)))
+        raise UsageError(
+            f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
+            arg_loc("--dtype", text, 0, len(text)),
+        )
     return dtype
 
 
@@ -288,8 +337,13 @@ class Binding:
     def env(self) -> dict[str, Any]:
         """Values of shape symbols, integer constants and float scalars."""
         out: dict[str, Any] = dict(self.shape)
-        out.update({k: v for k, v in self.consts.items()
-                    if isinstance(v, int) and not isinstance(v, bool)})
+        out.update(
+            {
+                k: v
+                for k, v in self.consts.items()
+                if isinstance(v, int) and not isinstance(v, bool)
+            }
+        )
         out.update(self.scalars)
         return out
 
@@ -327,17 +381,22 @@ def bind(chosen: Any, args: argparse.Namespace, need_shape: bool = True) -> Bind
     if check_shape is not None and shape:
         check_shape(shape)
     scalars = _scalars(kernel, shape, scalar_sets)
-    return Binding(kernel, shape, scalars, chosen if isinstance(chosen, KernelDef) else None)
+    return Binding(
+        kernel, shape, scalars, chosen if isinstance(chosen, KernelDef) else None
+    )
 
 
-def _split_sets(sets: dict[str, Any], consts: dict[str, Any], scalars: set[str],
-                kernel_name: str) -> tuple[dict[str, Any], dict[str, float]]:
+def _split_sets(
+    sets: dict[str, Any], consts: dict[str, Any], scalars: set[str], kernel_name: str
+) -> tuple[dict[str, Any], dict[str, float]]:
     const_sets: dict[str, Any] = {}
     scalar_sets: dict[str, float] = {}
     for name, (value, loc) in sets.items():
         if name in scalars:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise UsageError(f"--set {name}: the scalar `{name}` takes a number", loc)
+                raise UsageError(
+                    f"--set {name}: the scalar `{name}` takes a number", loc
+                )
             scalar_sets[name] = float(value)
         elif name in consts:
             const_sets[name] = _check_const(name, value, consts[name], loc)
@@ -345,7 +404,9 @@ def _split_sets(sets: dict[str, Any], consts: dict[str, Any], scalars: set[str],
             known = sorted(set(consts) | scalars)
             raise UsageError(
                 f"--set {name}: kernel `{kernel_name}` has no constant or scalar `{name}`",
-                loc, hint=f"it has: {', '.join(known) or 'none'}")
+                loc,
+                hint=f"it has: {', '.join(known) or 'none'}",
+            )
     return const_sets, scalar_sets
 
 
@@ -359,8 +420,10 @@ def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
             raise UsageError(f"--set {name}={value}: expected an integer", loc)
         if default > 0 and value <= 0:
             raise UsageError(
-                f"--set {name}={value}: `{name}` must be a positive integer", loc,
-                hint=f"the default is {default}")
+                f"--set {name}={value}: `{name}` must be a positive integer",
+                loc,
+                hint=f"the default is {default}",
+            )
         if abs(value) >= 2**63:
             raise UsageError(f"--set {name}={value}: does not fit in 64 bits", loc)
         return value
@@ -369,21 +432,28 @@ def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
     return value
 
 
-def _build_def(kdef: Any, sets: dict[str, Any], dtype: Any) -> tuple[Any, dict[str, float]]:
+def _build_def(
+    kdef: Any, sets: dict[str, Any], dtype: Any
+) -> tuple[Any, dict[str, float]]:
     scalars = {s.name for s in kdef.specs if s.kind == "scalar"}
     const_sets, scalar_sets = _split_sets(sets, kdef.const_defaults, scalars, kdef.name)
     return kdef.build(const_sets, dtype), scalar_sets
 
 
-def _rebind_ir(kernel: Any, sets: dict[str, Any], dtype: Any) -> tuple[Any, dict[str, float]]:
+def _rebind_ir(
+    kernel: Any, sets: dict[str, Any], dtype: Any
+) -> tuple[Any, dict[str, float]]:
     """A parsed .fir kernel: only integer constants (symbolic sizes) can change."""
     import dataclasses
 
     from fadsl.ir.nodes import ParamKind
 
     if dtype is not None:
-        raise UsageError("--dtype cannot change a textual-IR kernel; its types are fixed",
-                         None, hint="edit the .fir file, or use the .py kernel")
+        raise UsageError(
+            "--dtype cannot change a textual-IR kernel; its types are fixed",
+            None,
+            hint="edit the .fir file, or use the .py kernel",
+        )
     consts = kernel.const_values()
     scalars = {p.name for p in kernel.params if p.kind is ParamKind.SCALAR}
     const_sets, scalar_sets = _split_sets(sets, consts, scalars, kernel.name)
@@ -391,13 +461,19 @@ def _rebind_ir(kernel: Any, sets: dict[str, Any], dtype: Any) -> tuple[Any, dict
         if not isinstance(consts[name], int) or isinstance(consts[name], bool):
             raise UsageError(
                 f"--set {name}: in textual IR only integer (size) constants can change",
-                sets[name][1])
+                sets[name][1],
+            )
     merged = dict(consts)
     merged.update(const_sets)
-    return dataclasses.replace(kernel, consts=tuple(sorted(merged.items()))), scalar_sets
+    return (
+        dataclasses.replace(kernel, consts=tuple(sorted(merged.items()))),
+        scalar_sets,
+    )
 
 
-def _scalars(kernel: Any, shape: dict[str, int], given: dict[str, float]) -> dict[str, float]:
+def _scalars(
+    kernel: Any, shape: dict[str, int], given: dict[str, float]
+) -> dict[str, float]:
     from fadsl.ir.expr import evaluate
     from fadsl.ir.nodes import ParamKind
 
@@ -413,8 +489,11 @@ def _scalars(kernel: Any, shape: dict[str, int], given: dict[str, float]) -> dic
             except KeyError as exc:
                 raise UsageError(
                     f"default of scalar `{p.name}` uses {exc.args[0]}, which is not a shape "
-                    "symbol", p.loc) from None
+                    "symbol",
+                    p.loc,
+                ) from None
         elif p.default is None:
-            raise UsageError(f"scalar `{p.name}` has no default; give --set {p.name}=VALUE",
-                             p.loc)
+            raise UsageError(
+                f"scalar `{p.name}` has no default; give --set {p.name}=VALUE", p.loc
+            )
     return out

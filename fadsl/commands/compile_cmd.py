@@ -12,13 +12,22 @@ from fadsl.commands import common
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    p.add_argument("--skip-resource-proof", action="store_true",
-                   help="generate even if the buffers do not fit (for testing that the CPU "
-                   "runtime enforces the chip's memory sizes itself)")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="output folder (default generated/<kernel>/); with several kernels, "
-                   "one sub-folder per kernel")
-    p.add_argument("--quiet", action="store_true", help="do not print the resource budget")
+    p.add_argument(
+        "--skip-resource-proof",
+        action="store_true",
+        help="generate even if the buffers do not fit (for testing that the CPU "
+        "runtime enforces the chip's memory sizes itself)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="output folder (default generated/<kernel>/); with several kernels, "
+        "one sub-folder per kernel",
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="do not print the resource budget"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -27,14 +36,26 @@ def main(args: argparse.Namespace) -> int:
 
     target = resolve(args.target, args.target_file)
     src = common.load_source(args.file)
-    chosen = [common.select(src, args.kernel)] if args.kernel or len(src.names) == 1 else \
-        list(src.defs)
+    chosen = (
+        [common.select(src, args.kernel)]
+        if args.kernel or len(src.names) == 1
+        else list(src.defs)
+    )
     if args.output:
         check_output_dir(args.output)
-    built = [_build_one(common.bind(kdef, args, need_shape=True), target, args.file,
-                        _out_dir(args.output, kdef.name, len(chosen)),
-                        not args.skip_resource_proof) for kdef in chosen]
-    if args.output and len(built) > 1:  # one folder holding them all: replace it at once
+    built = [
+        _build_one(
+            common.bind(kdef, args, need_shape=True),
+            target,
+            args.file,
+            _out_dir(args.output, kdef.name, len(chosen)),
+            not args.skip_resource_proof,
+        )
+        for kdef in chosen
+    ]
+    if (
+        args.output and len(built) > 1
+    ):  # one folder holding them all: replace it at once
         with atomic_dir(args.output) as tmp:
             for project, _, out in built:
                 _write_files(project.files, os.path.join(tmp, os.path.basename(out)))
@@ -52,8 +73,13 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _build_one(binding, target, source: str, out: str,  # type: ignore[no-untyped-def]
-               prove_fit: bool) -> tuple:
+def _build_one(
+    binding,
+    target,
+    source: str,
+    out: str,  # type: ignore[no-untyped-def]
+    prove_fit: bool,
+) -> tuple:
     """(project, binding, out): everything is generated before anything is written."""
     from fadsl.backends.ascendc.project import build_project
 
@@ -83,4 +109,6 @@ def _write_files(files: dict[str, bytes], folder: str) -> None:
         with open(path, "wb") as f:
             f.write(data)
         if rel.endswith(".sh"):
-            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+            os.chmod(
+                path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+            )

@@ -11,13 +11,25 @@ from fadsl.commands import common
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
-    p.add_argument("--seed", type=common.seed_value, default=0,
-                   help="seed of the random inputs, an integer >= 0 (default 0)")
+    p.add_argument(
+        "--seed",
+        type=common.seed_value,
+        default=0,
+        help="seed of the random inputs, an integer >= 0 (default 0)",
+    )
     p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
-    p.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="folder for <param>.bin files and meta.json")
-    p.add_argument("--no-check", action="store_true",
-                   help="skip the comparison with the float64 reference")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="folder for <param>.bin files and meta.json",
+    )
+    p.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the comparison with the float64 reference",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -41,9 +53,15 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     result = interpret(kernel, binding.env(), inputs)
     elapsed = time.perf_counter() - t0
-    check = None if args.no_check else runio.check_outputs(binding, inputs, result.outputs)
-    extra = {"source": "interpreter", "seed": None if args.inputs else args.seed,
-             "interpreter_seconds": round(elapsed, 3), "loop_stats": _stats(result)}
+    check = (
+        None if args.no_check else runio.check_outputs(binding, inputs, result.outputs)
+    )
+    extra = {
+        "source": "interpreter",
+        "seed": None if args.inputs else args.seed,
+        "interpreter_seconds": round(elapsed, 3),
+        "loop_stats": _stats(result),
+    }
     blocks = kv_blocks(binding, inputs, result)
     if blocks is not None:
         extra["kv_blocks"] = {"computed": blocks[0], "total": blocks[1]}
@@ -66,24 +84,37 @@ def _stats(result) -> dict:  # type: ignore[no-untyped-def]
 def kv_blocks(binding, inputs, result) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
     """(KV blocks computed, Q-block x KV-block pairs) when the kernel counts them
     (fd.attention kernels: causal / window bounds and block masks skip blocks)."""
-    count = getattr(binding.kdef, "kv_blocks", None) if binding.kdef is not None else None
+    count = (
+        getattr(binding.kdef, "kv_blocks", None) if binding.kdef is not None else None
+    )
     if count is None:
         return None
-    return count(binding.shape, binding.consts, inputs, getattr(result, "loop_stats", {}))
+    return count(
+        binding.shape, binding.consts, inputs, getattr(result, "loop_stats", {})
+    )
 
 
-def report(binding, check, folder: str, result,  # type: ignore[no-untyped-def]
-           blocks: tuple[int, int] | None = None) -> int:
+def report(
+    binding,
+    check,
+    folder: str,
+    result,  # type: ignore[no-untyped-def]
+    blocks: tuple[int, int] | None = None,
+) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] -> {folder}")
     for var, (done, total) in getattr(result, "loop_stats", {}).items():
         if total:
-            print(f"  loop {var}: {done} of {total} block iterations computed "
-                  f"({100.0 * (total - done) / total:.1f}% skipped)")
+            print(
+                f"  loop {var}: {done} of {total} block iterations computed "
+                f"({100.0 * (total - done) / total:.1f}% skipped)"
+            )
     if blocks is not None and blocks[1]:
         done, total = blocks
-        print(f"  KV blocks: {done} of {total} computed "
-              f"({100.0 * (total - done) / total:.1f}% skipped)")
+        print(
+            f"  KV blocks: {done} of {total} computed "
+            f"({100.0 * (total - done) / total:.1f}% skipped)"
+        )
     if check is None:
         print("  not checked (no reference, or --no-check)")
         return 0

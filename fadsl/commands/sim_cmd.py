@@ -27,18 +27,37 @@ from fadsl.errors import BackendError, ExecutionError
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    p.add_argument("--skip-resource-proof", action="store_true",
-                   help="generate even if the buffers do not fit (for testing that the CPU "
-                   "runtime enforces the chip's memory sizes itself)")
-    p.add_argument("--seed", type=common.seed_value, default=0,
-                   help="seed of the random inputs, an integer >= 0 (default 0)")
+    p.add_argument(
+        "--skip-resource-proof",
+        action="store_true",
+        help="generate even if the buffers do not fit (for testing that the CPU "
+        "runtime enforces the chip's memory sizes itself)",
+    )
+    p.add_argument(
+        "--seed",
+        type=common.seed_value,
+        default=0,
+        help="seed of the random inputs, an integer >= 0 (default 0)",
+    )
     p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
-    p.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="folder for <param>.bin files and meta.json")
-    p.add_argument("--no-check", action="store_true",
-                   help="skip the comparisons with the interpreter and the reference")
-    p.add_argument("--timeout", type=float, default=600.0,
-                   help="seconds the CPU-runtime run may take (default 600)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="folder for <param>.bin files and meta.json",
+    )
+    p.add_argument(
+        "--no-check",
+        action="store_true",
+        help="skip the comparisons with the interpreter and the reference",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds the CPU-runtime run may take (default 600)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -49,18 +68,26 @@ def main(args: argparse.Namespace) -> int:
     check_output_dir(args.output)
     target = resolve(args.target, args.target_file)
     binding = common.build(args)
-    inputs = (runio.read_inputs(args.inputs, binding) if args.inputs
-              else runio.make_inputs(binding, args.seed))
+    inputs = (
+        runio.read_inputs(args.inputs, binding)
+        if args.inputs
+        else runio.make_inputs(binding, args.seed)
+    )
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
-    binary, build_seconds = build(binding, target, args.file, not args.skip_resource_proof)
+    binary, build_seconds = build(
+        binding, target, args.file, not args.skip_resource_proof
+    )
     t0 = time.perf_counter()
     outputs = run_binary(binary, binding, inputs, args.timeout)
     run_seconds = time.perf_counter() - t0
-    extra: dict[str, Any] = {"source": "cpu-runtime", "target": target.name,
-                             "seed": None if args.inputs else args.seed,
-                             "build_seconds": round(build_seconds, 2),
-                             "run_seconds": round(run_seconds, 3)}
+    extra: dict[str, Any] = {
+        "source": "cpu-runtime",
+        "target": target.name,
+        "seed": None if args.inputs else args.seed,
+        "build_seconds": round(build_seconds, 2),
+        "run_seconds": round(run_seconds, 3),
+    }
     check = None
     if not args.no_check:
         extra["vs_interpreter"] = compare_with_interpreter(binding, inputs, outputs)
@@ -77,17 +104,22 @@ def main(args: argparse.Namespace) -> int:
 
 def cache_root() -> str:
     root = os.environ.get("FADSL_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "fadsl", "sim")
+        os.path.expanduser("~"), ".cache", "fadsl", "sim"
+    )
     os.makedirs(root, exist_ok=True)
     return root
 
 
-def build(binding: Any, target: Any, source: str, prove_fit: bool = True) -> tuple[str, float]:
+def build(
+    binding: Any, target: Any, source: str, prove_fit: bool = True
+) -> tuple[str, float]:
     """Path of the built host program (cached) and the seconds building took."""
     from fadsl.backends.ascendc.project import build_project
 
     name = binding.kernel.name
-    project = build_project(binding, target, source, os.path.join("generated", name), prove_fit)
+    project = build_project(
+        binding, target, source, os.path.join("generated", name), prove_fit
+    )
     key = _key(project.files)
     folder = os.path.join(cache_root(), f"{name}-{key[:16]}")
     binary = os.path.join(folder, "build", f"{name}_main")
@@ -125,8 +157,10 @@ def _key(files: dict[str, bytes]) -> str:
 def _compiler_version() -> str:
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or ""
     if not cxx:
-        raise BackendError("fadsl sim needs a C++17 compiler (g++) and cmake",
-                           hint="apt-get install g++ cmake")
+        raise BackendError(
+            "fadsl sim needs a C++17 compiler (g++) and cmake",
+            hint="apt-get install g++ cmake",
+        )
     out = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     return out.stdout.splitlines()[0] if out.stdout else cxx
 
@@ -144,16 +178,33 @@ def _cmake(folder: str) -> None:
 
     if shutil.which("cmake") is None:
         raise BackendError("fadsl sim needs cmake", hint="apt-get install cmake")
-    configure = ["cmake", "-S", folder, "-B", os.path.join(folder, "build"), "-DRUN_MODE=fadsl",
-                 f"-DFADSL_RUNTIME_DIR={include_dir()}", "-DCMAKE_BUILD_TYPE=Release"]
-    for cmd in (configure, ["cmake", "--build", os.path.join(folder, "build"), "-j",
-                            str(max(1, os.cpu_count() or 1))]):
+    configure = [
+        "cmake",
+        "-S",
+        folder,
+        "-B",
+        os.path.join(folder, "build"),
+        "-DRUN_MODE=fadsl",
+        f"-DFADSL_RUNTIME_DIR={include_dir()}",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ]
+    for cmd in (
+        configure,
+        [
+            "cmake",
+            "--build",
+            os.path.join(folder, "build"),
+            "-j",
+            str(max(1, os.cpu_count() or 1)),
+        ],
+    ):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise BackendError(
                 "building the generated project with the CPU runtime failed "
                 "(this is a fadsl bug: generated code must compile)",
-                notes=(_tail(proc.stdout + proc.stderr),))
+                notes=(_tail(proc.stdout + proc.stderr),),
+            )
 
 
 def _tail(text: str, lines: int = 30) -> str:
@@ -165,7 +216,9 @@ def _tail(text: str, lines: int = 30) -> str:
 # ----------------------------------------------------------------------------
 
 
-def run_binary(binary: str, binding: Any, inputs: dict[str, Any], timeout: float) -> dict:
+def run_binary(
+    binary: str, binding: Any, inputs: dict[str, Any], timeout: float
+) -> dict:
     import numpy as np
 
     from fadsl.ir.nodes import ParamKind
@@ -195,24 +248,31 @@ def run_binary(binary: str, binding: Any, inputs: dict[str, Any], timeout: float
 
 def _execute(binary: str, work: str, timeout: float) -> None:
     try:
-        proc = subprocess.run([binary, work], capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [binary, work], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
-        raise ExecutionError(f"the CPU-runtime run did not finish in {timeout:.0f} s",
-                             hint="use a smaller --shape or raise --timeout") from None
+        raise ExecutionError(
+            f"the CPU-runtime run did not finish in {timeout:.0f} s",
+            hint="use a smaller --shape or raise --timeout",
+        ) from None
     messages = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
         raise ExecutionError(
-            "the generated kernel stopped in fadsl's CPU runtime: " + (runtime[0] if runtime
-                                                                       else f"exit {proc.returncode}"),
+            "the generated kernel stopped in fadsl's CPU runtime: "
+            + (runtime[0] if runtime else f"exit {proc.returncode}"),
             notes=tuple(runtime[1:6]),
             hint="the CPU runtime enforces the chip's memory sizes and Ascend C's rules; "
-            "the message names the API call and the core")
+            "the message names the API call and the core",
+        )
     for line in messages:
         print(line, file=sys.stderr)
 
 
-def compare_with_interpreter(binding: Any, inputs: dict[str, Any], outputs: dict) -> dict:
+def compare_with_interpreter(
+    binding: Any, inputs: dict[str, Any], outputs: dict
+) -> dict:
     """Largest |sim - interpreter| per output, with the interpreter's own outputs."""
     import numpy as np
 
@@ -227,8 +287,11 @@ def compare_with_interpreter(binding: Any, inputs: dict[str, Any], outputs: dict
         both = np.isfinite(a) & np.isfinite(b)
         diff = float(np.abs(a - b)[both].max()) if both.any() else 0.0
         mismatch = int((np.isfinite(a) != np.isfinite(b)).sum())
-        out[name] = {"max_abs_diff": diff, "nonfinite_mismatch": mismatch,
-                     "max_abs": float(np.abs(b[np.isfinite(b)]).max()) if both.any() else 0.0}
+        out[name] = {
+            "max_abs_diff": diff,
+            "nonfinite_mismatch": mismatch,
+            "max_abs": float(np.abs(b[np.isfinite(b)]).max()) if both.any() else 0.0,
+        }
     return out
 
 
@@ -236,12 +299,19 @@ def _report(binding: Any, check: Any, extra: dict, folder: str) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] on fadsl's CPU runtime -> {folder}")
     build_s = extra["build_seconds"]
-    print(f"  build {'cached' if build_s == 0 else f'{build_s:.1f} s'}, "
-          f"run {extra['run_seconds']:.2f} s")
+    print(
+        f"  build {'cached' if build_s == 0 else f'{build_s:.1f} s'}, "
+        f"run {extra['run_seconds']:.2f} s"
+    )
     for name, d in extra.get("vs_interpreter", {}).items():
-        print(f"  {name}: max |sim - interpreter| {d['max_abs_diff']:.3e}"
-              + (f", {d['nonfinite_mismatch']} non-finite mismatches"
-                 if d["nonfinite_mismatch"] else ""))
+        print(
+            f"  {name}: max |sim - interpreter| {d['max_abs_diff']:.3e}"
+            + (
+                f", {d['nonfinite_mismatch']} non-finite mismatches"
+                if d["nonfinite_mismatch"]
+                else ""
+            )
+        )
     if check is None:
         print("  not checked against a reference")
         return 0

@@ -179,14 +179,15 @@ def _spec(p: inspect.Parameter, fn: Callable[..., Any], loc: Loc) -> ParamSpec:
         return ParamSpec(p.name, ann.kind, ann.dims, ann.dtype)
     if ann is Scalar or isinstance(ann, Scalar):
         dtype = ann.dtype if isinstance(ann, Scalar) else DType.F32
-        return ParamSpec(p.name, "scalar", dtype=dtype, default=default,
-                         has_default=has_default)
+        return ParamSpec(
+            p.name, "scalar", dtype=dtype, default=default, has_default=has_default
+        )
     if has_default:
         return ParamSpec(p.name, "const", default=default, has_default=True)
     raise KernelSyntaxError(
         f"parameter `{p.name}` of kernel `{fn.__name__}` needs an annotation",
         _param_loc(fn, loc, p.name),
-        hint="tensors: fd.In(\"B\", \"N\", \"Sq\", \"D\") / fd.Out(...); runtime "
+        hint='tensors: fd.In("B", "N", "Sq", "D") / fd.Out(...); runtime '
         "scalars: fd.Scalar; constants: a default value, e.g. block_q: int = 128",
     )
 
@@ -239,6 +240,7 @@ def kernel(
             return KernelDef(f, name, dt, None, default_shape, reference)
         except FadslError:
             raise
+
     if fn is not None:
         return wrap(fn)
     return wrap

@@ -69,8 +69,10 @@ class ModScalar:
     def __bool__(self) -> bool:
         raise KernelSyntaxError(
             f"`{self.expr}` is only known when the kernel runs; Python `if`/`and`/`or` "
-            "cannot test it", user_frame_loc(),
-            hint="return the condition itself (e.g. `return h < 4`), or combine with & |")
+            "cannot test it",
+            user_frame_loc(),
+            hint="return the condition itself (e.g. `return h < 4`), or combine with & |",
+        )
 
     def _wrap(self, value: Any) -> Any:
         return ModScalar(value) if isinstance(value, sympy.Expr) else value

@@ -37,7 +37,9 @@ def in_package(filename: str) -> bool:
     return os.path.abspath(filename).startswith(_PKG_DIR)
 
 
-def node_loc(node: ast.AST, file: str, line_offset: int = 0, col_offset: int = 0) -> Loc:
+def node_loc(
+    node: ast.AST, file: str, line_offset: int = 0, col_offset: int = 0
+) -> Loc:
     """Loc of an AST node parsed from a snippet that starts at ``line_offset + 1``."""
     line = getattr(node, "lineno", 1) + line_offset
     col = getattr(node, "col_offset", 0) + col_offset
@@ -77,7 +79,9 @@ def user_frame_loc() -> Loc | None:
 
 _LIBRARY_DIRS = tuple(
     os.path.abspath(p) + os.sep
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for p in {
+        sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
 )
 
 
@@ -104,5 +108,7 @@ def _tb_loc(tb: TracebackType) -> Loc:
     if 0 <= idx < len(positions):
         line, end_line, col, end_col = positions[idx]
         if line == tb.tb_lineno and col is not None:
-            return Loc(code.co_filename, line, col, end_col if end_line == line else None)
+            return Loc(
+                code.co_filename, line, col, end_col if end_line == line else None
+            )
     return Loc(code.co_filename, tb.tb_lineno)

@@ -29,7 +29,8 @@ class StatementWalker:
                 raise KernelSyntaxError(
                     "statements after the fd.grid loop are not supported",
                     self.loc(node),
-                    hint="put all work inside the grid loop; each grid point is a task")
+                    hint="put all work inside the grid loop; each grid point is a task",
+                )
             method = getattr(self, "stmt_" + type(node).__name__, None)
             if method is None:
                 from fadsl.frontend.python_ops import _describe
@@ -38,7 +39,8 @@ class StatementWalker:
                     f"{_describe(node)} is not supported inside a kernel",
                     self.loc(node),
                     hint="kernels use assignments, fd ops, `for` over "
-                    "fd.grid/range/fd.pipelined and `if` on constants")
+                    "fd.grid/range/fd.pipelined and `if` on constants",
+                )
             method(node)
 
     def stmt_Pass(self: Walker, node: ast.Pass) -> None:
@@ -58,8 +60,10 @@ class StatementWalker:
     def stmt_Return(self: Walker, node: ast.Return) -> None:
         if node.value is not None:
             raise KernelSyntaxError(
-                "kernels do not return values", self.loc(node),
-                hint="write results with fd.store(out[...], tile)")
+                "kernels do not return values",
+                self.loc(node),
+                hint="write results with fd.store(out[...], tile)",
+            )
 
     def stmt_Assign(self: Walker, node: ast.Assign) -> None:
         value = self.expr(node.value)
@@ -73,13 +77,18 @@ class StatementWalker:
 
     def stmt_AugAssign(self: Walker, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
-            raise KernelSyntaxError("augmented assignment needs a plain name",
-                                    self.loc(node))
-        binop = ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op,
-                          right=node.value)
+            raise KernelSyntaxError(
+                "augmented assignment needs a plain name", self.loc(node)
+            )
+        binop = ast.BinOp(
+            left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value
+        )
         ast.copy_location(binop, node)
         ast.fix_missing_locations(binop)
-        binop.left.lineno, binop.left.col_offset = node.target.lineno, node.target.col_offset
+        binop.left.lineno, binop.left.col_offset = (
+            node.target.lineno,
+            node.target.col_offset,
+        )
         binop.left.end_lineno = node.target.end_lineno
         binop.left.end_col_offset = node.target.end_col_offset
         self.assign(node.target, self.expr(binop), node)
@@ -102,7 +111,9 @@ class StatementWalker:
             finally:
                 self.tracer.loc = prev
             return
-        raise KernelSyntaxError("this assignment target is not supported", self.loc(node))
+        raise KernelSyntaxError(
+            "this assignment target is not supported", self.loc(node)
+        )
 
     def stmt_If(self: Walker, node: ast.If) -> None:
         test = self.concrete(self.expr(node.test), node.test, "an `if` condition")
@@ -114,7 +125,9 @@ class StatementWalker:
         if not isinstance(node.iter, ast.Call):
             raise KernelSyntaxError(
                 "a kernel `for` iterates over fd.grid(...), range(...) or "
-                "fd.pipelined(...)", self.loc(node.iter))
+                "fd.pipelined(...)",
+                self.loc(node.iter),
+            )
         fn = self.expr(node.iter.func)
         if fn is loops.grid:
             self.grid_loop(node)
@@ -123,14 +136,18 @@ class StatementWalker:
         else:
             raise KernelSyntaxError(
                 "a kernel `for` iterates over fd.grid(...), range(...) or "
-                "fd.pipelined(...)", self.loc(node.iter))
+                "fd.pipelined(...)",
+                self.loc(node.iter),
+            )
 
     def grid_loop(self: Walker, node: ast.For) -> None:
         loc = self.loc(node)
         if self.grid_seen or self.loop_depth:
             raise ScheduleError(
-                "fd.grid must be the one outermost loop of the kernel", loc,
-                hint="nest sequential loops (range / fd.pipelined) inside the grid")
+                "fd.grid must be the one outermost loop of the kernel",
+                loc,
+                hint="nest sequential loops (range / fd.pipelined) inside the grid",
+            )
         call = node.iter
         assert isinstance(call, ast.Call)
         extents = tuple(_scalar_arg(self, a, "a grid extent") for a in call.args)
@@ -143,8 +160,14 @@ class StatementWalker:
         with self.builder.block() as body:
             self.block(node.body)
         self.loop_depth -= 1
-        self.builder.append(ir.Grid(vars=tuple(s.name for s in syms), extents=extents,
-                                    body=tuple(body), loc=loc))
+        self.builder.append(
+            ir.Grid(
+                vars=tuple(s.name for s in syms),
+                extents=extents,
+                body=tuple(body),
+                loc=loc,
+            )
+        )
 
     def seq_loop(self: Walker, node: ast.For, fn: Any) -> None:
         loc = self.loc(node)
@@ -153,13 +176,15 @@ class StatementWalker:
         start, stop, stages = _loop_bounds(self, call, fn)
         kind = ir.LoopKind.PIPELINED if fn is loops.pipelined else ir.LoopKind.SERIAL
         if not isinstance(node.target, ast.Name):
-            raise KernelSyntaxError("a sequential loop has one loop variable",
-                                    self.loc(node.target))
+            raise KernelSyntaxError(
+                "a sequential loop has one loop variable", self.loc(node.target)
+            )
         carried = _carried_names(self, node)
         before = dict(self.env)
         inits = tuple(self.env[n].value for n in carried)
-        iter_args = tuple(ir.Value(self.builder.fresh(n), v.type)
-                          for n, v in zip(carried, inits))
+        iter_args = tuple(
+            ir.Value(self.builder.fresh(n), v.type) for n, v in zip(carried, inits)
+        )
         var = isym(self.builder.fresh(node.target.id))
         for n, a in zip(carried, iter_args):
             self.env[n] = ops.Tile(a)
@@ -169,20 +194,35 @@ class StatementWalker:
             self.block(node.body)
         self.loop_depth -= 1
         yields = tuple(_yielded(self, n, a, node) for n, a in zip(carried, iter_args))
-        results = tuple(ir.Value(self.builder.fresh(n), a.type)
-                        for n, a in zip(carried, iter_args))
+        results = tuple(
+            ir.Value(self.builder.fresh(n), a.type) for n, a in zip(carried, iter_args)
+        )
         _restore_scope(self, before, node, carried, node.target.id)
         for n, r in zip(carried, results):
             self.env[n] = ops.Tile(r)
-        self.builder.append(ir.For(var=var.name, start=start, stop=stop, kind=kind,
-                                   stages=stages, inits=inits, iter_args=iter_args,
-                                   body=tuple(body), yields=yields, loop_results=results,
-                                   loc=loc))
+        self.builder.append(
+            ir.For(
+                var=var.name,
+                start=start,
+                stop=stop,
+                kind=kind,
+                stages=stages,
+                inits=inits,
+                iter_args=iter_args,
+                body=tuple(body),
+                yields=yields,
+                loop_results=results,
+                loc=loc,
+            )
+        )
 
 
 def _is_docstring(node: ast.stmt) -> bool:
-    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def _named(w: Walker, value: Any, name: str) -> Any:
@@ -200,8 +240,10 @@ def _unpack(w: Walker, value: Any, n: int, node: ast.AST) -> tuple[Any, ...]:
     if isinstance(value, (tuple, list)) and len(value) == n:
         return tuple(value)
     raise KernelSyntaxError(
-        f"cannot unpack {type(value).__name__} into {n} names", w.loc(node),
-        hint="unpack shapes like `B, N, Sq, D = q.shape`")
+        f"cannot unpack {type(value).__name__} into {n} names",
+        w.loc(node),
+        hint="unpack shapes like `B, N, Sq, D = q.shape`",
+    )
 
 
 def _target_names(w: Walker, target: ast.AST, n: int) -> list[str]:
@@ -209,7 +251,8 @@ def _target_names(w: Walker, target: ast.AST, n: int) -> list[str]:
     if len(elts) != n or not all(isinstance(e, ast.Name) for e in elts):
         raise KernelSyntaxError(
             f"fd.grid has {n} extent(s); bind one loop variable per extent",
-            w.loc(target))
+            w.loc(target),
+        )
     return [e.id for e in elts]  # type: ignore[attr-defined]
 
 
@@ -219,15 +262,18 @@ def _scalar_arg(w: Walker, node: ast.expr, what: str) -> Any:
     if isinstance(value, ops.Tile):
         raise KernelSyntaxError(
             f"{what} must be a scalar, but this is the tile %{value.value.name} "
-            f"({value.type})", w.loc(node),
+            f"({value.type})",
+            w.loc(node),
             hint="bounds are sizes: shape symbols, constants, loop variables, "
-            "fd.cdiv(...), or fd.load_scalar(...) of an integer tensor")
+            "fd.cdiv(...), or fd.load_scalar(...) of an integer tensor",
+        )
     try:
         return as_expr(value)
     except TypeError:
         raise KernelSyntaxError(
             f"{what} must be a scalar expression, got {type(value).__name__}",
-            w.loc(node)) from None
+            w.loc(node),
+        ) from None
 
 
 def _loop_bounds(w: Walker, call: ast.Call, fn: Any) -> tuple[Any, Any, int]:
@@ -236,19 +282,26 @@ def _loop_bounds(w: Walker, call: ast.Call, fn: Any) -> tuple[Any, Any, int]:
     stages = 1
     if fn is loops.pipelined:
         stages_node = kw.pop("stages", None)
-        stages = 2 if stages_node is None else w.concrete(w.expr(stages_node), stages_node,
-                                                           "stages")
+        stages = (
+            2
+            if stages_node is None
+            else w.concrete(w.expr(stages_node), stages_node, "stages")
+        )
         if not isinstance(stages, int) or stages < 1:
-            raise ScheduleError(f"stages must be a positive integer, got {stages!r}",
-                                w.loc(call), hint="stages=2 double-buffers the loads")
+            raise ScheduleError(
+                f"stages must be a positive integer, got {stages!r}",
+                w.loc(call),
+                hint="stages=2 double-buffers the loads",
+            )
     if kw:
         raise KernelSyntaxError(f"unexpected keyword(s): {', '.join(kw)}", w.loc(call))
     if len(args) == 1:
         return as_expr(0), args[0], stages
     if len(args) == 2:
         return args[0], args[1], stages
-    raise KernelSyntaxError("loops take (stop) or (start, stop); steps are not supported",
-                            w.loc(call))
+    raise KernelSyntaxError(
+        "loops take (stop) or (start, stop); steps are not supported", w.loc(call)
+    )
 
 
 def _assigned_names(body: list[ast.stmt]) -> list[str]:
@@ -274,9 +327,11 @@ def _carried_names(w: Walker, node: ast.For) -> list[str]:
             carried.append(name)
         elif isinstance(value, sympy.Basic):
             raise KernelSyntaxError(
-                f"the scalar `{name}` is reassigned inside the loop", w.loc(node),
+                f"the scalar `{name}` is reassigned inside the loop",
+                w.loc(node),
                 hint="loop-carried values must be tiles; compute scalars from the "
-                "loop variable instead")
+                "loop variable instead",
+            )
     return carried
 
 
@@ -284,24 +339,29 @@ def _yielded(w: Walker, name: str, arg: ir.Value, node: ast.For) -> ir.Value:
     value = w.env.get(name)
     if not isinstance(value, ops.Tile):
         raise KernelSyntaxError(
-            f"loop-carried `{name}` is rebound to a non-tile inside the loop", w.loc(node))
+            f"loop-carried `{name}` is rebound to a non-tile inside the loop",
+            w.loc(node),
+        )
     old, new = arg.type, value.value.type
     if old != new:
         assert isinstance(old, TileType) and isinstance(new, TileType)
         if old.dtype == new.dtype:
             raise ShapeError(
                 f"loop-carried value `{name}` changes shape inside the loop: {old} "
-                f"before, {new} at the end of the body", _last_assign_loc(w, node, name),
+                f"before, {new} at the end of the body",
+                _last_assign_loc(w, node, name),
                 notes=(f"`{name}` enters the loop as {old}",),
                 hint="a loop-carried value keeps its shape: reduce (fd.row_sum, "
-                "fd.row_max) or broadcast (x[:, None]) to it, or use a new name")
+                "fd.row_max) or broadcast (x[:, None]) to it, or use a new name",
+            )
         raise DTypeError(
             f"loop-carried value `{name}` changes type inside the loop: {old} before, "
             f"{new} at the end of the body",
             _last_assign_loc(w, node, name),
             notes=(f"`{name}` enters the loop as {old}",),
             hint="a loop-carried value keeps its shape and dtype; cast it back with "
-            f"fd.cast(..., fd.{old.dtype.value}) or use a new name")
+            f"fd.cast(..., fd.{old.dtype.value}) or use a new name",
+        )
     return value.value
 
 
@@ -317,8 +377,9 @@ def _last_assign_loc(w: Walker, node: ast.For, name: str) -> Loc:
     return w.loc(last)
 
 
-def _restore_scope(w: Walker, before: dict[str, Any], node: ast.For,
-                   carried: list[str], var: str) -> None:
+def _restore_scope(
+    w: Walker, before: dict[str, Any], node: ast.For, carried: list[str], var: str
+) -> None:
     """Names first bound in the loop body are not visible after it (loop-local)."""
     from fadsl.frontend.parser import LoopLocal
 

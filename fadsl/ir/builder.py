@@ -48,7 +48,9 @@ class Builder:
     def reserve(self, name: str) -> None:
         self._used.setdefault(name, 0)
 
-    def emit(self, cls: type[Op], loc: Loc, hint: str = "t", **fields: Any) -> Value | None:
+    def emit(
+        self, cls: type[Op], loc: Loc, hint: str = "t", **fields: Any
+    ) -> Value | None:
         """Build ``cls(**fields)``, type-check it, append it; return its result."""
         if issubclass(cls, ValueOp):
             placeholder = Value("?", ErrorType())
@@ -69,7 +71,11 @@ class Builder:
         if not block or not isinstance(block[-1], ValueOp):
             return None
         last = block[-1]
-        if last.result != value or value.name == hint or value.name.startswith(hint + "_"):
+        if (
+            last.result != value
+            or value.name == hint
+            or value.name.startswith(hint + "_")
+        ):
             return None
         renamed = Value(self.fresh(hint), value.type)
         block[-1] = replace(last, result=renamed)

@@ -29,7 +29,9 @@ def warnings(kernel: ir.Kernel) -> list[LintWarning]:
     return out
 
 
-def _walk(body: tuple[ir.Op, ...], defs: dict[ir.Value, ir.Op], out: list[LintWarning]) -> None:
+def _walk(
+    body: tuple[ir.Op, ...], defs: dict[ir.Value, ir.Op], out: list[LintWarning]
+) -> None:
     for op in body:
         for r in op.results():
             defs[r] = op
@@ -39,20 +41,28 @@ def _walk(body: tuple[ir.Op, ...], defs: dict[ir.Value, ir.Op], out: list[LintWa
             _check_exp(op, defs, out)
 
 
-def _check_exp(op: ir.Unary, defs: dict[ir.Value, ir.Op], out: list[LintWarning]) -> None:
+def _check_exp(
+    op: ir.Unary, defs: dict[ir.Value, ir.Op], out: list[LintWarning]
+) -> None:
     t = op.x.type
     if not isinstance(t, TileType) or t.dtype not in _SMALL:
         return
     if isinstance(defs.get(op.x), ir.Sub):
         return
     name = "exp" if isinstance(op, ir.Exp) else "exp2"
-    out.append(LintWarning(
-        f"{name} of an unnormalised {t.dtype.value} tile: exp overflows fp16 above 11.09",
-        op.loc,
-        hint="subtract the row maximum first and exponentiate in f32, e.g. "
-        "fd.exp(s - m[:, None]) with s = fd.dot(...) (f32)"))
+    out.append(
+        LintWarning(
+            f"{name} of an unnormalised {t.dtype.value} tile: exp overflows fp16 above 11.09",
+            op.loc,
+            hint="subtract the row maximum first and exponentiate in f32, e.g. "
+            "fd.exp(s - m[:, None]) with s = fd.dot(...) (f32)",
+        )
+    )
 
 
 def report(kernel: ir.Kernel) -> list[str]:
     """Rendered warnings, with 'warning' in place of the error title."""
-    return [render(w).replace("fadsl: error:", "fadsl: warning:", 1) for w in warnings(kernel)]
+    return [
+        render(w).replace("fadsl: error:", "fadsl: warning:", 1)
+        for w in warnings(kernel)
+    ]

@@ -91,8 +91,11 @@ class _Rewriter:
             return ops
         t = op.infer(self.kernel)
         new = replace(op, result=ir.Value(op.result.name, t))
-        if isinstance(new, ir.Cast) and isinstance(new.x.type, TileType) \
-                and new.x.type.dtype is new.dtype:
+        if (
+            isinstance(new, ir.Cast)
+            and isinstance(new.x.type, TileType)
+            and new.x.type.dtype is new.dtype
+        ):
             self.vmap[old.result] = new.x
             return []
         self.vmap[old.result] = new.result
@@ -106,7 +109,9 @@ class _Rewriter:
         t = v.type
         assert isinstance(t, TileType)
         f = ir.Value(self.fresh(v.name + "_f"), TileType(t.shape, DType.F32, t.space))
-        cast = ir.Cast(result=f, x=v, dtype=DType.F32, loc=self.defs[v].loc.derived(NAME))
+        cast = ir.Cast(
+            result=f, x=v, dtype=DType.F32, loc=self.defs[v].loc.derived(NAME)
+        )
         for old, new in list(self.vmap.items()):
             if new == v:
                 self.vmap[old] = f
@@ -121,8 +126,14 @@ class _Rewriter:
         yields = tuple(self.m(v) for v in op.yields)
         results = tuple(ir.Value(r.name, a.type) for r, a in zip(op.loop_results, args))
         self.vmap.update(zip(op.loop_results, results))
-        return replace(op, inits=inits, iter_args=args, body=body, yields=yields,
-                       loop_results=results)
+        return replace(
+            op,
+            inits=inits,
+            iter_args=args,
+            body=body,
+            yields=yields,
+            loop_results=results,
+        )
 
     def where(self, op: ir.Where) -> list[ir.Op]:
         cond = op.cond
@@ -148,15 +159,26 @@ class _Rewriter:
         inner = self._emit_where(op, y, a, b, out)
         return self._emit_where(op, x, a, inner, out)
 
-    def _emit_where(self, op: ir.Where, cond: ir.Value, a: ir.Operand, b: ir.Operand,
-                    out: list[ir.Op]) -> ir.Value:
+    def _emit_where(
+        self,
+        op: ir.Where,
+        cond: ir.Value,
+        a: ir.Operand,
+        b: ir.Operand,
+        out: list[ir.Op],
+    ) -> ir.Value:
         logic = self.defs.get(cond)
         if isinstance(logic, _LOGIC):
             sub = replace(op, cond=cond, a=a, b=b)
             return self._split(sub, logic, out)
         name = self.fresh(op.result.name)
-        new = ir.Where(result=ir.Value(name, op.result.type), cond=cond, a=a, b=b,
-                       loc=op.loc.derived(NAME))
+        new = ir.Where(
+            result=ir.Value(name, op.result.type),
+            cond=cond,
+            a=a,
+            b=b,
+            loc=op.loc.derived(NAME),
+        )
         new = replace(new, result=ir.Value(name, new.infer(self.kernel)))
         self.defs[new.result] = new
         out.append(new)
@@ -197,5 +219,5 @@ def _prune(body: tuple[ir.Op, ...], used: set[ir.Value]) -> tuple[ir.Op, ...]:
 
 def _pure(op: ir.ValueOp) -> bool:
     return not isinstance(op, (ir.AllocTensor, ir.Dequeue, ir.QueueAlloc)) and not (
-        isinstance(op, ir.Load) and op.into is not None)
-
+        isinstance(op, ir.Load) and op.into is not None
+    )

@@ -88,8 +88,9 @@ def _rewrite_op(op: ir.Op, names: _Names, queues: list[ir.Op]) -> ir.Op:
     return op
 
 
-def _rewrite_block(body: tuple[ir.Op, ...], names: _Names,
-                   queues: list[ir.Op]) -> tuple[ir.Op, ...]:
+def _rewrite_block(
+    body: tuple[ir.Op, ...], names: _Names, queues: list[ir.Op]
+) -> tuple[ir.Op, ...]:
     out: list[ir.Op] = []
     for op in body:
         new = _rewrite_op(op, names, queues)
@@ -104,7 +105,9 @@ def consumers(value: ir.Value, body: tuple[ir.Op, ...]) -> list[ir.Op]:
     """Ops of ``body`` (searched recursively) that read ``value``."""
     found: list[ir.Op] = []
     for op in body:
-        if value in op.operand_values() or (isinstance(op, ir.For) and value in op.yields):
+        if value in op.operand_values() or (
+            isinstance(op, ir.For) and value in op.yields
+        ):
             found.append(op)
         if isinstance(op, (ir.Grid, ir.For)):
             found.extend(consumers(value, op.body))
@@ -133,8 +136,11 @@ class _Pipeliner:
         self.var = isym(loop.var)
 
     def rewrite(self) -> ir.Op | tuple[ir.Op, ...]:
-        loads = [op for op in self.loop.body
-                 if isinstance(op, ir.Load) and op.into is None and self._moves(op)]
+        loads = [
+            op
+            for op in self.loop.body
+            if isinstance(op, ir.Load) and op.into is None and self._moves(op)
+        ]
         if not loads:
             return self.loop
         plan = [(ld, self._queue(ld)) for ld in loads]
@@ -157,8 +163,13 @@ class _Pipeliner:
         position = queue_position(load.result, self.loop.body)
         qtype = QueueType(t, self.loop.stages, position)
         q = ir.Value(self.names.fresh(load.result.name + "_q"), qtype)
-        op = ir.QueueAlloc(result=q, tile=t, buffers=self.loop.stages, position=position,
-                           loc=load.loc.derived(NAME))
+        op = ir.QueueAlloc(
+            result=q,
+            tile=t,
+            buffers=self.loop.stages,
+            position=position,
+            loc=load.loc.derived(NAME),
+        )
         self.queues.append(op)
         return q
 
@@ -174,18 +185,26 @@ class _Pipeliner:
             ir.Enqueue(queue=q, x=filled, loc=loc),
         ]
 
-    def _issue_loop(self, plan: list[tuple[ir.Load, ir.Value]], start: sympy.Expr,
-                    stop: sympy.Expr) -> ir.For:
+    def _issue_loop(
+        self, plan: list[tuple[ir.Load, ir.Value]], start: sympy.Expr, stop: sympy.Expr
+    ) -> ir.For:
         t = isym(self.names.fresh(self.loop.var + "_pre"))
         body: list[ir.Op] = []
         for load, q in plan:
             body += self._issue(load, q, t)
-        return ir.For(var=t.name, start=start, stop=stop, body=tuple(body),
-                      loc=self.loop.loc.derived(NAME))
+        return ir.For(
+            var=t.name,
+            start=start,
+            stop=stop,
+            body=tuple(body),
+            loc=self.loop.loc.derived(NAME),
+        )
 
     def _prologue(self, plan: list[tuple[ir.Load, ir.Value]]) -> ir.For:
         start = self.loop.start
-        return self._issue_loop(plan, start, sympy.Min(start + self.ahead, self.loop.stop))
+        return self._issue_loop(
+            plan, start, sympy.Min(start + self.ahead, self.loop.stop)
+        )
 
     def _new_body(self, plan: list[tuple[ir.Load, ir.Value]]) -> tuple[ir.Op, ...]:
         head: list[ir.Op] = []
@@ -222,7 +241,9 @@ def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> 
     if value in loop.yields:
         raise ScheduleError(
             f"the pipelined load %{value.name} is also a loop-carried value",
-            load.loc, hint="copy it into a new tile before carrying it")
+            load.loc,
+            hint="copy it into a new tile before carrying it",
+        )
     last = -1
     for i, op in enumerate(out):
         if value in op.operand_values() or consumers(value, _body_of(op)):

@@ -73,11 +73,15 @@ def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
     return kernel
 
 
-def plan(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) -> BufferPlan:
+def plan(
+    kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None
+) -> BufferPlan:
     return lower(kernel, target, env).plan
 
 
-def lower(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) -> Lowering:
+def lower(
+    kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None
+) -> Lowering:
     env = dict(env or kernel_env(kernel))
     grid = grid_of(kernel)
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
@@ -86,31 +90,54 @@ def lower(kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None) 
     shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
     vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
     cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env)
-    buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec, "AIV" if target.split else "AICORE"))
+    buffers = tuple(cube_bufs) + tuple(
+        _ub_buffers(vec, "AIV" if target.split else "AICORE")
+    )
     workspaces = _workspaces(sides) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
-    kernel_type = ("MIX_AIC_1_2" if sides.dots else "AIV_ONLY") if target.split else "AICORE"
+    kernel_type = (
+        ("MIX_AIC_1_2" if sides.dots else "AIV_ONLY") if target.split else "AICORE"
+    )
     half = rows / 2 if rows is not None and target.split else None
-    bp = BufferPlan(kernel.name, target.name, kernel_type, buffers, workspaces, tasks, half)
-    return Lowering(kernel, target, bp, sides, vec, rows, cube_homes,
-                    {q.result.name: q for q in queues.values()}, grid, env)
+    bp = BufferPlan(
+        kernel.name, target.name, kernel_type, buffers, workspaces, tasks, half
+    )
+    return Lowering(
+        kernel,
+        target,
+        bp,
+        sides,
+        vec,
+        rows,
+        cube_homes,
+        {q.result.name: q for q in queues.values()},
+        grid,
+        env,
+    )
 
 
 def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
-    return {k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)}
+    return {
+        k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)
+    }
 
 
 def _split_rows(sides: Sides, target: Target) -> Expr | None:
-    rows = {d.result.type.shape[0] for d in sides.dots  # type: ignore[union-attr]
-            if d.result in sides.to_vector}
+    rows = {
+        d.result.type.shape[0]
+        for d in sides.dots  # type: ignore[union-attr]
+        if d.result in sides.to_vector
+    }
     if not rows:
         return None
     if len(rows) > 1:
         loc = sides.dots[0].loc
         raise BackendError(
             "dots read by vector code have different row blocks: "
-            + ", ".join(sorted(str(r) for r in rows)), loc,
-            hint="the two vector cores split one row block; use the same block_q")
+            + ", ".join(sorted(str(r) for r in rows)),
+            loc,
+            hint="the two vector cores split one row block; use the same block_q",
+        )
     return next(iter(rows))
 
 
@@ -129,8 +156,10 @@ def _check_fractal(t: TileType, loc: Any, env: dict[str, Any], what: str) -> Non
         if v % FRACTAL:
             raise UsageError(
                 f"{what} {t} has a dimension of {v}, not a multiple of {FRACTAL}: the cube "
-                "unit works on 16 x 16 fractals", loc,
-                hint="choose block sizes and a head dim that are multiples of 16")
+                "unit works on 16 x 16 fractals",
+                loc,
+                hint="choose block sizes and a head dim that are multiples of 16",
+            )
 
 
 def _dot_role(v: ir.Value, sides: Sides) -> str:
@@ -142,24 +171,54 @@ def _dot_role(v: ir.Value, sides: Sides) -> str:
     return "A1"
 
 
-def _cube_buffers(sides: Sides, queues: dict[ir.Value, ir.QueueAlloc], target: Target,
-                  env: dict[str, Any]) -> tuple[list[Buffer], dict[str, str]]:
+def _cube_buffers(
+    sides: Sides,
+    queues: dict[ir.Value, ir.QueueAlloc],
+    target: Target,
+    env: dict[str, Any],
+) -> tuple[list[Buffer], dict[str, str]]:
     out: list[Buffer] = []
     homes: dict[str, str] = {}
     core = "AIC" if target.split else "AICORE"
     for q in queues.values():
         if q.position in ("A1", "B1"):
             _check_fractal(q.tile, q.loc, env, "the tile")
-            out.append(Buffer(_camel(q.result.name), "L1", q.position, core, q.tile.shape,
-                              q.tile.dtype, q.buffers, "queue", "operand", (), q.loc))
+            out.append(
+                Buffer(
+                    _camel(q.result.name),
+                    "L1",
+                    q.position,
+                    core,
+                    q.tile.shape,
+                    q.tile.dtype,
+                    q.buffers,
+                    "queue",
+                    "operand",
+                    (),
+                    q.loc,
+                )
+            )
     for v in list(sides.cube_loads) + list(sides.to_cube):
         t = v.type
         assert isinstance(t, TileType)
         _check_fractal(t, sides.defs[v].loc, env, "the dot operand")
         name = _camel(v.name) + "L1"
         homes[v.name] = name
-        out.append(Buffer(name, "L1", _dot_role(v, sides), core, t.shape, t.dtype, 1,
-                          "queue", "operand", (v.name,), sides.defs[v].loc))
+        out.append(
+            Buffer(
+                name,
+                "L1",
+                _dot_role(v, sides),
+                core,
+                t.shape,
+                t.dtype,
+                1,
+                "queue",
+                "operand",
+                (v.name,),
+                sides.defs[v].loc,
+            )
+        )
     out += _l0_buffers(sides, core, env)
     return out, homes
 
@@ -168,19 +227,39 @@ def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
     if not sides.dots:
         return []
     out = []
-    for space, pos, name, pick in (("L0A", "A2", "aL0", _a_shape), ("L0B", "B2", "bL0", _b_shape),
-                                   ("L0C", "CO1", "cL0", _c_shape)):
+    for space, pos, name, pick in (
+        ("L0A", "A2", "aL0", _a_shape),
+        ("L0B", "B2", "bL0", _b_shape),
+        ("L0C", "CO1", "cL0", _c_shape),
+    ):
         best = max(sides.dots, key=lambda d: _num(_bytes_of(*pick(d)), env))
         shape, dtype = pick(best)
         counts = {sympy.Mul(*pick(d)[0]) for d in sides.dots}
         same = len({pick(d)[1] for d in sides.dots}) == 1
-        if len(counts) > 1:  # one buffer serves every dot: its size is the largest, symbolically
-            shape = (_max(counts),) if same else (
-                _max({_bytes_of(*pick(d)) for d in sides.dots}),)
+        if (
+            len(counts) > 1
+        ):  # one buffer serves every dot: its size is the largest, symbolically
+            shape = (
+                (_max(counts),)
+                if same
+                else (_max({_bytes_of(*pick(d)) for d in sides.dots}),)
+            )
             dtype = dtype if same else DType.U8
-        out.append(Buffer(name, space, pos, core, shape, dtype, 1, "queue",
-                          "operand" if space != "L0C" else "result",
-                          tuple(d.result.name for d in sides.dots), best.loc))
+        out.append(
+            Buffer(
+                name,
+                space,
+                pos,
+                core,
+                shape,
+                dtype,
+                1,
+                "queue",
+                "operand" if space != "L0C" else "result",
+                tuple(d.result.name for d in sides.dots),
+                best.loc,
+            )
+        )
     return out
 
 
@@ -225,8 +304,23 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
         shape, dtype, bits = s.shape, s.dtype, 0
         if not s.values or sympy.Mul(*shape) * dtype.itemsize != s.bytes:
             shape, dtype = (s.bytes,), DType.U8
-        out.append(Buffer(s.name, "UB", s.position, core, tuple(shape), dtype, s.buffers,
-                          s.kind, s.role, tuple(s.values), s.loc, bits, UB_TILE_ALIGN))
+        out.append(
+            Buffer(
+                s.name,
+                "UB",
+                s.position,
+                core,
+                tuple(shape),
+                dtype,
+                s.buffers,
+                s.kind,
+                s.role,
+                tuple(s.values),
+                s.loc,
+                bits,
+                UB_TILE_ALIGN,
+            )
+        )
     return out
 
 
@@ -235,13 +329,29 @@ def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
     for v in sides.to_vector:
         t = v.type
         assert isinstance(t, TileType)
-        out.append(Workspace(_camel(v.name) + "Ws", t.shape, t.dtype, 1,
-                             f"%{v.name} (cube -> vector)", sides.defs[v].loc))
+        out.append(
+            Workspace(
+                _camel(v.name) + "Ws",
+                t.shape,
+                t.dtype,
+                1,
+                f"%{v.name} (cube -> vector)",
+                sides.defs[v].loc,
+            )
+        )
     for v in sides.to_cube:
         t = v.type
         assert isinstance(t, TileType)
-        out.append(Workspace(_camel(v.name) + "Ws", t.shape, t.dtype, 1,
-                             f"%{v.name} (vector -> cube)", sides.defs[v].loc))
+        out.append(
+            Workspace(
+                _camel(v.name) + "Ws",
+                t.shape,
+                t.dtype,
+                1,
+                f"%{v.name} (vector -> cube)",
+                sides.defs[v].loc,
+            )
+        )
     return tuple(out)
 
 

@@ -5,13 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from fadsl.passes.buffer_plan import BufferPlan
-from fadsl.passes.check_resources import BufferUse, ResourceReport, expr_text, formula_text
+from fadsl.passes.check_resources import (
+    BufferUse,
+    ResourceReport,
+    expr_text,
+    formula_text,
+)
 from fadsl.passes.footprint_eval import exact
 from fadsl.target import Target
 
 
-def report_json(report: ResourceReport, plan: BufferPlan, target: Target, file: str,
-                shape: dict[str, int], consts: dict[str, Any]) -> dict[str, Any]:
+def report_json(
+    report: ResourceReport,
+    plan: BufferPlan,
+    target: Target,
+    file: str,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+) -> dict[str, Any]:
     """Every fact of the report; ``file`` as the caller wants it shown (a basename in
     generated projects, so they do not depend on where the repository lives)."""
     c = report.cores
@@ -26,8 +37,13 @@ def report_json(report: ResourceReport, plan: BufferPlan, target: Target, file: 
         "spaces": [_space_json(s, plan, target) for s in report.spaces],
         "buffers": [_buffer_json(u, report.env) for u in report.buffers],
         "workspaces": [
-            {"name": w.name, "shape": [expr_text(d) for d in w.shape],
-             "dtype": w.dtype.value, "slots": w.slots, "role": w.role}
+            {
+                "name": w.name,
+                "shape": [expr_text(d) for d in w.shape],
+                "dtype": w.dtype.value,
+                "slots": w.slots,
+                "role": w.role,
+            }
             for w in plan.workspaces
         ],
         "unsupported_dtypes": [
@@ -36,9 +52,13 @@ def report_json(report: ResourceReport, plan: BufferPlan, target: Target, file: 
         ],
         "workspace_bytes_per_block": report.workspace_bytes,
         "cores": {
-            "tasks": c.tasks, "block_dim": c.block_dim, "physical": c.physical,
-            "unit": c.unit, "tasks_per_core": c.tasks_per_core,
-            "requested": c.requested, "ok": c.ok,
+            "tasks": c.tasks,
+            "block_dim": c.block_dim,
+            "physical": c.physical,
+            "unit": c.unit,
+            "tasks_per_core": c.tasks_per_core,
+            "requested": c.requested,
+            "ok": c.ok,
         },
     }
 

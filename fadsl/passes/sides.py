@@ -28,8 +28,9 @@ def walk(body: tuple[ir.Op, ...]) -> Iterator[ir.Op]:
 def grid_of(kernel: ir.Kernel) -> ir.Grid:
     grids = [op for op in kernel.body if isinstance(op, ir.Grid)]
     if len(grids) != 1:
-        raise BackendError(f"kernel `{kernel.name}` needs exactly one fd.grid loop",
-                           kernel.loc)
+        raise BackendError(
+            f"kernel `{kernel.name}` needs exactly one fd.grid loop", kernel.loc
+        )
     return grids[0]
 
 
@@ -109,7 +110,9 @@ def _crossings(s: Sides) -> None:
         if any(isinstance(r, ir.Dot) for r in readers):
             raise BackendError(
                 "a dot result feeds another dot directly; the backend sends dot results "
-                "to the vector unit only", dot.loc,
-                hint="apply a vector op (e.g. a cast) between the two dots")
+                "to the vector unit only",
+                dot.loc,
+                hint="apply a vector op (e.g. a cast) between the two dots",
+            )
         if readers:
             s.to_vector.append(dot.result)

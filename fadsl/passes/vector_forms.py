@@ -130,13 +130,25 @@ def _le(a: Expr, n: int) -> bool:
 
 
 def _is_row(s: Shape | None, r: Shape) -> bool:
-    return s is not None and len(s) == 2 and len(r) == 2 and s[1] == 1 and s[0] == r[0] \
+    return (
+        s is not None
+        and len(s) == 2
+        and len(r) == 2
+        and s[1] == 1
+        and s[0] == r[0]
         and r[1] != 1
+    )
 
 
 def _is_col(s: Shape | None, r: Shape) -> bool:
-    return s is not None and len(s) == 2 and len(r) == 2 and s[0] == 1 and s[1] == r[1] \
+    return (
+        s is not None
+        and len(s) == 2
+        and len(r) == 2
+        and s[0] == 1
+        and s[1] == r[1]
         and r[0] != 1
+    )
 
 
 def _arith_form(op: ir.Binary, shape: ShapeOf) -> Form:
@@ -160,7 +172,8 @@ def _arith_form(op: ir.Binary, shape: ShapeOf) -> Form:
         return Form("outer", (TempSpec("broadcast", sr, dt), brcb))
     raise BackendError(
         f"{ir.op_name(type(op))} of shapes {_text(sa)} and {_text(sb)} has no vector form",
-        op.loc)
+        op.loc,
+    )
 
 
 def _text(s: Shape | None) -> str:
@@ -176,8 +189,10 @@ def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Fo
     if not is_compare(cmp):
         raise BackendError(
             "fd.where needs a comparison as its condition here (masks are evaluated by "
-            "Compare + Select)", op.loc,
-            hint="write the condition inline, e.g. fd.where(kv_idx < Skv, s, -fd.inf)")
+            "Compare + Select)",
+            op.loc,
+            hint="write the condition inline, e.g. fd.where(kv_idx < Skv, s, -fd.inf)",
+        )
     assert isinstance(cmp, ir.Binary)
     temps: list[TempSpec] = []
     select = _select_mode(op, shape, sr, dt, temps)
@@ -185,15 +200,18 @@ def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Fo
     return Form(name, tuple(temps), select)
 
 
-def _select_mode(op: ir.Where, shape: ShapeOf, sr: Shape, dt: DType,
-                 temps: list[TempSpec]) -> str:
+def _select_mode(
+    op: ir.Where, shape: ShapeOf, sr: Shape, dt: DType, temps: list[TempSpec]
+) -> str:
     sa, sb = shape(op.a), shape(op.b)
     for s in (sa, sb):
         if s is not None and s != sr:
             raise BackendError(
                 f"fd.where: a branch of shape {_text(s)} would be broadcast to {_text(sr)}; "
-                "the backend selects between tiles of the result's shape", op.loc,
-                hint="broadcast the branch with arithmetic first (e.g. x + 0 * s)")
+                "the backend selects between tiles of the result's shape",
+                op.loc,
+                hint="broadcast the branch with arithmetic first (e.g. x + 0 * s)",
+            )
     if sa is not None and sb is not None:
         return "tt"
     if sa is not None:
@@ -202,8 +220,9 @@ def _select_mode(op: ir.Where, shape: ShapeOf, sr: Shape, dt: DType,
     return "st" if sb is not None else "ss"
 
 
-def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
-               temps: list[TempSpec]) -> str:
+def _mask_form(
+    cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType, temps: list[TempSpec]
+) -> str:
     sa, sb = shape(cmp.lhs), shape(cmp.rhs)
     cdt = (cmp.lhs if isinstance(cmp.lhs, ir.Value) else cmp.rhs).type.dtype  # type: ignore[union-attr]
     tiles = [s for s in (sa, sb) if s is not None]
@@ -213,7 +232,11 @@ def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
     if len(sr) == 2 and all(_is_col(s, sr) for s in tiles):
         temps.append(TempSpec("mask", (as_expr(1), sr[1]), DType.U8, bits=1))
         return "mask_cols"
-    if len(sr) == 2 and len(tiles) == 2 and {_kind(sa, sr), _kind(sb, sr)} == {"row", "col"}:
+    if (
+        len(sr) == 2
+        and len(tiles) == 2
+        and {_kind(sa, sr), _kind(sb, sr)} == {"row", "col"}
+    ):
         temps.append(TempSpec("mask", (as_expr(1), sr[1]), DType.U8, bits=1))
         return "mask_outer"
     if len(sr) == 2 and len(tiles) == 1 and _is_row(tiles[0], sr):
@@ -227,15 +250,18 @@ def _mask_form(cmp: ir.Binary, shape: ShapeOf, sr: Shape, dt: DType,
         if _is_row(other, sr) or _is_col(other, sr):
             temps.append(TempSpec("broadcast", sr, cdt))
             if _is_row(other, sr):
-                temps.append(TempSpec("broadcast", (sr[0], as_expr(elems_per_block(cdt))),
-                                      cdt))
+                temps.append(
+                    TempSpec("broadcast", (sr[0], as_expr(elems_per_block(cdt))), cdt)
+                )
             temps.append(TempSpec("mask", sr, DType.U8, bits=1))
             return "mask_full"
     raise BackendError(
         f"this comparison ({_text(sa)} vs {_text(sb)}) selecting over {_text(sr)} has no "
-        "vector form yet", cmp.loc,
+        "vector form yet",
+        cmp.loc,
         hint="compare tiles of the result's shape, a [1, c] row of key positions, a "
-        "[r, 1] column with a scalar, or a [r, 1] column against a [1, c] row")
+        "[r, 1] column with a scalar, or a [r, 1] column against a [1, c] row",
+    )
 
 
 def _kind(s: Shape | None, sr: Shape) -> str:

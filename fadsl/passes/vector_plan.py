@@ -27,8 +27,17 @@ from fadsl.ir.types import DType, QueueType, Shape, TileType
 from fadsl.passes.sides import CUBE, Sides
 from fadsl.passes.vector_forms import Form, TempSpec, count, form_of, is_compare
 
-_IN_PLACE = ("unary", "full", "scalar", "rscalar", "row_bcast", "col_bcast", "mask_full",
-             "mask_cols", "mask_outer")
+_IN_PLACE = (
+    "unary",
+    "full",
+    "scalar",
+    "rscalar",
+    "row_bcast",
+    "col_bcast",
+    "mask_full",
+    "mask_cols",
+    "mask_outer",
+)
 
 
 @dataclass
@@ -76,8 +85,12 @@ class VecPlan:
     """(start point, end point, loop) of every loop in the grid body."""
 
 
-def linearize(body: tuple[ir.Op, ...], points: dict[int, ir.Op],
-              loops: list[tuple[int, int, ir.For]], counter: list[int]) -> None:
+def linearize(
+    body: tuple[ir.Op, ...],
+    points: dict[int, ir.Op],
+    loops: list[tuple[int, int, ir.For]],
+    counter: list[int],
+) -> None:
     for op in body:
         counter[0] += 1
         points[counter[0]] = op
@@ -114,7 +127,8 @@ class VectorPlanner:
     # --- analysis ------------------------------------------------------------
     def vector_op(self, op: ir.Op) -> bool:
         return self.sides.op_side.get(id(op)) not in (CUBE, None) and not isinstance(
-            op, (ir.Grid, ir.For, ir.LoadScalar))
+            op, (ir.Grid, ir.For, ir.LoadScalar)
+        )
 
     def shape(self, v: ir.Operand) -> Shape | None:
         if isinstance(v, ir.Imm):
@@ -164,7 +178,10 @@ class VectorPlanner:
         start = self.defpos.get(root, 0)
         end = max(self.uses.get(root, [start]) + [start])
         for ls, le, _ in self.loops:
-            if any(ls < u <= le for u in self.uses.get(root, [])) and not ls < start <= le:
+            if (
+                any(ls < u <= le for u in self.uses.get(root, []))
+                and not ls < start <= le
+            ):
                 end = max(end, le)
         return end
 
@@ -191,15 +208,22 @@ class VectorPlanner:
             if slot.kind == "queue" and slot.role != "pipelined":
                 for end in slot.allocs:
                     frees.setdefault(end, []).append(slot.name)
-        return VecPlan(self.slots, {v.name: s.name for v, s in self.home.items()},
-                       self.views, self.forms, self.temps, self.points,
-                       {k: tuple(v) for k, v in frees.items()},
-                       {k: tuple(v) for k, v in self.state_copies.items()},
-                       tuple(self.loops))
+        return VecPlan(
+            self.slots,
+            {v.name: s.name for v, s in self.home.items()},
+            self.views,
+            self.forms,
+            self.temps,
+            self.points,
+            {k: tuple(v) for k, v in frees.items()},
+            {k: tuple(v) for k, v in self.state_copies.items()},
+            tuple(self.loops),
+        )
 
     def _form(self, op: ir.Op) -> Form | None:
         if not isinstance(op, ir.ValueOp) or isinstance(
-                op, (ir.Load, ir.Dequeue, ir.AllocTensor)):
+            op, (ir.Load, ir.Dequeue, ir.AllocTensor)
+        ):
             return None
         return form_of(op, self.shape, self.sides.defs)
 
@@ -229,15 +253,18 @@ class VectorPlanner:
             return
         group = self._group_of(r)
         if group is not None:
-            slot = self._new_slot(group, "VECCALC", "tbuf", "state", op.loc, pinned=True)
+            slot = self._new_slot(
+                group, "VECCALC", "tbuf", "state", op.loc, pinned=True
+            )
             self._occupy(slot, r, self.end_of(r))
             return
         special = self._special(op, r, pos)
         if special is not None:
             self._occupy(special, r, self.end_of(r), fresh=True)
             return
-        slot = self._in_place(op, r, form, pos) or self._pool(self._bytes(r), pos, op.loc,
-                                                              r.name)
+        slot = self._in_place(op, r, form, pos) or self._pool(
+            self._bytes(r), pos, op.loc, r.name
+        )
         self._occupy(slot, r, self.end_of(r))
         self._note_state_yield(r, slot)
 
@@ -249,7 +276,8 @@ class VectorPlanner:
 
     def _special(self, op: ir.Op, r: ir.Value, pos: int) -> Slot | None:
         if isinstance(op, (ir.AllocTensor, ir.Dequeue)) or (
-                isinstance(op, ir.Load) and op.into is not None):
+            isinstance(op, ir.Load) and op.into is not None
+        ):
             return self._pipeline_slot(op)
         if r in self.sides.to_vector or isinstance(op, ir.Load):
             return self._queue("VECIN", "inQue", r, pos, op.loc)
@@ -261,12 +289,23 @@ class VectorPlanner:
     def _queue(self, position: str, base: str, r: ir.Value, pos: int, loc: Loc) -> Slot:
         """A one-slot TQue at ``position`` free at ``pos``, reused by disjoint lifetimes."""
         need = self._value(self._bytes(r))
-        free = [s for s in self.slots if s.kind == "queue" and s.position == position
-                and s.role != "pipelined" and all(e < pos for e in s.ends)]
+        free = [
+            s
+            for s in self.slots
+            if s.kind == "queue"
+            and s.position == position
+            and s.role != "pipelined"
+            and all(e < pos for e in s.ends)
+        ]
         if free:
-            return max(free, key=lambda s: (self._value(s.bytes) >= need, -self._value(s.bytes)))
+            return max(
+                free,
+                key=lambda s: (self._value(s.bytes) >= need, -self._value(s.bytes)),
+            )
         role = "staging" if position == "VECIN" else "result"
-        return self._new_slot(base, position, "queue", role, loc, pinned=True, exact=base)
+        return self._new_slot(
+            base, position, "queue", role, loc, pinned=True, exact=base
+        )
 
     def _pipeline_slot(self, op: ir.Op) -> Slot:
         q = op.queue if hasattr(op, "queue") else self.sides.defs[op.into].queue  # type: ignore[union-attr]
@@ -275,8 +314,16 @@ class VectorPlanner:
             if s.name == name:
                 return s
         qa = self.queues[q]
-        return self._new_slot(q.name, "VECIN", "queue", "pipelined", op.loc, pinned=True,
-                              buffers=qa.buffers, exact=name)
+        return self._new_slot(
+            q.name,
+            "VECIN",
+            "queue",
+            "pipelined",
+            op.loc,
+            pinned=True,
+            buffers=qa.buffers,
+            exact=name,
+        )
 
     def _dies_here(self, v: ir.Value, pos: int) -> bool:
         base = self._unview(v)
@@ -284,13 +331,19 @@ class VectorPlanner:
             return self._arg_last.get(base) == pos
         return self.end_of(base) == pos
 
-    def _in_place(self, op: ir.Op, r: ir.Value, form: Form | None, pos: int) -> Slot | None:
+    def _in_place(
+        self, op: ir.Op, r: ir.Value, form: Form | None, pos: int
+    ) -> Slot | None:
         if form is None or form.name not in _IN_PLACE:
             return None
         for v in op.operand_values():
             base = self._unview(v)
             slot = self.home.get(self.find_root(base)) or self.home.get(base)
-            if slot is None or slot.role == "pipelined" or self.shape(base) != self.shape(r):
+            if (
+                slot is None
+                or slot.role == "pipelined"
+                or self.shape(base) != self.shape(r)
+            ):
                 continue
             if self._bytes(base) != self._bytes(r) or not self._dies_here(v, pos):
                 continue
@@ -323,7 +376,9 @@ class VectorPlanner:
         elif free:
             slot = max(free, key=lambda s: self._value(s.bytes))
         else:
-            slot = self._new_slot(f"tmp{self._tmp_count}", "VECCALC", "tbuf", "temp", loc)
+            slot = self._new_slot(
+                f"tmp{self._tmp_count}", "VECCALC", "tbuf", "temp", loc
+            )
             self._tmp_count += 1
         slot.bytes = _grow(slot.bytes, need)
         return slot
@@ -334,8 +389,17 @@ class VectorPlanner:
         slot.ends.append(pos)
         return slot.name
 
-    def _new_slot(self, hint: str, position: str, kind: str, role: str, loc: Loc,
-                  pinned: bool = False, buffers: int = 1, exact: str | None = None) -> Slot:
+    def _new_slot(
+        self,
+        hint: str,
+        position: str,
+        kind: str,
+        role: str,
+        loc: Loc,
+        pinned: bool = False,
+        buffers: int = 1,
+        exact: str | None = None,
+    ) -> Slot:
         base = exact or _camel(hint) + ("Que" if kind == "queue" else "Buf")
         name, n = base, 0
         while name in self.names:
@@ -378,8 +442,9 @@ def smax(terms: set[Expr]) -> Expr:
     Built with evaluate=False: sympy's own Max simplification compares every pair through
     its assumption system, which made planning slow.
     """
-    kept = [t for t in terms
-            if not any(o != t and (o - t).is_nonnegative for o in terms)]
+    kept = [
+        t for t in terms if not any(o != t and (o - t).is_nonnegative for o in terms)
+    ]
     if len(kept) == 1:
         return kept[0]
     return sympy.Max(*sorted(kept, key=sympy.default_sort_key), evaluate=False)

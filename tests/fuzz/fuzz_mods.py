@@ -58,7 +58,9 @@ def _score(draw: Callable, depth: int = 0) -> str:  # type: ignore[type-arg]
         return f"({inner} - {draw(st.sampled_from(NUMBERS))} * ({_position(draw)}))"
     if kind == "unary":  # no exp: nested, it overflows and the variant fails by numbers
         return f"fd.{draw(st.sampled_from(('tanh', 'abs')))}({inner})"
-    if kind == "where":  # -inf only outermost: `-inf * -1` would be +inf, NaN after softmax
+    if (
+        kind == "where"
+    ):  # -inf only outermost: `-inf * -1` would be +inf, NaN after softmax
         fill = "-fd.inf" if depth == 0 else "-1e4"
         return f"fd.where({_mask(draw, depth + 1)}, {inner}, {fill})"
     fn = draw(st.sampled_from(("minimum", "maximum")))

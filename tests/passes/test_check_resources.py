@@ -370,7 +370,9 @@ def _hand_fa2(bq: int, bkv: int, d: int, split: bool) -> dict[str, int]:
             max(4 * bkv, 256 * h),  # KV positions, then one 256 B repeat per row
             32 * h,  # broadcast scratch: one 32 B block per row
             -(-h // 8),  # row bit mask (fully masked rows)
-            max(2 * h * bkv, 2 * h * d),  # one VECOUT queue: P for the cube, then O (f16)
+            max(
+                2 * h * bkv, 2 * h * d
+            ),  # one VECOUT queue: P for the cube, then O (f16)
         )
     )
     l1 = 2 * 2 * _pad(2 * bkv * d, 32) + _pad(2 * bq * d, 32) + _pad(2 * bq * bkv, 32)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-RISKY = textwrap.dedent('''
+RISKY = textwrap.dedent("""
     import fadsl as fd
 
     @fd.kernel
@@ -19,15 +19,28 @@ RISKY = textwrap.dedent('''
             qt = fd.load(q[fd.ds(i * block, block), :], pad=0)
             e = fd.exp(qt)
             fd.store(o[fd.ds(i * block, block), :], e)
-''')
+""")
 
 
 def test_exp_of_fp16_tile_warns_with_location(tmp_path: Path) -> None:
     src = tmp_path / "naive.py"
     src.write_text(RISKY)
-    proc = subprocess.run([sys.executable, "-m", "fadsl", "run", str(src), "--shape",
-                           "S=32,D=16", "-o", str(tmp_path / "out")],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fadsl",
+            "run",
+            str(src),
+            "--shape",
+            "S=32,D=16",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "fadsl: warning: exp of an unnormalised f16 tile" in proc.stderr
     assert "naive.py:9" in proc.stderr

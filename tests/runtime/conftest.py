@@ -14,7 +14,8 @@ from rtutil import PROGRAMS, build_program, compile_cpp
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "cpu_runtime: builds and runs C++ against fadsl's CPU runtime (needs g++)"
+        "markers",
+        "cpu_runtime: builds and runs C++ against fadsl's CPU runtime (needs g++)",
     )
 
 
@@ -32,8 +33,6 @@ def build(build_dir):
         return exe
 
     return _build
-
-
 
 
 @pytest.fixture(scope="session")

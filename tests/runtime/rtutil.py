@@ -30,7 +30,10 @@ TARGET_DEFINES = {
 
 # Test programs (tests/runtime/cpp/*.cpp): name -> (test module using it, compile options).
 PROGRAMS = {
-    "cube_matmul.cpp": ("test_rt_cube.py", {"opt": "-O0", "extra": ("-Werror", "-Wno-sign-compare")}),
+    "cube_matmul.cpp": (
+        "test_rt_cube.py",
+        {"opt": "-O0", "extra": ("-Werror", "-Wno-sign-compare")},
+    ),
     "vector_ops.cpp": ("test_rt_vector.py", {"opt": "-O0"}),
     "cast_types.cpp": ("test_rt_cast.py", {"opt": "-O0"}),
     "datacopy.cpp": ("test_rt_datacopy.py", {"opt": "-O0"}),
@@ -63,7 +66,16 @@ def compile_cpp(
     defs = dict(TARGET_DEFINES)
     defs.update(defines or {})
     flags = [f"-D{k}={v}" for k, v in sorted(defs.items()) if v is not None]
-    cmd_tail = ["-std=c++17", opt, "-Wall", "-Wextra", "-pthread", f"-I{INCLUDE}", *flags, *extra]
+    cmd_tail = [
+        "-std=c++17",
+        opt,
+        "-Wall",
+        "-Wextra",
+        "-pthread",
+        f"-I{INCLUDE}",
+        *flags,
+        *extra,
+    ]
     key = hashlib.sha256((source + "\0" + " ".join(cmd_tail)).encode()).hexdigest()[:16]
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / f"prog_{key}.cpp"
@@ -72,7 +84,9 @@ def compile_cpp(
         return exe, subprocess.CompletedProcess([], 0, "", "")
     src.write_text(source)
     out = ["-fsyntax-only"] if syntax_only else ["-o", str(exe)]
-    res = subprocess.run([gxx, *cmd_tail, str(src), *out], capture_output=True, text=True)
+    res = subprocess.run(
+        [gxx, *cmd_tail, str(src), *out], capture_output=True, text=True
+    )
     if check and res.returncode != 0:
         raise AssertionError(f"g++ failed:\n{res.stderr[-6000:]}")
     return exe, res
@@ -85,16 +99,26 @@ def build_program(name: str, out_dir: Path) -> Path:
     return exe
 
 
-def run(exe: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60.0):
+def run(
+    exe: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60.0
+):
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, env=e)
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, timeout=timeout, env=e
+    )
 
 
 def assert_aborted(res, *fragments: str) -> str:
     """The program must have reported misuse: abort() and a fadsl-cpu-runtime line naming things."""
-    assert res.returncode in ABORTED, f"expected abort, got {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
-    lines = [l for l in res.stderr.splitlines() if l.startswith("fadsl-cpu-runtime: ") and "warning:" not in l]
+    assert (
+        res.returncode in ABORTED
+    ), f"expected abort, got {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
+    lines = [
+        l
+        for l in res.stderr.splitlines()
+        if l.startswith("fadsl-cpu-runtime: ") and "warning:" not in l
+    ]
     assert lines, f"no fadsl-cpu-runtime error line in stderr:\n{res.stderr}"
     msg = lines[0]
     for f in fragments:
@@ -103,5 +127,7 @@ def assert_aborted(res, *fragments: str) -> str:
 
 
 def assert_ok(res) -> str:
-    assert res.returncode == 0, f"exit {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
+    assert (
+        res.returncode == 0
+    ), f"exit {res.returncode}\nstdout:{res.stdout}\nstderr:{res.stderr}"
     return res.stdout

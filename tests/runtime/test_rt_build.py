@@ -1,5 +1,6 @@
 """Build-level properties: target facts come from compile definitions (defaults warn), and API
-misuse the real toolchain would reject (or that a target lacks) fails at compile time."""
+misuse the real toolchain would reject (or that a target lacks) fails at compile time.
+"""
 
 import pytest
 
@@ -41,8 +42,18 @@ int main() { return 0; }
 
 
 def test_missing_target_defines_warn_and_default_to_910b1(build_dir):
-    defines = {k: None for k in ("FADSL_SOC_VERSION", "FADSL_UB_BYTES", "FADSL_AIC_CORES", "FADSL_HAS_DATACOPYPAD")}
-    _, res = compile_cpp(TRIVIAL, build_dir, defines=defines, extra=(), syntax_only=True)
+    defines = {
+        k: None
+        for k in (
+            "FADSL_SOC_VERSION",
+            "FADSL_UB_BYTES",
+            "FADSL_AIC_CORES",
+            "FADSL_HAS_DATACOPYPAD",
+        )
+    }
+    _, res = compile_cpp(
+        TRIVIAL, build_dir, defines=defines, extra=(), syntax_only=True
+    )
     assert res.returncode == 0, res.stderr
     for macro in defines:
         assert f"fadsl-cpu-runtime: {macro} not defined" in res.stderr
@@ -55,15 +66,27 @@ def test_defined_target_compiles_warning_free(build_dir):
 
 
 def test_rejected_at_compile_time(build_dir):
-    _, res = compile_cpp(REJECTED, build_dir, defines={"FADSL_HAS_DATACOPYPAD": "0"}, check=False, syntax_only=True)
+    _, res = compile_cpp(
+        REJECTED,
+        build_dir,
+        defines={"FADSL_HAS_DATACOPYPAD": "0"},
+        check=False,
+        syntax_only=True,
+    )
     assert res.returncode != 0
     err = res.stderr
-    assert "DataCopyPad is not supported on this target (FADSL_HAS_DATACOPYPAD=0" in err  # (1)
+    assert (
+        "DataCopyPad is not supported on this target (FADSL_HAS_DATACOPYPAD=0" in err
+    )  # (1)
     assert "Mmad supports (fm, filter, dst) = (half, half, float)" in err  # (2)
     assert "CrossCoreSetFlag does not support PIPE_S or PIPE_ALL" in err  # (3)
     assert "this Cast type pair is not supported" in err  # (4)
     assert "Exp supports half and float" in err  # (5)
-    assert "no matching function for call to 'Duplicate(" in err.replace("\u2018", "'").replace("\u2019", "'")  # (6)
+    assert "no matching function for call to 'Duplicate(" in err.replace(
+        "\u2018", "'"
+    ).replace(
+        "\u2019", "'"
+    )  # (6)
     assert "isSetMask=false (SetVectorMask) is not supported" in err  # (7)
 
 
@@ -163,11 +186,26 @@ def test_two_translation_units_like_the_generated_project(tmp_path):
     (tmp_path / "kernel.cpp").write_text(KERNEL_TU)
     (tmp_path / "main.cpp").write_text(MAIN_TU)
     defs = [f"-D{k}={v}" for k, v in TARGET_DEFINES.items()]
-    cmd = ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", f"-I{INCLUDE}", *defs,
-           "kernel.cpp", "main.cpp", "-o", "add"]
+    cmd = [
+        "g++",
+        "-std=c++17",
+        "-O2",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pthread",
+        f"-I{INCLUDE}",
+        *defs,
+        "kernel.cpp",
+        "main.cpp",
+        "-o",
+        "add",
+    ]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    run = subprocess.run([str(tmp_path / "add")], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [str(tmp_path / "add")], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "mismatches 0"
     assert run.stderr == ""

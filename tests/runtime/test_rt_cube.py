@@ -42,7 +42,11 @@ def test_matmul_basic_api_sample_random(exe, tmp_path):
     b = rng.standard_normal((64, 256)).astype(np.float16)
     c = _run(exe, tmp_path, "sample", a, b, np.float16, (256, 256))
     # exact fp64 accumulation rounded once to fp32 then RNE to fp16 (Fixpipe F322F16)
-    ref = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).astype(np.float16)
+    ref = (
+        (a.astype(np.float64) @ b.astype(np.float64))
+        .astype(np.float32)
+        .astype(np.float16)
+    )
     np.testing.assert_array_equal(c, ref)
 
 
@@ -51,14 +55,18 @@ def test_q_times_k_transposed_half(exe, tmp_path):
     q = _ints(rng, (64, 128), np.float16)
     k = _ints(rng, (96, 128), np.float16)  # stored row-major [N, K]
     c = _run(exe, tmp_path, "qkt_half", q, k, np.float16, (64, 96))
-    np.testing.assert_array_equal(c, (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float16))
+    np.testing.assert_array_equal(
+        c, (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float16)
+    )
 
 
 def test_fixpipe_nz_output(exe, tmp_path):
     rng = np.random.default_rng(5)
     q = _ints(rng, (64, 128), np.float16)
     k = _ints(rng, (96, 128), np.float16)
-    c = _run(exe, tmp_path, "qkt_half_nz", q, k, np.float16, (96 // 16, 64, 16))  # [N/16, M, 16]
+    c = _run(
+        exe, tmp_path, "qkt_half_nz", q, k, np.float16, (96 // 16, 64, 16)
+    )  # [N/16, M, 16]
     ref = (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float16)
     np.testing.assert_array_equal(c, ref.reshape(64, 6, 16).transpose(1, 0, 2))
 
@@ -68,7 +76,9 @@ def test_q_times_k_transposed_float(exe, tmp_path):
     q = rng.standard_normal((32, 48)).astype(np.float32)
     k = rng.standard_normal((64, 48)).astype(np.float32)
     c = _run(exe, tmp_path, "qkt_float", q, k, np.float32, (32, 64))
-    np.testing.assert_array_equal(c, (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float32))
+    np.testing.assert_array_equal(
+        c, (q.astype(np.float64) @ k.astype(np.float64).T).astype(np.float32)
+    )
 
 
 def test_nonsquare_two_k_halves_accumulate(exe, tmp_path):

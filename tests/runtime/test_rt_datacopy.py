@@ -1,5 +1,6 @@
 """DataCopy/DataCopyPad units: element counts rounded down to 32 B (with a warning), 32 B
-blocks in DataCopyParams, bytes (GM side) vs 32 B blocks (UB side) in DataCopyPad, padding."""
+blocks in DataCopyParams, bytes (GM side) vs 32 B blocks (UB side) in DataCopyPad, padding.
+"""
 
 import numpy as np
 import pytest
@@ -29,14 +30,19 @@ def test_count_not_multiple_of_32_bytes_is_rounded_down_with_one_warning(exe, tm
     assert np.all(raw.view(np.uint32)[8:16] == 0xFFFFFFFF)  # UB poison: never copied
     warns = [l for l in res.stderr.splitlines() if "warning:" in l]
     assert len(warns) == 1, res.stderr
-    assert "DataCopy (GM->local): count 13 x 4 B = 52 B is not a multiple of 32 B" in warns[0]
+    assert (
+        "DataCopy (GM->local): count 13 x 4 B = 52 B is not a multiple of 32 B"
+        in warns[0]
+    )
     assert "rounds the transfer down to 32 B" in warns[0]
 
 
 def test_datacopy_params_blocks_and_gaps(exe, tmp_path):
     raw, _ = _run(exe, tmp_path, "params")
     out = raw.view(np.float32)[:64].reshape(4, 16)
-    x = np.arange(1, 97, dtype=np.float32).reshape(4, 24)  # GM row pitch: 2 blocks + 1 gap block = 24 floats
+    x = np.arange(1, 97, dtype=np.float32).reshape(
+        4, 24
+    )  # GM row pitch: 2 blocks + 1 gap block = 24 floats
     np.testing.assert_array_equal(out, x[:, :16])
 
 
@@ -64,7 +70,9 @@ def test_datacopy_pad_gm_to_ub_padding_values(exe, tmp_path):
     ub = _halves(raw, 96).reshape(3, 32)  # slot 32 B (16 halves) + dstStride 1 block
     for r in range(3):
         data = _h(np.arange(1, 11) + 16 * r)  # GM pitch = 20 B + 12 B = 16 halves
-        np.testing.assert_array_equal(ub[r, :16], np.concatenate([_h([7, 7]), data, _h([7, 7, 7, 7])]))
+        np.testing.assert_array_equal(
+            ub[r, :16], np.concatenate([_h([7, 7]), data, _h([7, 7, 7, 7])])
+        )
         assert np.all(ub[r, 16:] == POISON16), "dstStride gap must stay untouched"
 
 
@@ -73,11 +81,15 @@ def test_datacopy_pad_dummy_is_first_element_without_padding(exe, tmp_path):
     ub = _halves(raw, 96).reshape(3, 32)
     for r in range(3):
         data = _h(np.arange(1, 11) + 16 * r)
-        np.testing.assert_array_equal(ub[r, :16], np.concatenate([data, np.repeat(data[:1], 6)]))
+        np.testing.assert_array_equal(
+            ub[r, :16], np.concatenate([data, np.repeat(data[:1], 6)])
+        )
 
 
 def test_datacopy_pad_without_ispad_leaves_unspecified_padding(exe, tmp_path):
-    raw, _ = _run(exe, tmp_path, "pad_in_nopad")  # DataCopyParams + DataCopyPadParams overload
+    raw, _ = _run(
+        exe, tmp_path, "pad_in_nopad"
+    )  # DataCopyParams + DataCopyPadParams overload
     ub = _halves(raw, 96).reshape(3, 32)
     for r in range(3):
         assert ub[r, 0] == POISON16  # "random" left padding is modelled as poison
@@ -90,5 +102,7 @@ def test_datacopy_pad_ub_to_gm(exe, tmp_path, case):
     raw, _ = _run(exe, tmp_path, case)
     gm = _halves(raw, 36).reshape(3, 12)
     for r in range(3):
-        np.testing.assert_array_equal(gm[r, :10], _h(np.arange(1, 11) + 32 * r))  # UB pitch: 2 blocks
+        np.testing.assert_array_equal(
+            gm[r, :10], _h(np.arange(1, 11) + 32 * r)
+        )  # UB pitch: 2 blocks
         assert np.all(gm[r, 10:] == POISON16)  # 4 B GM gap untouched

@@ -44,13 +44,21 @@ def test_cube_core_reading_vector_output_before_waiting(exe):
 
 
 def test_deadlock_is_detected_and_lists_waiters(exe):
-    msg = assert_aborted(run(exe, "deadlock", env={"FADSL_DEADLOCK_SECONDS": "1"}), "deadlock: all 6 running cores")
+    msg = assert_aborted(
+        run(exe, "deadlock", env={"FADSL_DEADLOCK_SECONDS": "1"}),
+        "deadlock: all 6 running cores",
+    )
     assert "[AIC 1 (block 1) waits in CrossCoreWaitFlag(flagId=5) (counter 0)]" in msg
-    assert "[AIV 3 (block 1, sub-block 1) waits in CrossCoreWaitFlag(flagId=6) (counter 0)]" in msg
+    assert (
+        "[AIV 3 (block 1, sub-block 1) waits in CrossCoreWaitFlag(flagId=6) (counter 0)]"
+        in msg
+    )
 
 
 def test_deadlock_of_a_core_left_waiting_after_others_finished(exe):
-    msg = assert_aborted(run(exe, "deadlock_after_exit", env={"FADSL_DEADLOCK_SECONDS": "1"}))
+    msg = assert_aborted(
+        run(exe, "deadlock_after_exit", env={"FADSL_DEADLOCK_SECONDS": "1"})
+    )
     assert "AIV 1 (block 0, sub-block 1) waits in CrossCoreWaitFlag(flagId=7)" in msg
     assert "finished cores: AIC 0 (block 0), AIV 0 (block 0, sub-block 0)" in msg
 
@@ -58,11 +66,32 @@ def test_deadlock_of_a_core_left_waiting_after_others_finished(exe):
 @pytest.mark.parametrize(
     "case, fragments",
     [
-        ("unconsumed", ["at kernel end", "flagId 4", "never consumed by a CrossCoreWaitFlag"]),
-        ("partial_group", ["at kernel end", "CrossCoreSetFlag<2>(4) was set by only some cores"]),
-        ("flag_too_big", ["CrossCoreSetFlag<2, PIPE_FIX>(16) on AIC 0 (block 0)", "flagId must be in [0, 15]"]),
-        ("too_many_sets", ["CrossCoreSetFlag<2, PIPE_FIX>(1) on AIC 0", "would exceed 15 outstanding"]),
-        ("mode2_in_aiv_only", ["CrossCoreSetFlag<2, PIPE_MTE3>(1) on AIV", "needs a MIX launch"]),
+        (
+            "unconsumed",
+            ["at kernel end", "flagId 4", "never consumed by a CrossCoreWaitFlag"],
+        ),
+        (
+            "partial_group",
+            ["at kernel end", "CrossCoreSetFlag<2>(4) was set by only some cores"],
+        ),
+        (
+            "flag_too_big",
+            [
+                "CrossCoreSetFlag<2, PIPE_FIX>(16) on AIC 0 (block 0)",
+                "flagId must be in [0, 15]",
+            ],
+        ),
+        (
+            "too_many_sets",
+            [
+                "CrossCoreSetFlag<2, PIPE_FIX>(1) on AIC 0",
+                "would exceed 15 outstanding",
+            ],
+        ),
+        (
+            "mode2_in_aiv_only",
+            ["CrossCoreSetFlag<2, PIPE_MTE3>(1) on AIV", "needs a MIX launch"],
+        ),
     ],
 )
 def test_cross_core_flag_misuse(exe, case, fragments):
@@ -78,7 +107,9 @@ def test_synchronised_mte2_to_v_is_accepted(exe, case):
     assert "done" in assert_ok(run(exe, case))
 
 
-@pytest.mark.parametrize("case", ["hz_none", "hz_wrong_event", "hz_set_too_early", "hz_barrier_v"])
+@pytest.mark.parametrize(
+    "case", ["hz_none", "hz_wrong_event", "hz_set_too_early", "hz_barrier_v"]
+)
 def test_vector_read_of_unsynchronised_mte2_copy(exe, case):
     assert_aborted(
         run(exe, case),
@@ -89,9 +120,17 @@ def test_vector_read_of_unsynchronised_mte2_copy(exe, case):
 
 
 def test_mte3_read_of_unsynchronised_vector_result(exe):
-    assert_aborted(run(exe, "hz_v_mte3"), "DataCopy (UB->GM, count) on AIV 0", "SetFlag/WaitFlag<HardEvent::V_MTE3>",
-                   "Muls (PIPE_V) wrote")
+    assert_aborted(
+        run(exe, "hz_v_mte3"),
+        "DataCopy (UB->GM, count) on AIV 0",
+        "SetFlag/WaitFlag<HardEvent::V_MTE3>",
+        "Muls (PIPE_V) wrote",
+    )
 
 
 def test_cube_load_of_unsynchronised_l1_copy(exe):
-    assert_aborted(run(exe, "hz_cube"), "LoadData (L1->L0, LoadData2DParams) on AIC 0", "HardEvent::MTE2_MTE1")
+    assert_aborted(
+        run(exe, "hz_cube"),
+        "LoadData (L1->L0, LoadData2DParams) on AIC 0",
+        "HardEvent::MTE2_MTE1",
+    )

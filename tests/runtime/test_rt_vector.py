@@ -1,5 +1,6 @@
 """Level-2 / level-0 vector ops, reductions, Compare/Select and logic ops, element-exact against
-numpy (results are correctly rounded to the element type; sums follow the documented tree)."""
+numpy (results are correctly rounded to the element type; sums follow the documented tree).
+"""
 
 import numpy as np
 import pytest
@@ -56,17 +57,31 @@ def test_level2_ops(exe, tmp_path, dtype, count):
     npad = (count + 31) // 32 * 32
     x = rng.uniform(-3, 3, npad).astype(dt)
     y = rng.uniform(0.5, 4, npad).astype(dt)
-    x[5] = x[7] = x.max() + 1 if count > 7 else x[5]  # a tie for ReduceMax: smallest index wins
+    x[5] = x[7] = (
+        x.max() + 1 if count > 7 else x[5]
+    )  # a tie for ReduceMax: smallest index wins
     raw, _ = _run(exe, tmp_path, "l2", dtype, count, x, y)
     out = raw.view(dt)[: npad * 20].reshape(20, npad)
     x64, y64 = x[:count].astype(np.float64), y[:count].astype(np.float64)
     n = count
     expect = [
-        rnd(x64 + y64, dt), rnd(x64 - y64, dt), rnd(x64 * y64, dt), rnd(x64 / y64, dt),
-        rnd(np.maximum(x64, y64), dt), rnd(np.minimum(x64, y64), dt), rnd(np.exp(x64), dt),
-        rnd(np.log(y64), dt), rnd(np.abs(x64), dt), rnd(np.sqrt(y64), dt), rnd(1 / y64, dt),
-        rnd(x64 + 1.5, dt), rnd(x64 * -0.75, dt), rnd(np.maximum(x64, 0.25), dt),
-        rnd(np.minimum(x64, 0.25), dt), rnd(np.full(n, 3.25), dt), rnd(np.arange(n) - 2.0, dt),
+        rnd(x64 + y64, dt),
+        rnd(x64 - y64, dt),
+        rnd(x64 * y64, dt),
+        rnd(x64 / y64, dt),
+        rnd(np.maximum(x64, y64), dt),
+        rnd(np.minimum(x64, y64), dt),
+        rnd(np.exp(x64), dt),
+        rnd(np.log(y64), dt),
+        rnd(np.abs(x64), dt),
+        rnd(np.sqrt(y64), dt),
+        rnd(1 / y64, dt),
+        rnd(x64 + 1.5, dt),
+        rnd(x64 * -0.75, dt),
+        rnd(np.maximum(x64, 0.25), dt),
+        rnd(np.minimum(x64, 0.25), dt),
+        rnd(np.full(n, 3.25), dt),
+        rnd(np.arange(n) - 2.0, dt),
     ]
     for i, e in enumerate(expect):
         np.testing.assert_array_equal(out[i, :n], e, err_msg=f"slot {i}")
@@ -131,8 +146,12 @@ def test_level0_and_repeat_reductions(exe, tmp_path, dtype):
     np.testing.assert_array_equal(ib, xr.argmax(axis=1))
     np.testing.assert_array_equal(out[6, :8], [tree_sum(xr[r], dt) for r in range(8)])
     # 7: BlockReduceMax -> 64 block maxima; Brcb of x[0:16] into 16 blocks at n/2
-    np.testing.assert_array_equal(out[7, :64], rnd(x64.reshape(64, epb).max(axis=1), dt))
-    np.testing.assert_array_equal(out[7, n // 2 : n // 2 + 16 * epb], np.repeat(x[:16], epb))
+    np.testing.assert_array_equal(
+        out[7, :64], rnd(x64.reshape(64, epb).max(axis=1), dt)
+    )
+    np.testing.assert_array_equal(
+        out[7, n // 2 : n // 2 + 16 * epb], np.repeat(x[:16], epb)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float", "half"])
@@ -146,7 +165,9 @@ def test_compare_select(exe, tmp_path, dtype):
     slot = n * np.dtype(dt).itemsize
 
     def mask(i):
-        return np.unpackbits(raw[i * slot : i * slot + n // 8], bitorder="little").astype(bool)
+        return np.unpackbits(
+            raw[i * slot : i * slot + n // 8], bitorder="little"
+        ).astype(bool)
 
     np.testing.assert_array_equal(mask(0), x < y)
     np.testing.assert_array_equal(mask(1), x == y)

@@ -15,19 +15,38 @@ SHAPE = "B=1,N=2,Sq=130,Skv=300,D=64"
 
 
 def _fadsl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fadsl", *args], cwd=ROOT,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "fadsl", *args], cwd=ROOT, capture_output=True, text=True
+    )
 
 
 def test_fp8_runs_in_the_interpreter(tmp_path: Path) -> None:
-    proc = _fadsl("run", str(FA3), "--shape", SHAPE, "--set", "fp8=true", "--set",
-                  "causal=true", "-o", str(tmp_path / "out"))
+    proc = _fadsl(
+        "run",
+        str(FA3),
+        "--shape",
+        SHAPE,
+        "--set",
+        "fp8=true",
+        "--set",
+        "causal=true",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert proc.returncode == 0 and "PASS" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_fp8_is_refused_on_a_chip_without_it() -> None:
-    proc = _fadsl("check", str(FA3), "--shape", SHAPE, "--set", "fp8=true",
-                  "--target", "ascend910b1")
+    proc = _fadsl(
+        "check",
+        str(FA3),
+        "--shape",
+        SHAPE,
+        "--set",
+        "fp8=true",
+        "--target",
+        "ascend910b1",
+    )
     assert proc.returncode == 1
     assert "the cube of ascend910b1 does not take f8e4m3" in proc.stderr
     assert "fa3.py:" in proc.stderr  # names the user's dot
@@ -40,6 +59,14 @@ def test_fp8_fits_a_chip_that_declares_it(tmp_path: Path) -> None:
     chip["vector_dtypes"] = chip["vector_dtypes"] + ["f8e4m3"]
     path = tmp_path / "fp8chip.json"
     path.write_text(json.dumps(chip))
-    proc = _fadsl("check", str(FA3), "--shape", SHAPE, "--set", "fp8=true",
-                  "--target-file", str(path))
+    proc = _fadsl(
+        "check",
+        str(FA3),
+        "--shape",
+        SHAPE,
+        "--set",
+        "fp8=true",
+        "--target-file",
+        str(path),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

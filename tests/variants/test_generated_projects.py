@@ -1,5 +1,6 @@
 """The generated projects of the examples: gen_data.py asks fadsl run for every shape
-symbol (the runtime ones and those fixed at compile time), so run.sh works as written."""
+symbol (the runtime ones and those fixed at compile time), so run.sh works as written.
+"""
 
 from __future__ import annotations
 

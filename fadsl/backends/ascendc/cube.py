@@ -23,8 +23,16 @@ from fadsl.passes.sides import CUBE
 
 
 class CubeEmitter:
-    def __init__(self, low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str],
-                 task_header: list[Stmt], task_loop: str, prologue: list[Stmt]) -> None:
+    def __init__(
+        self,
+        low: Lowering,
+        names: Names,
+        flags: dict[str, str],
+        ws: dict[str, str],
+        task_header: list[Stmt],
+        task_loop: str,
+        prologue: list[Stmt],
+    ) -> None:
         self.low = low
         self.sides = low.sides
         self.names = names
@@ -44,7 +52,8 @@ class CubeEmitter:
     def core_class(self, name: str) -> CoreClass:
         body = self.walk(self.low.kernel_grid_body)
         process = tuple(self.task_header) + (
-            Block(self.task_loop, tuple(self.prologue) + tuple(body)),)
+            Block(self.task_loop, tuple(self.prologue) + tuple(body)),
+        )
         return CoreClass(name, "cube", self._members(), (), process)
 
     def _members(self) -> tuple[Member, ...]:
@@ -52,11 +61,15 @@ class CubeEmitter:
         for b in self.low.plan.buffers:
             if b.space == "UB":
                 continue
-            nbytes = buffer_len(b, self.low.target.align(b.space), self.names, self.low.env)
+            nbytes = buffer_len(
+                b, self.low.target.align(b.space), self.names, self.low.env
+            )
             decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {b.name};"
             init = f"pipe_.InitBuffer({b.name}, {b.buffers}, {nbytes});"
             what = ", ".join(f"%{v}" for v in b.values) or b.role
-            out.append(Member(decl, init, f"{b.space} {b.role}: {what} ({b.loc.short()})"))
+            out.append(
+                Member(decl, init, f"{b.space} {b.role}: {what} ({b.loc.short()})")
+            )
         return tuple(out)
 
     # --- walking -------------------------------------------------------------
@@ -87,8 +100,10 @@ class CubeEmitter:
         frees = self._frees(self.pos)  # tiles read in the loop, last used at its end
         if not body:
             return frees
-        header = (f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
-                  f"{self.names.expr(op.stop)}; ++{var})")
+        header = (
+            f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
+            f"{self.names.expr(op.stop)}; ++{var})"
+        )
         return [Line(source_comment(op.loc)), Block(header, tuple(body))] + frees
 
     def _frees(self, pos: int) -> list[Stmt]:
@@ -114,11 +129,17 @@ class CubeEmitter:
         v = op.result
         home = self.low.cube_homes[v.name]
         ct = _ct(v)
-        out: list[Stmt] = [Line(f"AscendC::LocalTensor<{ct}> {camel(v.name)} = "
-                                f"{home}.AllocTensor<{ct}>();")]
+        out: list[Stmt] = [
+            Line(
+                f"AscendC::LocalTensor<{ct}> {camel(v.name)} = "
+                f"{home}.AllocTensor<{ct}>();"
+            )
+        ]
         out += self._nd2nz(op, camel(v.name), v)
-        out += [Line(f"{home}.EnQue({camel(v.name)});"),
-                Line(f"{camel(v.name)} = {home}.DeQue<{ct}>();")]
+        out += [
+            Line(f"{home}.EnQue({camel(v.name)});"),
+            Line(f"{camel(v.name)} = {home}.DeQue<{ct}>();"),
+        ]
         return out
 
     def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
@@ -128,34 +149,62 @@ class CubeEmitter:
         if a.col_tail:
             raise BackendError(
                 f"a cube operand block of `{op.src}` has a column tail; the backend needs "
-                "whole rows for the cube", op.loc, hint="load whole head dims (`:`)")
+                "whole rows for the cube",
+                op.loc,
+                hint="load whole head dims (`:`)",
+            )
         bounded = any(gm.bounded(ix) for ix in op.index)
-        valid = "static_cast<uint32_t>(validRows)" if bounded else \
-            f"static_cast<uint32_t>({a.valid_rows})"
-        out: list[Stmt] = [Line(f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], {valid}, "
-                                f"{a.cols}, {a.stride}, {a.rows});")]
+        valid = (
+            "static_cast<uint32_t>(validRows)"
+            if bounded
+            else f"static_cast<uint32_t>({a.valid_rows})"
+        )
+        out: list[Stmt] = [
+            Line(
+                f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], {valid}, "
+                f"{a.cols}, {a.stride}, {a.rows});"
+            )
+        ]
         if self._contracts_rows(user):
             if op.pad is not None and op.pad != 0:
                 raise BackendError(
                     f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "
-                    "pads with 0", op.loc, hint="load it with pad=0")
-            out.append(Line(f"fadsl::ZeroTailRows({var}, {valid}, {a.cols}, {a.rows});"))
+                    "pads with 0",
+                    op.loc,
+                    hint="load it with pad=0",
+                )
+            out.append(
+                Line(f"fadsl::ZeroTailRows({var}, {valid}, {a.cols}, {a.rows});")
+            )
         if not bounded:
             return out
         # a bounded block may hold no row at all (a Q block past its sequence's end)
-        return [Block("", (Line(f"const int64_t validRows = {a.valid_rows};"),
-                           Block("if (validRows > 0)", tuple(out))))]
+        return [
+            Block(
+                "",
+                (
+                    Line(f"const int64_t validRows = {a.valid_rows};"),
+                    Block("if (validRows > 0)", tuple(out)),
+                ),
+            )
+        ]
 
     def _contracts_rows(self, v: ir.Value) -> bool:
         """Whether the rows of tile ``v`` are the contraction dimension of a dot."""
-        return any(isinstance(r, ir.Dot) and r.b == v and not r.transpose_b
-                   for r in self.sides.readers.get(v, []))
+        return any(
+            isinstance(r, ir.Dot) and r.b == v and not r.transpose_b
+            for r in self.sides.readers.get(v, [])
+        )
 
     def _queue_op(self, op: ir.Op) -> list[Stmt]:
         if isinstance(op, ir.AllocTensor):
             ct = _ct(op.result)
-            return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                         f"{camel(op.queue.name)}.AllocTensor<{ct}>();")]
+            return [
+                Line(
+                    f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                    f"{camel(op.queue.name)}.AllocTensor<{ct}>();"
+                )
+            ]
         if isinstance(op, ir.Load):
             assert op.into is not None
             self.alias[op.result.name] = camel(op.into.name)
@@ -164,8 +213,12 @@ class CubeEmitter:
             return [Line(f"{camel(op.queue.name)}.EnQue({self._var(op.x)});")]
         if isinstance(op, ir.Dequeue):
             ct = _ct(op.result)
-            return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                         f"{camel(op.queue.name)}.DeQue<{ct}>();")]
+            return [
+                Line(
+                    f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                    f"{camel(op.queue.name)}.DeQue<{ct}>();"
+                )
+            ]
         if isinstance(op, ir.FreeTensor):
             return [Line(f"{camel(op.queue.name)}.FreeTensor({self._var(op.x)});")]
         raise BackendError(f"{ir.op_name(type(op))} has no cube lowering", op.loc)
@@ -192,33 +245,44 @@ class CubeEmitter:
         return name, [
             Line(f"AscendC::CrossCoreWaitFlag({self.flags[v.name]});"),
             Line(f"AscendC::LocalTensor<{ct}> {name} = {home}.AllocTensor<{ct}>();"),
-            Line(f"fadsl::CopyNdToNz({name}, {self.ws[v.name]}, {rows}, {cols}, {cols}, {rows});"),
+            Line(
+                f"fadsl::CopyNdToNz({name}, {self.ws[v.name]}, {rows}, {cols}, {cols}, {rows});"
+            ),
             Line(f"{home}.EnQue({name});"),
             Line(f"{name} = {home}.DeQue<{ct}>();"),
         ]
 
     def _dot(self, op: ir.Dot) -> list[Stmt]:
         if op.transpose_a:
-            raise BackendError("dot(transpose_a=True) is not lowered for the cube yet", op.loc,
-                               hint="load the A operand in the orientation you need")
+            raise BackendError(
+                "dot(transpose_a=True) is not lowered for the cube yet",
+                op.loc,
+                hint="load the A operand in the orientation you need",
+            )
         ta, tb = op.a.type, op.b.type
         assert isinstance(ta, TileType) and isinstance(tb, TileType)
         if not op.transpose_b and tb.dtype.itemsize != 2:
             raise BackendError(
                 f"dot with a {tb.dtype.value} B operand that is not transposed: LoadData "
-                "transposes only 16-bit fractals on the cube", op.loc,
-                hint="use fp16 or bf16 operands for this dot")
+                "transposes only 16-bit fractals on the cube",
+                op.loc,
+                hint="use fp16 or bf16 operands for this dot",
+            )
         a, pre_a = self._operand(op.a)
         b, pre_b = self._operand(op.b)
         m, k = (self.names.expr(d) for d in ta.shape)
         n = self.names.expr(tb.shape[0] if op.transpose_b else tb.shape[1])
         return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k)
 
-    def _mmad(self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str,
-              k_valid: str) -> list[Stmt]:
+    def _mmad(
+        self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str, k_valid: str
+    ) -> list[Stmt]:
         ct = _ct(op.a)
-        load_b = (f"fadsl::LoadBTransposed(bL0Tile, {b}, {k}, {n});" if op.transpose_b
-                  else f"fadsl::LoadB(bL0Tile, {b}, {k}, {n});")
+        load_b = (
+            f"fadsl::LoadBTransposed(bL0Tile, {b}, {k}, {n});"
+            if op.transpose_b
+            else f"fadsl::LoadB(bL0Tile, {b}, {k}, {n});"
+        )
         v = op.result
         lines = [
             f"AscendC::LocalTensor<{ct}> aL0Tile = aL0.AllocTensor<{ct}>();",

@@ -42,8 +42,13 @@ def strides(shape: tuple[Expr, ...]) -> list[Expr]:
     return list(reversed(out))
 
 
-def access(param: ir.Param, index: tuple[ir.Index, ...], names: Names,
-           shift: Expr | None = None, size: Expr | None = None) -> Access:
+def access(
+    param: ir.Param,
+    index: tuple[ir.Index, ...],
+    names: Names,
+    shift: Expr | None = None,
+    size: Expr | None = None,
+) -> Access:
     """The rows x cols view of ``param[index]``; the last one or two slices form the tile.
 
     ``shift`` moves the start of the first sliced dimension and ``size`` replaces its
@@ -54,9 +59,13 @@ def access(param: ir.Param, index: tuple[ir.Index, ...], names: Names,
     st = strides(t.shape)
     slices = [(d, ix) for d, ix in enumerate(index) if isinstance(ix, ir.Slice)]
     if not slices or len(slices) > 2:
-        raise BackendError(f"blocks of `{param.name}` must slice one or two dimensions",
-                           param.loc)
-    starts = {d: (ix.at if isinstance(ix, ir.Point) else ix.start) for d, ix in enumerate(index)}
+        raise BackendError(
+            f"blocks of `{param.name}` must slice one or two dimensions", param.loc
+        )
+    starts = {
+        d: (ix.at if isinstance(ix, ir.Point) else ix.start)
+        for d, ix in enumerate(index)
+    }
     sizes = {d: ix.size for d, ix in slices}
     first = slices[0][0]
     if shift is not None:
@@ -69,15 +78,20 @@ def access(param: ir.Param, index: tuple[ir.Index, ...], names: Names,
     if st[cd] != 1:
         raise BackendError(
             f"the last sliced dimension of `{param.name}` must be contiguous in memory",
-            param.loc)
+            param.loc,
+        )
 
     def valid(d: int) -> str:
-        return (f"fadsl::Valid({names.expr(starts[d])}, {names.expr(sizes[d])}, "
-                f"{names.expr(limit(index[d], t.shape[d]))})")
+        return (
+            f"fadsl::Valid({names.expr(starts[d])}, {names.expr(sizes[d])}, "
+            f"{names.expr(limit(index[d], t.shape[d]))})"
+        )
 
     col_tail = bounded(index[cd]) or not (
-        starts[cd] == 0 and sizes[cd] == t.shape[cd]
-        or whole_blocks(starts[cd], sizes[cd], t.shape[cd]))
+        starts[cd] == 0
+        and sizes[cd] == t.shape[cd]
+        or whole_blocks(starts[cd], sizes[cd], t.shape[cd])
+    )
     return Access(
         offset=names.expr(offset),
         rows="1" if rd is None else names.expr(sizes[rd]),
@@ -107,14 +121,19 @@ def whole_blocks(start: Expr, size: Expr, extent: Expr) -> bool:
     it never have a tail (a head's columns of a BSH tensor: h * D +: D of N * D)."""
     if size == 0:
         return False
-    ratios = (sympy.simplify(as_expr(start) / size), sympy.simplify(as_expr(extent) / size))
+    ratios = (
+        sympy.simplify(as_expr(start) / size),
+        sympy.simplify(as_expr(extent) / size),
+    )
     return all(r.is_integer for r in ratios)
 
 
 def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
     """(UB gap in 32-byte blocks, GM gap in bytes) between the rows DataCopyPad moves."""
     if not a.col_tail:
-        gm_gap = "0" if a.gap_elems == 0 else f"{names.expr(a.gap_elems)} * sizeof({ctype})"
+        gm_gap = (
+            "0" if a.gap_elems == 0 else f"{names.expr(a.gap_elems)} * sizeof({ctype})"
+        )
         return "0", gm_gap
     ub = f"{a.cols} * sizeof({ctype}) / 32 - ({a.valid_cols} * sizeof({ctype}) + 31) / 32"
     return ub, f"({a.stride} - {a.valid_cols}) * sizeof({ctype})"
@@ -122,12 +141,18 @@ def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
 
 def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Line]:
     """``const T x = srcGm.GetValue(i);``: a scalar the scalar unit reads from GM (loop
-    bounds, block indices, slopes); both the cube and the vector cores read their own."""
+    bounds, block indices, slopes); both the cube and the vector cores read their own.
+    """
     p = next(x for x in kernel.params if x.name == op.src)
     assert isinstance(p.type, TensorType)
     names.local(op.name)
-    flat = names.expr(sum((i * s for i, s in zip(op.index, strides(p.type.shape))),
-                          sympy.Integer(0)))
+    flat = names.expr(
+        sum((i * s for i, s in zip(op.index, strides(p.type.shape))), sympy.Integer(0))
+    )
     ct = "float" if p.type.dtype.is_float else "int64_t"
-    return [Line(f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
-                 f"{op.src}Gm.GetValue({flat}));")]
+    return [
+        Line(
+            f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
+            f"{op.src}Gm.GetValue({flat}));"
+        )
+    ]

@@ -22,29 +22,46 @@ CTYPE = {
 
 CMPMODE = {ir.Lt: "LT", ir.Le: "LE", ir.Gt: "GT", ir.Ge: "GE", ir.Eq: "EQ", ir.Ne: "NE"}
 FLIPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
-BIN = {ir.Add: "ADD", ir.Sub: "SUB", ir.Mul: "MUL", ir.Div: "DIV", ir.Maximum: "MAX",
-       ir.Minimum: "MIN"}
-LEVEL2 = {ir.Add: "Add", ir.Sub: "Sub", ir.Mul: "Mul", ir.Div: "Div", ir.Maximum: "Max",
-          ir.Minimum: "Min"}
+BIN = {
+    ir.Add: "ADD",
+    ir.Sub: "SUB",
+    ir.Mul: "MUL",
+    ir.Div: "DIV",
+    ir.Maximum: "MAX",
+    ir.Minimum: "MIN",
+}
+LEVEL2 = {
+    ir.Add: "Add",
+    ir.Sub: "Sub",
+    ir.Mul: "Mul",
+    ir.Div: "Div",
+    ir.Maximum: "Max",
+    ir.Minimum: "Min",
+}
 CXX_KEYWORDS = frozenset(
     "alignas alignof auto bool break case catch char class const constexpr continue default "
     "delete do double else enum explicit extern false float for friend goto if inline int "
     "long mutable namespace new noexcept nullptr operator private protected public register "
     "return short signed sizeof static struct switch template this throw true try typedef "
-    "typename union unsigned using virtual void volatile while half tiling".split())
+    "typename union unsigned using virtual void volatile while half tiling".split()
+)
 
 ROWS = "ROWS"
 
 
 def ctype(dtype: DType, loc: Loc | None = None) -> str:
     if dtype not in CTYPE:
-        raise BackendError(f"dtype {dtype.value} has no Ascend C element type here", loc)
+        raise BackendError(
+            f"dtype {dtype.value} has no Ascend C element type here", loc
+        )
     return CTYPE[dtype]
 
 
 def camel(name: str) -> str:
     parts = [p for p in name.split("_") if p]
-    text = parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:]) if parts else "v"
+    text = (
+        parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:]) if parts else "v"
+    )
     return text + "_" if text in CXX_KEYWORDS else text
 
 
@@ -60,9 +77,15 @@ def const_name(name: str) -> str:
 class Names:
     """Maps IR symbols to C++: constants, tiling fields, locals."""
 
-    def __init__(self, consts: dict[str, object], comptime: dict[str, int],
-                 runtime_syms: tuple[str, ...], scalars: tuple[str, ...],
-                 rows: Expr | None, tiling: str = "tiling_") -> None:
+    def __init__(
+        self,
+        consts: dict[str, object],
+        comptime: dict[str, int],
+        runtime_syms: tuple[str, ...],
+        scalars: tuple[str, ...],
+        rows: Expr | None,
+        tiling: str = "tiling_",
+    ) -> None:
         self.symbols: dict[str, str] = {}
         for k in consts:
             self.symbols[k] = const_name(k)
@@ -81,7 +104,9 @@ class Names:
         """Integer C++ expression (int64_t arithmetic)."""
         e = as_expr(e)
         if self.rows is not None:
-            e = e.subs(self.rows / 2, sympy.Symbol(ROWS, integer=True, nonnegative=True))
+            e = e.subs(
+                self.rows / 2, sympy.Symbol(ROWS, integer=True, nonnegative=True)
+            )
         names = dict(self.symbols)
         names[ROWS] = ROWS
         return to_cxx(e, names)
@@ -155,6 +180,8 @@ def buffer_len(b: object, align: int, names: Names, env: dict[str, object]) -> s
     if isinstance(raw, (sympy.Max, sympy.Min)):
         try:
             return names.expr(raw)
-        except ValueError:  # e.g. bit-mask sizes with ceiling(): the number reads as well
+        except (
+            ValueError
+        ):  # e.g. bit-mask sizes with ceiling(): the number reads as well
             return str(padded)
     return str(padded)

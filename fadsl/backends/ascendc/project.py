@@ -14,7 +14,9 @@ from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
 from fadsl.target import Target
 
-HEADER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include", "fadsl_tile.h")
+HEADER = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "include", "fadsl_tile.h"
+)
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,9 @@ class Project:
     emitted: Emitted
 
 
-def build_project(binding: Any, target: Target, source: str, out_dir: str,
-                  prove_fit: bool = True) -> Project:
+def build_project(
+    binding: Any, target: Target, source: str, out_dir: str, prove_fit: bool = True
+) -> Project:
     """Every file of the project for ``binding`` (raises ResourceError if it does not fit).
 
     ``prove_fit=False`` skips the refusal (never the report): only for testing that the
@@ -56,13 +59,23 @@ def build_project(binding: Any, target: Target, source: str, out_dir: str,
     files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
     from fadsl.passes.resource_report import report_json
 
-    resources = report_json(report, low.plan, target, os.path.basename(source),
-                            binding.shape, binding.consts)
-    files["resources.json"] = (json.dumps(resources, indent=2, sort_keys=True) + "\n").encode()
+    resources = report_json(
+        report,
+        low.plan,
+        target,
+        os.path.basename(source),
+        binding.shape,
+        binding.consts,
+    )
+    files["resources.json"] = (
+        json.dumps(resources, indent=2, sort_keys=True) + "\n"
+    ).encode()
     return Project(files, report, low.plan, emitted)
 
 
-def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: str) -> dict:
+def _context(
+    binding: Any, target: Target, em: Emitted, source: str, out_dir: str
+) -> dict:
     v = em.view
     k = binding.kernel
     prefix = k.name.upper()
@@ -92,11 +105,17 @@ def _context(binding: Any, target: Target, em: Emitted, source: str, out_dir: st
         "fixed": dict(em.comptime),
         "scalars": {s: binding.scalars[s] for s in em.scalars},
         "inputs": _inputs(binding),
-        "outputs": {p.name: p.type.dtype.value for p in k.params if p.kind is ParamKind.OUT},
+        "outputs": {
+            p.name: p.type.dtype.value for p in k.params if p.kind is ParamKind.OUT
+        },
         "sets": {n: val for n, val in k.consts},
-        "source_rel": os.path.relpath(os.path.abspath(source), os.path.abspath(out_dir)),
-        "config": ", ".join(f"{n}={val}" for n, val in k.consts) + ", " + ", ".join(
-            f"{n}={val}" for n, val in em.comptime.items()) + f", dtype of q: {_dtype(k)}",
+        "source_rel": os.path.relpath(
+            os.path.abspath(source), os.path.abspath(out_dir)
+        ),
+        "config": ", ".join(f"{n}={val}" for n, val in k.consts)
+        + ", "
+        + ", ".join(f"{n}={val}" for n, val in em.comptime.items())
+        + f", dtype of q: {_dtype(k)}",
     }
 
 
@@ -109,8 +128,13 @@ def _host_tasks(binding: Any, em: Emitted, host: str) -> str:
 
     k = binding.kernel
     fixed = {isym(n): v for n, v in em.comptime.items()}
-    fixed.update({isym(n): v for n, v in k.consts
-                  if isinstance(v, int) and not isinstance(v, bool)})
+    fixed.update(
+        {
+            isym(n): v
+            for n, v in k.consts
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+    )
     tasks = sympy.Mul(*grid_of(k).extents).subs(fixed)
     text = to_cxx(tasks, {s: f"t.{s}" for s in em.runtime_syms})
     return text.replace("fadsl::CeilDiv<int64_t>", f"{host}CeilDiv")
@@ -123,8 +147,16 @@ def _dtype(k: Any) -> str:
     return "-"
 
 
-NUMPY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "i32": "int32",
-               "u8": "uint8", "i1": "bool", "f8e4m3": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
+NUMPY_NAMES = {
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "i32": "int32",
+    "u8": "uint8",
+    "i1": "bool",
+    "f8e4m3": "float8_e4m3fn",
+    "f8e5m2": "float8_e5m2",
+}
 
 
 def _inputs(binding: Any) -> dict[str, list]:
@@ -132,7 +164,11 @@ def _inputs(binding: Any) -> dict[str, list]:
     from fadsl.ir.expr import evaluate
 
     env = binding.env()
-    return {p.name: [[int(evaluate(d, env)) for d in p.type.shape],
-                     NUMPY_NAMES[p.type.dtype.value]]
-            for p in binding.kernel.params
-            if p.kind is ParamKind.IN and isinstance(p.type, TensorType)}
+    return {
+        p.name: [
+            [int(evaluate(d, env)) for d in p.type.shape],
+            NUMPY_NAMES[p.type.dtype.value],
+        ]
+        for p in binding.kernel.params
+        if p.kind is ParamKind.IN and isinstance(p.type, TensorType)
+    }

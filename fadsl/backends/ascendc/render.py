@@ -101,7 +101,9 @@ def render_all(kernel: str, context: dict[str, Any]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     cxx: dict[str, str] = {}
     for pattern, template in CXX_TEMPLATES.items():
-        cxx[pattern.format(kernel=kernel)] = env.get_template(template).render(**context)
+        cxx[pattern.format(kernel=kernel)] = env.get_template(template).render(
+            **context
+        )
     for path, text in format_cxx(cxx).items():
         out[path] = text.encode()
     for path, template in OTHER_TEMPLATES.items():
@@ -116,14 +118,18 @@ def clang_format_binary() -> str:
     try:
         import clang_format
 
-        path = os.path.join(os.path.dirname(clang_format.__file__), "data", "bin", "clang-format")
+        path = os.path.join(
+            os.path.dirname(clang_format.__file__), "data", "bin", "clang-format"
+        )
         if os.path.isfile(path):
             return path
     except ImportError:
         pass
     raise BackendError(
         "clang-format is not installed; fadsl formats the C++ it generates with it",
-        None, hint="pip install clang-format==23.1.5")
+        None,
+        hint="pip install clang-format==23.1.5",
+    )
 
 
 def format_cxx(files: dict[str, str]) -> dict[str, str]:
@@ -134,8 +140,10 @@ def format_cxx(files: dict[str, str]) -> dict[str, str]:
     binary = clang_format_binary()
     folder = cache_dir("clang-format")
     identity = _binary_identity(binary)
-    keys = {name: key(identity, CLANG_STYLE, os.path.basename(name), text)
-            for name, text in files.items()}
+    keys = {
+        name: key(identity, CLANG_STYLE, os.path.basename(name), text)
+        for name, text in files.items()
+    }
     out = {name: read(folder, keys[name]) for name in files}
     todo = {name: text for name, text in files.items() if out[name] is None}
     if todo:
@@ -162,8 +170,11 @@ def _run_clang_format(binary: str, files: dict[str, str]) -> dict[str, str]:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
             paths[name] = path
-        proc = subprocess.run([binary, f"--style={CLANG_STYLE}", "-i", *paths.values()],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [binary, f"--style={CLANG_STYLE}", "-i", *paths.values()],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             raise BackendError(f"clang-format failed: {proc.stderr.strip()}")
         out = {}

@@ -26,8 +26,16 @@ from fadsl.passes.vector_forms import elems_per_repeat
 
 
 class VectorEmitter:
-    def __init__(self, low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str],
-                 task_header: list[Stmt], task_loop: str, prologue: list[Stmt]) -> None:
+    def __init__(
+        self,
+        low: Lowering,
+        names: Names,
+        flags: dict[str, str],
+        ws: dict[str, str],
+        task_header: list[Stmt],
+        task_loop: str,
+        prologue: list[Stmt],
+    ) -> None:
         self.low = low
         self.vec = low.vec
         self.sides = low.sides
@@ -76,7 +84,9 @@ class VectorEmitter:
     def lit(self, x: float, dt: DType) -> str:
         return self.names.scalar(as_expr(x), dt)
 
-    def imm(self, v: ir.Operand, dt: DType, negate: bool = False, reciprocal: bool = False) -> str:
+    def imm(
+        self, v: ir.Operand, dt: DType, negate: bool = False, reciprocal: bool = False
+    ) -> str:
         assert isinstance(v, ir.Imm)
         e = v.expr
         if negate:
@@ -89,8 +99,12 @@ class VectorEmitter:
         """First row of this core's half, for tiles split between the AIVs."""
         t = v.type
         assert isinstance(t, TileType)
-        if self.low.rows is not None and t.shape and t.shape[0] == self.low.rows \
-                and self.low.target.split:
+        if (
+            self.low.rows is not None
+            and t.shape
+            and t.shape[0] == self.low.rows
+            and self.low.target.split
+        ):
             return sympy.Symbol("row0", integer=True)
         return as_expr(0)
 
@@ -100,8 +114,11 @@ class VectorEmitter:
         members = self._members()
         body = self.walk(self.low.kernel_grid_body)
         process = tuple(self.task_header) + (
-            Block(self.task_loop, tuple(self.prologue) + tuple(self._task_prologue())
-                  + tuple(body)),)
+            Block(
+                self.task_loop,
+                tuple(self.prologue) + tuple(self._task_prologue()) + tuple(body),
+            ),
+        )
         return CoreClass(name, "vector", members, (), process)
 
     def _members(self) -> tuple[Member, ...]:
@@ -119,7 +136,11 @@ class VectorEmitter:
         return tuple(out)
 
     def _task_prologue(self) -> list[Stmt]:
-        return [Line("const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;")]
+        return [
+            Line(
+                "const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;"
+            )
+        ]
 
     # --- walking -------------------------------------------------------------
     def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
@@ -133,7 +154,9 @@ class VectorEmitter:
                 out += self._loop(op)
                 continue
             if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
-                pending.append(op)  # received where it is first read (see _receive_before)
+                pending.append(
+                    op
+                )  # received where it is first read (see _receive_before)
                 out += self._frees(pos)  # e.g. the vector-made operand this dot read
                 continue
             stmts = self._op(op, pos)
@@ -166,8 +189,10 @@ class VectorEmitter:
     def _loop(self, op: ir.For) -> list[Stmt]:
         self.names.local(op.var)
         var = camel(op.var)
-        header = (f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
-                  f"{self.names.expr(op.stop)}; ++{var})")
+        header = (
+            f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
+            f"{self.names.expr(op.stop)}; ++{var})"
+        )
         if not self._has_vector_work(op.body):
             self.pos += _count(op.body) + 1
             return []
@@ -180,7 +205,9 @@ class VectorEmitter:
         self.last_loc = None
         for r, i in zip(op.loop_results, op.inits):
             self.vars[r.name] = self.vars.get(i.name, camel(i.name))
-        frees = self._frees(self.pos)  # queue tiles read in the loop, last used at its end
+        frees = self._frees(
+            self.pos
+        )  # queue tiles read in the loop, last used at its end
         return pre + [Block(header, tuple(a for a in args if a) + tuple(body))] + frees
 
     def _has_vector_work(self, body: tuple[ir.Op, ...]) -> bool:
@@ -189,7 +216,10 @@ class VectorEmitter:
                 return True
             if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
                 return True
-            if not isinstance(op, ir.For) and self.sides.op_side.get(id(op)) not in (CUBE, None):
+            if not isinstance(op, ir.For) and self.sides.op_side.get(id(op)) not in (
+                CUBE,
+                None,
+            ):
                 return True
         return False
 
@@ -202,9 +232,15 @@ class VectorEmitter:
         for y, state in self.vec.state_copies.get(op.var, ()):
             yv = next(v for v in op.yields if v.name == y)
             out.append(Line(f"// carry %{y} into the state of %{state}"))
-            out += self._barrier({self.vec.homes.get(y, ""), self.vec.homes.get(state, "")})
-            out.append(Line(f"AscendC::Muls({self.vars.get(state, camel(state))}, {self.var(yv)}, "
-                            f"{self.lit(1.0, yv.type.dtype)}, {self.count(yv)});"))  # type: ignore[union-attr]
+            out += self._barrier(
+                {self.vec.homes.get(y, ""), self.vec.homes.get(state, "")}
+            )
+            out.append(
+                Line(
+                    f"AscendC::Muls({self.vars.get(state, camel(state))}, {self.var(yv)}, "
+                    f"{self.lit(1.0, yv.type.dtype)}, {self.count(yv)});"
+                )
+            )  # type: ignore[union-attr]
             self.dirty.add(self.vec.homes.get(state, ""))
         return out
 
@@ -227,7 +263,9 @@ class VectorEmitter:
         if isinstance(op, ir.LoadScalar):
             return self._load_scalar(op)
         if isinstance(op, ir.Dot):
-            return vector_io.receive(self, op) if op.result in self.sides.to_vector else []
+            return (
+                vector_io.receive(self, op) if op.result in self.sides.to_vector else []
+            )
         if self.sides.op_side.get(id(op)) == CUBE:
             return []
         if isinstance(op, ir.Store):
@@ -235,7 +273,8 @@ class VectorEmitter:
         if isinstance(op, ir.Load) and op.into is None:
             return vector_io.load(self, op)
         if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (
-                isinstance(op, ir.Load)):
+            isinstance(op, ir.Load)
+        ):
             return vector_io.queue_op(self, op)
         if isinstance(op, ir.ValueOp):
             return self._compute(op, pos)
@@ -257,8 +296,12 @@ class VectorEmitter:
         prev = self.slot_var.get(slot)
         self.slot_var[slot] = name
         if prev is None:
-            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.AllocTensor<{ct}>();")]
-        return [Line(f"AscendC::LocalTensor<{ct}> {name} = {prev}.ReinterpretCast<{ct}>();")]
+            return [
+                Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.AllocTensor<{ct}>();")
+            ]
+        return [
+            Line(f"AscendC::LocalTensor<{ct}> {name} = {prev}.ReinterpretCast<{ct}>();")
+        ]
 
     def _compute(self, op: ir.ValueOp, pos: int) -> list[Stmt]:
         form = self.vec.forms.get(pos)
@@ -269,13 +312,17 @@ class VectorEmitter:
             raise BackendError(f"{ir.op_name(type(op))} has no Ascend C rule", op.loc)
         temps = _temp_names(form)
         touched = {self.vec.homes.get(v.name, "") for v in self._reads(op)}
-        touched |= {self.vec.homes.get(op.result.name, "")} | set(self.vec.temps.get(pos, ()))
+        touched |= {self.vec.homes.get(op.result.name, "")} | set(
+            self.vec.temps.get(pos, ())
+        )
         out: list[Stmt] = list(self._barrier(touched))
         out += self._declare(op.result)
         calls = [_stmt(x) for x in rule(self, op, form, temps)]
         decls = [Line(t) for t in _temp_decls(self, pos, form)]
         out += [Block("", tuple(decls + calls))] if decls else calls
-        self.dirty |= {self.vec.homes.get(op.result.name, "")} | set(self.vec.temps.get(pos, ()))
+        self.dirty |= {self.vec.homes.get(op.result.name, "")} | set(
+            self.vec.temps.get(pos, ())
+        )
         if op.result in self.sides.to_cube:
             out += vector_io.send(self, op.result)
         return out
@@ -297,8 +344,12 @@ class VectorEmitter:
         return list(gm.load_scalar(self.low.kernel, op, self.names))
 
 
-
-_TEMP_NAMES = {"broadcast": "bcast", "reduce-work": "work", "mask": "mask", "dup": "dup"}
+_TEMP_NAMES = {
+    "broadcast": "bcast",
+    "reduce-work": "work",
+    "mask": "mask",
+    "dup": "dup",
+}
 
 
 def _temp_names(form: Any) -> tuple[str, ...]:
@@ -316,7 +367,9 @@ def _temp_names(form: Any) -> tuple[str, ...]:
 
 def _temp_decls(e: VectorEmitter, pos: int, form: Any) -> list[str]:
     out = []
-    for slot, spec, name in zip(e.vec.temps.get(pos, ()), form.temps, _temp_names(form)):
+    for slot, spec, name in zip(
+        e.vec.temps.get(pos, ()), form.temps, _temp_names(form)
+    ):
         ct = ctype(spec.dtype)
         out.append(f"AscendC::LocalTensor<{ct}> {name} = {slot}.Get<{ct}>();")
     return out

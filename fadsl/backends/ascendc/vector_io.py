@@ -38,8 +38,12 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     cols = e.names.expr(shape[1])
     out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flags[v.name]});")]
     out += e._declare(v)
-    out.append(Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[row0 * {cols}], "
-                    f"{e.count(v)});"))
+    out.append(
+        Line(
+            f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[row0 * {cols}], "
+            f"{e.count(v)});"
+        )
+    )
     return out + _enque_deque(e, v)
 
 
@@ -48,8 +52,12 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     shape = e.shape(v)
     cols = e.names.expr(shape[1])
     out = _enque_deque(e, v)
-    out.append(Line(f"AscendC::DataCopy({e.ws[v.name]}[row0 * {cols}], {e.var(v)}, "
-                    f"{e.count(v)});"))
+    out.append(
+        Line(
+            f"AscendC::DataCopy({e.ws[v.name]}[row0 * {cols}], {e.var(v)}, "
+            f"{e.count(v)});"
+        )
+    )
     out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flags[v.name]});"))
     return out
 
@@ -73,30 +81,48 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     out = _enque_deque(e, v)
     gap_ub, gap_gm = gm.gaps(a, ct, e.names)
     body = (
-        Line(f"AscendC::DataCopyPad({op.dst}Gm[{a.offset}], {e.var(v)}, "
-             f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(validRows), "
-             f"static_cast<uint32_t>({a.valid_cols} * sizeof({ct})), "
-             f"{_u32(gap_ub)}, {_u32(gap_gm)}, 0}});"),
+        Line(
+            f"AscendC::DataCopyPad({op.dst}Gm[{a.offset}], {e.var(v)}, "
+            f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(validRows), "
+            f"static_cast<uint32_t>({a.valid_cols} * sizeof({ct})), "
+            f"{_u32(gap_ub)}, {_u32(gap_gm)}, 0}});"
+        ),
     )
-    out.append(Block("", (Line(f"const int64_t validRows = {a.valid_rows};"),
-                          Block(_nonempty(a), body))))
+    out.append(
+        Block(
+            "",
+            (
+                Line(f"const int64_t validRows = {a.valid_rows};"),
+                Block(_nonempty(a), body),
+            ),
+        )
+    )
     return out
 
 
 def _nonempty(a: gm.Access) -> str:
-    return f"if (validRows > 0 && {a.valid_cols} > 0)" if a.col_tail else "if (validRows > 0)"
+    return (
+        f"if (validRows > 0 && {a.valid_cols} > 0)"
+        if a.col_tail
+        else "if (validRows > 0)"
+    )
 
 
-def _fill(e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Access,
-          src: str) -> list[Stmt]:
+def _fill(
+    e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Access, src: str
+) -> list[Stmt]:
     t = v.type
     assert isinstance(t, TileType)
     ct = ctype(t.dtype)
     out: list[Stmt] = []
     if pad is not None:
-        out += [Line(f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"),
-                Line("AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
-                Line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);")]
+        out += [
+            Line(
+                f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"
+            ),
+            Line("AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
+            Line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
+        ]
     if _param(e, src).kind is not ir.ParamKind.IN:
         out += _after_own_stores()
     gap_ub, gap_gm = gm.gaps(access, ct, e.names)
@@ -104,17 +130,27 @@ def _fill(e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Acces
         f"AscendC::DataCopyPad({var}, {src}Gm[{access.offset}], AscendC::DataCopyExtParams{{"
         f"static_cast<uint16_t>(validRows), static_cast<uint32_t>({access.valid_cols} * "
         f"sizeof({ct})), {_u32(gap_gm)}, {_u32(gap_ub)}, 0}}, "
-        f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});")
-    out.append(Block("", (Line(f"const int64_t validRows = {access.valid_rows};"),
-                          Block(_nonempty(access), (copy,)))))
+        f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"
+    )
+    out.append(
+        Block(
+            "",
+            (
+                Line(f"const int64_t validRows = {access.valid_rows};"),
+                Block(_nonempty(access), (copy,)),
+            ),
+        )
+    )
     return out
 
 
 def _after_own_stores() -> list[Stmt]:
     """A scratch or output tensor may hold this core's own earlier stores (running state
     in GM): the MTE2 read waits until the MTE3 writes before it have finished."""
-    return [Line("AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
-            Line("AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);")]
+    return [
+        Line("AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
+        Line("AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
+    ]
 
 
 def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
@@ -130,8 +166,12 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
     if isinstance(op, ir.AllocTensor):
         slot = camel(op.queue.name)
         e.vars[op.result.name] = camel(op.result.name)
-        return [Line(f"AscendC::LocalTensor<{_ct(op.result)}> {camel(op.result.name)} = "
-                     f"{slot}.AllocTensor<{_ct(op.result)}>();")]
+        return [
+            Line(
+                f"AscendC::LocalTensor<{_ct(op.result)}> {camel(op.result.name)} = "
+                f"{slot}.AllocTensor<{_ct(op.result)}>();"
+            )
+        ]
     if isinstance(op, ir.Load):
         assert op.into is not None
         v = op.result
@@ -144,7 +184,11 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
     if isinstance(op, ir.Dequeue):
         e.vars[op.result.name] = camel(op.result.name)
         ct = _ct(op.result)
-        return [Line(f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                     f"{camel(op.queue.name)}.DeQue<{ct}>();")]
+        return [
+            Line(
+                f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
+                f"{camel(op.queue.name)}.DeQue<{ct}>();"
+            )
+        ]
     assert isinstance(op, ir.FreeTensor)
     return [Line(f"{camel(op.queue.name)}.FreeTensor({e.var(op.x)});")]

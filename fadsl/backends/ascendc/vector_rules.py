@@ -21,10 +21,18 @@ if TYPE_CHECKING:
 Rule = Callable[["VectorEmitter", ir.Op, Form, tuple[str, ...]], list[str]]
 RULES: dict[type, Rule] = {}
 
-_UNARY = {ir.Exp: "AscendC::Exp", ir.Log: "AscendC::Ln", ir.Abs: "AscendC::Abs",
-          ir.Sqrt: "AscendC::Sqrt"}
-_SCALAR = {ir.Add: "AscendC::Adds", ir.Mul: "AscendC::Muls", ir.Maximum: "AscendC::Maxs",
-           ir.Minimum: "AscendC::Mins"}
+_UNARY = {
+    ir.Exp: "AscendC::Exp",
+    ir.Log: "AscendC::Ln",
+    ir.Abs: "AscendC::Abs",
+    ir.Sqrt: "AscendC::Sqrt",
+}
+_SCALAR = {
+    ir.Add: "AscendC::Adds",
+    ir.Mul: "AscendC::Muls",
+    ir.Maximum: "AscendC::Maxs",
+    ir.Minimum: "AscendC::Mins",
+}
 
 
 def rule(*classes: type) -> Callable[[Rule], Rule]:
@@ -32,6 +40,7 @@ def rule(*classes: type) -> Callable[[Rule], Rule]:
         for c in classes:
             RULES[c] = fn
         return fn
+
     return register
 
 
@@ -42,42 +51,66 @@ def _dt(v: ir.Value) -> DType:
 
 
 @rule(ir.Arange)
-def arange(e: VectorEmitter, op: ir.Arange, form: Form, temps: tuple[str, ...]) -> list[str]:
+def arange(
+    e: VectorEmitter, op: ir.Arange, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     start = e.names.expr(op.start + e.row_shift(op.result))
-    return [f"AscendC::CreateVecIndex({e.var(op.result)}, static_cast<int32_t>({start}), "
-            f"{e.count(op.result)});"]
+    return [
+        f"AscendC::CreateVecIndex({e.var(op.result)}, static_cast<int32_t>({start}), "
+        f"{e.count(op.result)});"
+    ]
 
 
 @rule(ir.RandomUniform)
-def random_uniform(e: VectorEmitter, op: ir.RandomUniform, form: Form,
-                   temps: tuple[str, ...]) -> list[str]:
+def random_uniform(
+    e: VectorEmitter, op: ir.RandomUniform, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     """Philox on the scalar unit (no 32 x 32 -> 64 multiply on the vector unit)."""
     rows, cols = (e.names.expr(d) for d in e.shape(op.result))
-    words = ", ".join(f"static_cast<uint32_t>({e.names.expr(x)})"
-                      for x in (op.seed0, op.seed1, op.offset, op.stream))
+    words = ", ".join(
+        f"static_cast<uint32_t>({e.names.expr(x)})"
+        for x in (op.seed0, op.seed1, op.offset, op.stream)
+    )
     row0 = e.names.expr(op.row_start + e.row_shift(op.result))
-    return [f"fadsl::PhiloxUniform({e.var(op.result)}, {words}, {row0}, "
-            f"{e.names.expr(op.col_start)}, {rows}, {cols});"]
+    return [
+        f"fadsl::PhiloxUniform({e.var(op.result)}, {words}, {row0}, "
+        f"{e.names.expr(op.col_start)}, {rows}, {cols});"
+    ]
 
 
 @rule(ir.Cast)
-def cast(e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]) -> list[str]:
+def cast(
+    e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     src, dst = _dt(op.x), op.dtype
     mode = "CAST_NONE" if dst is DType.F32 else "CAST_RINT"
-    return [f"AscendC::Cast({e.var(op.result)}, {e.var(op.x)}, AscendC::RoundMode::{mode}, "
-            f"{e.count(op.result)});"] if src is not dst else [
-        f"AscendC::Muls({e.var(op.result)}, {e.var(op.x)}, {e.lit(1.0, dst)}, "
-        f"{e.count(op.result)});"]
+    return (
+        [
+            f"AscendC::Cast({e.var(op.result)}, {e.var(op.x)}, AscendC::RoundMode::{mode}, "
+            f"{e.count(op.result)});"
+        ]
+        if src is not dst
+        else [
+            f"AscendC::Muls({e.var(op.result)}, {e.var(op.x)}, {e.lit(1.0, dst)}, "
+            f"{e.count(op.result)});"
+        ]
+    )
 
 
 @rule(ir.Full)
-def full(e: VectorEmitter, op: ir.Full, form: Form, temps: tuple[str, ...]) -> list[str]:
-    return [f"AscendC::Duplicate({e.var(op.result)}, {e.names.scalar(op.value, op.dtype)}, "
-            f"{e.count(op.result)});"]
+def full(
+    e: VectorEmitter, op: ir.Full, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    return [
+        f"AscendC::Duplicate({e.var(op.result)}, {e.names.scalar(op.value, op.dtype)}, "
+        f"{e.count(op.result)});"
+    ]
 
 
 @rule(ir.Exp, ir.Log, ir.Abs, ir.Sqrt, ir.Neg, ir.Exp2, ir.Floor)
-def unary(e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]) -> list[str]:
+def unary(
+    e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     dst, src, n = e.var(op.result), e.var(op.x), e.count(op.result)
     if isinstance(op, ir.Floor):  # float -> float Cast rounds to an integral value
         return [f"AscendC::Cast({dst}, {src}, AscendC::RoundMode::CAST_FLOOR, {n});"]
@@ -89,26 +122,38 @@ def unary(e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]) ->
 
 
 @rule(ir.Tanh)
-def tanh(e: VectorEmitter, op: ir.Tanh, form: Form, temps: tuple[str, ...]) -> list[str]:
-    return [f"fadsl::Tanh({e.var(op.result)}, {e.var(op.x)}, {temps[0]}, {e.count(op.result)});"]
+def tanh(
+    e: VectorEmitter, op: ir.Tanh, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    return [
+        f"fadsl::Tanh({e.var(op.result)}, {e.var(op.x)}, {temps[0]}, {e.count(op.result)});"
+    ]
 
 
 @rule(ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
-def binary(e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...]) -> list[str]:
+def binary(
+    e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     dst, n, dt = e.var(op.result), e.count(op.result), _dt(op.result)
     name = form.name
     if name == "full":
-        return [f"AscendC::{LEVEL2[type(op)]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"]
+        return [
+            f"AscendC::{LEVEL2[type(op)]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"
+        ]
     if name == "scalar":
         return _scalar(e, op, dst, n, dt)
     if name == "rscalar":
-        return [f"AscendC::Muls({dst}, {e.var(op.rhs)}, {e.lit(-1.0, dt)}, {n});",
-                "AscendC::PipeBarrier<PIPE_V>();",
-                f"AscendC::Adds({dst}, {dst}, {e.imm(op.lhs, dt)}, {n});"]
+        return [
+            f"AscendC::Muls({dst}, {e.var(op.rhs)}, {e.lit(-1.0, dt)}, {n});",
+            "AscendC::PipeBarrier<PIPE_V>();",
+            f"AscendC::Adds({dst}, {dst}, {e.imm(op.lhs, dt)}, {n});",
+        ]
     if name == "rdiv":
-        return [f"AscendC::Duplicate({temps[0]}, {e.imm(op.lhs, dt)}, {n});",
-                "AscendC::PipeBarrier<PIPE_V>();",
-                f"AscendC::Div({dst}, {temps[0]}, {e.var(op.rhs)}, {n});"]
+        return [
+            f"AscendC::Duplicate({temps[0]}, {e.imm(op.lhs, dt)}, {n});",
+            "AscendC::PipeBarrier<PIPE_V>();",
+            f"AscendC::Div({dst}, {temps[0]}, {e.var(op.rhs)}, {n});",
+        ]
     return _broadcast(e, op, form, temps, dst)
 
 
@@ -123,8 +168,9 @@ def _scalar(e: VectorEmitter, op: ir.Binary, dst: str, n: str, dt: DType) -> lis
     return [f"{_SCALAR[type(op)]}({dst}, {src}, {e.imm(imm, dt)}, {n});"]
 
 
-def _broadcast(e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...],
-               dst: str) -> list[str]:
+def _broadcast(
+    e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...], dst: str
+) -> list[str]:
     shape = e.shape(op.result)
     rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
     bin_ = f"fadsl::Bin::{BIN[type(op)]}"
@@ -132,29 +178,41 @@ def _broadcast(e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ..
     big, small = (op.rhs, op.lhs) if a_small else (op.lhs, op.rhs)
     first = "true" if a_small else "false"
     if form.name == "row_bcast":
-        return [f"fadsl::RowBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {temps[0]}, "
-                f"{rows}, {cols}, {first});"]
+        return [
+            f"fadsl::RowBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {temps[0]}, "
+            f"{rows}, {cols}, {first});"
+        ]
     if form.name == "col_bcast":
-        return [f"fadsl::ColBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {rows}, "
-                f"{cols}, {first});"]
+        return [
+            f"fadsl::ColBroadcast<{bin_}>({dst}, {e.var(big)}, {e.var(small)}, {rows}, "
+            f"{cols}, {first});"
+        ]
     sa = e.shape(op.lhs)
     row, col = (op.lhs, op.rhs) if sa[1] == 1 else (op.rhs, op.lhs)
     row_first = "true" if row is op.lhs else "false"
-    return [f"fadsl::Outer<{bin_}>({dst}, {e.var(row)}, {e.var(col)}, {temps[0]}, {temps[1]}, "
-            f"{rows}, {cols}, {row_first});"]
+    return [
+        f"fadsl::Outer<{bin_}>({dst}, {e.var(row)}, {e.var(col)}, {temps[0]}, {temps[1]}, "
+        f"{rows}, {cols}, {row_first});"
+    ]
 
 
 @rule(ir.RowMax, ir.RowSum)
-def reduce(e: VectorEmitter, op: ir.Reduce, form: Form, temps: tuple[str, ...]) -> list[str]:
+def reduce(
+    e: VectorEmitter, op: ir.Reduce, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     shape = e.shape(op.x)
     fn = "fadsl::RowMax" if isinstance(op, ir.RowMax) else "fadsl::RowSum"
     work = temps[0] if temps else e.var(op.x)
-    return [f"{fn}({e.var(op.result)}, {e.var(op.x)}, {work}, {e.names.expr(shape[0])}, "
-            f"{e.names.expr(shape[1])});"]
+    return [
+        f"{fn}({e.var(op.result)}, {e.var(op.x)}, {work}, {e.names.expr(shape[0])}, "
+        f"{e.names.expr(shape[1])});"
+    ]
 
 
 @rule(ir.Where)
-def where(e: VectorEmitter, op: ir.Where, form: Form, temps: tuple[str, ...]) -> list[str]:
+def where(
+    e: VectorEmitter, op: ir.Where, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     cmp = e.sides.defs[op.cond]  # type: ignore[index]
     assert isinstance(cmp, ir.Binary)
     if form.name == "mask_full":
@@ -170,50 +228,81 @@ def _cmp_dtype(cmp: ir.Binary) -> DType:
     return _dt(v)
 
 
-def _compare(e: VectorEmitter, cmp: ir.Binary, mask: str, a: str | None, b: str | None,
-             count: str) -> str:
+def _compare(
+    e: VectorEmitter,
+    cmp: ir.Binary,
+    mask: str,
+    a: str | None,
+    b: str | None,
+    count: str,
+) -> str:
     """Compare into a bit mask; a None side is the comparison's scalar."""
     mode = CMPMODE[type(cmp)]
     dt = _cmp_dtype(cmp)
     if a is not None and b is not None:
         return f"AscendC::Compare({mask}, {a}, {b}, AscendC::CMPMODE::{mode}, {count});"
     if a is not None:
-        return (f"AscendC::CompareScalar({mask}, {a}, {e.imm(cmp.rhs, dt)}, "
-                f"AscendC::CMPMODE::{mode}, {count});")
-    return (f"AscendC::CompareScalar({mask}, {b}, {e.imm(cmp.lhs, dt)}, "
-            f"AscendC::CMPMODE::{FLIPPED[mode]}, {count});")
+        return (
+            f"AscendC::CompareScalar({mask}, {a}, {e.imm(cmp.rhs, dt)}, "
+            f"AscendC::CMPMODE::{mode}, {count});"
+        )
+    return (
+        f"AscendC::CompareScalar({mask}, {b}, {e.imm(cmp.lhs, dt)}, "
+        f"AscendC::CMPMODE::{FLIPPED[mode]}, {count});"
+    )
 
 
-def _select(e: VectorEmitter, op: ir.Where, form: Form, dst: str, mask: str, a: str | None,
-            b: str | None, dup: str | None, count: str) -> list[str]:
+def _select(
+    e: VectorEmitter,
+    op: ir.Where,
+    form: Form,
+    dst: str,
+    mask: str,
+    a: str | None,
+    b: str | None,
+    dup: str | None,
+    count: str,
+) -> list[str]:
     dt = _dt(op.result)
     if form.select == "tt":
-        return [f"AscendC::Select({dst}, {mask}, {a}, {b}, "
-                f"AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {count});"]
+        return [
+            f"AscendC::Select({dst}, {mask}, {a}, {b}, "
+            f"AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, {count});"
+        ]
     if form.select == "ts":
-        return [f"AscendC::Select({dst}, {mask}, {a}, {e.imm(op.b, dt)}, "
-                f"AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {count});"]
+        return [
+            f"AscendC::Select({dst}, {mask}, {a}, {e.imm(op.b, dt)}, "
+            f"AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, {count});"
+        ]
     other = b if form.select == "st" else e.imm(op.b, dt)
-    mode = "VSEL_TENSOR_TENSOR_MODE" if form.select == "st" else "VSEL_TENSOR_SCALAR_MODE"
-    return [f"AscendC::Select({dst}, {mask}, {dup}, {other}, AscendC::SELMODE::{mode}, "
-            f"{count});"]
+    mode = (
+        "VSEL_TENSOR_TENSOR_MODE" if form.select == "st" else "VSEL_TENSOR_SCALAR_MODE"
+    )
+    return [
+        f"AscendC::Select({dst}, {mask}, {dup}, {other}, AscendC::SELMODE::{mode}, "
+        f"{count});"
+    ]
 
 
-def _branch_vars(e: VectorEmitter, op: ir.Where, form: Form,
-                 temps: tuple[str, ...]) -> tuple[str | None, str | None, str | None, list[str]]:
+def _branch_vars(
+    e: VectorEmitter, op: ir.Where, form: Form, temps: tuple[str, ...]
+) -> tuple[str | None, str | None, str | None, list[str]]:
     a = e.var(op.a) if isinstance(op.a, ir.Value) else None
     b = e.var(op.b) if isinstance(op.b, ir.Value) else None
     pre: list[str] = []
     dup = None
     if form.select in ("st", "ss"):
         dup = temps[0]
-        pre.append(f"AscendC::Duplicate({dup}, {e.imm(op.a, _dt(op.result))}, "
-                   f"{e.count(op.result)});")
+        pre.append(
+            f"AscendC::Duplicate({dup}, {e.imm(op.a, _dt(op.result))}, "
+            f"{e.count(op.result)});"
+        )
     return a, b, dup, pre
 
 
-def _mask_full(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
-               temps: tuple[str, ...]) -> list[str]:
+def _mask_full(
+    e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     a, b, dup, lines = _branch_vars(e, op, form, temps)
     rest = temps[1:] if dup else temps
     mask = rest[-1]
@@ -226,11 +315,14 @@ def _mask_full(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
     padded = e.padded_count(op.result, _cmp_dtype(cmp))
     lines.append(_compare(e, cmp, mask, x, y, padded))
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
-    return lines + _select(e, op, form, e.var(op.result), mask, a, b, dup, e.count(op.result))
+    return lines + _select(
+        e, op, form, e.var(op.result), mask, a, b, dup, e.count(op.result)
+    )
 
 
-def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[str, ...]
-                 ) -> tuple[str, str, list[str]]:
+def _materialise(
+    e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[str, ...]
+) -> tuple[str, str, list[str]]:
     """Spread the broadcast side of a comparison over a [rows, cols] temporary."""
     tmp = temps[0]
     rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
@@ -238,14 +330,20 @@ def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[st
     small = next(v for v in tiles if e.shape(v) != tuple(shape))
     lhs_small = small is cmp.lhs
     dt = _cmp_dtype(cmp)
-    lines = [f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, {e.names.count(shape)});",
-             "AscendC::PipeBarrier<PIPE_V>();"]
+    lines = [
+        f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, {e.names.count(shape)});",
+        "AscendC::PipeBarrier<PIPE_V>();",
+    ]
     if e.shape(small)[1] == 1:
-        lines.append(f"fadsl::RowBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
-                     f"{temps[1]}, {rows}, {cols}, false);")
+        lines.append(
+            f"fadsl::RowBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
+            f"{temps[1]}, {rows}, {cols}, false);"
+        )
     else:
-        lines.append(f"fadsl::ColBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
-                     f"{rows}, {cols}, false);")
+        lines.append(
+            f"fadsl::ColBroadcast<fadsl::Bin::ADD>({tmp}, {tmp}, {e.var(small)}, "
+            f"{rows}, {cols}, false);"
+        )
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     big = cmp.rhs if lhs_small else cmp.lhs
     big_var = e.var(big) if isinstance(big, ir.Value) else None  # None: the scalar side
@@ -253,17 +351,34 @@ def _materialise(e: VectorEmitter, cmp: ir.Binary, shape: tuple, temps: tuple[st
     return x, y, lines
 
 
-def _row_loop(e: VectorEmitter, op: ir.Where, form: Form, mask: str, a: str | None,
-              b: str | None, dup: str | None, cols: str) -> list[str]:
+def _row_loop(
+    e: VectorEmitter,
+    op: ir.Where,
+    form: Form,
+    mask: str,
+    a: str | None,
+    b: str | None,
+    dup: str | None,
+    cols: str,
+) -> list[str]:
     at = f"r * {cols}"
-    sel = _select(e, op, form, f"{e.var(op.result)}[{at}]", mask,
-                  None if a is None else f"{a}[{at}]", None if b is None else f"{b}[{at}]",
-                  None if dup is None else f"{dup}[{at}]", cols)
+    sel = _select(
+        e,
+        op,
+        form,
+        f"{e.var(op.result)}[{at}]",
+        mask,
+        None if a is None else f"{a}[{at}]",
+        None if b is None else f"{b}[{at}]",
+        None if dup is None else f"{dup}[{at}]",
+        cols,
+    )
     return sel
 
 
-def _mask_cols(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
-               temps: tuple[str, ...]) -> list[str]:
+def _mask_cols(
+    e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     a, b, dup, lines = _branch_vars(e, op, form, temps)
     mask = temps[-1]
     shape = e.shape(op.result)
@@ -277,8 +392,9 @@ def _mask_cols(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
     return lines
 
 
-def _mask_outer(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
-                temps: tuple[str, ...]) -> list[str]:
+def _mask_outer(
+    e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
     a, b, dup, lines = _branch_vars(e, op, form, temps)
     mask = temps[-1]
     shape = e.shape(op.result)
@@ -289,13 +405,17 @@ def _mask_outer(e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form,
     mode = FLIPPED[mode] if row_is_lhs else mode
     dt = _cmp_dtype(cmp)
     ct = ctype(dt)
-    lines += ["// the row values are read by the scalar unit: wait for the vector unit",
-              "AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
-              "AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);"]
-    body = [f"const {ct} rowValue = {e.var(row)}.GetValue(r);",
-            f"AscendC::CompareScalar({mask}, {e.var(col)}, rowValue, AscendC::CMPMODE::{mode}, "
-            f"{e.padded(shape[1], dt)});",
-            "AscendC::PipeBarrier<PIPE_V>();"]
+    lines += [
+        "// the row values are read by the scalar unit: wait for the vector unit",
+        "AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
+        "AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
+    ]
+    body = [
+        f"const {ct} rowValue = {e.var(row)}.GetValue(r);",
+        f"AscendC::CompareScalar({mask}, {e.var(col)}, rowValue, AscendC::CMPMODE::{mode}, "
+        f"{e.padded(shape[1], dt)});",
+        "AscendC::PipeBarrier<PIPE_V>();",
+    ]
     body += _row_loop(e, op, form, mask, a, b, dup, cols)
     body.append("AscendC::PipeBarrier<PIPE_V>();")
     lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
@@ -306,8 +426,20 @@ def check_rules() -> list[str]:
     """Vector op classes without a rule (for the registry completeness test)."""
     from fadsl.passes.vector_forms import _ARITH, _UNARY
 
-    wanted = set(_ARITH) | set(_UNARY) | {ir.Tanh, ir.Cast, ir.Full, ir.Arange, ir.RowMax,
-                                          ir.RowSum, ir.Where, ir.RandomUniform}
+    wanted = (
+        set(_ARITH)
+        | set(_UNARY)
+        | {
+            ir.Tanh,
+            ir.Cast,
+            ir.Full,
+            ir.Arange,
+            ir.RowMax,
+            ir.RowSum,
+            ir.Where,
+            ir.RandomUniform,
+        }
+    )
     return sorted(c.__name__ for c in wanted if c not in RULES)
 
 

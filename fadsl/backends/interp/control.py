@@ -144,8 +144,14 @@ def _shrinking_loop(
     for j in range(lo, hi):
         running = int(np.count_nonzero(stops1 > j))
         if running < rows:
-            _retire(finals, carried, axis, _span(running, rows, n, tail), n - rows
-                    if tail else 0, base.bshape)
+            _retire(
+                finals,
+                carried,
+                axis,
+                _span(running, rows, n, tail),
+                n - rows if tail else 0,
+                base.bshape,
+            )
             rows = running
         if running == 0:
             break
@@ -158,8 +164,14 @@ def _shrinking_loop(
         carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
         it.close()
         del it
-    _retire(finals, carried, axis, _span(0, rows, n, tail), n - rows if tail else 0,
-            base.bshape)
+    _retire(
+        finals,
+        carried,
+        axis,
+        _span(0, rows, n, tail),
+        n - rows if tail else 0,
+        base.bshape,
+    )
     return finals
 
 

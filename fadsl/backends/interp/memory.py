@@ -145,8 +145,9 @@ def _plan(
     return _Block(order, tuple(idx), k, batched, to_tile, vsizes, tuple(cut), valid)
 
 
-def _bounded(fr: Frame, stop: Any, start: int | np.ndarray, extent: int,
-             loc: Loc) -> tuple[int | np.ndarray, int | np.ndarray]:
+def _bounded(
+    fr: Frame, stop: Any, start: int | np.ndarray, extent: int, loc: Loc
+) -> tuple[int | np.ndarray, int | np.ndarray]:
     """(start, limit) of a bounded block: positions below ``min(extent, stop)`` exist.
     A per-point bound makes the start per point too (one array shape for both)."""
     bound = fr.int_scalar(stop, loc, "a block bound")

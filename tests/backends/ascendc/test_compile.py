@@ -16,7 +16,17 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 def _compile(out: Path, *extra: str, env: dict | None = None, src: Path = FA2) -> None:
-    cmd = [sys.executable, "-m", "fadsl", "compile", str(src), "-o", str(out), "--quiet", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "compile",
+        str(src),
+        "-o",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
 
@@ -52,7 +62,8 @@ def test_checked_in_snapshot_matches_a_fresh_compile(example: Path) -> None:
         stale = sorted(k for k in set(files) | set(kept) if files.get(k) != kept.get(k))
         assert not stale, (
             f"generated/{name} differs from a fresh compile in {stale}; run "
-            f"`fadsl compile examples/{example.name}` and review the diff")
+            f"`fadsl compile examples/{example.name}` and review the diff"
+        )
 
 
 def test_output_is_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
@@ -68,7 +79,7 @@ def test_output_is_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
 def test_every_statement_group_names_a_source_line() -> None:
     kernel = (ROOT / "generated" / "fa2" / "fa2_kernel.cpp").read_text()
     assert "// fa2.py:" in kernel
-    body = kernel[kernel.index("__aicore__ inline void Process()"):]
+    body = kernel[kernel.index("__aicore__ inline void Process()") :]
     calls = [ln for ln in body.splitlines() if "AscendC::" in ln and "(" in ln]
     assert calls, "no calls found"
 
@@ -81,8 +92,17 @@ def test_generated_python_scripts_are_black_formatted() -> None:
 
 
 def test_coupled_chip_is_refused_clearly(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "fadsl", "compile", str(FA2), "--target", "ascend910a",
-           "-o", str(tmp_path / "x")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "compile",
+        str(FA2),
+        "--target",
+        "ascend910a",
+        "-o",
+        str(tmp_path / "x"),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1
     assert "code generation for ascend910a is not supported yet" in proc.stderr

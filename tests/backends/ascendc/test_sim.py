@@ -22,8 +22,10 @@ ULP = {"fp16": 2.0**-10, "bf16": 2.0**-7}
 
 pytestmark = [
     pytest.mark.cpu_runtime,
-    pytest.mark.skipif(shutil.which("g++") is None or shutil.which("cmake") is None,
-                       reason="needs g++ and cmake"),
+    pytest.mark.skipif(
+        shutil.which("g++") is None or shutil.which("cmake") is None,
+        reason="needs g++ and cmake",
+    ),
 ]
 
 CONFIGS = [
@@ -40,13 +42,25 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("dtype,causal,D,B,N,Sq,Skv", CONFIGS)
-def test_sim_agrees_with_interpreter_and_reference(tmp_path: Path, dtype: str, causal: bool,
-                                                   D: int, B: int, N: int, Sq: int,
-                                                   Skv: int) -> None:
+def test_sim_agrees_with_interpreter_and_reference(
+    tmp_path: Path, dtype: str, causal: bool, D: int, B: int, N: int, Sq: int, Skv: int
+) -> None:
     out = tmp_path / "sim"
-    cmd = [sys.executable, "-m", "fadsl", "sim", str(FA2), "--dtype", dtype,
-           "--set", f"causal={causal}", "--shape", f"B={B},N={N},Sq={Sq},Skv={Skv},D={D}",
-           "-o", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "sim",
+        str(FA2),
+        "--dtype",
+        dtype,
+        "--set",
+        f"causal={causal}",
+        "--shape",
+        f"B={B},N={N},Sq={Sq},Skv={Skv},D={D}",
+        "-o",
+        str(out),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     meta = json.loads((out / "meta.json").read_text())
@@ -54,8 +68,10 @@ def test_sim_agrees_with_interpreter_and_reference(tmp_path: Path, dtype: str, c
     agree = meta["vs_interpreter"]["o"]
     assert agree["nonfinite_mismatch"] == 0
     bound = 4 * ULP[dtype] * max(agree["max_abs"], 1.0)
-    print(f"{dtype} causal={causal} D={D} [{B},{N},{Sq},{Skv}]: "
-          f"max|sim - interp| = {agree['max_abs_diff']:.3e} (bound {bound:.3e})")
+    print(
+        f"{dtype} causal={causal} D={D} [{B},{N},{Sq},{Skv}]: "
+        f"max|sim - interp| = {agree['max_abs_diff']:.3e} (bound {bound:.3e})"
+    )
     assert agree["max_abs_diff"] <= bound
 
 
@@ -68,11 +84,23 @@ def test_runtime_stops_a_ub_overflow_the_checker_would_refuse(tmp_path: Path) ->
     target.write_text(json.dumps(chip))
     shape = "B=1,N=1,Sq=128,Skv=128,D=128"
     base = [str(FA2), "--shape", shape, "--target-file", str(target)]
-    check = subprocess.run([sys.executable, "-m", "fadsl", "check", *base], cwd=ROOT,
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "fadsl", "check", *base],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 1 and "UB overflow" in check.stderr
-    cmd = [sys.executable, "-m", "fadsl", "sim", *base, "--skip-resource-proof",
-           "-o", str(tmp_path / "x")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "sim",
+        *base,
+        "--skip-resource-proof",
+        "-o",
+        str(tmp_path / "x"),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1
     assert "InitBuffer on AIV" in proc.stderr and "UB overflow" in proc.stderr
@@ -86,9 +114,18 @@ def test_checked_in_project_builds_with_plain_cmake(tmp_path: Path) -> None:
     project = tmp_path / "fa2"
     shutil.copytree(ROOT / "generated" / "fa2", project)
     build = project / "build"
-    for cmd in (["cmake", "-S", str(project), "-B", str(build), "-DRUN_MODE=fadsl",
-                 f"-DFADSL_RUNTIME_DIR={include_dir()}"],
-                ["cmake", "--build", str(build), "-j", "2"]):
+    for cmd in (
+        [
+            "cmake",
+            "-S",
+            str(project),
+            "-B",
+            str(build),
+            "-DRUN_MODE=fadsl",
+            f"-DFADSL_RUNTIME_DIR={include_dir()}",
+        ],
+        ["cmake", "--build", str(build), "-j", "2"],
+    ):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (build / "fa2_main").is_file()
