@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 from fadsl.errors import UsageError
 
 
@@ -52,7 +52,7 @@ def _check_pass_name(name: str | None) -> None:
     close = difflib.get_close_matches(name, names, n=1)
     raise UsageError(
         f"--after: there is no pass named {name!r}",
-        common.arg_loc("--after", name, 0, len(name)),
+        flags.arg_loc("--after", name, 0, len(name)),
         hint=(f"did you mean {close[0]!r}? " if close else "")
         + "passes, in pipeline order: "
         + ", ".join(names),

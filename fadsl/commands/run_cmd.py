@@ -6,14 +6,14 @@ import argparse
 import sys
 import time
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     p.add_argument(
         "--seed",
-        type=common.seed_value,
+        type=flags.seed_value,
         default=0,
         help="seed of the random inputs, an integer >= 0 (default 0)",
     )

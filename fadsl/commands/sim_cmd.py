@@ -20,7 +20,7 @@ import tempfile
 import time
 from typing import Any
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 from fadsl.errors import BackendError, ExecutionError
 
 
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--seed",
-        type=common.seed_value,
+        type=flags.seed_value,
         default=0,
         help="seed of the random inputs, an integer >= 0 (default 0)",
     )

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 
 if TYPE_CHECKING:
     from fadsl.commands.common import Binding
@@ -124,7 +124,7 @@ def search(
 ) -> TuneResult:
     """Every configuration of the tuned constants, feasible ones ranked by model time."""
     started = time.perf_counter()
-    fixed = set(common.parse_sets(getattr(args, "sets", []) or []))
+    fixed = set(flags.parse_sets(getattr(args, "sets", []) or []))
     base = common.bind(chosen, args)
     consts = base.consts
     # a textual-IR kernel's loops carry their stages: only a .py kernel can change them

@@ -118,7 +118,7 @@ def _file_pair(actual: str, expected: str, dtype_flag: str | None) -> tuple:
                 f"{expected}: no meta.json beside it names its dtype",
                 hint="pass --dtype fp16|bf16|fp32",
             )
-        from fadsl.commands.common import parse_dtype
+        from fadsl.commands.flags import parse_dtype
         from fadsl.numerics import np_dtype
 
         dt = parse_dtype(dtype_flag)

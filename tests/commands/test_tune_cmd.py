@@ -12,7 +12,7 @@ import pytest
 
 from fadsl import target as targets
 from fadsl.cli import main
-from fadsl.commands import common, tune_cmd
+from fadsl.commands import common, flags, tune_cmd
 from fadsl.commands.check_cmd import planned
 from fadsl.passes.check_resources import check
 
@@ -78,7 +78,7 @@ def test_best_configuration_beats_every_feasible_square_tile(
     chosen = common.select(common.load_source(FA2), None)
     kernel = chosen.build({"stages": 2})
     model = CostModel(kernel, targets.get("ascend910b1"))
-    env = {**common.parse_shape(SHAPE, kernel.shape_syms), "stages": 2}
+    env = {**flags.parse_shape(SHAPE, kernel.shape_syms), "stages": 2}
     for size in (32, 64, 96):
         assert (
             best

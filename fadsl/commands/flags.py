@@ -1,0 +1,163 @@
+"""Values of the shared command-line flags: --seed, --shape, --set, --dtype.
+
+Every parse error points into the argument with a caret, through ``arg_loc``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from fadsl.errors import Loc, UsageError
+
+_SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+def seed_value(text: str) -> int:
+    """argparse type of --seed: an integer >= 0 (numpy's seeds are non-negative)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer, got {text!r}"
+        ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a non-negative integer, got {value}"
+        )
+    return value
+
+
+def arg_loc(flag: str, text: str, start: int = 0, end: int | None = None) -> Loc:
+    """A Loc pointing into a command-line argument, for carets under the bad part."""
+    shown = f"{flag} {text}"
+    off = len(flag) + 1
+    return Loc(
+        "<command line>", 1, off + start, None if end is None else off + end, text=shown
+    )
+
+
+# ----------------------------------------------------------------------------
+# --shape, --set, --dtype
+# ----------------------------------------------------------------------------
+
+
+def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
+    """Split ``a=1,b=2`` into (name, value, start, end) with character offsets."""
+    items = []
+    pos = 0
+    for part in text.split(","):
+        start, end = pos, pos + len(part)
+        pos = end + 1
+        m = _SHAPE_ITEM.match(part)
+        if not m or not m.group(2):
+            raise UsageError(
+                f"bad {flag} item {part.strip()!r}: expected NAME=VALUE",
+                arg_loc(flag, text, start, end),
+                hint=(
+                    f"e.g. {flag} B=1,N=8,Sq=4096,Skv=4096,D=128"
+                    if flag == "--shape"
+                    else f"e.g. {flag} block_q=64"
+                ),
+            )
+        items.append((m.group(1), m.group(2), start, end))
+    return items
+
+
+def parse_shape(
+    text: str | None, symbols: tuple[str, ...], defaults: dict[str, int] | None = None
+) -> dict[str, int]:
+    """Shape symbol values; ``Nkv`` defaults to ``N``; every symbol must be given."""
+    values: dict[str, int] = {}
+    if text is not None and not text.strip():
+        raise UsageError(
+            "--shape is empty",
+            arg_loc("--shape", text, 0, len(text)),
+            hint="give NAME=VALUE items, e.g. --shape "
+            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols)
+            + "; leave --shape out to use the kernel's default shape",
+        )
+    if text:
+        for name, raw, start, end in parse_assignments(text, "--shape"):
+            loc = arg_loc("--shape", text, start, end)
+            if name not in symbols and name != "Nkv":
+                raise UsageError(
+                    f"--shape: this kernel has no shape symbol {name!r}",
+                    loc,
+                    hint=f"its shape symbols are {', '.join(symbols)}",
+                )
+            try:
+                v = int(raw)
+            except ValueError:
+                raise UsageError(
+                    f"--shape {name}={raw}: expected a positive integer",
+                    loc,
+                    hint=(
+                        "separate NAME=VALUE items with commas, e.g. --shape "
+                        "B=1,N=8,Sq=4096,Skv=4096,D=128"
+                        if any(c in raw for c in ";=: ")
+                        else None
+                    ),
+                ) from None
+            if v <= 0:
+                raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
+            if v >= 2**63:
+                raise UsageError(f"--shape {name}={raw}: does not fit in 64 bits", loc)
+            if name in values:
+                raise UsageError(f"--shape gives {name} twice", loc)
+            values[name] = v
+    elif defaults:
+        values.update({k: v for k, v in defaults.items() if k in symbols})
+    if "Nkv" in symbols and "Nkv" not in values and "N" in values:
+        values["Nkv"] = values["N"]
+    missing = [s for s in symbols if s not in values]
+    if missing:
+        raise UsageError(
+            f"--shape is missing {', '.join(missing)}",
+            None,
+            hint="give every shape symbol, e.g. --shape "
+            + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols),
+        )
+    return {s: values[s] for s in symbols}
+
+
+def parse_value(raw: str) -> int | float | bool | str:
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return "None"
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        return float(raw)
+    except ValueError:
+        return raw.strip()
+
+
+def parse_sets(sets: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in sets:
+        for name, raw, start, end in parse_assignments(text, "--set"):
+            out[name] = (parse_value(raw), arg_loc("--set", text, start, end))
+    return out
+
+
+def parse_dtype(text: str | None) -> Any:
+    from fadsl.ir.types import CLI_DTYPES, DType
+
+    if text is None:
+        return None
+    try:
+        dtype = DType.parse(text)
+    except ValueError:
+        dtype = None
+    if dtype is None or dtype.value not in ("f16", "bf16", "f32"):
+        raise UsageError(
+            f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
+            arg_loc("--dtype", text, 0, len(text)),
+        )
+    return dtype
