@@ -30,7 +30,8 @@ from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
 from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.passes.sides import CUBE, Sides, classify, grid_of
-from fadsl.passes.vector_plan import VecPlan, VectorPlanner, _camel
+from fadsl.passes.vector_plan import VectorPlanner
+from fadsl.passes.vector_slots import VecPlan, camel
 from fadsl.target import Target
 
 NAME = "plan_buffers"
@@ -185,7 +186,7 @@ def _cube_buffers(
             _check_fractal(q.tile, q.loc, env, "the tile")
             out.append(
                 Buffer(
-                    _camel(q.result.name),
+                    camel(q.result.name),
                     "L1",
                     q.position,
                     core,
@@ -202,7 +203,7 @@ def _cube_buffers(
         t = v.type
         assert isinstance(t, TileType)
         _check_fractal(t, sides.defs[v].loc, env, "the dot operand")
-        name = _camel(v.name) + "L1"
+        name = camel(v.name) + "L1"
         homes[v.name] = name
         out.append(
             Buffer(
@@ -264,7 +265,7 @@ def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
 
 
 def _max(terms: set[Expr]) -> Expr:
-    from fadsl.passes.vector_plan import smax
+    from fadsl.passes.vector_slots import smax
 
     return smax(terms)
 
@@ -331,7 +332,7 @@ def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
         assert isinstance(t, TileType)
         out.append(
             Workspace(
-                _camel(v.name) + "Ws",
+                camel(v.name) + "Ws",
                 t.shape,
                 t.dtype,
                 1,
@@ -344,7 +345,7 @@ def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
         assert isinstance(t, TileType)
         out.append(
             Workspace(
-                _camel(v.name) + "Ws",
+                camel(v.name) + "Ws",
                 t.shape,
                 t.dtype,
                 1,

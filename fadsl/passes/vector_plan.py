@@ -16,16 +16,22 @@ Temporaries of instruction forms come from the same VECCALC pool for one point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import sympy
+from collections.abc import Callable
 
 from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
-from fadsl.ir.types import DType, QueueType, Shape, TileType
+from fadsl.ir.types import QueueType, Shape, TileType
 from fadsl.passes.sides import CUBE, Sides
 from fadsl.passes.vector_forms import Form, TempSpec, count, form_of, is_compare
+from fadsl.passes.vector_slots import (
+    Slot,
+    VecPlan,
+    camel,
+    grow_bytes,
+    linearize,
+    spec_bytes,
+)
 
 _IN_PLACE = (
     "unary",
@@ -40,75 +46,24 @@ _IN_PLACE = (
 )
 
 
-@dataclass
-class Slot:
-    """One UB buffer being planned."""
-
-    name: str
-    position: str
-    kind: str
-    role: str
-    loc: Loc
-    buffers: int = 1
-    bytes: Expr = sympy.Integer(0)
-    shape: Shape = ()
-    dtype: DType = DType.F32
-    bits: int = 0
-    values: list[str] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)
-    pinned: bool = False
-    """Queue buffers never take unrelated values."""
-    allocs: list[int] = field(default_factory=list)
-    """Queues: the last point of each AllocTensor .. FreeTensor lifetime, in order."""
-
-    def free_at(self, pos: int) -> bool:
-        return not self.pinned and all(e < pos for e in self.ends)
-
-
-@dataclass
-class VecPlan:
-    slots: list[Slot]
-    homes: dict[str, str]
-    """value name -> slot name (views and fused comparisons are absent)."""
-    views: dict[str, str]
-    """expand_dims result -> its source value."""
-    forms: dict[int, Form]
-    """program point -> form of the vector op there."""
-    temps: dict[int, tuple[str, ...]]
-    """program point -> slots of its temporaries, in TempSpec order."""
-    points: dict[int, ir.Op]
-    frees: dict[int, tuple[str, ...]]
-    """program point -> queue slots to FreeTensor after the op there."""
-    state_copies: dict[str, tuple[tuple[str, str], ...]]
-    """loop var -> (yielded value, state value) pairs to copy at the end of the body."""
-    loops: tuple[tuple[int, int, ir.For], ...] = ()
-    """(start point, end point, loop) of every loop in the grid body."""
-
-
-def linearize(
-    body: tuple[ir.Op, ...],
-    points: dict[int, ir.Op],
-    loops: list[tuple[int, int, ir.For]],
-    counter: list[int],
-) -> None:
-    for op in body:
-        counter[0] += 1
-        points[counter[0]] = op
-        if isinstance(op, ir.For):
-            start = counter[0]
-            linearize(op.body, points, loops, counter)
-            counter[0] += 1
-            loops.append((start, counter[0], op))
-        elif isinstance(op, ir.Grid):
-            linearize(op.body, points, loops, counter)
-
-
 class VectorPlanner:
-    def __init__(self, grid: ir.Grid, sides: Sides, core_shape, queues) -> None:  # type: ignore[no-untyped-def]
+    """Plans the UB buffers of one grid body: ``plan(env)`` gives its VecPlan.
+
+    ``core_shape`` maps a tile shape to the part one vector core holds (its half of the
+    rows on split chips); ``queues`` are the queue allocations of the pipeline pass.
+    """
+
+    def __init__(
+        self,
+        grid: ir.Grid,
+        sides: Sides,
+        core_shape: Callable[[Shape], Shape],
+        queues: dict[ir.Value, ir.QueueAlloc],
+    ) -> None:
         self.grid = grid
         self.sides = sides
         self.core_shape = core_shape
-        self.queues: dict[ir.Value, ir.QueueAlloc] = queues
+        self.queues = queues
         self.points: dict[int, ir.Op] = {}
         self.loops: list[tuple[int, int, ir.For]] = []
         linearize(grid.body, self.points, self.loops, [0])
@@ -271,7 +226,7 @@ class VectorPlanner:
     def _group_of(self, v: ir.Value) -> str | None:
         for _, _, loop in self.loops:
             if v in loop.inits:
-                return _camel(v.name)
+                return camel(v.name)
         return None
 
     def _special(self, op: ir.Op, r: ir.Value, pos: int) -> Slot | None:
@@ -309,7 +264,7 @@ class VectorPlanner:
 
     def _pipeline_slot(self, op: ir.Op) -> Slot:
         q = op.queue if hasattr(op, "queue") else self.sides.defs[op.into].queue  # type: ignore[union-attr]
-        name = _camel(q.name)
+        name = camel(q.name)
         for s in self.slots:
             if s.name == name:
                 return s
@@ -380,11 +335,11 @@ class VectorPlanner:
                 f"tmp{self._tmp_count}", "VECCALC", "tbuf", "temp", loc
             )
             self._tmp_count += 1
-        slot.bytes = _grow(slot.bytes, need)
+        slot.bytes = grow_bytes(slot.bytes, need)
         return slot
 
     def _temp(self, spec: TempSpec, pos: int, loc: Loc) -> str:
-        need = _spec_bytes(spec)
+        need = spec_bytes(spec)
         slot = self._pool(need, pos, loc, spec.role.replace("-", "_") + "Tmp")
         slot.ends.append(pos)
         return slot.name
@@ -400,7 +355,7 @@ class VectorPlanner:
         buffers: int = 1,
         exact: str | None = None,
     ) -> Slot:
-        base = exact or _camel(hint) + ("Que" if kind == "queue" else "Buf")
+        base = exact or camel(hint) + ("Que" if kind == "queue" else "Buf")
         name, n = base, 0
         while name in self.names:
             n += 1
@@ -424,45 +379,8 @@ class VectorPlanner:
             t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
             slot.shape = self.shape(v) or ()
             slot.dtype = t.dtype  # type: ignore[union-attr]
-        slot.bytes = _grow(slot.bytes, b)
-
-
-def _grow(current: Expr, need: Expr) -> Expr:
-    """Bytes of a buffer shared by values of different sizes: the symbolic maximum, so the
-    plan's formula stays right at every block size, not only at the planning sizes."""
-    if current == 0 or current == need:
-        return need
-    args = set(current.args) if isinstance(current, sympy.Max) else {current}
-    return smax(args | {need})
-
-
-def smax(terms: set[Expr]) -> Expr:
-    """Max of byte counts without terms another term provably dominates.
-
-    Built with evaluate=False: sympy's own Max simplification compares every pair through
-    its assumption system, which made planning slow.
-    """
-    kept = [
-        t for t in terms if not any(o != t and (o - t).is_nonnegative for o in terms)
-    ]
-    if len(kept) == 1:
-        return kept[0]
-    return sympy.Max(*sorted(kept, key=sympy.default_sort_key), evaluate=False)
-
-
-def _spec_bytes(spec: TempSpec) -> Expr:
-    n = count(spec.shape)
-    if spec.bits:
-        return sympy.ceiling(n * spec.bits / 8)
-    return n * spec.dtype.itemsize
+        slot.bytes = grow_bytes(slot.bytes, b)
 
 
 def _is_iter_arg(v: ir.Value, loops: list[tuple[int, int, ir.For]]) -> bool:
     return any(v in loop.iter_args for _, _, loop in loops)
-
-
-def _camel(name: str) -> str:
-    parts = [p for p in name.split("_") if p]
-    if not parts:
-        return "v"
-    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
