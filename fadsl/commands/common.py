@@ -55,6 +55,35 @@ def add_target_arg(
     p.add_argument("--target-file", help="a chip description of your own (JSON)")
 
 
+def add_skip_proof_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--skip-resource-proof",
+        action="store_true",
+        help="generate even if the buffers do not fit (for testing that the CPU "
+        "runtime enforces the chip's memory sizes itself)",
+    )
+
+
+def add_run_io_args(p: argparse.ArgumentParser) -> None:
+    """--seed, --inputs and -o of the commands that run a kernel (run, sim)."""
+    from fadsl.commands.flags import seed_value
+
+    p.add_argument(
+        "--seed",
+        type=seed_value,
+        default=0,
+        help="seed of the random inputs, an integer >= 0 (default 0)",
+    )
+    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="folder for <param>.bin files and meta.json",
+    )
+
+
 # ----------------------------------------------------------------------------
 # Loading kernels
 # ----------------------------------------------------------------------------

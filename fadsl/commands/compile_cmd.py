@@ -12,12 +12,7 @@ from fadsl.commands import common
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    p.add_argument(
-        "--skip-resource-proof",
-        action="store_true",
-        help="generate even if the buffers do not fit (for testing that the CPU "
-        "runtime enforces the chip's memory sizes itself)",
-    )
+    common.add_skip_proof_arg(p)
     p.add_argument(
         "-o",
         "--output",

@@ -6,25 +6,12 @@ import argparse
 import sys
 import time
 
-from fadsl.commands import common, flags
+from fadsl.commands import common
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
-    p.add_argument(
-        "--seed",
-        type=flags.seed_value,
-        default=0,
-        help="seed of the random inputs, an integer >= 0 (default 0)",
-    )
-    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
-    p.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        metavar="DIR",
-        help="folder for <param>.bin files and meta.json",
-    )
+    common.add_run_io_args(p)
     p.add_argument(
         "--no-check",
         action="store_true",

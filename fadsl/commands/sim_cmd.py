@@ -20,33 +20,15 @@ import tempfile
 import time
 from typing import Any
 
-from fadsl.commands import common, flags
+from fadsl.commands import common
 from fadsl.errors import BackendError, ExecutionError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    p.add_argument(
-        "--skip-resource-proof",
-        action="store_true",
-        help="generate even if the buffers do not fit (for testing that the CPU "
-        "runtime enforces the chip's memory sizes itself)",
-    )
-    p.add_argument(
-        "--seed",
-        type=flags.seed_value,
-        default=0,
-        help="seed of the random inputs, an integer >= 0 (default 0)",
-    )
-    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
-    p.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        metavar="DIR",
-        help="folder for <param>.bin files and meta.json",
-    )
+    common.add_skip_proof_arg(p)
+    common.add_run_io_args(p)
     p.add_argument(
         "--no-check",
         action="store_true",
