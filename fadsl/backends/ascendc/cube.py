@@ -12,7 +12,8 @@ from typing import Any
 
 
 from fadsl.backends.ascendc import gm
-from fadsl.backends.ascendc.names import Names, buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.core_emitter import CoreEmitter
+from fadsl.backends.ascendc.names import buffer_len, camel, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
@@ -22,28 +23,9 @@ from fadsl.passes.plan_buffers import Lowering
 from fadsl.passes.sides import CUBE
 
 
-class CubeEmitter:
-    def __init__(
-        self,
-        low: Lowering,
-        names: Names,
-        flags: dict[str, str],
-        ws: dict[str, str],
-        task_header: list[Stmt],
-        task_loop: str,
-        prologue: list[Stmt],
-    ) -> None:
-        self.low = low
-        self.sides = low.sides
-        self.names = names
-        self.flags = flags
-        self.ws = ws
-        self.task_header = task_header
-        self.task_loop = task_loop
-        self.prologue = prologue
-        self.pos = 0
-        self.last_loc: tuple[str, int] | None = None
-        self.ends = _last_uses(low)
+class CubeEmitter(CoreEmitter):
+    def setup(self) -> None:
+        self.ends = _last_uses(self.low)
         self.alias: dict[str, str] = {}
 
     def _var(self, v: ir.Value) -> str:

@@ -13,43 +13,24 @@ from typing import Any
 import sympy
 
 from fadsl.backends.ascendc import gm, vector_io
-from fadsl.backends.ascendc.names import Names, buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.core_emitter import CoreEmitter
+from fadsl.backends.ascendc.names import buffer_len, camel, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.backends.ascendc.vector_rules import RULES
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, TileType
-from fadsl.passes.plan_buffers import Lowering
 from fadsl.passes.sides import CUBE
 from fadsl.passes.vector_forms import elems_per_repeat
 
 
-class VectorEmitter:
-    def __init__(
-        self,
-        low: Lowering,
-        names: Names,
-        flags: dict[str, str],
-        ws: dict[str, str],
-        task_header: list[Stmt],
-        task_loop: str,
-        prologue: list[Stmt],
-    ) -> None:
-        self.low = low
-        self.vec = low.vec
-        self.sides = low.sides
-        self.names = names
-        self.flags = flags
-        self.ws = ws
-        self.task_header = task_header
-        self.task_loop = task_loop
-        self.prologue = prologue
-        self.pos = 0
+class VectorEmitter(CoreEmitter):
+    def setup(self) -> None:
+        self.vec = self.low.vec
         self.vars: dict[str, str] = {}
         self.slot_var: dict[str, str] = {}
         self.dirty: set[str] = set()
-        self.last_loc: tuple[str, int] | None = None
 
     # --- names and shapes ----------------------------------------------------
     def shape(self, v: ir.Operand) -> tuple[Expr, ...]:
