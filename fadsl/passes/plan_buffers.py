@@ -327,32 +327,19 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
 
 def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
     out = []
-    for v in sides.to_vector:
-        t = v.type
-        assert isinstance(t, TileType)
-        out.append(
-            Workspace(
-                camel(v.name) + "Ws",
-                t.shape,
-                t.dtype,
-                1,
-                f"%{v.name} (cube -> vector)",
-                sides.defs[v].loc,
+    for values, way in (
+        (sides.to_vector, "cube -> vector"),
+        (sides.to_cube, "vector -> cube"),
+    ):
+        for v in values:
+            t = v.type
+            assert isinstance(t, TileType)
+            note = f"%{v.name} ({way})"
+            out.append(
+                Workspace(
+                    camel(v.name) + "Ws", t.shape, t.dtype, 1, note, sides.defs[v].loc
+                )
             )
-        )
-    for v in sides.to_cube:
-        t = v.type
-        assert isinstance(t, TileType)
-        out.append(
-            Workspace(
-                camel(v.name) + "Ws",
-                t.shape,
-                t.dtype,
-                1,
-                f"%{v.name} (vector -> cube)",
-                sides.defs[v].loc,
-            )
-        )
     return tuple(out)
 
 
