@@ -22,6 +22,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
 from fadsl.passes import int_division
+from fadsl.passes.fresh import FreshNames
 
 NAME = "lower_vector"
 
@@ -30,33 +31,16 @@ _INT_SOURCES = (ir.Arange, ir.Load, ir.Dequeue)
 
 
 def run(kernel: ir.Kernel, target: object = None) -> ir.Kernel:
-    names = _fresh_names(kernel)
-    body = _Rewriter(kernel, names).block(kernel.body)
+    body = _Rewriter(kernel, FreshNames(kernel)).block(kernel.body)
     return replace(kernel, body=_dce(body))
 
 
-def _fresh_names(kernel: ir.Kernel) -> set[str]:
-    from fadsl.passes.pipeline import _collect_names
-
-    used: set[str] = set()
-    _collect_names(kernel.body, used)
-    return used
-
-
 class _Rewriter:
-    def __init__(self, kernel: ir.Kernel, used: set[str]) -> None:
+    def __init__(self, kernel: ir.Kernel, names: FreshNames) -> None:
         self.kernel = kernel
-        self.used = used
+        self.fresh = names.fresh
         self.vmap: dict[ir.Value, ir.Value] = {}
         self.defs: dict[ir.Value, ir.Op] = {}
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 0
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
 
     def block(self, body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
         out: list[ir.Op] = []

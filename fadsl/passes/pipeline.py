@@ -31,45 +31,14 @@ from fadsl.errors import ScheduleError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.ir.types import QueueType, TileType
+from fadsl.passes.fresh import FreshNames
 from fadsl.target import Target
 
 NAME = "pipeline"
 
 
-class _Names:
-    """Fresh names that do not clash with any value or symbol of the kernel."""
-
-    def __init__(self, kernel: ir.Kernel) -> None:
-        self.used: set[str] = set()
-        _collect_names(kernel.body, self.used)
-        self.used |= {p.name for p in kernel.params} | set(kernel.shape_syms)
-        self.used |= {k for k, _ in kernel.consts}
-
-    def fresh(self, hint: str) -> str:
-        name, n = hint, 0
-        while name in self.used:
-            n += 1
-            name = f"{hint}_{n}"
-        self.used.add(name)
-        return name
-
-
-def _collect_names(body: tuple[ir.Op, ...], out: set[str]) -> None:
-    for op in body:
-        out.update(v.name for v in op.results())
-        if isinstance(op, ir.Grid):
-            out.update(op.vars)
-            _collect_names(op.body, out)
-        elif isinstance(op, ir.For):
-            out.add(op.var)
-            out.update(v.name for v in op.iter_args)
-            _collect_names(op.body, out)
-        elif isinstance(op, ir.LoadScalar):
-            out.add(op.name)
-
-
 def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
-    names = _Names(kernel)
+    names = FreshNames(kernel)
     queues: list[ir.Op] = []
     body = tuple(_rewrite_op(op, names, queues) for op in kernel.body)
     if not queues:
@@ -77,7 +46,7 @@ def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
     return replace(kernel, body=tuple(queues) + body)
 
 
-def _rewrite_op(op: ir.Op, names: _Names, queues: list[ir.Op]) -> ir.Op:
+def _rewrite_op(op: ir.Op, names: FreshNames, queues: list[ir.Op]) -> ir.Op:
     if isinstance(op, ir.Grid):
         return replace(op, body=_rewrite_block(op.body, names, queues))
     if isinstance(op, ir.For):
@@ -89,7 +58,7 @@ def _rewrite_op(op: ir.Op, names: _Names, queues: list[ir.Op]) -> ir.Op:
 
 
 def _rewrite_block(
-    body: tuple[ir.Op, ...], names: _Names, queues: list[ir.Op]
+    body: tuple[ir.Op, ...], names: FreshNames, queues: list[ir.Op]
 ) -> tuple[ir.Op, ...]:
     out: list[ir.Op] = []
     for op in body:
@@ -128,7 +97,7 @@ def queue_position(value: ir.Value, body: tuple[ir.Op, ...]) -> str:
 class _Pipeliner:
     """Rewrites one pipelined loop; returns (prologue loop?, new loop)."""
 
-    def __init__(self, loop: ir.For, names: _Names, queues: list[ir.Op]) -> None:
+    def __init__(self, loop: ir.For, names: FreshNames, queues: list[ir.Op]) -> None:
         self.loop = loop
         self.names = names
         self.queues = queues
