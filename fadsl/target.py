@@ -43,7 +43,7 @@ RATE_NAMES = (
 )
 """Cost-model rates every target must give (docs/cost-model.md explains each)."""
 
-MEMORY_FACTS = (
+_SIZES = (
     "ub_bytes",
     "l1_bytes",
     "l0a_bytes",
@@ -55,6 +55,10 @@ MEMORY_FACTS = (
     "l1_align",
     "l0ab_align",
     "l0c_align",
+)
+"""Facts that are positive integers."""
+
+MEMORY_FACTS = _SIZES + (
     "has_datacopypad",
     "cube_dtypes",
     "vector_dtypes",
@@ -230,19 +234,6 @@ _REQUIRED = (
     "rates",
     "sources",
 )
-_POSITIVE = (
-    "ub_bytes",
-    "l1_bytes",
-    "l0a_bytes",
-    "l0b_bytes",
-    "l0c_bytes",
-    "aic_cores",
-    "aiv_cores",
-    "ub_align",
-    "l1_align",
-    "l0ab_align",
-    "l0c_align",
-)
 _HINT = "see docs/targets.md and fadsl/targets/ascend910b1.json for the format"
 
 
@@ -268,7 +259,7 @@ def from_dict(data: dict[str, Any], origin: str) -> Target:
                 hint='e.g. ["f16", "bf16"]',
             )
         kwargs[k] = tuple(kwargs[k])
-    for k in _POSITIVE:
+    for k in _SIZES:
         if k in kwargs and (not _is_int(kwargs[k]) or kwargs[k] <= 0):
             raise UsageError(
                 f"{origin}: {k} must be a positive integer, got {kwargs[k]!r}"
