@@ -1,7 +1,5 @@
 """``python -m fadsl`` is the ``fadsl`` console script."""
 
-import sys
+from fadsl.cli import console
 
-from fadsl.cli import main
-
-sys.exit(main())
+console()

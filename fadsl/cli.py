@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 COMMANDS: dict[str, str] = {
     "compile": "generate the Ascend C kernel project (default generated/<kernel>/)",
@@ -64,6 +65,29 @@ def main(argv: list[str] | None = None) -> int:
         return _main(sys.argv[1:] if argv is None else argv)
     except BrokenPipeError:
         return _stdout_closed()
+
+
+def console() -> NoReturn:
+    """The ``fadsl`` console script and ``python -m fadsl``: ``main``, then a quick exit.
+
+    Everything a command writes is closed (and renamed into place) before ``main``
+    returns, so the process ends with ``os._exit`` once stdout and stderr are flushed:
+    Python's own teardown would free every object of sympy and numpy one by one, about
+    0.1 s of every command here (docs/performance.md). Under a profiler or a tracer
+    (cProfile, coverage) the usual exit runs, so that they write their reports.
+    """
+    code = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _stdout_closed()
+    try:
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    os._exit(code)
 
 
 def _main(argv: list[str]) -> int:
