@@ -20,12 +20,15 @@ its yields back. A point with no trips keeps its inits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Fork, Transform
+from fadsl.backends.interp import threads
 from fadsl.backends.interp.frame import Frame, take
+from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.slots import Handle
 from fadsl.backends.interp.storage import Widened
 from fadsl.backends.interp.impls import impl, run_block
@@ -42,12 +45,42 @@ def _grid(op: Grid, fr: Frame) -> None:
         raise ExecutionError(f"negative grid extent in {list(extents)}", op.loc)
     if 0 in extents:
         return
+    chunks = threads.split(extents, fr.machine.threads)
+    if chunks is None:
+        _grid_part(op, fr, fr.machine, extents, None)
+        return
+    axis, ranges = chunks
+    machines = [fr.machine.for_chunk() for _ in ranges]
+    threads.run_all(
+        [
+            partial(_grid_part, op, fr, m, extents, (axis, r))
+            for m, r in zip(machines, ranges)
+        ]
+    )
+    for m in machines:
+        fr.machine.absorb(m)
+
+
+def _grid_part(
+    op: Grid,
+    fr: Frame,
+    machine: Machine,
+    extents: tuple[int, ...],
+    part: tuple[int, range] | None,
+) -> None:
+    """Run the grid body on every point, or on ``part``: a range along one axis."""
     k = len(extents)
+    coords = [range(e) for e in extents]
+    if part is not None:
+        coords[part[0]] = part[1]
     syms = {
-        var: np.arange(e, dtype=np.int64).reshape((1,) * a + (e,) + (1,) * (k - a - 1))
-        for a, (var, e) in enumerate(zip(op.vars, extents))
+        var: np.arange(c.start, c.stop, dtype=np.int64).reshape(
+            (1,) * a + (len(c),) + (1,) * (k - a - 1)
+        )
+        for a, (var, c) in enumerate(zip(op.vars, coords))
     }
-    body = fr.child(Fork(k), extents, syms, tuple(op.vars))
+    bshape = tuple(len(c) for c in coords)
+    body = Frame(machine, fr, Fork(k), bshape, syms, tuple(op.vars))
     run_block(op.body, body)
 
 
@@ -75,6 +108,7 @@ def _iteration(
     """Run iteration ``j``; ``carried`` is consumed (emptied), so the iteration is the
     only owner of its iter_args and may reuse their memory once they are dead."""
     it = fr.child(tr, bshape, {op.var: j}, (op.var,))
+    it.path = fr.path + ((id(op), j),)
     for arg, x in zip(op.iter_args, carried):
         it.set(arg, x)
     carried.clear()
@@ -87,9 +121,7 @@ def _uniform_loop(
 ) -> list[Any]:
     points = int(np.prod(fr.bshape, dtype=np.int64))
     trips = max(0, stop - start)
-    stats = fr.machine.stats(op.var)
-    stats.executed += trips * points
-    stats.rectangle += trips * points
+    fr.machine.count_trips(op, fr.path, points, trips * points, start, stop)
     for j in range(start, stop):
         it = _iteration(op, fr, None, fr.bshape, j, carried)
         carried = [it.raw(y) for y in op.yields]
@@ -107,9 +139,8 @@ def _ragged_loop(
     starts = np.broadcast_to(start, fr.bshape)
     stops = np.broadcast_to(stop, fr.bshape)
     lo, hi = int(starts.min()), int(stops.max())
-    stats = fr.machine.stats(op.var)
-    stats.executed += int(np.maximum(stops - starts, 0).sum())
-    stats.rectangle += starts.size * max(0, hi - lo)
+    executed = int(np.maximum(stops - starts, 0).sum())
+    fr.machine.count_trips(op, fr.path, starts.size, executed, lo, hi)
     base, axis, starts1, stops1 = _loop_layout(fr, start, stop)
     reorder = None if base is fr else base.tr
     inits = [take(x, reorder) for x in inits]
@@ -159,6 +190,7 @@ def _shrinking_loop(
         tr = None if running == n else Along(axis, slice(first, first + running))
         bshape = base.bshape[:axis] + (running,) + base.bshape[axis + 1 :]
         args = [_prefix(x, axis, running, tail) for x in carried]
+        carried = []  # the running rows (views) are then the only users of the arrays
         it = _iteration(op, base, tr, bshape, j, args)
         carried = [it.raw(y) for y in op.yields]
         carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]

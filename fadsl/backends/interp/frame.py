@@ -25,7 +25,6 @@ slot's current memory, so a use after ``FreeTensor`` reads NaN.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import sys
@@ -33,12 +32,12 @@ import sys
 import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Transform
-from fadsl.backends.interp.liveness import dead_after
+from fadsl.backends.interp.machine import Machine, Path
 from fadsl.backends.interp.slots import Handle, QueueRef, QueueState
 from fadsl.backends.interp.storage import Widened, to_f32
 from fadsl.errors import ExecutionError, InternalError, Loc
 from fadsl.ir.expr import Expr, compile_expr
-from fadsl.ir.nodes import Kernel, Op, Param, Value
+from fadsl.ir.nodes import Value
 
 
 def take(x: Any, tr: Transform) -> Any:
@@ -52,55 +51,6 @@ def take(x: Any, tr: Transform) -> Any:
     if isinstance(x, Handle) and isinstance(x.slot, np.ndarray):
         return Handle(x.queue, tr.take(x.slot))
     return x
-
-
-@dataclass
-class LoopStats:
-    """Per loop variable: iterations executed and iterations of the bounding rectangle."""
-
-    executed: int = 0
-    rectangle: int = 0
-
-
-@dataclass
-class Machine:
-    """State shared by every frame of one ``interpret`` call."""
-
-    kernel: Kernel
-    params: dict[str, Param]
-    gm: dict[str, np.ndarray]
-    loop_stats: dict[str, LoopStats] = field(default_factory=dict)
-    _gm_f32: dict[str, np.ndarray] = field(default_factory=dict)
-    _enqueue_count: int = 0
-    _plans: dict[int, tuple[tuple[Value, ...], ...]] = field(default_factory=dict)
-
-    def release_plan(
-        self, ops: Sequence[Op], keep: Sequence[Value], args: Sequence[Value]
-    ) -> tuple[tuple[Value, ...], ...]:
-        """``liveness.dead_after`` of a block, computed once per run (blocks are
-        identified by id: the kernel outlives the run)."""
-        found = self._plans.get(id(ops))
-        if found is None:
-            found = self._plans[id(ops)] = dead_after(ops, keep, args)
-        return found
-
-    def gm_f32(self, name: str) -> np.ndarray:
-        """A float32 copy of input ``name`` (inputs are never written), made once."""
-        found = self._gm_f32.get(name)
-        if found is None:
-            found = to_f32(self.gm[name])
-            self._gm_f32[name] = found
-        return found
-
-    def next_seq(self) -> int:
-        self._enqueue_count += 1
-        return self._enqueue_count
-
-    def stats(self, var: str) -> LoopStats:
-        found = self.loop_stats.get(var)
-        if found is None:
-            found = self.loop_stats[var] = LoopStats()
-        return found
 
 
 class Symbols(Mapping[str, Any]):
@@ -144,6 +94,7 @@ class Frame:
         "tr",
         "bshape",
         "point_vars",
+        "path",
         "_vals",
         "_shadows",
         "_recipes",
@@ -168,6 +119,8 @@ class Frame:
         self.tr = tr
         self.bshape = bshape
         self.point_vars = point_vars
+        self.path: Path = parent.path if parent is not None else ()
+        """The loop iterations this frame runs in (set by the loop impl)."""
         """Grid and loop variables that name a point in error messages."""
         self._vals: dict[Value, Any] = {}
         self._shadows: dict[Value, np.ndarray] = {}
@@ -225,8 +178,10 @@ class Frame:
 
     def donate(self, v: Any, held: Any, shape: tuple[int, ...]) -> np.ndarray | None:
         """``held``, the float32 array of ``v``, if the running op may overwrite it with
-        its result: ``v`` dies at this op, was defined in this frame, has ``shape`` and
-        owns its memory, and nothing else refers to it (no view, no loop driver)."""
+        its result: ``v`` dies at this op, was defined in this frame, has ``shape``, and
+        nothing else refers to its memory (no other view, no loop driver). ``held`` may
+        be a view of an array that nothing else holds: a causal loop's carried values
+        are the running rows of the previous iteration's results."""
         if not isinstance(v, Value) or v not in self.dying or v not in self._defined:
             return None
         if (
@@ -234,13 +189,17 @@ class Frame:
             or self._vals.get(v) is not held
             or held.dtype != np.float32
             or held.shape != shape
-            or held.base is not None
-            or not held.flags.c_contiguous
             or not held.flags.writeable
         ):
             return None
         # references: the frame's dict, the caller's local, this argument, getrefcount's
         if sys.getrefcount(held) > 4:
+            return None
+        base = held.base
+        if base is None:
+            return held if held.flags.c_contiguous else None
+        # references to the owner: held.base, the local `base`, getrefcount's argument
+        if type(base) is not np.ndarray or sys.getrefcount(base) > 3:
             return None
         return held
 

@@ -31,8 +31,11 @@ from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
     random,
     reductions,
 )
-from fadsl.backends.interp.frame import Frame, Machine
+from fadsl.backends.interp.frame import Frame
+from fadsl.backends.interp.machine import Machine
+from fadsl.backends.interp.heap import reuse_freed_memory
 from fadsl.backends.interp.storage import nan_of
+from fadsl.backends.interp.threads import thread_count
 from fadsl.backends.interp.impls import run_block
 from fadsl.errors import ExecutionError, FadslError
 from fadsl.ir.expr import evaluate
@@ -75,8 +78,16 @@ def interpret(
         o = res.outputs["o"]
     """
     try:
-        with np.errstate(all="ignore"), one_blas_thread():
-            return _interpret(kernel, env, inputs)
+        threads = thread_count()
+        with np.errstate(all="ignore"), one_blas_thread(), reuse_freed_memory():
+            try:
+                return _interpret(kernel, env, inputs, threads)
+            except Exception:
+                if threads == 1:
+                    raise
+            # a failure is reported as the one-thread run reports it (which points,
+            # which op first), whatever the chunks of a split grid met first
+            return _interpret(kernel, env, inputs, 1)
     except FadslError as err:
         if os.environ.get("FADSL_DEBUG"):
             raise
@@ -104,7 +115,10 @@ def one_blas_thread() -> ContextManager[Any]:
 
 
 def _interpret(
-    kernel: Kernel, env: Mapping[str, int | float], inputs: Mapping[str, np.ndarray]
+    kernel: Kernel,
+    env: Mapping[str, int | float],
+    inputs: Mapping[str, np.ndarray],
+    threads: int,
 ) -> InterpResult:
     syms = _symbols(kernel, env)
     params = {p.name: p for p in kernel.params}
@@ -114,7 +128,7 @@ def _interpret(
         for p in kernel.params
         if isinstance(p.type, TensorType)
     }
-    machine = Machine(kernel, params, gm)
+    machine = Machine(kernel, params, gm, threads)
     root = Frame(machine, None, None, (), syms)
     run_block(kernel.body, root)
     outputs = {
@@ -122,8 +136,7 @@ def _interpret(
         for p in kernel.params
         if p.kind in (ParamKind.OUT, ParamKind.SCRATCH)
     }
-    stats = {k: (s.executed, s.rectangle) for k, s in machine.loop_stats.items()}
-    return InterpResult(outputs, stats)
+    return InterpResult(outputs, machine.loop_stats())
 
 
 def _symbols(kernel: Kernel, env: Mapping[str, int | float]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+import threading
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,13 +29,15 @@ def counting(*classes: type[ir.Op]) -> Iterator[Counter[str]]:
     """Count executions of ops of ``classes`` and the grid points each one covered."""
     seen: Counter[str] = Counter()
     saved = {cls: impls.IMPLS[cls] for cls in classes}
+    lock = threading.Lock()  # the chunks of a split grid run on threads
 
     def wrap(cls: type[ir.Op]) -> Any:
         inner = saved[cls]
 
         def counted(op: Any, fr: Any) -> Any:
-            seen[cls.__name__] += 1
-            seen[cls.__name__ + " points"] += int(np.prod(fr.bshape))
+            with lock:
+                seen[cls.__name__] += 1
+                seen[cls.__name__ + " points"] += int(np.prod(fr.bshape))
             return inner(op, fr)
 
         return counted
@@ -227,7 +230,12 @@ def test_loop_carried_values_can_swap(ragged: bool) -> None:
     np.testing.assert_array_equal(out, want)
 
 
-def test_the_grid_body_runs_once_for_all_points() -> None:
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_grid_body_runs_once_for_all_points(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once per thread: with FADSL_THREADS=3 the B axis (4) is split 1 + 1 + 2."""
+    monkeypatch.setenv("FADSL_THREADS", str(threads))
     kit = Kit()
     kit.inp("x", (4, 8, 16, 2), F32)
     kit.out("o", (4, 8, 16, 2), F32)
@@ -241,7 +249,7 @@ def test_the_grid_body_runs_once_for_all_points() -> None:
     with counting(ir.Load, ir.Exp, ir.Store) as seen:
         out = kit.run(x=x).outputs["o"]
     np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
-    assert (seen["Load"], seen["Exp"], seen["Store"]) == (1, 1, 1)
+    assert (seen["Load"], seen["Exp"], seen["Store"]) == (threads,) * 3
     assert seen["Exp points"] == 4 * 8 * 16
 
 
