@@ -4,8 +4,9 @@ Prints the whole-process time of ``fadsl run examples/fa2.py --no-check`` at B=1
 S=4096 D=128 fp16 (seeded random inputs made and written by fadsl itself) divided by
 that of ``bench/numpy_attention.py`` on the same ``.bin`` inputs, the two run
 alternately; and the speed-up of ``--set causal=True`` over the non-causal run, whole
-process and interpreter alone (``interpreter_seconds`` of meta.json). Targets (issue
-6): ratio <= 1.3, causal speed-up >= 1.7.
+process and interpreter alone (``interpreter_seconds`` of meta.json); and, for
+comparison, ``fadsl run`` with ``FADSL_THREADS=1`` (the grid on one thread). Targets
+(issue 6): ratio <= 1.3, causal speed-up >= 1.7.
 
     python3 bench/interp.py [--rounds 7] [--shape B=1,N=8,Sq=4096,Skv=4096,D=128]
 """
@@ -61,6 +62,8 @@ def measure(rounds: int, shape: str, tmp: str) -> None:
     run, ref, causal = (os.path.join(tmp, n) for n in ("run", "numpy", "causal"))
     timed(fadsl_run(shape, run, False), Samples("warm-up"))  # inputs, file cache
     fad, base, cau = Samples("fadsl run"), Samples("numpy fp32"), Samples("causal")
+    single = Samples("fadsl run, FADSL_THREADS=1")
+    one_thread = dict(os.environ, FADSL_THREADS="1")
     interp, interp_causal = [], []
     for r in range(rounds):
         pair = [(fadsl_run(shape, run, False), fad), (baseline(run, ref), base)]
@@ -69,12 +72,14 @@ def measure(rounds: int, shape: str, tmp: str) -> None:
         interp.append(interp_seconds(run))
         timed(fadsl_run(shape, causal, True), cau)
         interp_causal.append(interp_seconds(causal))
+        timed(fadsl_run(shape, causal, False), single, env=one_thread)
         print(
             f"  round {r + 1}: fadsl {fad.wall[-1]:.2f} s, numpy {base.wall[-1]:.2f} s, "
-            f"causal {cau.wall[-1]:.2f} s",
+            f"causal {cau.wall[-1]:.2f} s, one thread {single.wall[-1]:.2f} s",
             flush=True,
         )
     report(fad, base, cau, interp, interp_causal)
+    print("   " + single.line())
     print(f"   max |o_fadsl - o_numpy| = {max_difference(run, ref):.2e} (fp16 outputs)")
 
 

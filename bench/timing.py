@@ -75,7 +75,8 @@ def header(title: str) -> None:
     print(f"== {title}")
     print(
         f"   python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}"
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
+        f"FADSL_THREADS={os.environ.get('FADSL_THREADS', '(unset)')}"
     )
     print(f"   load average before: {load_average()}", flush=True)
 
