@@ -31,6 +31,12 @@ class Value:
     name: str
     type: ValueType
 
+    def __hash__(self) -> int:
+        """The name's hash: values are dict keys in every pass and in the interpreter,
+        and hashing the type (a tuple of sympy shapes and enums) on each lookup was
+        half the interpreter's per-op overhead. Equal values have equal names."""
+        return hash(self.name)
+
     def __str__(self) -> str:
         return f"%{self.name}"
 
