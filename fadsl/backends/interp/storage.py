@@ -37,7 +37,26 @@ _TO_MAGIC = np.uint32((13 << 23) | (1 << 22))
 """Added to an exponent field: 1.5 x 2^13 times that binade's power of two."""
 
 
+_BLOCK = 1 << 18
+"""Elements per piece of a large ``round_f16`` (1 MB of float32: its temporaries stay
+in cache, and no array-sized scratch is faulted in; 2.0 -> 1.1 ns per element here)."""
+
+
 def round_f16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """float32 ``x`` rounded to the nearest float16 (ties to even), as float32; a large
+    contiguous ``x`` piece by piece (each element's result is the same either way)."""
+    whole = out is None or out.flags.c_contiguous
+    if x.size <= _BLOCK or not x.flags.c_contiguous or not whole:
+        return _round_f16(x, out)
+    if out is None:
+        out = np.empty(x.shape, np.float32)
+    xs, ys = x.reshape(-1), out.reshape(-1)
+    for i in range(0, xs.size, _BLOCK):
+        _round_f16(xs[i : i + _BLOCK], ys[i : i + _BLOCK])
+    return out
+
+
+def _round_f16(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """float32 ``x`` rounded to the nearest float16 (ties to even), as float32.
 
     Bit-exact with ``x.astype(np.float16).astype(np.float32)`` including subnormals,

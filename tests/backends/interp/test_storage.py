@@ -45,6 +45,19 @@ def test_round_f16_matches_astype_at_every_tie_and_neighbour() -> None:
     assert _same(round_f16(copy, out=copy), want), "in place gives the same bits"
 
 
+def test_round_f16_piecewise_handles_each_piece_alone() -> None:
+    """A large array is rounded in pieces: overflow in the last piece only, subnormals
+    in the first only, must round as astype does (each piece clamps on its own)."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(3 * 2**18 + 5).astype(np.float32)
+    x[:1000] *= np.float32(1e-6)  # subnormal in float16
+    x[-3:] = np.array([70000.0, -65520.0, 65519.0], np.float32)  # inf, -inf, 65504
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).astype(np.float32)
+    assert _same(round_f16(x), want)
+    assert round_f16(x)[-3:].tolist() == [np.inf, -np.inf, 65504.0]
+
+
 def test_where_on_mixed_points_only_equals_np_where() -> None:
     """A causal-like mask [1, 1, 6, 4, 8]: points 0-3 keep everything, 4-5 mix."""
     rng = np.random.default_rng(3)
