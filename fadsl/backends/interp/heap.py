@@ -14,7 +14,6 @@ Only where memory comes from changes: never a value.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,8 +31,8 @@ RUN_THRESHOLD = 1 << 30
 def _glibc() -> Any:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    try:  # glibc's soname; find_library would run ldconfig in a subprocess
+        libc = ctypes.CDLL("libc.so.6")
         libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
         libc.malloc_trim.argtypes = [ctypes.c_size_t]
         return libc
