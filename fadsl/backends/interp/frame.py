@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sys
+import weakref
 
 import numpy as np
 
@@ -103,6 +104,7 @@ class Frame:
         "_gathered",
         "_defined",
         "dying",
+        "collectors",
     )
 
     def __init__(
@@ -132,6 +134,10 @@ class Frame:
         self._defined: set[Value] = set()
         self.dying: tuple[Value, ...] = ()
         """Values whose last use is the op running now (set by ``run_block``)."""
+        self.collectors: tuple[weakref.ref[np.ndarray], ...] = ()
+        """Arrays a loop holds (once) besides the values of this frame: the final
+        values of a shrinking loop's carried values, updated in place through views
+        (see ``donate``). Weak references, so they add no reference of their own."""
 
     @property
     def k(self) -> int:
@@ -193,15 +199,21 @@ class Frame:
         ):
             return None
         # references: the frame's dict, the caller's local, this argument, getrefcount's
-        if sys.getrefcount(held) > 4:
+        if sys.getrefcount(held) > 4 + self._collected(held):
             return None
         base = held.base
         if base is None:
             return held if held.flags.c_contiguous else None
         # references to the owner: held.base, the local `base`, getrefcount's argument
-        if type(base) is not np.ndarray or sys.getrefcount(base) > 3:
+        if type(base) is not np.ndarray or sys.getrefcount(base) > 3 + self._collected(
+            base
+        ):
             return None
         return held
+
+    def _collected(self, x: np.ndarray) -> int:
+        """1 if a loop holds ``x`` to collect final values (one more reference), else 0."""
+        return int(any(c() is x for c in self.collectors))
 
     def release(self, dead: Sequence[Value]) -> None:
         """Forget values that are not used any more, so their memory can be reused."""

@@ -244,7 +244,11 @@ def _load(op: Load, fr: Frame) -> Any:
         return write_slot(fr, op.into, data, op.loc)
     if p.kind is not ParamKind.IN:
         return data.copy() if np.shares_memory(data, arr) else data
-    if dtype.is_float and dtype is not DType.F32:
+    if dtype.is_float and dtype is not DType.F32 and fr.path:
+        # In a loop, blocks of the input are read again and again: gather float32
+        # blocks from one float32 copy of it. Outside loops (a Q tile) each block is
+        # read once, and widening the gathered block costs the same without holding a
+        # float32 copy of the whole input (16 MB for FA2's q at S=4096, N=8).
         machine, name, fill32 = fr.machine, op.src, np.float32(fill)
         fr.set_recipe(op.result, lambda: _gather(machine.gm_f32(name), block, fill32))
     return data
