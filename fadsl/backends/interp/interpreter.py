@@ -22,6 +22,11 @@ from typing import Any, ContextManager
 
 import numpy as np
 
+try:  # imported with numpy, not inside a run (15 ms here, counted as run time before)
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its threads
+    threadpool_limits = None  # type: ignore[assignment]
+
 from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
     control,
     cube,
@@ -107,9 +112,7 @@ def one_blas_thread() -> ContextManager[Any]:
     two threads); each is a float32 accumulation of exactly widened operands, the
     meaning of ``Dot``.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its threads
+    if threadpool_limits is None:  # pragma: no cover - a dependency
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
 

@@ -61,9 +61,12 @@ def _check_range(
     fr: Frame, x: int | np.ndarray, p: Param, dim: int, what: str, access: str, loc: Loc
 ) -> None:
     extent = fr.machine.gm[p.name].shape[dim]
-    bad = (np.asarray(x) < 0) | (np.asarray(x) >= extent)
-    if not bad.any():
+    if isinstance(x, int):
+        if 0 <= x < extent:
+            return
+    elif x.size == 0 or (int(x.min()) >= 0 and int(x.max()) < extent):
         return
+    bad = (np.asarray(x) < 0) | (np.asarray(x) >= extent)
     value = int(np.asarray(x).flat[int(np.argmax(bad))])
     assert isinstance(p.type, TensorType)
     dim_name = to_text(p.type.shape[dim])

@@ -10,6 +10,7 @@ import numpy as np
 from interp_kit import Kit, everything, imm, point, random
 
 from fadsl.backends.interp.elementwise import _mixed_points_where
+from fadsl.backends.interp import storage
 from fadsl.backends.interp.storage import round_f16
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType
@@ -49,7 +50,7 @@ def test_round_f16_piecewise_handles_each_piece_alone() -> None:
     """A large array is rounded in pieces: overflow in the last piece only, subnormals
     in the first only, must round as astype does (each piece clamps on its own)."""
     rng = np.random.default_rng(11)
-    x = rng.standard_normal(3 * 2**18 + 5).astype(np.float32)
+    x = rng.standard_normal(3 * storage._BLOCK + 5).astype(np.float32)
     x[:1000] *= np.float32(1e-6)  # subnormal in float16
     x[-3:] = np.array([70000.0, -65520.0, 65519.0], np.float32)  # inf, -inf, 65504
     with np.errstate(over="ignore"):
