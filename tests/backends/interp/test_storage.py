@@ -139,3 +139,19 @@ def test_carried_values_reused_in_place_keep_every_iteration_right() -> None:
     for j in range(6):
         want = want * np.float32(0.5) + x[j]
     np.testing.assert_array_equal(kit.run(x=x).outputs["o"], want)
+
+
+def test_to_f32_lookup_gives_the_bits_of_astype() -> None:
+    """Small float16 arrays are widened by table lookup: every bit pattern (NaN
+    payloads, signed zeros, subnormals, infinities) must widen as ``astype`` does,
+    in a strided view too, and large arrays take ``astype`` itself."""
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    for x in (every, every.reshape(4, 128, 128)[:, ::3, 1::2]):
+        assert x.size <= storage._SMALL_F16
+        got = storage.to_f32(x)
+        assert got.shape == x.shape and got.dtype == np.float32
+        assert np.array_equal(got.view(np.uint32), x.astype(np.float32).view(np.uint32))
+    large = np.tile(every, storage._SMALL_F16 // every.size + 1)
+    assert np.array_equal(
+        storage.to_f32(large).view(np.uint32), large.astype(np.float32).view(np.uint32)
+    )
