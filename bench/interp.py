@@ -5,10 +5,10 @@ S=4096 D=128 fp16 (seeded random inputs made and written by fadsl itself) divide
 that of ``bench/numpy_attention.py`` on the same ``.bin`` inputs, the two run
 alternately; and the speed-up of ``--set causal=True`` over the non-causal run, whole
 process and interpreter alone (``interpreter_seconds`` of meta.json); and, for
-comparison, ``fadsl run`` with ``FADSL_THREADS=1`` (the grid on one thread). Targets
-(issue 6): ratio <= 1.3, causal speed-up >= 1.7.
+comparison, both runs with ``FADSL_THREADS=1`` (the grid on one thread) and the causal
+speed-up there. Targets (issue 6): ratio <= 1.3, causal speed-up >= 1.7.
 
-    python3 bench/interp.py [--rounds 7] [--shape B=1,N=8,Sq=4096,Skv=4096,D=128]
+    python3 bench/interp.py [--rounds 15] [--shape B=1,N=8,Sq=4096,Skv=4096,D=128]
 """
 
 from __future__ import annotations
@@ -63,23 +63,35 @@ def measure(rounds: int, shape: str, tmp: str) -> None:
     timed(fadsl_run(shape, run, False), Samples("warm-up"))  # inputs, file cache
     fad, base, cau = Samples("fadsl run"), Samples("numpy fp32"), Samples("causal")
     single = Samples("fadsl run, FADSL_THREADS=1")
+    single_causal = Samples("causal, FADSL_THREADS=1")
     one_thread = dict(os.environ, FADSL_THREADS="1")
-    interp, interp_causal = [], []
+    interp: dict[str, list[float]] = {k: [] for k in ("nc", "c", "nc1", "c1")}
     for r in range(rounds):
         pair = [(fadsl_run(shape, run, False), fad), (baseline(run, ref), base)]
         for cmd, samples in pair if r % 2 == 0 else pair[::-1]:
             timed(cmd, samples)
-        interp.append(interp_seconds(run))
+        interp["nc"].append(interp_seconds(run))
         timed(fadsl_run(shape, causal, True), cau)
-        interp_causal.append(interp_seconds(causal))
+        interp["c"].append(interp_seconds(causal))
         timed(fadsl_run(shape, causal, False), single, env=one_thread)
+        interp["nc1"].append(interp_seconds(causal))
+        timed(fadsl_run(shape, causal, True), single_causal, env=one_thread)
+        interp["c1"].append(interp_seconds(causal))
         print(
             f"  round {r + 1}: fadsl {fad.wall[-1]:.2f} s, numpy {base.wall[-1]:.2f} s, "
-            f"causal {cau.wall[-1]:.2f} s, one thread {single.wall[-1]:.2f} s",
+            f"causal {cau.wall[-1]:.2f} s, one thread {single.wall[-1]:.2f} s "
+            f"(causal {single_causal.wall[-1]:.2f} s)",
             flush=True,
         )
-    report(fad, base, cau, interp, interp_causal)
+    report(fad, base, cau, interp["nc"], interp["c"])
     print("   " + single.line())
+    print("   " + single_causal.line())
+    one = statistics.median(ratios(interp["nc1"], interp["c1"]))
+    print(
+        f"   CAUSAL speed-up on one thread (FADSL_THREADS=1), interpreter alone: "
+        f"{one:.2f}  (non-causal median {statistics.median(interp['nc1']):.3f} s, "
+        f"causal {statistics.median(interp['c1']):.3f} s)"
+    )
     print(f"   max |o_fadsl - o_numpy| = {max_difference(run, ref):.2e} (fp16 outputs)")
 
 
@@ -113,7 +125,7 @@ def report(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--shape", default=SHAPE)
     args = parser.parse_args()
     header(
