@@ -19,7 +19,6 @@ its yields back. A point with no trips keeps its inits.
 
 from __future__ import annotations
 
-import sys
 import weakref
 from dataclasses import dataclass
 from functools import partial
@@ -29,6 +28,7 @@ import numpy as np
 
 from fadsl.backends.interp.batch import Along, Flat, Fork, Transform
 from fadsl.backends.interp import threads
+from fadsl.backends.interp.finals import adopt, prefix, retire, span
 from fadsl.backends.interp.frame import Frame, take
 from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.slots import Handle
@@ -110,7 +110,7 @@ def _iteration(
 ) -> Frame:
     """Run iteration ``j``; ``carried`` is consumed (emptied), so the iteration is the
     only owner of its iter_args and may reuse their memory once they are dead (or
-    shares them only with ``collectors``, see ``_adopt``)."""
+    shares them only with ``collectors``, see ``finals.adopt``)."""
     it = fr.child(tr, bshape, {op.var: j}, (op.var,))
     it.path = fr.path + ((id(op), j),)
     it.collectors = collectors
@@ -180,11 +180,11 @@ def _shrinking_loop(
     for j in range(lo, hi):
         running = int(np.count_nonzero(stops1 > j))
         if running < rows:
-            _retire(
+            retire(
                 finals,
                 carried,
                 axis,
-                _span(running, rows, n, tail),
+                span(running, rows, n, tail),
                 n - rows if tail else 0,
                 base.bshape,
             )
@@ -194,7 +194,7 @@ def _shrinking_loop(
         first = n - running if tail else 0
         tr = None if running == n else Along(axis, slice(first, first + running))
         bshape = base.bshape[:axis] + (running,) + base.bshape[axis + 1 :]
-        args = [_prefix(x, axis, running, tail) for x in carried]
+        args = [prefix(x, axis, running, tail) for x in carried]
         carried = []  # the running rows (views) are then the only users of the arrays
         adopted = tuple(weakref.ref(f) for f in finals if f is not None)
         it = _iteration(op, base, tr, bshape, j, args, adopted)
@@ -203,87 +203,16 @@ def _shrinking_loop(
         it.close()
         del it
         if running == n:
-            _adopt(finals, carried, base.bshape)
-    _retire(
+            adopt(finals, carried, base.bshape)
+    retire(
         finals,
         carried,
         axis,
-        _span(0, rows, n, tail),
+        span(0, rows, n, tail),
         n - rows if tail else 0,
         base.bshape,
     )
     return finals
-
-
-def _span(running: int, rows: int, n: int, tail: bool) -> tuple[int, int]:
-    """Positions of the points that were running (``rows``) and no longer are."""
-    return (n - rows, n - running) if tail else (running, rows)
-
-
-def _prefix(x: np.ndarray, axis: int, rows: int, tail: bool = False) -> np.ndarray:
-    """The last iteration's values of the points still running (its first or last
-    ``rows`` along ``axis``)."""
-    size = x.shape[axis]
-    if size in (1, rows):
-        return x
-    first = size - rows if tail else 0
-    return x[(slice(None),) * axis + (slice(first, first + rows),)]
-
-
-def _retire(
-    finals: list[np.ndarray | None],
-    carried: list[np.ndarray],
-    axis: int,
-    span: tuple[int, int],
-    offset: int,
-    bshape: tuple[int, ...],
-) -> None:
-    """Copy the points in ``span`` (positions along ``axis``) of the carried values,
-    whose row 0 is position ``offset``, to ``finals``: the points that stopped."""
-    first, stop = span
-    if stop <= first:
-        return
-    key = (slice(None),) * axis + (slice(first, stop),)
-    local = (slice(None),) * axis + (slice(first - offset, stop - offset),)
-    for k, x in enumerate(carried):
-        final = finals[k]
-        if final is None:
-            final = finals[k] = np.empty(bshape + x.shape[len(bshape) :], x.dtype)
-        rows = x if x.shape[axis] == 1 else x[local]
-        if not _same_memory(final[key], rows):
-            final[key] = rows
-
-
-def _adopt(
-    finals: list[np.ndarray | None], carried: list[Any], bshape: tuple[int, ...]
-) -> None:
-    """Make the yields of an iteration that ran on every point the arrays that collect
-    the final values, where nothing else holds them. Later iterations run on views of
-    their running rows and mostly update them in place (``Frame.donate``): a point's
-    rows are then already where ``_retire`` would copy them, and the loop needs no
-    second array per carried value (16 MB of fresh memory for FA2's causal ``acc`` at
-    S=4096, N=8)."""
-    for k in range(len(carried)):
-        x = carried[k]
-        if finals[k] is not None or type(x) is not np.ndarray:
-            continue
-        if x.base is not None or not x.flags.c_contiguous or not x.flags.writeable:
-            continue
-        if x.shape[: len(bshape)] != bshape or any(f is x for f in finals):
-            continue
-        # references: the list, the loop variable, getrefcount's argument
-        if sys.getrefcount(x) <= 3:
-            finals[k] = x
-
-
-def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether views ``a`` and ``b`` are the same elements of the same memory."""
-    return (
-        a.shape == b.shape
-        and a.strides == b.strides
-        and a.dtype == b.dtype
-        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-    )
 
 
 def _selected_loop(
