@@ -19,7 +19,7 @@ its yields back. A point with no trips keeps its inits.
 
 from __future__ import annotations
 
-import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -106,7 +106,7 @@ def _iteration(
     bshape: tuple[int, ...],
     j: int,
     carried: list[Any],
-    collectors: tuple[weakref.ref[np.ndarray], ...] = (),
+    collectors: Sequence[np.ndarray | None] = (),
 ) -> Frame:
     """Run iteration ``j``; ``carried`` is consumed (emptied), so the iteration is the
     only owner of its iter_args and may reuse their memory once they are dead (or
@@ -196,8 +196,7 @@ def _shrinking_loop(
         bshape = base.bshape[:axis] + (running,) + base.bshape[axis + 1 :]
         args = [prefix(x, axis, running, tail) for x in carried]
         carried = []  # the running rows (views) are then the only users of the arrays
-        adopted = tuple(weakref.ref(f) for f in finals if f is not None)
-        it = _iteration(op, base, tr, bshape, j, args, adopted)
+        it = _iteration(op, base, tr, bshape, j, args, finals)
         carried = [it.raw(y) for y in op.yields]
         carried = [x.narrow() if isinstance(x, Widened) else x for x in carried]
         it.close()

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sys
-import weakref
 
 import numpy as np
 
@@ -134,10 +133,10 @@ class Frame:
         self._defined: set[Value] = set()
         self.dying: tuple[Value, ...] = ()
         """Values whose last use is the op running now (set by ``run_block``)."""
-        self.collectors: tuple[weakref.ref[np.ndarray], ...] = ()
-        """Arrays a loop holds (once) besides the values of this frame: the final
-        values of a shrinking loop's carried values, updated in place through views
-        (see ``donate``). Weak references, so they add no reference of their own."""
+        self.collectors: Sequence[np.ndarray | None] = ()
+        """The list in which a shrinking loop holds (once) the arrays that collect its
+        final values, updated in place through views (see ``donate``); the list adds
+        one reference to each, however many frames see it."""
 
     @property
     def k(self) -> int:
@@ -213,7 +212,7 @@ class Frame:
 
     def _collected(self, x: np.ndarray) -> int:
         """1 if a loop holds ``x`` to collect final values (one more reference), else 0."""
-        return int(any(c() is x for c in self.collectors))
+        return int(any(c is x for c in self.collectors))
 
     def release(self, dead: Sequence[Value]) -> None:
         """Forget values that are not used any more, so their memory can be reused."""

@@ -91,9 +91,10 @@ def _require_held(
         )
     state = fr.queue(ref)
     status = _status(state, h.slot)
-    if not np.any(status != HELD):  # the common case, without a batch-shaped copy
+    stale = status != HELD
+    if not np.any(stale):  # the common case, without a batch-shaped copy
         return state
-    bad = np.broadcast_to(status != HELD, fr.bshape)
+    bad = np.broadcast_to(stale, fr.bshape)
     if bad.any():
         found = int(np.broadcast_to(status, fr.bshape).flat[int(np.argmax(bad))])
         raise ExecutionError(

@@ -30,8 +30,7 @@ def to_f32(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32)
 
 
-_F16_TO_F32 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
-_F16_TO_F32 = _F16_TO_F32.view(np.float16).astype(np.float32)
+_F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
 """float32 of every float16 bit pattern (256 KB), made by ``astype`` itself: a lookup
 gives the same bits as ``astype`` (NaN payloads included) by construction."""
 _SMALL_F16 = 1 << 18
