@@ -84,7 +84,8 @@ def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
         shape = param_shape(p, env)
         dtype = np_dtype(p.type.dtype)  # type: ignore[union-attr]
         if p.name in made:
-            out[p.name] = np.ascontiguousarray(np.asarray(made[p.name]).astype(dtype))
+            # astype(order="C"), not ascontiguousarray: that makes a 0-d array 1-d
+            out[p.name] = np.asarray(made[p.name]).astype(dtype, order="C")
         elif dtype.kind == "f" or dtype.name in ("bfloat16",) or "float8" in dtype.name:
             normal = rng.standard_normal(shape, dtype=np.float32)
             out[p.name] = (

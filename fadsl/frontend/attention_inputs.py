@@ -64,9 +64,9 @@ def _extra(
     dims = _dims(t, shape, consts)
     dtype = np_dtype(t.dtype)
     if t.init is not None:
-        return np.ascontiguousarray(np.asarray(t.init(dims, rng)).astype(dtype))
+        return np.asarray(t.init(dims, rng)).astype(dtype, order="C")  # keeps 0-d
     if t.dtype.is_float:
-        return rng.standard_normal(dims, dtype=np.float32).astype(dtype)
+        return np.asarray(rng.standard_normal(dims, dtype=np.float32)).astype(dtype)
     return np.zeros(dims, dtype)
 
 
