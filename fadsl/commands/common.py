@@ -8,15 +8,14 @@ A kernel file is either a Python file with module-level kernels (``@fd.kernel`` 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import re
-import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape
+from fadsl.commands.user_import import exec_user_module
 from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
 
 # ----------------------------------------------------------------------------
@@ -136,13 +135,8 @@ def _import_user_file(path: str) -> Any:
     abspath = os.path.abspath(path)
     stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     name = f"fadsl_user_{stem}"
-    spec = importlib.util.spec_from_file_location(name, abspath)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, os.path.dirname(abspath))
     try:
-        spec.loader.exec_module(module)
+        module = exec_user_module(name, abspath)
     except FadslError:
         raise
     except SyntaxError as exc:
@@ -158,8 +152,6 @@ def _import_user_file(path: str) -> Any:
             _user_frame(exc, abspath),
             hint="loading a kernel file runs its top-level Python code",
         ) from None
-    finally:
-        sys.path.remove(os.path.dirname(abspath))
     return module
 
 
