@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from fadsl.errors import Loc, UsageError
+from fadsl.input_checks import check_recorded
 from fadsl.ir.expr import evaluate
 from fadsl.ir.nodes import Param, ParamKind
 from fadsl.ir.types import TensorType
@@ -109,22 +110,26 @@ def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
             hint="--inputs names a folder holding <param>.bin files",
         )
     derived = set(getattr(binding.kdef, "derived", ()) or ())
+    meta = read_meta(folder)
     out: dict[str, np.ndarray] = {}
     for p in tensor_params(binding.kernel, ParamKind.IN):
         if p.name in derived and not os.path.isfile(
             os.path.join(folder, f"{p.name}.bin")
         ):
             continue  # computed below from the others (an attention block mask)
-        out[p.name] = _read_one(folder, p, param_shape(p, env))
+        out[p.name] = _read_one(folder, p, param_shape(p, env), meta)
     if derived - set(out):
         made = binding.kdef.derived_inputs(binding.shape, binding.consts, out)
         out.update({k: v for k, v in made.items() if k not in out})
     return out
 
 
-def _read_one(folder: str, p: Param, shape: tuple[int, ...]) -> np.ndarray:
+def _read_one(
+    folder: str, p: Param, shape: tuple[int, ...], meta: dict[str, Any] | None
+) -> np.ndarray:
     path = os.path.join(folder, f"{p.name}.bin")
     dtype = np_dtype(p.type.dtype)  # type: ignore[union-attr]
+    check_recorded(folder, meta, p, dtype, shape)
     want = math.prod(shape) * dtype.itemsize
     described = f"{'x'.join(map(str, shape))} {dtype.name} = {want:,} bytes"
     if not os.path.lexists(path):

@@ -46,3 +46,50 @@ def test_a_0d_extra_tensor_runs_with_its_seeded_inputs(tmp_path: Path) -> None:
         == 0
     )
     assert (again / "o.bin").read_bytes() == (out / "o.bin").read_bytes()
+
+
+FA2 = str(Path(__file__).resolve().parents[2] / "examples" / "fa2.py")
+TINY = "B=1,N=1,Sq=16,Skv=16,D=16"
+
+
+def test_inputs_of_another_dtype_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bf16 = tmp_path / "bf16"
+    assert main(["run", FA2, "--shape", TINY, "--dtype", "bf16", "-o", str(bf16)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "fp16"
+    assert (
+        main(["run", FA2, "--shape", TINY, "--inputs", str(bf16), "-o", str(out)]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "records q.bin as bfloat16, but this kernel reads `q` as float16" in err
+    assert "--dtype bf16" in err
+    assert not out.exists()
+    # in the data's dtype the same folder is read
+    assert (
+        main(
+            ["run", FA2, "--shape", TINY, "--dtype", "bf16", "--inputs", str(bf16)]
+            + ["-o", str(out)]
+        )
+        == 0
+    )
+
+
+def test_inputs_recorded_with_another_shape_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    assert main(["run", FA2, "--shape", TINY, "-o", str(run)]) == 0
+    capsys.readouterr()
+    other = "B=1,N=2,Sq=8,Skv=8,D=16"  # the same bytes in every file
+    out = tmp_path / "out"
+    assert (
+        main(["run", FA2, "--shape", other, "--inputs", str(run), "-o", str(out)]) == 1
+    )
+    err = capsys.readouterr().err
+    assert (
+        "records q.bin with the shape [1, 1, 16, 16], but at this --shape `q` is [1, 2, 8, 16]"
+        in err
+    )
+    assert "written with --shape" in err

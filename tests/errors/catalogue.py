@@ -64,6 +64,18 @@ kernel = fd.attention(name="modded", {kind}={name})
 """
 
 
+BF16_META = (
+    '{"params": {'
+    + ", ".join(
+        f'"{n}": {{"kind": "in", "dtype": "bfloat16", "shape": [1, 2, 64, 64], '
+        f'"file": "{n}.bin"}}'
+        for n in "qkv"
+    )
+    + "}}\n"
+)
+"""meta.json of a bf16 run of BASE (its inputs), for ``inputs_dtype_mismatch``."""
+
+
 @dataclass(frozen=True)
 class Mistake:
     """One user mistake: its files, the command that shows it, and the fix."""
@@ -385,6 +397,20 @@ CATALOGUE: tuple[Mistake, ...] = (
         },
         shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out "
         "--inputs inputs   # inputs/v.bin holds 4096 bytes",
+    ),
+    Mistake(
+        "inputs_dtype_mismatch",
+        "`--inputs` from a run of another dtype",
+        "Run the kernel in the data's dtype (`--dtype`), or give inputs of its dtype.",
+        RUN + ("--inputs", "inputs"),
+        files={
+            "inputs/q.bin": "zeros:16384",
+            "inputs/k.bin": "zeros:16384",
+            "inputs/v.bin": "zeros:16384",
+            "inputs/meta.json": BF16_META,
+        },
+        shown="fadsl run attn.py --dtype bf16 --shape B=1,N=2,Sq=64,Skv=64,D=64 -o inputs\n"
+        "fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out --inputs inputs",
     ),
     Mistake(
         "output_is_a_file",
