@@ -41,6 +41,7 @@ class _Rewriter:
         self.fresh = names.fresh
         self.vmap: dict[ir.Value, ir.Value] = {}
         self.defs: dict[ir.Value, ir.Op] = {}
+        self.widened: dict[ir.Value, ir.Value] = {}  # f32 copy -> integer tile
 
     def block(self, body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
         out: list[ir.Op] = []
@@ -61,6 +62,9 @@ class _Rewriter:
         if isinstance(op, ir.For):
             return [self.loop(op)]
         mapped = replace(op, **{f: self.m(getattr(op, f)) for f in op.OPERANDS})
+        if isinstance(mapped, (ir.Enqueue, ir.FreeTensor)):
+            # queue protocol names the slot's own buffer, never its f32 copy
+            return [replace(mapped, x=self.widened.get(mapped.x, mapped.x))]
         if isinstance(mapped, ir.Where):
             return self.where(mapped)
         if not isinstance(mapped, ir.ValueOp):
@@ -85,7 +89,7 @@ class _Rewriter:
         self.vmap[old.result] = new.result
         self.defs[new.result] = new
         out: list[ir.Op] = [new]
-        if isinstance(t, TileType) and t.dtype.is_int and isinstance(new, _INT_SOURCES):
+        if _int_source(new):
             out.append(self.to_float(new.result))
         return out
 
@@ -100,6 +104,7 @@ class _Rewriter:
             if new == v:
                 self.vmap[old] = f
         self.defs[f] = cast
+        self.widened[f] = v
         return cast
 
     def loop(self, op: ir.For) -> ir.For:
@@ -167,6 +172,20 @@ class _Rewriter:
         self.defs[new.result] = new
         out.append(new)
         return new.result
+
+
+def _int_source(op: ir.ValueOp) -> bool:
+    """An integer tile the vector unit reads: widened to f32 where it is made.
+
+    A load into a queue slot is not one: the slot keeps the integer block the DMA wrote
+    (enqueue and free_tensor name it); its dequeue is widened instead.
+    """
+    t = op.result.type
+    if not (isinstance(t, TileType) and t.dtype.is_int):
+        return False
+    if isinstance(op, ir.Load) and op.into is not None:
+        return False
+    return isinstance(op, _INT_SOURCES)
 
 
 def _dce(body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:

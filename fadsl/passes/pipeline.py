@@ -207,7 +207,8 @@ def _subst_index(ix: ir.Index, var: sympy.Symbol, at: sympy.Expr) -> ir.Index:
 
 def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> None:
     value = load.result
-    if value in loop.yields:
+    views = _views_of(value, out)
+    if any(v in loop.yields for v in views):
         raise ScheduleError(
             f"the pipelined load %{value.name} is also a loop-carried value",
             load.loc,
@@ -215,10 +216,27 @@ def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> 
         )
     last = -1
     for i, op in enumerate(out):
-        if value in op.operand_values() or consumers(value, _body_of(op)):
+        if any(_reads(op, v) for v in views):
             last = i
     free = ir.FreeTensor(queue=q, x=value, loc=load.loc.derived(NAME))
     out.insert(last + 1 if last >= 0 else len(out), free)
+
+
+def _views_of(value: ir.Value, body: list[ir.Op]) -> list[ir.Value]:
+    """``value`` and every expand_dims of it: views of the same queue buffer.
+
+    A view dies with its buffer, so the buffer is freed after the last use of any view
+    (a score_mod's ``tok_scale[kv_idx]`` is read as ``expand_dims`` of the loaded block).
+    """
+    views = [value]
+    for op in body:
+        if isinstance(op, ir.ExpandDims) and op.x in views:
+            views.append(op.result)
+    return views
+
+
+def _reads(op: ir.Op, value: ir.Value) -> bool:
+    return value in op.operand_values() or bool(consumers(value, _body_of(op)))
 
 
 def _body_of(op: ir.Op) -> tuple[ir.Op, ...]:
