@@ -5,24 +5,27 @@ no temporary folder behind; nothing is written outside the chosen folder (missin
 parent folders are created, and removed again if the command fails).
 
 Because a command replaces its output folder as a whole, ``-o`` may only name a new
-folder, an empty one, or an earlier fadsl output (a folder with fadsl's ``meta.json``
-or ``resources.json``, or one holding only such folders); never a file, a symbolic
-link, the root, or the current folder or one of its ancestors.
+folder, an empty one, or an unchanged earlier fadsl output: a folder whose
+``fadsl-manifest.json`` (written last, see fadsl/manifest.py) lists every file in it
+with the file's SHA-256 as fadsl wrote it. A folder with anything else in it (a file
+the user added or edited, other outputs side by side) is refused with a list of what
+is there, never deleted; so are a file, a symbolic link, the root, and the current
+folder or one of its ancestors.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from fadsl import manifest
 from fadsl.errors import UsageError
 
-MARKERS = ("meta.json", "resources.json")
-"""Files that mark a folder as written by fadsl (run/sim, compile); both name a kernel."""
+SHOWN = 5
+"""How many unexpected files a refusal names."""
 
 
 def check_output_dir(path: str, flag: str = "-o") -> str:
@@ -34,12 +37,8 @@ def check_output_dir(path: str, flag: str = "-o") -> str:
         raise UsageError(f"{flag} needs a folder name", hint="e.g. -o out/fa2")
     full = os.path.abspath(path)
     _refuse_special(full, path, flag)
-    if os.path.isdir(full) and not _replaceable(full):
-        raise UsageError(
-            f"{flag} {path}: the folder exists and holds files fadsl did not write",
-            hint="fadsl replaces its output folder as a whole; choose a new folder, "
-            "or empty this one",
-        )
+    if os.path.isdir(full):
+        _refuse_foreign(full, path, flag)
     _refuse_file_in_path(os.path.dirname(full), path, flag)
     return full
 
@@ -75,26 +74,50 @@ def _refuse_file_in_path(parent: str, path: str, flag: str) -> None:
         )
 
 
-def _replaceable(folder: str) -> bool:
-    """True for an empty folder or one fadsl wrote (see MARKERS)."""
-    entries = os.listdir(folder)
-    if not entries:
-        return True
-    if any(_names_a_kernel(os.path.join(folder, m)) for m in MARKERS):
-        return True
-    subdirs = [os.path.join(folder, e) for e in entries]
-    return all(
-        os.path.isdir(d) and not os.path.islink(d) and _replaceable(d) for d in subdirs
-    )
+def _refuse_foreign(full: str, path: str, flag: str) -> None:
+    notes = foreign(full)
+    if notes:
+        raise UsageError(
+            f"{flag} {path}: the folder exists and is not an unchanged earlier fadsl "
+            "output, so fadsl will not replace it",
+            notes=notes,
+            hint="fadsl replaces its output folder as a whole: choose another "
+            f"{flag} (a new folder), or move away what you want to keep and remove "
+            "the folder yourself",
+        )
 
 
-def _names_a_kernel(path: str) -> bool:
+def foreign(folder: str) -> list[str]:
+    """Why fadsl may not replace ``folder``, as notes; [] when it may: the folder is
+    empty, or every file in it is one its manifest lists, unchanged (files fadsl
+    wrote and the user since removed do not matter)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("kernel"), str)
+        entries = sorted(os.listdir(folder))
+    except OSError as exc:
+        return [f"it cannot be listed: {exc.strerror or exc}"]
+    if not entries:
+        return []
+    files = manifest.read(folder)
+    if files is None:
+        shown = [
+            e + "/" if os.path.isdir(os.path.join(folder, e)) else e for e in entries
+        ]
+        return [
+            f"it has no {manifest.NAME}, so it is not a fadsl output (or one written "
+            f"before fadsl kept manifests); it holds {_some(shown)}"
+        ]
+    diff = manifest.compare(folder, files)
+    notes = []
+    if diff.extra:
+        notes.append(f"not written by fadsl: {_some(diff.extra)}")
+    if diff.edited:
+        notes.append(f"changed since fadsl wrote them: {_some(diff.edited)}")
+    return notes
+
+
+def _some(names: list[str]) -> str:
+    more = len(names) - SHOWN
+    return ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 @contextmanager
@@ -113,7 +136,8 @@ def atomic_dir(path: str, flag: str = "-o") -> Iterator[str]:
         raise _cannot_write(path, flag, parent, exc) from None
     try:
         yield tmp
-        _swap_into_place(tmp, target)
+        manifest.write(tmp)
+        _swap_into_place(tmp, target, path, flag)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         _remove_made(made)
@@ -162,7 +186,7 @@ def _umask() -> int:
     return mask
 
 
-def _swap_into_place(tmp: str, target: str) -> None:
+def _swap_into_place(tmp: str, target: str, path: str, flag: str) -> None:
     if not os.path.exists(target):
         os.rename(tmp, target)
         return
@@ -170,12 +194,23 @@ def _swap_into_place(tmp: str, target: str) -> None:
     old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
     os.rmdir(old)
     os.rename(target, old)
+    try:  # checked again now that no one can add to it unseen
+        _refuse_foreign(old, path, flag)
+    except UsageError:
+        os.rename(old, target)
+        raise
     try:
         os.rename(tmp, target)
     except BaseException:
         os.rename(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def seal(folder: str) -> None:
+    """Write the manifest of everything in ``folder`` (atomic_dir does this for the
+    folder it yields; call it for a sub-folder that is an output of its own)."""
+    manifest.write(folder)
 
 
 def write_if_different(path: str, data: bytes) -> bool:

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.outputs import atomic_dir, check_output_dir
+    from fadsl.outputs import atomic_dir, check_output_dir, seal
     from fadsl.target import resolve
 
     target = resolve(args.target, args.target_file)
@@ -53,7 +53,9 @@ def main(args: argparse.Namespace) -> int:
     ):  # one folder holding them all: replace it at once
         with atomic_dir(args.output) as tmp:
             for project, _, out in built:
-                _write_files(project.files, os.path.join(tmp, os.path.basename(out)))
+                sub = os.path.join(tmp, os.path.basename(out))
+                _write_files(project.files, sub)
+                seal(sub)  # each kernel's folder is an output of its own too
     else:
         for project, _, out in built:
             write_project(project.files, out)

@@ -179,7 +179,11 @@ def test_a_multi_kernel_compile_replaces_its_folder_at_once(
     )
     out = tmp_path / "both"
     assert cli(tmp_path, "compile", str(src), "-o", str(out), "--quiet") == 0
-    assert sorted(p.name for p in out.iterdir()) == ["fa2", "fa2_copy"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "fa2",
+        "fa2_copy",
+        "fadsl-manifest.json",
+    ]
     before = tree(out)
     monkeypatch.setattr(
         compile_cmd, "open", FailAfter(20, KeyboardInterrupt()), raising=False
@@ -276,7 +280,9 @@ def test_a_folder_of_other_files_is_refused(
     project.mkdir()
     (project / "kernel.py").write_text("# mine\n")
     assert cli(tmp_path, *run_args(project)) == 1
-    assert "holds files fadsl did not write" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is not an unchanged earlier fadsl output" in err
+    assert "it has no fadsl-manifest.json" in err and "kernel.py" in err
     assert (project / "kernel.py").read_text() == "# mine\n"
 
 
@@ -288,7 +294,10 @@ def test_earlier_outputs_and_empty_folders_are_replaced(tmp_path: Path) -> None:
     assert (empty / "meta.json").is_file()
     proj = tmp_path / "proj"
     assert cli(tmp_path, *compile_args(proj)) == 0
-    assert cli(tmp_path, *compile_args(proj)) == 0  # has resources.json
+    assert cli(tmp_path, *compile_args(proj)) == 0  # its manifest matches
+    (proj / "README.md").unlink()  # a file fadsl wrote, removed: nothing to lose
+    assert cli(tmp_path, *compile_args(proj)) == 0
+    assert (proj / "README.md").is_file()
 
 
 def test_a_path_through_a_file_is_refused(
@@ -305,3 +314,104 @@ def test_outputs_get_the_usual_folder_mode(tmp_path: Path) -> None:
     umask = os.umask(0o022)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+# ----------------------------------------------------------------------------
+# Only an unchanged earlier output is replaced (issue 13, defect 1)
+# ----------------------------------------------------------------------------
+
+
+def test_a_folder_holding_earlier_outputs_is_not_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert cli(tmp_path, *run_args(out / "run1")) == 0
+    assert cli(tmp_path, *run_args(out / "run2")) == 0
+    before = tree(tmp_path)
+    capsys.readouterr()
+    assert cli(tmp_path, *run_args(out)) == 1
+    err = capsys.readouterr().err
+    assert "it holds run1/, run2/" in err
+    assert "choose another -o" in err
+    assert tree(tmp_path) == before
+
+
+def test_compile_into_a_folder_of_projects_keeps_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gen = tmp_path / "generated"
+    for name in ("fa2", "causal"):
+        src = str(ROOT / "examples" / f"{name}.py")
+        assert cli(tmp_path, "compile", src, "-o", str(gen / name), "--quiet") == 0
+    before = tree(tmp_path)
+    assert cli(tmp_path, *compile_args(gen)) == 1
+    assert "it holds causal/, fa2/" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["run", "sim", "compile"])
+def test_a_file_added_to_an_earlier_output_is_kept(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    fake_sim(monkeypatch)
+    out = tmp_path / "out"
+    argv = {"compile": compile_args, "run": run_args, "sim": sim_args}[command]
+    assert cli(tmp_path, *argv(out)) == 0
+    (out / "analysis.ipynb").write_text("{}\n")
+    (out / "plots").mkdir()
+    before = tree(tmp_path)
+    capsys.readouterr()
+    assert cli(tmp_path, *argv(out)) == 1
+    assert "not written by fadsl: analysis.ipynb, plots/" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+def test_an_edited_output_file_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert cli(tmp_path, *run_args(out)) == 0
+    with open(out / "meta.json", "a", encoding="utf-8") as f:
+        f.write("\n")
+    before = tree(tmp_path)
+    assert cli(tmp_path, *run_args(out)) == 1
+    assert "changed since fadsl wrote them: meta.json" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+def test_a_file_added_while_the_command_runs_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    assert cli(tmp_path, *run_args(out)) == 0
+    real = runio.write_run
+
+    def write_run(*args: Any, **kwargs: Any) -> None:
+        (out / "late.txt").write_text("mine\n")  # after the first check
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(runio, "write_run", write_run)
+    assert cli(tmp_path, *run_args(out, "--seed", "9")) == 1
+    assert (out / "late.txt").read_text() == "mine\n"
+    assert (out / "meta.json").is_file()
+    assert leftovers(tmp_path) == []
+
+
+def test_each_kernel_folder_of_a_multi_kernel_compile_is_an_output(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "two.py"
+    src.write_text(
+        Path(FA2).read_text(encoding="utf-8")
+        + "\n\nfa2_copy = fd.kernel(fa2.fn, name='fa2_copy', dtype='fp16',"
+        " default_shape=fa2.default_shape)\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "both"
+    assert cli(tmp_path, "compile", str(src), "-o", str(out), "--quiet") == 0
+    one = ["compile", str(src), "--kernel", "fa2", "--quiet", "--set", "block_q=64"]
+    assert cli(tmp_path, *one, "-o", str(out / "fa2")) == 0  # its own manifest
+    assert cli(tmp_path, "compile", str(src), "-o", str(out), "--quiet") == 1

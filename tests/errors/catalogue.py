@@ -479,6 +479,16 @@ CATALOGUE: tuple[Mistake, ...] = (
         "Ask for at least one block, or leave --block-dim out.",
         ("check", "attn.py", "--shape", SHAPE, "--block-dim", "0"),
     ),
+    Mistake(
+        "output_not_replaceable",
+        "`-o` naming a folder that holds files fadsl did not write",
+        "fadsl replaces its output folder as a whole, and only when the folder is empty "
+        "or an unchanged earlier output (its `fadsl-manifest.json` lists every file). "
+        "Give each run a folder of its own (`-o out/run2`), or move away what you want "
+        "to keep and remove the folder yourself.",
+        RUN,
+        files={"out/notes.txt": "mine\n", "out/run1/o.bin": "zeros:64"},
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
