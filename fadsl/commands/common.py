@@ -8,6 +8,7 @@ A kernel file is either a Python file with module-level kernels (``@fd.kernel`` 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import traceback
@@ -267,7 +268,7 @@ def _split_sets(
                 raise UsageError(
                     f"--set {name}: the scalar `{name}` takes a number", loc
                 )
-            scalar_sets[name] = float(value)
+            scalar_sets[name] = _finite_scalar(name, float(value), loc)
         elif name in consts:
             const_sets[name] = _check_const(name, value, consts[name], loc)
         else:
@@ -298,8 +299,34 @@ def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
             raise UsageError(f"--set {name}={value}: does not fit in 64 bits", loc)
         return value
     if isinstance(default, float) and isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise UsageError(
+                f"--set {name}={value}: `{name}` must be a finite number",
+                loc,
+                hint=f"the default is {default}",
+            )
         return float(value)
     return value
+
+
+F32_MAX = 3.4028234663852886e38
+
+
+def _finite_scalar(name: str, value: float, loc: Loc) -> float:
+    """A runtime scalar is a float32 in the kernel: NaN and infinities (or values that
+    round to them) would only turn every output into NaN."""
+    if math.isfinite(value) and abs(value) <= F32_MAX:
+        return value
+    what = "is not a number" if math.isnan(value) else "is not finite in float32"
+    raise UsageError(
+        f"--set {name}={value}: the scalar `{name}` {what}",
+        loc,
+        notes=(
+            f"`{name}` is a float32 in the kernel (largest finite value {F32_MAX:.4e}); "
+            "a NaN or infinite scalar makes the outputs NaN",
+        ),
+        hint=f"give a finite number, or leave --set {name} out to use its default",
+    )
 
 
 def _build_def(

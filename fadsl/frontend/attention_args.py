@@ -71,8 +71,20 @@ def window(value: Any, loc: Loc) -> tuple[int, int] | None:
 def positive(value: Any, what: str, loc: Loc) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise UsageError(f"{what} must be a positive number, got {value!r}", loc)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 0 < value < float("inf")
+    ):
+        raise UsageError(
+            f"{what} must be a positive finite number, got {value!r}",
+            loc,
+            hint=(
+                f"an infinite {what} would make every score NaN"
+                if value == float("inf")
+                else None
+            ),
+        )
     return float(value)
 
 

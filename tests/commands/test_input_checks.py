@@ -93,3 +93,25 @@ def test_inputs_recorded_with_another_shape_are_refused(
         in err
     )
     assert "written with --shape" in err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e39"])
+@pytest.mark.parametrize("command", ["run", "sim"])
+def test_a_non_finite_scalar_is_refused_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, command: str
+) -> None:
+    out = tmp_path / "out"
+    argv = [command, FA2, "--shape", TINY, "--set", f"scale={value}", "-o", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"fadsl: usage error: --set scale={float(value)}: ")
+    assert "the scalar `scale` is not" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("keyword", ["scale", "softcap"])
+def test_fd_attention_refuses_an_infinite_scale_or_softcap(keyword: str) -> None:
+    import fadsl as fd
+
+    with pytest.raises(fd.FadslError, match=f"{keyword} must be a positive finite"):
+        fd.attention(name="inf", **{keyword: float("inf")})

@@ -325,6 +325,20 @@ CATALOGUE: tuple[Mistake, ...] = (
         RUN + ("--set", "blockq=32"),
     ),
     Mistake(
+        "set_scalar_not_finite",
+        "`--set` of a NaN or infinite scalar",
+        "Give a finite number, or leave the scalar at its default.",
+        RUN + ("--set", "scale=nan"),
+        edits=(
+            (
+                "    block_q: int = 64,\n",
+                '    scale: fd.Scalar = "D ** -0.5",\n    block_q: int = 64,\n',
+            ),
+        ),
+        shown="fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out --set "
+        'scale=nan   # attn.py has the parameter scale: fd.Scalar = "D ** -0.5"',
+    ),
+    Mistake(
         "block_size_zero",
         "A zero block size",
         "Block sizes are positive integers.",
