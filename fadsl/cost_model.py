@@ -1,4 +1,9 @@
-"""The analytic cost model: modelled (never measured) time of a kernel on a target.
+"""The closed-form cost model: work counted from the IR, and BOUNDS on the kernel time.
+
+The headline time and TFLOPS come from the modelled schedule (``fadsl/perf/kernel.py``);
+this module gives the per-iteration work and two closed forms kept as labelled bounds:
+nothing overlapped (serial) and the units perfectly overlapped.
+
 
 Input: a kernel's typed IR as the frontend builds it (before pipelining: the KV loop is
 one ``For`` with its ``stages``), a Target (its ``rates``, each with a source or marked
@@ -12,8 +17,8 @@ The symbolic work per iteration and per task is derived once per kernel (``CostM
 and evaluated per configuration, so ``fadsl tune`` can rank thousands of tile choices;
 ``fadsl timeline`` reads the same per-iteration phase times.
 
-Non-goals: cycle accuracy, L2 caching of K/V (every load is charged to HBM), bank
-conflicts, instruction issue; buffer sizes (check_resources proves those).
+Non-goals: the headline (perf/kernel.py), L2 reuse (perf/l2.py; here every load is
+charged to HBM), bank conflicts, instruction issue; buffer sizes (check_resources).
 """
 
 from __future__ import annotations
@@ -169,6 +174,16 @@ class CostModel:
         ``cost_work.WORK_KEYS``) when ``block_dim`` blocks share the HBM."""
         return self._phases(w, block_dim)
 
+    def trips(self, env: Mapping[str, Any], extents: tuple[int, ...]) -> Any:
+        """KV trip count of every task (grid-shaped array; the first KV loop)."""
+        import numpy as np
+
+        if not self._loop_fns:
+            return np.zeros(extents)
+        _, _, trips_fn = self._loop_fns[0]
+        n = _trip_counts(trips_fn, env, self.grid.vars, extents)
+        return np.broadcast_to(n, extents).astype(np.int64)
+
     def block_dim(self, env: Mapping[str, Any]) -> int:
         """blockDim at ``env``: min(tasks, physical cores), as the checker chooses it."""
         tasks = _product(tuple(exact(e, env) for e in self.grid.extents))
@@ -176,29 +191,24 @@ class CostModel:
         return max(1, min(tasks, physical))
 
     def _phases(self, w: Mapping[str, int], block_dim: int) -> PhaseTimes:
-        t = self.target
-        clock = t.rate("clock_hz")
-        hbm_share = t.rate("hbm_bytes_per_s") / max(1, block_dim)
-        load_bw = min(t.rate("mte2_bytes_per_cycle") * clock, hbm_share)
-        store_bw = min(t.rate("mte3_bytes_per_cycle") * clock, hbm_share)
-        cube = max(
-            w["cube_flops"] / (t.rate("cube_flops_per_cycle") * clock)
-            + w["cube_f32_flops"] / (t.rate("cube_f32_flops_per_cycle") * clock),
-            w["l0a_bytes"] / (t.rate("l1_to_l0a_bytes_per_cycle") * clock),
-            w["l0b_bytes"] / (t.rate("l1_to_l0b_bytes_per_cycle") * clock),
-        )
-        units = 2 if t.split else 1
-        ops = w["vector_ops"] + w["vector_transcendental"] * t.rate(
-            "vector_transcendental_cost"
-        )
-        ws_in = w["ws_bytes"] / (t.rate("mte2_bytes_per_cycle") * clock)
-        ws_out = w["ws_bytes"] / (t.rate("mte3_bytes_per_cycle") * clock)
+        """Closed-form engine times, the cube core's and the vector cores' engines
+        merged per kind, every read at the L2 rate: with the units perfectly
+        overlapped, a lower bound of the schedule's iteration (not the schedule)."""
+        from fadsl.perf.engines import Engines
+
+        e = Engines.of(self.target, block_dim)
+        units = e.vector_units
         return PhaseTimes(
-            mte2=w["mte2_bytes"] / load_bw + ws_in,
-            cube=cube,
-            vector=ops / (t.rate("vector_elems_per_cycle") * clock * units),
-            mte3=w["mte3_bytes"] / store_bw + ws_out,
-            overhead=self._rate_s("iteration_overhead_cycles"),
+            mte2=e.read_s(w["mte2_bytes"] + w["ws_bytes"], 1.0),
+            cube=max(
+                e.cube_s(w["cube_flops"], w["cube_f32_flops"]),
+                e.mte1_s(w["l0a_bytes"], w["l0b_bytes"]),
+            ),
+            vector=e.vector_s(
+                w["vector_ops"] / units, w["vector_transcendental"] / units
+            ),
+            mte3=e.write_s(w["mte3_bytes"] / units) + e.fixpipe_s(w["ws_bytes"]),
+            overhead=e.round_s,
         )
 
     def _rate_s(self, cycles_rate: str) -> float:

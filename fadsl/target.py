@@ -43,6 +43,26 @@ RATE_NAMES = (
 )
 """Cost-model rates every target must give (docs/cost-model.md explains each)."""
 
+OPTIONAL_RATES: dict[str, tuple[str, str | None, float]] = {
+    "ddr_bytes_per_cycle": (
+        "B/cycle per core, HBM -> L1/UB",
+        "mte2_bytes_per_cycle",
+        1,
+    ),
+    "fixpipe_bytes_per_cycle": (
+        "B/cycle per AIC, L0C -> GM",
+        "mte3_bytes_per_cycle",
+        1,
+    ),
+    "l2_bytes": ("B per chip (0: no L2 modelled)", None, 0),
+    "flag_handover_cycles": ("cycles per cube <-> vector flag", None, 0),
+    "pipe_barrier_cycles": ("cycles per vector op (PipeBarrier)", None, 0),
+    "launch_overhead_cycles": ("cycles per kernel launch", None, 0),
+}
+"""Rates added after the first target format (engine model, L2, overheads): a target
+file that lacks one gets (unit, the rate it copies or None, else this value), with a
+``default:`` source saying so, so user targets written before them keep loading."""
+
 _SIZES = (
     "ub_bytes",
     "l1_bytes",
@@ -83,6 +103,10 @@ class Rate:
     @property
     def is_unverified(self) -> bool:
         return self.source.startswith("UNVERIFIED")
+
+    @property
+    def is_default(self) -> bool:
+        return self.source.startswith("default:")
 
 
 @dataclass(frozen=True)
@@ -297,7 +321,16 @@ def _rates(raw: Any, origin: str) -> dict[str, Rate]:
     missing = [k for k in RATE_NAMES if k not in raw]
     if missing:
         raise UsageError(f"{origin}: \"rates\" lacks {', '.join(missing)}", hint=_HINT)
-    return {name: _rate(name, entry, origin) for name, entry in raw.items()}
+    rates = {name: _rate(name, entry, origin) for name, entry in raw.items()}
+    for name, (unit, copies, value) in OPTIONAL_RATES.items():
+        if name in rates:
+            continue
+        if copies is not None:
+            value, how = rates[copies].value, f"the value of {copies}"
+        else:
+            how = f"{value:g} (not modelled)"
+        rates[name] = Rate(name, float(value), unit, f"default: not in the file; {how}")
+    return rates
 
 
 def _rate(name: str, entry: Any, origin: str) -> Rate:

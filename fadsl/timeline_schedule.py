@@ -1,9 +1,10 @@
-"""Durations and the schedule of ``fadsl/timeline.py``: rules 1-4 of its docstring.
+"""Durations and the schedule of ``fadsl/timeline.py``: rules 1-5 of its docstring.
 
-``Step`` is one event of the program before it is placed; ``_Scheduler`` places the
-steps of the task's own code, of every KV iteration (loads issued ``stages - 1``
-iterations ahead) and of its tail, in issue order, and records for each ``Event``
-what held it back. ``Timer`` turns a step's work into seconds on its lane.
+``Step`` is one engine action of the program before it is placed; ``Scheduler`` places
+the steps of the task's own code, of every KV iteration (loads issued ``stages - 1``
+iterations ahead) and of its tail, in issue order, and records for each ``Event`` what
+held it back. ``Timer`` turns a step's work into seconds on its engine
+(``fadsl/perf/engines.py``).
 """
 
 from __future__ import annotations
@@ -12,28 +13,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fadsl.cost_model import CostModel
 from fadsl.cost_work import WORK_KEYS
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.passes.footprint_eval import exact
+from fadsl.perf.engines import LANES, Engines
 
-LANES = ("MTE2", "CUBE", "VECTOR", "MTE3", "WS c>v", "WS v>c")
-"""The units, top to bottom in the picture; the two workspace lanes (cube -> vector and
-vector -> cube through GM) exist on split chips only."""
+ROUND = "__round"
+"""The pseudo-value a KV iteration's SCALAR loop-control step defines."""
 
 
 @dataclass(frozen=True)
 class Step:
-    """One event of the program before it is scheduled."""
+    """One engine action of the program before it is scheduled."""
 
     lane: str
     kind: str
-    """load, store, dot, vector or ws."""
+    """load, store, mte1, dot, vector, ws_write, ws_read or scalar."""
     name: str
     uses: tuple[str, ...]
     defs: tuple[str, ...]
     work: dict[str, Expr]
+    src: str = ""
+    """For a load: the tensor read (the L2 model's hit fraction is per tensor)."""
+    count: int = 0
+    """For a vector step: the ops in it (one PipeBarrier each)."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +61,14 @@ class Event:
 
 
 class Timer:
-    """Seconds of a step on its lane at the task's point."""
+    """Seconds of a step on its engine at the task's point (each step's duration is the
+    same in every iteration, so it is computed once)."""
 
-    def __init__(self, model: CostModel, dim: int, env: Mapping[str, Any]) -> None:
-        self.model, self.dim, self.env = model, dim, env
-        self.overhead = model.phase_times(dict.fromkeys(WORK_KEYS, 0), dim).overhead
+    def __init__(
+        self, engines: Engines, env: Mapping[str, Any], hits: Mapping[str, float]
+    ) -> None:
+        self.engines, self.env, self.hits = engines, env, hits
+        self._cache: dict[int, float] = {}
 
     def numbers(self, work: Mapping[str, Expr]) -> dict[str, int]:
         nums = dict.fromkeys(WORK_KEYS, 0)
@@ -70,10 +77,34 @@ class Timer:
         return nums
 
     def seconds(self, step: Step) -> float:
-        ph = self.model.phase_times(self.numbers(step.work), self.dim)
-        if step.kind == "ws":  # written by one core, read by the other
-            return float(ph.mte3 + ph.mte2)
-        return float(getattr(ph, step.lane.lower()))
+        key = id(step)
+        if key not in self._cache:
+            self._cache[key] = self._seconds(step, self.numbers(step.work))
+        return self._cache[key]
+
+    def _seconds(self, step: Step, n: dict[str, int]) -> float:
+        e = self.engines
+        per_aiv = e.vector_units if step.lane.startswith("AIV") else 1
+        if step.kind == "load":
+            return e.read_s(n["mte2_bytes"] / per_aiv, self.hits.get(step.src, 0.0))
+        if step.kind == "ws_read":  # workspaces stay in L2
+            return e.read_s(n["ws_bytes"] / per_aiv, 1.0)
+        if step.kind == "ws_write":
+            if step.lane == "FIXPIPE":
+                return e.fixpipe_s(n["ws_bytes"])
+            return e.write_s(n["ws_bytes"] / per_aiv)
+        if step.kind == "store":
+            return e.write_s(n["mte3_bytes"] / e.vector_units)
+        if step.kind == "mte1":
+            return e.mte1_s(n["l0a_bytes"], n["l0b_bytes"])
+        if step.kind == "dot":
+            return e.cube_s(n["cube_flops"], n["cube_f32_flops"])
+        if step.kind == "scalar":
+            return e.round_s
+        units = e.vector_units
+        return e.vector_s(
+            n["vector_ops"] / units, n["vector_transcendental"] / units, step.count
+        )
 
 
 @dataclass
@@ -92,10 +123,9 @@ class Scheduler:
         default_factory=lambda: dict.fromkeys(LANES, 0.0)
     )
 
-    def run(self, before: list[Step], after: list[Step], launch: float) -> None:
-        self.lane_free = dict.fromkeys(LANES, launch)
-        crossings = sum(1 for s in self.body if s.kind == "ws")
-        self.flag = self.timer.overhead / crossings if crossings else 0.0
+    def run(self, before: list[Step], after: list[Step], start: float) -> None:
+        self.lane_free = dict.fromkeys(LANES, start)
+        self.flag = self.timer.engines.flag_s
         for s in before:
             self._place(s, None)
         loads = [s for s in self.body if s.kind == "load"]
@@ -111,8 +141,6 @@ class Scheduler:
                     self._place(s, issue)
             for s in rest:
                 self._place(s, j)
-            if not crossings and rest:  # loop control where no flag carries it
-                self.lane_free["VECTOR"] += self.timer.overhead
         for s in after:
             self._place(s, None)
 
@@ -124,13 +152,15 @@ class Scheduler:
             if found is None:
                 continue
             deps.append(found)
-            delay = self.flag if step.kind == "ws" else 0.0
+            delay = self.flag if step.kind == "ws_read" else 0.0
             limits["flag" if delay else "inputs"] = max(
                 limits.get("flag" if delay else "inputs", 0.0),
                 self.events[found].end + delay,
             )
         if step.kind == "load" and j is not None:
             self._buffer_limits(step, j, limits)
+        if step.kind == "scalar":  # the vector core's program runs in order
+            limits["inputs"] = max(self.lane_free["VECTOR"], self.lane_free["SCALAR"])
         start = max(limits.values())
         reason = max(limits, key=lambda k: (limits[k], k == "unit"))
         end = start + self.timer.seconds(step)

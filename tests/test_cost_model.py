@@ -87,10 +87,9 @@ def test_round_robin_makespan_of_uneven_tasks() -> None:
 def test_faster_memory_is_never_slower() -> None:
     t = targets.get("ascend910b1")
     rates = dict(t.rates)
-    hbm = rates["hbm_bytes_per_s"]
-    rates["hbm_bytes_per_s"] = Rate(
-        hbm.name, hbm.value * 4, hbm.unit, "assumption: test"
-    )
+    for key in ("hbm_bytes_per_s", "ddr_bytes_per_cycle", "mte2_bytes_per_cycle"):
+        r = rates[key]
+        rates[key] = Rate(r.name, r.value * 4, r.unit, "assumption: test")
     fast = dataclasses.replace(t, rates=rates)
     env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": 2}
     slow_e = CostModel(_kernel(), t).estimate(env)

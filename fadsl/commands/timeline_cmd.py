@@ -17,7 +17,7 @@ from fadsl.commands import common
 
 if TYPE_CHECKING:
     from fadsl.commands.common import Binding
-    from fadsl.cost_model import Estimate
+    from fadsl.perf.kernel import KernelTime
     from fadsl.target import Target
     from fadsl.timeline import Timeline
 
@@ -116,13 +116,13 @@ def report(tl: Timeline, title: str, iterations: int) -> str:
         f"workspace {w['ws_bytes']:,} B, cube {w['cube_flops'] + w['cube_f32_flops']:,} "
         f"FLOP, vector {w['vector_ops']:,} element-ops + "
         f"{w['vector_transcendental']:,} transcendental",
-        f"  {'iter':>4}  {'lane':7} {'event':46} {'start us':>9} {'end us':>9} "
+        f"  {'iter':>4}  {'lane':8} {'event':46} {'start us':>9} {'end us':>9} "
         f"{'wait us':>8}  waited for",
     ]
     for e in shown(tl, iterations):
         j = "-" if e.iteration is None else str(e.iteration)
         lines.append(
-            f"  {j:>4}  {e.lane:7} {e.name[:46]:46} {e.start * 1e6:9.3f} "
+            f"  {j:>4}  {e.lane:8} {e.name[:46]:46} {e.start * 1e6:9.3f} "
             f"{e.end * 1e6:9.3f} {e.wait * 1e6:8.3f}  {e.waited_for}"
         )
     if iterations < tl.iterations:
@@ -141,26 +141,31 @@ def _summary(tl: Timeline) -> list[str]:
     )
     return [
         f"task: {tl.makespan * 1e6:.3f} us; steady iteration period "
-        f"{tl.period() * 1e6:.3f} us (closed form: {tl.serial_iteration_s * 1e6:.3f} us "
-        f"serial, {tl.overlapped_iteration_s * 1e6:.3f} us with the units perfectly "
-        "overlapped)",
-        f"lanes busy: {busy}",
-    ] + kernel_lines(tl.estimate)
+        f"{tl.period() * 1e6:.3f} us",
+        f"engines busy: {busy}",
+    ] + kernel_lines(tl.kernel)
 
 
-def kernel_lines(est: Estimate) -> list[str]:
-    """The cost model's whole-kernel figures (docs/cost-model.md), labelled modelled."""
-    overlap = (
-        f"{est.time_overlap_s * 1e3:.3f} ms with it"
-        if est.stages >= 2
-        else "one stage: nothing overlaps"
-    )
+def kernel_lines(kt: KernelTime) -> list[str]:
+    """The headline (the schedule dealt over the cores), then the closed-form bounds."""
+    est = kt.bounds
+    hits = ", ".join(f"{k} {100 * v:.0f}%" for k, v in kt.hits.items()) or "none"
     return [
-        f"kernel ({est.tasks} tasks on blockDim {est.block_dim}, {est.iterations:,} KV "
-        f"iterations in all), MODELLED: {est.time_serial_s * 1e3:.3f} ms without overlap, "
-        f"{overlap}; predicted {est.predicted_s * 1e3:.3f} ms, {est.tflops:.1f} TFLOPS, "
-        f"bound by {est.phases.bound}",
-        f"HBM traffic {est.hbm_bytes / 1e6:.1f} MB against a lower bound of "
-        f"{est.hbm_lower_bound / 1e6:.1f} MB ({est.hbm_ratio:.1f}x); cube <-> vector "
-        f"workspace {est.workspace_bytes / 1e6:.1f} MB",
+        f"kernel, MODELLED from this schedule: {kt.time_s * 1e3:.3f} ms, "
+        f"{kt.tflops:.1f} TFLOPS = launch {kt.launch_s * 1e6:.1f} us + "
+        f"{kt.busiest_tasks} task(s) on the busiest core ({kt.tasks} tasks on "
+        f"blockDim {kt.block_dim}: {kt.rounds} round(s), {kt.tail_tasks} in the last)",
+        f"traffic, MODELLED: HBM {kt.hbm_bytes / 1e6:.1f} MB against a lower bound of "
+        f"{kt.hbm_lower_bound / 1e6:.1f} MB ({kt.hbm_ratio:.1f}x); L2 {kt.l2_bytes / 1e6:.1f}"
+        f" MB (workspace {kt.workspace_bytes / 1e6:.1f} MB each way); L2 hits: {hits}",
+        f"bounds, not the schedule: lower {kt.lower_bound_s * 1e3:.3f} ms (every KV "
+        f"iteration at the pace of the busiest engine, {kt.bound_engine}: "
+        f"{_us(kt.overlapped_iteration_s)} us; {_us(kt.serial_iteration_s)} us with "
+        f"nothing overlapped); closed form with merged units: "
+        f"{est.time_overlap_s * 1e3:.3f} ms overlapped, "
+        f"{est.time_serial_s * 1e3:.3f} ms serial",
     ]
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3f}"

@@ -4,7 +4,7 @@ Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512 and ``sta
 (1, 2) -- only constants the kernel has, and not those fixed with ``--set``. The IR is
 built once per ``stages`` (block sizes are symbols in it); footprints are evaluated for
 all block sizes at once from the plan's formulas; the feasible configurations are ranked
-by modelled time (fadsl/cost_model.py, docs/cost-model.md); the best ones are re-checked
+by modelled time (the schedule of fadsl/perf/kernel.py, docs/cost-model.md); the best ones are re-checked
 exactly with their own buffer plan. ``--apply`` writes the winner as the new defaults
 of the kernel's parameters (fadsl/commands/apply_defaults.py).
 """
@@ -22,7 +22,7 @@ from fadsl.commands import common, flags
 
 if TYPE_CHECKING:
     from fadsl.commands.common import Binding
-    from fadsl.cost_model import Estimate
+    from fadsl.perf.kernel import KernelTime
     from fadsl.ir.nodes import Kernel
     from fadsl.target import Target
 
@@ -54,7 +54,7 @@ class Candidate:
     """One feasible configuration with its modelled cost and checked footprint."""
 
     values: dict[str, int]
-    estimate: Estimate
+    estimate: KernelTime
     percent: dict[str, float]
     """Per memory space: used / capacity in percent (exact re-check)."""
 
@@ -71,7 +71,7 @@ class TuneResult:
     notes: list[str] = field(default_factory=list)
 
 
-Found = list[tuple[float, dict[str, int], "Estimate"]]
+Found = list[tuple[float, dict[str, int], "KernelTime"]]
 """(modelled seconds, configuration, estimate) of the pre-screened configurations."""
 
 
@@ -179,7 +179,7 @@ def _search_stages(
 ) -> Found:
     import numpy as np
 
-    from fadsl.cost_model import CostModel
+    from fadsl.perf.kernel import KernelModel
 
     binding = _bind(chosen, args, stages)
     env = binding.env()
@@ -188,7 +188,7 @@ def _search_stages(
     ok = np.ones(len(grid), dtype=bool)
     for footprint, capacity in used.values():
         ok &= np.broadcast_to(footprint, ok.shape) <= capacity
-    model = CostModel(binding.kernel, target)
+    model = KernelModel(binding.kernel, target)
     out = []
     for i, g in enumerate(grid):
         if progress:
@@ -197,7 +197,7 @@ def _search_stages(
             continue
         values = {**g, **({"stages": stages} if stages is not None else {})}
         est = model.estimate({**env, **values})
-        out.append((est.predicted_s, values, est))
+        out.append((est.time_s, values, est))
     return out
 
 
@@ -322,9 +322,9 @@ def table(result: TuneResult, target: Target, top: int) -> str:
             (str(i),)
             + tuple(str(c.values[n]) for n in result.tuned)
             + (
-                f"{e.predicted_s * 1e3:.3f} ms",
+                f"{e.time_s * 1e3:.3f} ms",
                 f"{e.tflops:.1f}",
-                e.phases.bound,
+                e.bound_engine,
                 f"{e.hbm_ratio:.1f}x",
             )
             + tuple(f"{c.percent[s]:.0f}%" for s in ("UB", "L1", "L0A", "L0B", "L0C"))
@@ -342,8 +342,9 @@ def table(result: TuneResult, target: Target, top: int) -> str:
             "check with their own buffer plan, and were dropped)"
         )
     lines.append(
-        "time, TFLOPS, bound and HBM traffic are MODELLED (fadsl/cost_model.py, "
-        "docs/cost-model.md), not measured; many rates are UNVERIFIED or "
+        "time, TFLOPS and HBM traffic are MODELLED from each configuration's "
+        "schedule (fadsl/perf/kernel.py, docs/cost-model.md), not measured; bound: "
+        "the engine with the most work per KV iteration; many rates are UNVERIFIED or "
         "assumptions"
     )
     return "\n".join(lines)

@@ -1,0 +1,273 @@
+"""The modelled kernel: one task's engine schedule, dealt over cores and rounds.
+
+``KernelModel(kernel, target)`` builds the engine steps of one task once
+(``fadsl/timeline_steps.py``); ``estimate(env)`` then
+
+1. works out, per load, the fraction of reads the L2 serves (``perf/l2.py``);
+2. schedules one task per distinct KV trip count with the rules of
+   ``fadsl/timeline_schedule.py`` (long loops: the schedule is run until it repeats
+   itself with a constant period, then extended by that period -- exact for a periodic
+   schedule);
+3. deals the tasks round-robin to ``blockDim`` cores (task t on core t mod blockDim,
+   tasks in grid order), each core running its tasks one after another, each task after
+   ``task_overhead_cycles``; the kernel takes ``launch_overhead_cycles`` plus the busiest
+   core's sum.
+
+The time and TFLOPS that ``fadsl timeline``, ``tune`` and ``check`` print are this
+``KernelTime``; the closed form of ``fadsl/cost_model.py`` is kept as bounds only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from fadsl.cost_model import CostModel, Estimate
+from fadsl.errors import UsageError
+from fadsl.ir import nodes as ir
+from fadsl.ir.op_base import Slice
+from fadsl.passes.footprint_eval import exact
+from fadsl.perf import l2
+from fadsl.perf.engines import Engines
+from fadsl.target import Target
+from fadsl.timeline_schedule import Scheduler, Step, Timer
+from fadsl.timeline_steps import StepBuilder
+
+PROBE = 4
+"""KV iterations scheduled before looking for a constant period."""
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """The modelled kernel: every figure comes from the schedule (MODELLED)."""
+
+    time_s: float
+    tasks: int
+    block_dim: int
+    rounds: int
+    """Rounds of tasks: ceil(tasks / blockDim)."""
+    tail_tasks: int
+    """Tasks in the last round (blockDim when it is full)."""
+    busiest_tasks: int
+    """Tasks on the busiest core."""
+    launch_s: float
+    task_overhead_s: float
+    iterations: int
+    cube_flops: int
+    hbm_bytes: int
+    l2_bytes: int
+    hbm_lower_bound: int
+    workspace_bytes: int
+    hits: dict[str, float]
+    """Per loaded tensor: the fraction of its reads served by L2."""
+    engine_iteration_s: dict[str, float]
+    """Per engine: seconds it works in one KV iteration (one AI core)."""
+    serial_iteration_s: float
+    """One KV iteration with nothing overlapped (the sum over engines)."""
+    lower_bound_s: float
+    """Launch plus the busiest core's tasks with every KV iteration at the busiest
+    engine's pace and nothing else: a lower bound of ``time_s``."""
+    bounds: Estimate
+    """The closed form (cost_model): lower and upper bounds, not the headline."""
+
+    @property
+    def tflops(self) -> float:
+        return self.cube_flops / self.time_s / 1e12 if self.time_s else 0.0
+
+    @property
+    def bound_engine(self) -> str:
+        """The engine with the most work per KV iteration."""
+        eng = self.engine_iteration_s
+        return max(eng, key=lambda k: eng[k]) if eng else "-"
+
+    @property
+    def overlapped_iteration_s(self) -> float:
+        return max(self.engine_iteration_s.values(), default=0.0)
+
+    @property
+    def hbm_ratio(self) -> float:
+        return self.hbm_bytes / self.hbm_lower_bound if self.hbm_lower_bound else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "bounds"}
+        out.update(tflops=self.tflops, hbm_ratio=self.hbm_ratio, modelled=True)
+        out["bounds"] = self.bounds.as_dict()
+        return out
+
+
+class KernelModel:
+    """The engine steps of one kernel on one target; ``estimate`` schedules them."""
+
+    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
+        self.kernel, self.target = kernel, target
+        self.cost = CostModel(kernel, target)
+        grid = self.cost.grid
+        loops = [op for op in grid.body if isinstance(op, ir.For)]
+        if len(loops) != 1:
+            raise UsageError(
+                f"the kernel model needs one KV loop in the grid body of "
+                f"`{kernel.name}`, found {len(loops)}",
+                kernel.loc,
+            )
+        self.grid, self.loop = grid, loops[0]
+        pos = grid.body.index(self.loop)
+        b = StepBuilder(grid, self.loop, target)
+        self.before = b.steps(grid.body[:pos], "init")
+        self.body = b.steps(self.loop.body)
+        self.after = b.steps(grid.body[pos + 1 :], "finish")
+        self.stages = max(1, self.loop.stages)
+        self._loads = _loads(grid, self.loop)
+
+    # -- one task --------------------------------------------------------------
+
+    def timer(self, env: Mapping[str, Any]) -> Timer:
+        dim = self.cost.block_dim(env)
+        engines = Engines.of(self.target, dim)
+        point = {**env, **_last(self.grid, env)}
+        return Timer(engines, point, self.hits(env, dim))
+
+    def schedule(self, timer: Timer, trips: int) -> Scheduler:
+        """The full schedule of one task with ``trips`` KV iterations."""
+        sched = Scheduler(self.loop, timer, self.body, self.stages, trips)
+        sched.run(self.before, self.after, 0.0)
+        return sched
+
+    def task_seconds(self, timer: Timer, trips: int) -> float:
+        """The makespan of one task's schedule (without the task overhead)."""
+        if trips <= PROBE + 2:
+            return _makespan(self.schedule(timer, trips))
+        a, b, c = (
+            _makespan(self.schedule(timer, n)) for n in (PROBE, PROBE + 1, PROBE + 2)
+        )
+        if abs((c - b) - (b - a)) <= 1e-12 * c:
+            return c + (trips - PROBE - 2) * (c - b)
+        return _makespan(self.schedule(timer, trips))
+
+    # -- the kernel ------------------------------------------------------------
+
+    def estimate(self, env: Mapping[str, Any]) -> KernelTime:
+        bounds = self.cost.estimate(env)
+        extents = tuple(int(exact(e, env)) for e in self.grid.extents)
+        trips = self.cost.trips(env, extents).reshape(-1)
+        timer = self.timer(env)
+        e = timer.engines
+        per_task = np.zeros(trips.shape)
+        for n in np.unique(trips):
+            per_task[trips == n] = e.task_s + self.task_seconds(timer, int(n))
+        engines: dict[str, float] = {}
+        for s in self.body:
+            engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
+        pace = max(engines.values(), default=0.0)
+        dim = bounds.block_dim
+        tasks = int(per_task.size)
+        rounds = -(-tasks // dim) if tasks else 0
+        hbm, l2b = self._traffic(env, timer, trips)
+        return KernelTime(
+            time_s=e.launch_s + _busiest(per_task, dim),
+            tasks=tasks,
+            block_dim=dim,
+            rounds=rounds,
+            tail_tasks=tasks - (rounds - 1) * dim if rounds else 0,
+            busiest_tasks=rounds,
+            launch_s=e.launch_s,
+            task_overhead_s=e.task_s,
+            iterations=bounds.iterations,
+            cube_flops=bounds.cube_flops,
+            hbm_bytes=hbm,
+            l2_bytes=l2b,
+            hbm_lower_bound=bounds.hbm_lower_bound,
+            workspace_bytes=bounds.workspace_bytes,
+            hits=dict(timer.hits),
+            engine_iteration_s=engines,
+            serial_iteration_s=sum(engines.values()),
+            lower_bound_s=e.launch_s + _busiest(e.task_s + pace * trips, dim),
+            bounds=bounds,
+        )
+
+    def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
+        """Per loaded tensor, the fraction of its reads the L2 serves (perf/l2.py)."""
+        extents = tuple(int(exact(e, env)) for e in self.grid.extents)
+        shared = [ld for ld in self._loads if len(ld[1]) < len(extents)]
+        if not shared:
+            return {}
+        trips = int(
+            exact(self.loop.stop - self.loop.start, {**env, **_last(self.grid, env)})
+        )
+        ws = sum(
+            float(exact(s.work.get("ws_bytes", 0), env))
+            for s in self.body
+            if s.kind == "ws_write"
+        )
+        room = self.target.rate("l2_bytes") - dim * 2 * ws
+        out: dict[str, float] = {}
+        for load, axes, in_loop in shared:
+            nbytes = float(exact(_bytes(load), env)) * (max(1, trips) if in_loop else 1)
+            keys = l2.task_keys(extents, axes)
+            out[load.src] = l2.hit_fraction(keys, nbytes, dim, room / len(shared))
+        return out
+
+    def _traffic(
+        self, env: Mapping[str, Any], timer: Timer, trips: Any
+    ) -> tuple[int, int]:
+        """(HBM bytes, L2 bytes) of the whole kernel."""
+        iters, tasks = float(trips.sum()), float(trips.size)
+        hbm = l2b = 0.0
+        for load, _, in_loop in self._loads:
+            total = float(exact(_bytes(load), env)) * (iters if in_loop else tasks)
+            hit = timer.hits.get(load.src, 0.0)
+            hbm, l2b = hbm + total * (1 - hit), l2b + total * hit
+        for steps, count in ((self.body, iters), (self.before + self.after, tasks)):
+            for s in steps:
+                n = timer.numbers(s.work)
+                if s.kind == "store":
+                    hbm += n["mte3_bytes"] * count
+                elif s.kind in ("ws_write", "ws_read"):
+                    l2b += n["ws_bytes"] * count
+        return int(round(hbm)), int(round(l2b))
+
+
+def _busiest(per_task: np.ndarray, dim: int) -> float:
+    """The busiest core's sum when task t runs on core t mod ``dim``."""
+    if per_task.size == 0:
+        return 0.0
+    idx = np.arange(per_task.size) % dim
+    return float(np.bincount(idx, weights=per_task, minlength=dim).max())
+
+
+def _makespan(sched: Scheduler) -> float:
+    return max((e.end for e in sched.events), default=0.0)
+
+
+def _last(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:
+    return {v: max(0, int(exact(e, env)) - 1) for v, e in zip(grid.vars, grid.extents)}
+
+
+def _bytes(load: ir.Load) -> Any:
+    t = load.result.type
+    return sympy.Mul(*t.shape) * t.dtype.itemsize  # type: ignore[union-attr]
+
+
+def _loads(grid: ir.Grid, loop: ir.For) -> list[tuple[ir.Load, tuple[int, ...], bool]]:
+    """Every load of the grid body: (op, the grid axes its address depends on, inside
+    the KV loop)."""
+    out = []
+    for op, in_loop in [(o, False) for o in grid.body] + [(o, True) for o in loop.body]:
+        if not isinstance(op, ir.Load):
+            continue
+        names: set[str] = set()
+        for ix in op.index:
+            for e in _exprs(ix):
+                names |= {str(s) for s in getattr(e, "free_symbols", ())}
+        axes = tuple(i for i, v in enumerate(grid.vars) if v in names)
+        out.append((op, axes, in_loop))
+    return out
+
+
+def _exprs(ix: Any) -> list[Any]:
+    if isinstance(ix, Slice):
+        return [ix.start, ix.size] + ([ix.stop] if ix.stop is not None else [])
+    return [getattr(ix, "at", ix)]

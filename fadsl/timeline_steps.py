@@ -1,0 +1,218 @@
+"""Steps of one task from the IR, one per engine action (for ``fadsl/timeline.py``).
+
+Each load is a step on the MTE2 of the core that reads it (the cube core's for a tile a
+dot takes, the vector cores' otherwise); each dot is an MTE1 step (L1 -> L0A/L0B) then a
+CUBE step; consecutive vector ops are one VECTOR step; a store is an MTE3 step. On split
+chips a value made on one core and read on the other goes through a GM workspace: a
+write by the producer's engine (FIXPIPE for a dot result, the vector cores' MTE3 for P)
+and a read by the consumer's MTE2, after a flag hand-over. Each KV iteration starts with
+a SCALAR step (loop control). ``fadsl/timeline_schedule.py`` places the steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fadsl.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
+from fadsl.ir import nodes as ir
+from fadsl.perf.engines import load_lane, store_lane
+from fadsl.target import Target
+from fadsl.timeline_schedule import ROUND, Step
+
+
+class StepBuilder:
+    """Turns op sequences into engine steps, adding workspace transfers on split chips."""
+
+    def __init__(self, grid: ir.Grid, loop: ir.For, target: Target) -> None:
+        self.target = target
+        self.split = target.split
+        self.part = ""
+        self.alias: dict[str, str] = {}
+        self.side: dict[str, str] = {}
+        ops = walk(grid.body)
+        self.producers = {r: op for op in ops for r in op.results()}
+        self.to_cube = {
+            v.name for op in ops if isinstance(op, ir.Dot) for v in (op.a, op.b)
+        }
+        for arg, y in zip(loop.iter_args, loop.yields):
+            self.side[arg.name] = side_of(self.producers.get(y))
+        for res, y in zip(loop.loop_results, loop.yields):
+            self.side[res.name] = side_of(self.producers.get(y))
+
+    def steps(self, ops: tuple[ir.Op, ...], part: str = "") -> list[Step]:
+        """Steps of ``ops``; ``part`` names vector steps outside the loop (init, finish)."""
+        self.part = part
+        out: list[Step] = []
+        if not part:
+            out.append(
+                Step("SCALAR", "scalar", "scalar loop control", (), (ROUND,), {})
+            )
+        group: list[ir.Op] = []
+        for op in ops:
+            if isinstance(op, ir.ExpandDims):
+                self.alias[op.result.name] = self._name(op.x)
+                continue
+            if isinstance(op, FREE):
+                continue
+            if lane_kind(op) == "vector":
+                crossings = self._crossings(op, "vector")
+                if crossings:
+                    self._close(group, out)
+                    group = []
+                    out += crossings
+                group.append(op)
+                continue
+            self._close(group, out)
+            group = []
+            if isinstance(op, ir.Dot):
+                out += self._crossings(op, "cube") + self._dot(op)
+            else:
+                out.append(self._single(op))
+        self._close(group, out)
+        if not part:
+            gate_first_step(out)
+        return out
+
+    def _name(self, v: ir.Value) -> str:
+        return self.alias.get(v.name, v.name)
+
+    def _crossings(self, op: ir.Op, side: str) -> list[Step]:
+        if not self.split:
+            return []
+        out = []
+        for v in op.operand_values():
+            name = self._name(v)
+            made = self.side.get(name) or side_of(self.producers.get(v))
+            if made in ("dma", side) or f"{name}@{side}" in self.side:
+                continue
+            self.side[f"{name}@{side}"] = side
+            work = {"ws_bytes": value_bytes(v)}
+            if side == "vector":  # S or P @ V: Fixpipe writes, the vector MTE2 reads
+                writer, reader, arrow = "FIXPIPE", "AIV MTE2", "cube -> vector"
+            else:  # P: the vector MTE3 writes, the cube MTE2 reads
+                writer, reader, arrow = "AIV MTE3", "AIC MTE2", "vector -> cube"
+            gm = f"{name}@gm>{side}"
+            out.append(
+                Step(
+                    writer,
+                    "ws_write",
+                    f"ws {name} write ({arrow})",
+                    (name,),
+                    (gm,),
+                    work,
+                )
+            )
+            out.append(
+                Step(
+                    reader,
+                    "ws_read",
+                    f"ws {name} read ({arrow})",
+                    (gm,),
+                    (f"{name}@{side}",),
+                    work,
+                )
+            )
+        return out
+
+    def _uses(self, ops: list[ir.Op], side: str) -> tuple[str, ...]:
+        made = {r.name for op in ops for r in op.results()}
+        names = []
+        for op in ops:
+            for v in op.operand_values():
+                name = self._name(v)
+                if name in made:
+                    continue
+                crossed = f"{name}@{side}"
+                names.append(crossed if crossed in self.side else name)
+        return tuple(dict.fromkeys(names))
+
+    def _dot(self, op: ir.Dot) -> list[Step]:
+        w = Work()
+        count_op(op, w, {}, False, 1)
+        work = dict(w.amounts)
+        uses = self._uses([op], "cube")
+        res = op.result.name
+        self.side[res] = "cube"
+        bt = "^T" if op.transpose_b else ""
+        what = f"{op.a.name} @ {op.b.name}{bt}"
+        return [
+            Step("MTE1", "mte1", f"L1->L0 {what}", uses, (f"{res}@l0",), work),
+            Step("CUBE", "dot", f"cube {res} = {what}", (f"{res}@l0",), (res,), work),
+        ]
+
+    def _single(self, op: ir.Op) -> Step:
+        w = Work()
+        count_op(op, w, {}, False, 1)
+        if isinstance(op, ir.Load):
+            lane = load_lane(self.target, op.result.name in self.to_cube)
+            kind, src = "load", op.src
+        else:  # a store, or a For nested in the KV loop (counted as vector work)
+            lane = store_lane(self.target) if isinstance(op, ir.Store) else "VECTOR"
+            kind, src = ("store" if isinstance(op, ir.Store) else "vector"), ""
+        if isinstance(op, ir.For):
+            count_body(op.body, w, {}, False, op.stop - op.start)
+        uses = self._uses([op], "vector")
+        defs = tuple(r.name for r in op.results())
+        for d in defs:
+            self.side[d] = side_of(op)
+        return Step(lane, kind, label(op), uses, defs, dict(w.amounts), src)
+
+    def _close(self, group: list[ir.Op], out: list[Step]) -> None:
+        if not group:
+            return
+        w = Work()
+        for op in group:
+            count_op(op, w, {}, False, 1)
+        defs = tuple(r.name for op in group for r in op.results())
+        for d in defs:
+            self.side[d] = "vector"
+        first, last = line_of(group[0]), line_of(group[-1])
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        kind = self.part or (
+            "softmax" if any(isinstance(o, ir.Exp) for o in group) else "update"
+        )
+        name = f"vector {kind} -> {defs[-1]} ({lines})"
+        uses = self._uses(group, "vector")
+        out.append(
+            Step("VECTOR", "vector", name, uses, defs, dict(w.amounts), "", len(group))
+        )
+
+
+def gate_first_step(out: list[Step]) -> None:
+    """The iteration's first non-load step waits for its loop control (SCALAR)."""
+    i = next((i for i, s in enumerate(out) if s.kind not in ("load", "scalar")), None)
+    if i is not None:
+        s = out[i]
+        out[i] = dataclasses.replace(s, uses=s.uses + (ROUND,))
+
+
+def lane_kind(op: ir.Op) -> str:
+    if isinstance(op, ir.Load):
+        return "load"
+    if isinstance(op, ir.Store):
+        return "store"
+    if isinstance(op, ir.Dot):
+        return "dot"
+    return "vector"
+
+
+def side_of(op: ir.Op | None) -> str:
+    """Which core holds a value: dma (loaded: either may read it), cube or vector."""
+    if op is None or isinstance(op, ir.Load):
+        return "dma"
+    return "cube" if isinstance(op, ir.Dot) else "vector"
+
+
+def label(op: ir.Op) -> str:
+    if isinstance(op, ir.Load):
+        return f"load {op.result.name} ({op.src})"
+    if isinstance(op, ir.Store):
+        return f"store {op.dst}"
+    return f"vector {type(op).__name__.lower()}"
+
+
+def line_of(op: ir.Op) -> int:
+    loc = op.loc
+    while getattr(loc, "derived_from", None) is not None:
+        loc = loc.derived_from  # type: ignore[assignment]
+    return int(getattr(loc, "line", 0) or 0)
