@@ -1,6 +1,7 @@
 """Gantt pictures of a ``Timeline``: SVG written directly, PNG through matplotlib.
 
-One row per lane (MTE2, CUBE, VECTOR, MTE3, and the workspace on split chips), one bar
+One row per engine (on split chips the cube core's AIC MTE2, MTE1, CUBE, FIXPIPE and a
+vector core's AIV MTE2, VECTOR, AIV MTE3, SCALAR; fadsl/perf/engines.py), one bar
 per event coloured by kind, iterations told apart by shade and labelled ``j0``, ``j1``
 ...; a bar's tooltip (SVG) names the event and its modelled times. The title says that
 the times are modelled. matplotlib is optional (``pip install fadsl[plot]``).
@@ -19,9 +20,12 @@ COLOURS = {
     "dot": "#f28e2b",
     "vector": "#59a14f",
     "store": "#e15759",
-    "ws": "#b07aa1",
+    "ws_write": "#b07aa1",
+    "ws_read": "#d4a6c8",
+    "mte1": "#9c755f",
+    "scalar": "#bab0ac",
 }
-_LEFT, _RIGHT, _TOP, _ROW, _GAP = 84, 24, 58, 30, 8
+_LEFT, _RIGHT, _TOP, _ROW, _GAP = 96, 24, 58, 30, 8
 
 
 def shown(tl: Timeline, iterations: int) -> list[Event]:

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
 from fadsl.target import Target
-
-import numpy as np
 
 ROUND_KEYS = 1024
 """S2 block 128 x nRatio 8 (T:3066, T:3074)."""
@@ -97,23 +97,15 @@ def estimate(shape: Shape, target: Target) -> NativeTime:
     per_aiv = share // 2
     rounds = per_aiv * -(-shape.S // ROUND_KEYS)
     e = Engines.of(target, pairs)
-    keys = l2.task_keys((shape.B, shape.Nq, pairs), (0,)) // 1
+    # the K/V head each AI core works on: its first Q block's (b, n2)
+    per_head = (shape.Nq // shape.Nkv) * -(-shape.S // blk)
+    heads = (np.arange(pairs) * share) // per_head
     kv_bytes = 2 * shape.S * shape.D * 2
-    group = shape.Nq // shape.Nkv
-    head_keys = keys if group == shape.Nq else np.arange(keys.size) // (pairs * group)
-    hit = l2.hit_fraction(
-        head_keys[:pairs], kv_bytes, pairs, target.rate("l2_bytes") / 2
-    )
+    hit = l2.hit_fraction(heads, kv_bytes, pairs, target.rate("l2_bytes") / 2)
     ring = _ring(shape, blk, rounds, e, hit)
     flops = 4.0 * shape.B * shape.Nq * shape.S * shape.S * shape.D
     time = e.launch_s + e.task_s + ring[0]
-    kv_total = (
-        kv_bytes
-        * per_aiv
-        * pairs
-        * -(-shape.S // ROUND_KEYS)
-        / -(-shape.S // ROUND_KEYS)
-    )
+    kv_total = float(kv_bytes * per_aiv * pairs)  # each core reads K/V per Q-block pair
     return NativeTime(
         time_s=time,
         flops=flops,
@@ -137,14 +129,14 @@ def _ring(
     # cube, for both vector cores: bmm1 = Q K^T, bmm2 = P V (one K/V load into L1)
     bmm1 = _matmul(
         e,
-        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * blk * d * 2, 1.0) / keys * 0,
+        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * blk * d * 2, 1.0),  # K; Q
         mte1=e.mte1_s(2 * blk * d * 2, 2 * keys * d * 2),
         cube=e.cube_s(2 * 2 * blk * keys * d),
         fix=e.fixpipe_s(2 * s_elems * 4),
     )
     bmm2 = _matmul(
         e,
-        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * s_elems * 2, 1.0),
+        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * s_elems * 2, 1.0),  # V; P
         mte1=e.mte1_s(2 * s_elems * 2, 2 * keys * d * 2),
         cube=e.cube_s(2 * 2 * blk * keys * d),
         fix=e.fixpipe_s(2 * blk * d * 4),
