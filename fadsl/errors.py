@@ -144,6 +144,42 @@ def _indent_block(label: str, text: str, pad: str) -> list[str]:
     return out
 
 
+LINE_LIMIT = 1000
+"""Longest line of a rendered message, note or hint; longer ones (quoting a huge
+token or line of the user's file) are shortened, so a message stays readable."""
+SNIPPET_WIDTH = 120
+"""Widest source line shown under ``-->``; a longer one is cut around the caret."""
+
+
+def _printable(line: str) -> str:
+    """``line`` with control characters (a terminal's escapes) shown as ``?``."""
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
+def _clip(text: str) -> str:
+    """``text`` with each line printable and at most LINE_LIMIT characters."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) > LINE_LIMIT:
+            line = f"{line[:LINE_LIMIT]}... ({len(line):,} characters)"
+        out.append(_printable(line))
+    return "\n".join(out)
+
+
+def _window(src: str, start: int, end: int) -> tuple[str, int, int]:
+    """``src`` cut to SNIPPET_WIDTH around ``start``, with the caret span moved."""
+    if len(src) <= SNIPPET_WIDTH:
+        return _printable(src), start, end
+    end = min(end, start + SNIPPET_WIDTH // 2)
+    left = max(0, min(start - SNIPPET_WIDTH // 4, len(src) - SNIPPET_WIDTH))
+    right = min(len(src), left + SNIPPET_WIDTH)
+    head = "..." if left else ""
+    tail = "..." if right < len(src) else ""
+    shift = len(head) - left
+    shown = head + _printable(src[left:right]) + tail
+    return shown, start + shift, min(end, right) + shift
+
+
 def _snippet(loc: Loc, pad: str) -> list[str]:
     src = loc.source_line()
     if not src:
@@ -153,6 +189,7 @@ def _snippet(loc: Loc, pad: str) -> list[str]:
     if end is None:
         end = start + max(1, _token_len(src, start))
     end = min(end, max(len(src), start + 1))
+    src, start, end = _window(src, start, end)
     caret = " " * start + "^" * max(1, end - start)
     num = str(loc.line)
     return [
@@ -171,7 +208,7 @@ def _token_len(src: str, start: int) -> int:
 
 def render(err: FadslError) -> str:
     """The full multi-line diagnostic for ``err``."""
-    lines = [f"fadsl: {_title(err)}: {err.message}"]
+    lines = [f"fadsl: {_title(err)}: {_clip(err.message)}"]
     loc = err.loc
     pad = " " * (len(str(loc.line)) if loc is not None else 1)
     if loc is not None:
@@ -181,9 +218,9 @@ def render(err: FadslError) -> str:
         lines.append(f"{pad}--> {where}")
         lines += _snippet(loc, pad)
     for note in err.notes:
-        lines += _indent_block("note", note, pad)
+        lines += _indent_block("note", _clip(note), pad)
     if err.hint:
-        lines += _indent_block("hint", err.hint, pad)
+        lines += _indent_block("hint", _clip(err.hint), pad)
     return "\n".join(lines)
 
 

@@ -15,6 +15,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from fadsl.errors import UsageError
+from fadsl.files import read_json
+
 NAME = "fadsl-manifest.json"
 FORMAT = 1
 MAX_BYTES = 8 << 20
@@ -59,12 +62,11 @@ def write(folder: str, files: dict[str, str] | None = None) -> None:
 def read(folder: str) -> dict[str, str] | None:
     """The files the manifest lists, or None when it is missing or not fadsl's."""
     path = os.path.join(folder, NAME)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
     try:
-        if os.path.islink(path) or os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError, RecursionError):
+        doc = read_json(path, limit=MAX_BYTES)
+    except UsageError:  # unreadable, a FIFO, too large, not UTF-8, not JSON
         return None
     if not isinstance(doc, dict) or doc.get("written_by") != "fadsl":
         return None

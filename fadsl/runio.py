@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from fadsl.errors import Loc, UsageError
+from fadsl.files import read_json
 from fadsl.input_checks import check_recorded
 from fadsl.ir.expr import evaluate
 from fadsl.ir.nodes import Param, ParamKind
@@ -320,27 +321,20 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_META_HINT = (
+    "meta.json is written by fadsl run / fadsl sim; run again to write a fresh one"
+)
+
+
 def read_meta(folder: str) -> dict[str, Any] | None:
     """A run folder's meta.json (None if there is none), checked enough to be used."""
     path = os.path.join(folder, META)
     if not os.path.isfile(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            meta = json.load(f)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{path} is not valid JSON: {exc.msg}", Loc(path, exc.lineno, exc.colno - 1)
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
+    meta = read_json(path, hint=_META_HINT)
     problem = _meta_problem(meta)
     if problem is not None:
-        raise UsageError(
-            f"{path}: {problem}",
-            hint="meta.json is written by fadsl run / fadsl sim; run again "
-            "to write a fresh one",
-        )
+        raise UsageError(f"{path}: {problem}", hint=_META_HINT)
     return meta
 
 

@@ -10,14 +10,13 @@ checker, the cost model and the backends read them from here, nothing else hard-
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from fadsl.errors import Loc, UsageError
+from fadsl.errors import UsageError
 
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets")
 
@@ -220,22 +219,14 @@ def get(name: str) -> Target:
 
 def load_file(path: str) -> Target:
     """Load a target description (the JSON format of fadsl/targets/*.json)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"--target-file {path}: no such file") from None
-    except IsADirectoryError:
+    from fadsl.files import read_json
+
+    hint = "start from a built-in one: fadsl/targets/ascend910b1.json"
+    if os.path.isdir(path):
         raise UsageError(
-            f"--target-file {path} is a folder; it takes a JSON file",
-            hint="start from a built-in one: fadsl/targets/ascend910b1.json",
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--target-file {path}: cannot read it: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{path}: not valid JSON: {exc.msg}", Loc(path, exc.lineno, exc.colno - 1)
-        ) from None
+            f"--target-file {path} is a folder; it takes a JSON file", hint=hint
+        )
+    data = read_json(path, "--target-file", hint=hint)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a target description is a JSON object")
     return from_dict(data, path)

@@ -112,10 +112,11 @@ def load_source(path: str) -> KernelSource:
             hint="give the path of a kernel .py file or a textual-IR .fir file",
         )
     if path.endswith(".fir"):
+        from fadsl.files import IR_LIMIT, read_text
         from fadsl.ir.parser import parse_kernel
 
-        with open(path, encoding="utf-8") as f:
-            return KernelSource(path, ir_kernel=parse_kernel(f.read(), path))
+        text = read_text(path, "textual IR", IR_LIMIT)
+        return KernelSource(path, ir_kernel=parse_kernel(text, path))
     if not path.endswith(".py"):
         raise UsageError(f"{path}: expected a .py kernel file or a .fir IR file", None)
     module = _import_user_file(path)

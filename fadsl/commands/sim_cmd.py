@@ -57,12 +57,15 @@ def main(args: argparse.Namespace) -> int:
     )
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
-    binary, build_seconds = build(
-        binding, target, args.file, not args.skip_resource_proof
-    )
-    t0 = time.perf_counter()
-    outputs = run_binary(binary, binding, inputs, args.timeout)
-    run_seconds = time.perf_counter() - t0
+    try:
+        binary, build_seconds = build(
+            binding, target, args.file, not args.skip_resource_proof
+        )
+        t0 = time.perf_counter()
+        outputs = run_binary(binary, binding, inputs, args.timeout)
+        run_seconds = time.perf_counter() - t0
+    finally:
+        drop_temporary_cache()
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
         "target": target.name,
@@ -84,12 +87,46 @@ def main(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------
 
 
+_TEMP_CACHE: list[str] = []
+"""The temporary build folder of this process, when the cache cannot be used."""
+
+
 def cache_root() -> str:
+    """The build cache folder; a temporary one (with a note) when it cannot be made
+    or written, e.g. $FADSL_CACHE_DIR names a file or the home folder is read-only."""
     root = os.environ.get("FADSL_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "fadsl", "sim"
     )
-    os.makedirs(root, exist_ok=True)
-    return root
+    try:
+        os.makedirs(root, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(13, "not writable")
+        return root
+    except OSError as exc:
+        if not _TEMP_CACHE:
+            _TEMP_CACHE.append(tempfile.mkdtemp(prefix="fadsl-sim-build-"))
+            print(
+                f"note: cannot use the build cache {root} ({_why(root, exc)}); "
+                "building in a temporary folder (set FADSL_CACHE_DIR to a writable "
+                "folder to keep builds)",
+                file=sys.stderr,
+            )
+        return _TEMP_CACHE[0]
+
+
+def _why(root: str, exc: OSError) -> str:
+    probe = root
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if probe and not os.path.isdir(probe):
+        return f"{probe} is a file"
+    return str(exc.strerror or exc).lower()
+
+
+def drop_temporary_cache() -> None:
+    """Remove the temporary build folder that ``cache_root`` fell back to, if any."""
+    while _TEMP_CACHE:
+        shutil.rmtree(_TEMP_CACHE.pop(), ignore_errors=True)
 
 
 def build(

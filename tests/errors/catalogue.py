@@ -503,6 +503,31 @@ CATALOGUE: tuple[Mistake, ...] = (
         RUN,
         files={"out/notes.txt": "mine\n", "out/run1/o.bin": "zeros:64"},
     ),
+    # --- files fadsl reads (limits: see the top of this page) ---------------------
+    Mistake(
+        "fir_not_utf8",
+        "A textual IR file that is not UTF-8",
+        "Save the file as UTF-8 (`iconv -f latin1 -t utf-8`); IR names are ASCII.",
+        ("ir", "k.fir"),
+        files={"k.fir": "IR_SAMPLE_LATIN1"},
+        shown="%m\xe9x = row_max(%s_1) : f32[bq]   # saved as Latin-1",
+    ),
+    Mistake(
+        "target_file_device",
+        "A `--target-file` that is not a regular file",
+        "Give a JSON file; start from a built-in one such as "
+        "`fadsl/targets/ascend910b1.json`.",
+        ("check", "attn.py", "--shape", SHAPE, "--target-file", "/dev/zero"),
+    ),
+    Mistake(
+        "meta_json_too_deep",
+        "A run folder whose `meta.json` nests too deeply",
+        "meta.json is written by `fadsl run` and `fadsl sim`: run again to write a "
+        "fresh folder.",
+        ("verify", "run1", "run2"),
+        files={"run1/meta.json": "nested:100000", "run2/meta.json": "nested:100000"},
+        shown="fadsl verify run1 run2   # run1/meta.json is [[[[... 100,000 deep",
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")

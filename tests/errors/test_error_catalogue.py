@@ -31,9 +31,15 @@ def make_files(mistake: Mistake, folder: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if text.startswith("zeros:"):
             path.write_bytes(bytes(int(text.split(":")[1])))
+        elif text.startswith("nested:"):
+            depth = int(text.split(":")[1])
+            path.write_text("[" * depth + "]" * depth, encoding="utf-8")
         elif text == "IR_SAMPLE":
             sample = (ROOT / "tests" / "ir_samples" / "varlen.fir").read_text()
             path.write_text(sample.replace(*IR_SAMPLE_EDIT), encoding="utf-8")
+        elif text == "IR_SAMPLE_LATIN1":
+            sample = (ROOT / "tests" / "ir_samples" / "varlen.fir").read_text()
+            path.write_bytes(sample.replace("%mx =", "%m\xe9x =").encode("latin-1"))
         else:
             path.write_text(text, encoding="utf-8")
 
@@ -109,6 +115,12 @@ under the culprit, `= note:` lines with context, and `= hint:` with a fix. Exit
 status: 0 success, 1 a user error (or a numerical FAIL), 2 an argparse usage error,
 70 a fadsl bug (the message says so and asks for a report), 130 interrupted, 141
 stdout closed (`fadsl ... | head`). `FADSL_DEBUG=1` adds the Python traceback.
+
+Files fadsl reads must be regular files in UTF-8 and at most: textual IR (`.fir`)
+4 MiB, a run folder's `meta.json` and a `--target-file` 1 MiB each (fadsl writes
+them at a few KB; `fadsl/files.py`). Input `.bin` files must have exactly the size
+of their tensor. A line of the user's file wider than 120 characters is shown cut
+around the caret, and a message line is cut at 1,000 characters.
 
 Regenerate this page and the messages with
 `python3 -m pytest tests/errors --update-golden`, and review the diff.
