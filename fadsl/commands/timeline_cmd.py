@@ -1,10 +1,11 @@
 """``fadsl timeline``: the modelled pipeline schedule of one task, as a log and a picture.
 
 Prints the per-iteration work, then every event of the task's own code and of its first
-KV iterations (lane, start, end, how long the lane waited and for what), then the
-task's modelled time, its steady iteration period next to the cost model's closed
-form, and how busy each lane is. ``-o picture.svg`` (or ``.png``, with matplotlib)
-draws the Gantt chart. Every figure is MODELLED (fadsl/timeline.py, docs/cost-model.md).
+KV iterations (engine, start, end, how long the engine waited and for what), then the
+task's modelled time and steady iteration period, how busy each engine is, the kernel
+time and TFLOPS this schedule gives over the cores (fadsl/perf/kernel.py), HBM and L2
+traffic, and the closed forms as labelled bounds. ``-o picture.svg`` (or ``.png``, with
+matplotlib) draws the Gantt chart. Every figure is MODELLED (docs/cost-model.md).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def kernel_lines(kt: KernelTime) -> list[str]:
         f"traffic, MODELLED: HBM {kt.hbm_bytes / 1e6:.1f} MB against a lower bound of "
         f"{kt.hbm_lower_bound / 1e6:.1f} MB ({kt.hbm_ratio:.1f}x); L2 {kt.l2_bytes / 1e6:.1f}"
         f" MB (workspace {kt.workspace_bytes / 1e6:.1f} MB each way); L2 hits: {hits}",
-        f"bounds, not the schedule: lower {kt.lower_bound_s * 1e3:.3f} ms (every KV "
+        f"bounds, MODELLED, not the schedule: lower {kt.lower_bound_s * 1e3:.3f} ms (every KV "
         f"iteration at the pace of the busiest engine, {kt.bound_engine}: "
         f"{_us(kt.overlapped_iteration_s)} us; {_us(kt.serial_iteration_s)} us with "
         f"nothing overlapped); closed form with merged units: "
