@@ -69,6 +69,8 @@ class Timer:
     ) -> None:
         self.engines, self.env, self.hits = engines, env, hits
         self._cache: dict[int, float] = {}
+        self.probe: tuple[float, ...] | None = None
+        """Makespans of short schedules, kept by perf/kernel.py to extend long ones."""
 
     def numbers(self, work: Mapping[str, Expr]) -> dict[str, int]:
         nums = dict.fromkeys(WORK_KEYS, 0)

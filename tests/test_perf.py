@@ -120,3 +120,16 @@ def test_the_calibration_bench_meets_its_targets() -> None:
             assert abs(err) <= 20
     assert "launch_overhead_cycles" in out and "iteration_overhead_cycles" in out
     assert "do not carry the fitted values" not in out
+
+
+def test_causal_reads_of_uneven_length_never_beat_the_compulsory_traffic() -> None:
+    kdef = common.select(common.load_source(str(ROOT / "examples/fa2.py")), "fa2")
+    model = KernelModel(
+        kdef.build({"stages": 2, "causal": True}), targets.get("ascend910b2")
+    )
+    env = {**ENV, "N": 8, "Sq": 4096, "Skv": 4096}
+    kt = model.estimate(env)
+    # Q block i reads i + 1 K blocks; the longest reader of a head brings all of K
+    assert kt.hbm_bytes == kt.hbm_lower_bound
+    # tasks of one key in one round: the longest read is the HBM part
+    assert l2.hit_fraction(np.array([0, 0]), np.array([1.0, 3.0]), 2, 100.0) == 0.25

@@ -140,9 +140,11 @@ class KernelModel:
         """The makespan of one task's schedule (without the task overhead)."""
         if trips <= PROBE + 2:
             return _makespan(self.schedule(timer, trips))
-        a, b, c = (
-            _makespan(self.schedule(timer, n)) for n in (PROBE, PROBE + 1, PROBE + 2)
-        )
+        if timer.probe is None:  # shared by every long trip count at this point
+            timer.probe = tuple(
+                _makespan(self.schedule(timer, n)) for n in range(PROBE, PROBE + 3)
+            )
+        a, b, c = timer.probe
         if abs((c - b) - (b - a)) <= 1e-12 * c:
             return c + (trips - PROBE - 2) * (c - b)
         return _makespan(self.schedule(timer, trips))
@@ -189,14 +191,12 @@ class KernelModel:
         )
 
     def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
-        """Per loaded tensor, the fraction of its reads the L2 serves (perf/l2.py)."""
+        """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py)."""
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
         shared = [ld for ld in self._loads if len(ld[1]) < len(extents)]
         if not shared:
             return {}
-        trips = int(
-            exact(self.loop.stop - self.loop.start, {**env, **_last(self.grid, env)})
-        )
+        trips = self.cost.trips(env, extents).reshape(-1)
         ws = sum(
             float(exact(s.work.get("ws_bytes", 0), env))
             for s in self.body
@@ -205,9 +205,10 @@ class KernelModel:
         room = self.target.rate("l2_bytes") - dim * 2 * ws
         out: dict[str, float] = {}
         for load, axes, in_loop in shared:
-            nbytes = float(exact(_bytes(load), env)) * (max(1, trips) if in_loop else 1)
+            nbytes = float(exact(_bytes(load), env))
+            reads = nbytes * trips if in_loop else nbytes
             keys = l2.task_keys(extents, axes)
-            out[load.src] = l2.hit_fraction(keys, nbytes, dim, room / len(shared))
+            out[load.src] = l2.hit_fraction(keys, reads, dim, room / len(shared))
         return out
 
     def _traffic(

@@ -7,9 +7,11 @@ block) reads the same data in several tasks: a "key" names that data (the values
 grid variables it depends on). The model:
 
 1. in each round, the first read of a key that is not resident comes from HBM, every
-   other read of it in the round from L2 (the concurrent cores share it);
+   other read of it in the round from L2 (the concurrent cores share it); when the
+   tasks read different lengths of it (causal), the longest read is the HBM part;
 2. a key stays resident for later rounds while the keys read since fit in the load's
-   share of the L2 (least recently used first out);
+   share of the L2 (least recently used first out; a key larger than the share is
+   never kept);
 3. the share: the L2 size less the workspace the cores keep in it, split evenly among the
    loads that are shared at all.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,26 +38,32 @@ def task_keys(extents: Sequence[int], axes: Sequence[int]) -> np.ndarray:
 
 
 def hit_fraction(
-    keys: np.ndarray, footprint: float, block_dim: int, capacity: float
+    keys: np.ndarray, reads: Any, block_dim: int, capacity: float
 ) -> float:
-    """Fraction of the reads (one per task) that L2 serves; ``footprint`` bytes per key."""
+    """Fraction of the bytes read (``reads``: per task, or one number for all) that L2
+    serves. The tasks reading one key share what the longest of them reads."""
     tasks = int(keys.size)
-    if tasks == 0 or capacity <= 0:
+    per_task = np.broadcast_to(np.asarray(reads, dtype=np.float64), (tasks,))
+    total = float(per_task.sum())
+    if tasks == 0 or capacity <= 0 or total <= 0:
         return 0.0
-    distinct = np.unique(keys)
-    if footprint <= 0 or footprint * distinct.size <= capacity:
-        return 1.0 - distinct.size / tasks  # every key read from HBM once
-    room = max(0, int(capacity // footprint))
-    resident: OrderedDict[int, None] = OrderedDict()
-    misses = 0
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    longest = np.zeros(distinct.size)
+    np.maximum.at(longest, inverse, per_task)
+    if float(longest.sum()) <= capacity:
+        return 1.0 - float(longest.sum()) / total  # every key read from HBM once
+    resident: OrderedDict[int, float] = OrderedDict()
+    missed = 0.0
     dim = max(1, block_dim)
     for start in range(0, tasks, dim):
-        for k in np.unique(keys[start : start + dim]).tolist():
-            if k in resident:
-                resident.move_to_end(k)
-            else:
-                misses += 1
-                resident[k] = None
-        while len(resident) > room:
+        part = inverse[start : start + dim]
+        for k in np.unique(part).tolist():
+            need = float(per_task[start : start + dim][part == k].max())
+            have = resident.pop(k, 0.0)
+            missed += max(0.0, need - have)
+            resident[k] = max(need, have)
+        while sum(resident.values()) > capacity and len(resident) > 1:
             resident.popitem(last=False)
-    return 1.0 - misses / tasks
+        if sum(resident.values()) > capacity:
+            resident.clear()
+    return 1.0 - missed / total
