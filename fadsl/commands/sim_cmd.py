@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
         drop_temporary_cache()
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
+        "built_with": f"cmake, {_compiler_version()}, RUN_MODE=fadsl",
         "target": target.name,
         "seed": None if args.inputs else args.seed,
         "build_seconds": round(build_seconds, 2),
@@ -77,6 +78,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_check:
         extra["vs_interpreter"] = compare_with_interpreter(binding, inputs, outputs)
         check = runio.check_outputs(binding, inputs, outputs)
+    extra["result"] = "not checked" if check is None else _verdict(check.passed)
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, outputs, check, extra)
     return _report(binding, check, extra, args.output)
@@ -314,6 +316,10 @@ def compare_with_interpreter(
     return out
 
 
+def _verdict(passed: bool) -> str:
+    return "PASS" if passed else "FAIL"
+
+
 def _report(binding: Any, check: Any, extra: dict, folder: str) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] on fadsl's CPU runtime -> {folder}")
@@ -336,5 +342,5 @@ def _report(binding: Any, check: Any, extra: dict, folder: str) -> int:
         return 0
     for v in check.verdicts:
         print("  " + v.line())
-    print("PASS" if check.passed else "FAIL")
+    print(_verdict(check.passed))
     return 0 if check.passed else 1

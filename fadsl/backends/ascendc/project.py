@@ -53,6 +53,7 @@ def build_project(
         raise err
     emitted = emit(low, os.path.basename(source), env)
     context = _context(binding, target, emitted, source, out_dir)
+    context["fits"] = err is None
     files = render_all(binding.kernel.name, context)
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
