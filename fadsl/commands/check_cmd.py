@@ -215,6 +215,23 @@ def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
             f"GM workspace: {report.workspace_bytes:,} B per block x "
             f"{c.block_dim} blocks = {total:,} B"
         )
+    return lines + _field_lines(report)
+
+
+def _field_lines(report: ResourceReport) -> list[str]:
+    """The API field proof: how many values were bounded, and any out of range."""
+    bad = [f for f in report.fields if not f.ok]
+    verdict = f"{len(bad)} OUT OF RANGE" if bad else "all in range"
+    lines = [
+        f"Ascend C fields: {len(report.fields)} computed values bounded against their "
+        f"C types and documented ranges; {verdict}"
+    ]
+    for f in bad:
+        d = f.use.field
+        lines.append(
+            f"  {d.title} = {f.value:,} not in [{d.lo:,}, {d.hi:,}] ({d.ctype}): "
+            f"{f.use.what} ({f.use.loc.short() if f.use.loc else ''})"
+        )
     return lines
 
 

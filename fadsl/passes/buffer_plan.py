@@ -10,12 +10,16 @@ chips a vector tile holds the rows of one of the two AIVs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sympy
 
 from fadsl.errors import Loc
 from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.types import DType, Shape
+
+if TYPE_CHECKING:
+    from fadsl.passes.api_fields import FieldUse
 
 SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
 
@@ -102,6 +106,8 @@ class BufferPlan:
     """Grid points: product of the grid extents."""
     rows_per_vector_core: Expr | None
     """Rows of a Q block each AIV owns (block_q / 2), None when not split."""
+    fields: tuple[FieldUse, ...] = ()
+    """Every integer the kernel passes to an Ascend C parameter (``api_fields``)."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

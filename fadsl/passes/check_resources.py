@@ -6,7 +6,8 @@ their own buffers, rows already split between the two AIVs on split chips), a Ta
 the values of the shape and block-size symbols.
 Output: a ResourceReport: per memory space the sympy footprint (each slot padded to the
 space's alignment, ``BufferPlan.footprint``), its value, the capacity and the percentage;
-per buffer its bytes; how tasks map onto cores (blockDim). ``explain`` turns a failing
+per buffer its bytes; how tasks map onto cores (blockDim); every integer the kernel
+passes to an Ascend C parameter with its value (``api_fields``, ``field_check``). ``explain`` turns a failing
 report into one ResourceError naming every overflowing memory, the formula, the numbers,
 every buffer with its source line, the largest block size that fits and an alternative.
 ``run(kernel, target)`` is the pass form: plan, check, return the kernel unchanged.
@@ -27,7 +28,8 @@ from fadsl.errors import ErrorGroup, Loc, ResourceError
 from fadsl.ir.expr import Expr, to_text
 from fadsl.ir.nodes import Kernel
 from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
-from fadsl.passes import resource_hints
+from fadsl.passes import field_check, resource_hints
+from fadsl.passes.field_check import FieldValue
 from fadsl.passes.footprint_eval import exact
 from fadsl.target import Target
 
@@ -98,10 +100,17 @@ class ResourceReport:
     cores: CoreUse
     unsupported: tuple[Buffer, ...] = ()
     """Buffers whose dtype the unit that uses them does not take on this target."""
+    fields: tuple[FieldValue, ...] = ()
+    """Every integer passed to an Ascend C parameter, with its value (field_check)."""
 
     @property
     def ok(self) -> bool:
-        return self.cores.ok and not self.overflowing() and not self.unsupported
+        return (
+            self.cores.ok
+            and not self.overflowing()
+            and not self.unsupported
+            and all(f.ok for f in self.fields)
+        )
 
     def overflowing(self) -> tuple[SpaceUse, ...]:
         return tuple(s for s in self.spaces if s.overflow)
@@ -136,6 +145,7 @@ def check(
         ws,
         core_use(plan, target, env, block_dim),
         unsupported_dtypes(plan, target),
+        field_check.evaluate(plan.fields, env),
     )
 
 
@@ -244,6 +254,8 @@ def explain(
     if not report.cores.ok:
         group.add(_core_error(report, target, file, kernel_loc))
     for err in _dtype_errors(report, target, file):
+        group.add(err)
+    for err in field_check.errors(report, plan, target.name, file, tunable, kernel_loc):
         group.add(err)
     try:
         group.raise_if_any()

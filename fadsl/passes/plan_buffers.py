@@ -19,7 +19,7 @@ Non-goals: emitting code; choosing block sizes (tune); proving fit (check_resour
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -28,6 +28,7 @@ from fadsl.errors import BackendError, UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
+from fadsl.passes.api_fields import field_uses
 from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.passes.sides import CUBE, Sides, classify, grid_of
 from fadsl.passes.vector_plan import VectorPlanner
@@ -103,7 +104,7 @@ def lower(
     bp = BufferPlan(
         kernel.name, target.name, kernel_type, buffers, workspaces, tasks, half
     )
-    return Lowering(
+    low = Lowering(
         kernel,
         target,
         bp,
@@ -115,6 +116,7 @@ def lower(
         grid,
         env,
     )
+    return replace(low, plan=replace(bp, fields=field_uses(low)))
 
 
 def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:

@@ -50,6 +50,20 @@ def report_json(
             {"buffer": b.name, "space": b.space, "dtype": b.dtype.value}
             for b in report.unsupported
         ],
+        "api_fields": [
+            {
+                "call": f.use.field.call,
+                "field": f.use.field.name,
+                "ctype": f.use.field.ctype,
+                "range": [f.use.field.lo, f.use.field.hi],
+                "formula": expr_text(f.use.value),
+                "value": f.value,
+                "ok": f.ok,
+                "what": f.use.what,
+                "source": f.use.loc.short() if f.use.loc else None,
+            }
+            for f in report.fields
+        ],
         "workspace_bytes_per_block": report.workspace_bytes,
         "cores": {
             "tasks": c.tasks,

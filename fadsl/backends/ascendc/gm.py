@@ -8,10 +8,10 @@ import sympy
 
 from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.view import Line
-from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr import Expr
 from fadsl.ir.types import TensorType
+from fadsl.passes.gm_geometry import bounded, geometry, limit, strides
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,6 @@ class Access:
     """GM elements skipped between rows when the columns are whole (stride - cols)"""
 
 
-def strides(shape: tuple[Expr, ...]) -> list[Expr]:
-    out: list[Expr] = []
-    acc: Expr = sympy.Integer(1)
-    for d in reversed(shape):
-        out.append(acc)
-        acc = acc * d
-    return list(reversed(out))
-
-
 def access(
     param: ir.Param,
     index: tuple[ir.Index, ...],
@@ -49,37 +40,15 @@ def access(
     shift: Expr | None = None,
     size: Expr | None = None,
 ) -> Access:
-    """The rows x cols view of ``param[index]``; the last one or two slices form the tile.
+    """The rows x cols view of ``param[index]`` as C++ (``gm_geometry.geometry``).
 
     ``shift`` moves the start of the first sliced dimension and ``size`` replaces its
     length: a vector core's half of a split block.
     """
     t = param.type
     assert isinstance(t, TensorType)
-    st = strides(t.shape)
-    slices = [(d, ix) for d, ix in enumerate(index) if isinstance(ix, ir.Slice)]
-    if not slices or len(slices) > 2:
-        raise BackendError(
-            f"blocks of `{param.name}` must slice one or two dimensions", param.loc
-        )
-    starts = {
-        d: (ix.at if isinstance(ix, ir.Point) else ix.start)
-        for d, ix in enumerate(index)
-    }
-    sizes = {d: ix.size for d, ix in slices}
-    first = slices[0][0]
-    if shift is not None:
-        starts[first] = starts[first] + shift
-    if size is not None:
-        sizes[first] = size
-    offset = sum((starts[d] * st[d] for d in range(len(index))), sympy.Integer(0))
-    cd = slices[-1][0]
-    rd = slices[0][0] if len(slices) == 2 else None
-    if st[cd] != 1:
-        raise BackendError(
-            f"the last sliced dimension of `{param.name}` must be contiguous in memory",
-            param.loc,
-        )
+    g = geometry(param, index, shift, size)
+    starts, sizes, cd, rd = g.starts, g.sizes, g.col_dim, g.row_dim
 
     def valid(d: int) -> str:
         return (
@@ -87,45 +56,17 @@ def access(
             f"{names.expr(limit(index[d], t.shape[d]))})"
         )
 
-    col_tail = bounded(index[cd]) or not (
-        starts[cd] == 0
-        and sizes[cd] == t.shape[cd]
-        or whole_blocks(starts[cd], sizes[cd], t.shape[cd])
-    )
+    col_tail = g.col_tail
     return Access(
-        offset=names.expr(offset),
-        rows="1" if rd is None else names.expr(sizes[rd]),
-        cols=names.expr(sizes[cd]),
+        offset=names.expr(g.offset),
+        rows=names.expr(g.rows),
+        cols=names.expr(g.cols),
         valid_rows="1" if rd is None else valid(rd),
-        valid_cols=valid(cd) if col_tail else names.expr(sizes[cd]),
-        stride=names.expr(st[rd]) if rd is not None else names.expr(sizes[cd]),
+        valid_cols=valid(cd) if col_tail else names.expr(g.cols),
+        stride=names.expr(g.stride),
         col_tail=col_tail,
-        gap_elems=sympy.simplify((st[rd] if rd is not None else sizes[cd]) - sizes[cd]),
+        gap_elems=sympy.simplify(g.stride - g.cols),
     )
-
-
-def bounded(ix: ir.Index) -> bool:
-    """A block with a bound of its own (one sequence of a packed tensor)."""
-    return isinstance(ix, ir.Slice) and ix.stop is not None
-
-
-def limit(ix: ir.Index, extent: Expr) -> Expr:
-    """Where a dimension's valid positions end: the extent, or the block's bound."""
-    if isinstance(ix, ir.Slice) and ix.stop is not None:
-        return sympy.Min(extent, ix.stop)
-    return extent
-
-
-def whole_blocks(start: Expr, size: Expr, extent: Expr) -> bool:
-    """Blocks that start at a multiple of their size in an extent that is a multiple of
-    it never have a tail (a head's columns of a BSH tensor: h * D +: D of N * D)."""
-    if size == 0:
-        return False
-    ratios = (
-        sympy.simplify(as_expr(start) / size),
-        sympy.simplify(as_expr(extent) / size),
-    )
-    return all(r.is_integer for r in ratios)
 
 
 def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
