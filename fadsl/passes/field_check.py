@@ -12,6 +12,7 @@ Non-goals: finding the uses (api_fields), other resources (check_resources).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -91,9 +92,21 @@ def _error(
         _consequence(v),
         f"{f.title} is a {f.ctype} documented in [{f.lo:,}, {f.hi:,}] ({f.doc})",
     ]
-    return ResourceError(
-        head, u.loc or kernel_loc, _hint(v, env, tunable, fixed), notes
-    )
+    loc = u.loc
+    if loc is None or _in_library(loc):
+        if loc is not None:
+            notes.append(
+                f"the value is set by `{loc.source_line().strip()}` in fadsl's library "
+                f"program ({loc.short()}), for the kernel declared here"
+            )
+        loc = kernel_loc
+    return ResourceError(head, loc, _hint(v, env, tunable, fixed), notes)
+
+
+def _in_library(loc: Loc) -> bool:
+    """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(__file__)), "lib")
+    return os.path.abspath(loc.file).startswith(lib + os.sep)
 
 
 def _at(u: FieldUse, env: Mapping[str, Any]) -> str:

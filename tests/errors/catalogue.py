@@ -488,6 +488,17 @@ CATALOGUE: tuple[Mistake, ...] = (
         "A mask_mod returns a mask: compare positions, combine with `& | ~`.",
     ),
     Mistake(
+        "api_field_overflow",
+        "An Ascend C parameter that overflows its field",
+        "Keep the value in range: the hint names the largest sizes that fit; for a row "
+        "stride, a layout with contiguous rows (BNSD) takes the same shape.",
+        ("check", "gqa.py", "--shape", "B=1,N=520,Nkv=8,Sq=32,Skv=32,D=128"),
+        files={
+            "gqa.py": 'import fadsl as fd\n\nkernel = fd.attention(name="gqa", '
+            'layout="BSND")\n'
+        },
+    ),
+    Mistake(
         "block_dim_zero",
         "`fadsl check --block-dim 0`",
         "Ask for at least one block, or leave --block-dim out.",
