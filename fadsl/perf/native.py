@@ -3,7 +3,8 @@
 The configuration is read from hicann/ops-transformer (read only; cited by file and
 line, T = attention/flash_attention_score/op_host/flash_attention_score_tiling_general.cpp,
 K = attention/flash_attention_score/op_kernel/flash_attention_score_s1s2_bn2gs1.h), for
-template FlashAttentionScoreS1s2Bn2gs1 (chosen when S2 > 1024: T:3045, T:3215-3221),
+template FlashAttentionScoreS1s2Bn2gs1 (capable when S2 > 1024: T:3045, T:3215-3221;
+the SameAB template, tried first (T:4430-4431), declines D = 128 fp16: T:3495-3524),
 non-causal, fp16, D <= 128, layout BNSD:
 
 - S1 block 64, or 128 when B*N1*G*ceil(S1/64) exceeds the vector cores (T:3061-3065);
