@@ -10,12 +10,15 @@ wrong numbers with exit 0.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fadsl.errors import UsageError
-from fadsl.ir.nodes import Param
+from fadsl.errors import Loc, UsageError
+from fadsl.ir.expr import as_expr, evaluate, free_names
+from fadsl.ir.nodes import Load, LoadScalar, Param, Point, Store
+from fadsl.ir.visitor import IRVisitor
 
 _CLI_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
@@ -66,4 +69,105 @@ def _recorded_shape(meta: dict[str, Any] | None) -> str:
         return ""
     return "the folder was written with --shape " + ",".join(
         f"{k}={v}" for k, v in shape.items()
+    )
+
+
+# ----------------------------------------------------------------------------
+# Index inputs
+# ----------------------------------------------------------------------------
+
+
+def check_index_inputs(
+    binding: Any, inputs: dict[str, np.ndarray], own_rules: bool = True
+) -> None:
+    """Refuse integer inputs that the kernel uses as indices when a value is out of
+    range: every integer tensor whose elements index another tensor directly
+    (``tab[ids[h]]`` in a mod, ``fd.load_scalar`` results used as points), then the
+    kernel definition's own rules (``fd.attention``: cu_seqlens, block masks), which
+    ``own_rules=False`` leaves out for inputs the definition made itself."""
+    env = binding.env()
+    params = {p.name: p for p in binding.kernel.params}
+    for use in index_uses(binding.kernel):
+        _check_use(use, params, env, inputs)
+    own = getattr(binding.kdef, "check_inputs", None) if binding.kdef else None
+    if own is not None and own_rules:
+        own(binding.shape, binding.ref_consts(), inputs)
+
+
+@dataclass(frozen=True)
+class IndexUse:
+    """Elements of integer input ``src`` (loaded as symbol ``sym``) index dimension
+    ``dim`` of ``target`` through the point expression ``at``, at ``loc``."""
+
+    src: str
+    sym: str
+    target: str
+    dim: int
+    at: Any
+    loc: Loc
+
+
+def index_uses(kernel: Any) -> list[IndexUse]:
+    """Every point index of a load or store that depends on one loaded integer."""
+    scalars: dict[str, str] = {}
+    points: list[tuple[str, int, Any, Loc]] = []
+
+    class Walk(IRVisitor):
+        def visit_LoadScalar(self, op: LoadScalar) -> None:
+            scalars[op.name] = op.src
+            points.extend((op.src, d, e, op.loc) for d, e in enumerate(op.index))
+
+        def visit_Load(self, op: Load) -> None:
+            points.extend(_points(op.src, op.index, op.loc))
+
+        def visit_Store(self, op: Store) -> None:
+            points.extend(_points(op.dst, op.index, op.loc))
+
+    Walk().visit_kernel(kernel)
+    out = []
+    for target, dim, at, loc in points:
+        loaded = [n for n in free_names(as_expr(at)) if n in scalars]
+        if len(loaded) == 1:
+            out.append(IndexUse(scalars[loaded[0]], loaded[0], target, dim, at, loc))
+    return out
+
+
+def _points(name: str, index: tuple[Any, ...], loc: Loc) -> list[tuple]:
+    return [
+        (name, d, ix.at, loc) for d, ix in enumerate(index) if isinstance(ix, Point)
+    ]
+
+
+def _check_use(
+    use: IndexUse,
+    params: dict[str, Param],
+    env: dict[str, Any],
+    inputs: dict[str, np.ndarray],
+) -> None:
+    values = inputs.get(use.src)
+    target = params.get(use.target)
+    if values is None or target is None or not values.size:
+        return
+    extent_expr = target.type.shape[use.dim]  # type: ignore[union-attr]
+    scope = dict(env)
+    scope[use.sym] = values.astype(np.int64).reshape(-1)
+    try:
+        at = np.broadcast_to(evaluate(as_expr(use.at), scope), scope[use.sym].shape)
+        extent = int(evaluate(extent_expr, env))
+    except (KeyError, ValueError, TypeError):
+        return  # the index also depends on loop variables: not decidable here
+    bad = np.flatnonzero((at < 0) | (at >= extent))
+    if not bad.size:
+        return
+    first = int(bad[0])
+    where = np.unravel_index(first, values.shape)
+    element = f"{use.src}[{', '.join(map(str, where))}]" if values.ndim else use.src
+    index = "" if str(use.at) == use.sym else f" (the index {use.at} is {at[first]})"
+    raise UsageError(
+        f"input `{use.src}` holds an index out of range: {element} = "
+        f"{values.reshape(-1)[first]}{index}, but it indexes dimension {use.dim} of "
+        f"`{use.target}`, of size {extent_expr} = {extent}",
+        use.loc,
+        notes=(f"elements of `{use.src}` out of range: {bad.size} of {values.size}",),
+        hint=f"every index must be in [0, {extent}); check the data of `{use.src}`",
     )

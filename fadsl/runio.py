@@ -15,7 +15,7 @@ import numpy as np
 
 from fadsl.errors import Loc, UsageError
 from fadsl.files import read_json
-from fadsl.input_checks import check_recorded
+from fadsl.input_checks import check_index_inputs, check_recorded
 from fadsl.ir.expr import evaluate
 from fadsl.ir.nodes import Param, ParamKind
 from fadsl.ir.types import TensorType
@@ -95,6 +95,7 @@ def make_inputs(binding: Any, seed: int) -> dict[str, np.ndarray]:
             )
         else:
             out[p.name] = np.zeros(shape, dtype=dtype)
+    check_index_inputs(binding, out, own_rules=False)  # a mod's `init` may be wrong
     return out
 
 
@@ -119,6 +120,7 @@ def read_inputs(folder: str, binding: Any) -> dict[str, np.ndarray]:
         ):
             continue  # computed below from the others (an attention block mask)
         out[p.name] = _read_one(folder, p, param_shape(p, env), meta)
+    check_index_inputs(binding, out)  # before deriving the missing ones from them
     if derived - set(out):
         made = binding.kdef.derived_inputs(binding.shape, binding.consts, out)
         out.update({k: v for k, v in made.items() if k not in out})

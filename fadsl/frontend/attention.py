@@ -207,6 +207,17 @@ class AttentionKernel(KernelDef):
 
         return derived_inputs(self.spec, dict(shape), dict(consts), inputs)
 
+    def check_inputs(
+        self,
+        shape: Mapping[str, int],
+        consts: Mapping[str, Any],
+        inputs: Mapping[str, Any],
+    ) -> None:
+        """Refuse invalid cu_seqlens and block masks, naming the element."""
+        from fadsl.frontend.attention_checks import check_inputs
+
+        check_inputs(self.spec, self.loc, shape, consts, inputs)
+
     @property
     def derived(self) -> tuple[str, ...]:
         return BLOCK_MASK if self.spec.block_sparse else ()

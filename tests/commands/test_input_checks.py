@@ -7,6 +7,7 @@ non-finite scalars.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -115,3 +116,138 @@ def test_fd_attention_refuses_an_infinite_scale_or_softcap(keyword: str) -> None
 
     with pytest.raises(fd.FadslError, match=f"{keyword} must be a positive finite"):
         fd.attention(name="inf", **{keyword: float("inf")})
+
+
+ROOT = Path(__file__).resolve().parents[2]
+VARLEN = str(ROOT / "examples" / "varlen.py")
+DOCS = str(ROOT / "examples" / "document_mask.py")
+VARLEN_SHAPE = "B=2,N=1,Sq=64,Skv=64,D=64"
+DOC_RUN = ["--shape", "B=1,N=2,Sq=256,Skv=256,D=64"]
+DOC_RUN += ["--set", "block_q=64", "--set", "block_kv=64"]
+
+GATHER = """\
+import fadsl as fd
+
+ids = fd.tensor("ids", "N", dtype="i32")
+tab = fd.tensor("tab", "N", dtype="fp32")
+
+
+def mod(score, b, h, q_idx, kv_idx):
+    return score + tab[ids[h]]
+
+
+kernel = fd.attention(name="gather", score_mod=mod)
+"""
+
+
+def edited_run(
+    tmp_path: Path, argv: list[str], edits: dict[str, tuple[int, int]]
+) -> Path:
+    """A run folder of ``argv`` whose i32 inputs get ``name: (flat index, value)``."""
+    run = tmp_path / "run"
+    assert main(argv + ["-o", str(run)]) == 0
+    for name, (at, value) in edits.items():
+        data = np.fromfile(run / f"{name}.bin", np.int32)
+        data[at] = value
+        data.tofile(run / f"{name}.bin")
+    return run
+
+
+def refused(argv: list[str], run: Path, tmp_path: Path, capsys: Any) -> str:
+    capsys.readouterr()
+    out = tmp_path / "again"
+    assert main(argv + ["--inputs", str(run), "-o", str(out)]) == 1
+    assert not out.exists()
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (
+            [0, 100, 64],
+            "cu_seqlens_q[1] = 100 is past the end of the packed q (Sq = 64)",
+        ),
+        (
+            [0, 40, 30],
+            "cu_seqlens_q[2] = 30 is less than cu_seqlens_q[1] = 40",
+        ),
+        ([0, 10, 50], "cu_seqlens_q[2] = 50, but the last sequence ends at Sq = 64"),
+        ([5, 10, 64], "cu_seqlens_q[0] = 5, but the first sequence starts at 0"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "sim"])
+def test_invalid_cu_seqlens_are_refused_naming_the_element(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    values: list[int],
+    message: str,
+    command: str,
+) -> None:
+    run = tmp_path / "run"
+    assert main(["run", VARLEN, "--shape", VARLEN_SHAPE, "-o", str(run)]) == 0
+    np.array(values, np.int32).tofile(run / "cu_seqlens_q.bin")
+    err = refused([command, VARLEN, "--shape", VARLEN_SHAPE], run, tmp_path, capsys)
+    assert "input `cu_seqlens_q` is not a list of sequence offsets: " + message in err
+    assert f"cu_seqlens_q = {values}" in err
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (
+            {"kv_indices": (4, 7)},
+            "input `kv_indices` is not a valid block mask: kv_indices[0, 0, 1, 0] = 7, "
+            "but there are cdiv(Skv, block_kv) = 4 KV blocks: indices are in [0, 4)",
+        ),
+        (
+            {"kv_num_blocks": (0, 9)},
+            "kv_num_blocks[0, 0, 0] = 9, but a row has cdiv(Skv, block_kv) = 4 KV "
+            "blocks: counts are in [0, 4]",
+        ),
+        (
+            {"full_kv_num_blocks": (2, 2), "full_kv_indices": (9, 0)},
+            "full_kv_indices[0, 0, 2, :] lists KV block 0 2 times",
+        ),
+        (
+            {"kv_indices": (4, 2)},
+            "KV block 1 of Q block 1 (batch 0, head 0) has positions the masks keep, "
+            "but neither kv_indices nor full_kv_indices lists it",
+        ),
+        (
+            {"full_kv_num_blocks": (3, 1), "full_kv_indices": (12, 3)},
+            "KV block 3 of Q block 3 (batch 0, head 0) is in both kv_indices and "
+            "full_kv_indices",
+        ),
+        (
+            {"kv_num_blocks": (3, 3), "full_kv_num_blocks": (3, 1)}
+            | {"full_kv_indices": (12, 3)},
+            "KV block 3 of Q block 3 (batch 0, head 0) is listed in full_kv_indices, "
+            "but the masks drop some of its positions",
+        ),
+    ],
+)
+def test_an_invalid_block_mask_is_refused_naming_the_element(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edits: dict[str, tuple[int, int]],
+    message: str,
+) -> None:
+    run = edited_run(tmp_path, ["run", DOCS] + DOC_RUN, edits)
+    err = refused(["run", DOCS] + DOC_RUN, run, tmp_path, capsys)
+    assert message in err
+
+
+@pytest.mark.parametrize("command", ["run", "sim"])
+def test_an_i32_tensor_a_mod_uses_as_an_index_is_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    kernel = write(tmp_path, "gather.py", GATHER)
+    argv = ["run", kernel, "--shape", "B=1,N=4,Sq=32,Skv=32,D=64"]
+    run = edited_run(tmp_path, argv, {"ids": (2, 9)})
+    err = refused([command] + argv[1:], run, tmp_path, capsys)
+    assert (
+        "input `ids` holds an index out of range: ids[2] = 9, but it indexes "
+        "dimension 0 of `tab`, of size N = 4" in err
+    )
+    assert "gather.py:8:" in err

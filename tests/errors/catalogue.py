@@ -76,6 +76,22 @@ BF16_META = (
 """meta.json of a bf16 run of BASE (its inputs), for ``inputs_dtype_mismatch``."""
 
 
+GATHER = """\
+import fadsl as fd
+
+ids = fd.tensor("ids", "N", dtype="i32")
+tab = fd.tensor("tab", "N", dtype="fp32")
+
+
+def bias(score, b, h, q_idx, kv_idx):
+    return score + tab[ids[h]]
+
+
+kernel = fd.attention(name="gather", score_mod=bias)
+"""
+"""A mod that indexes one extra tensor with another, for ``index_input_out_of_range``."""
+
+
 @dataclass(frozen=True)
 class Mistake:
     """One user mistake: its files, the command that shows it, and the fix."""
@@ -425,6 +441,42 @@ CATALOGUE: tuple[Mistake, ...] = (
         },
         shown="fadsl run attn.py --dtype bf16 --shape B=1,N=2,Sq=64,Skv=64,D=64 -o inputs\n"
         "fadsl run attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 -o out --inputs inputs",
+    ),
+    Mistake(
+        "cu_seqlens_invalid",
+        "`cu_seqlens` that are not sequence offsets",
+        "Write 0, then the running sums of the sequence lengths, ending at `Sq` "
+        "(`Skv`).",
+        ("run", "varlen.py", "--shape", "B=2,N=1,Sq=64,Skv=64,D=64")
+        + ("--inputs", "inputs", "-o", "out"),
+        files={
+            "varlen.py": 'import fadsl as fd\n\nkernel = fd.attention(name="varlen", '
+            'layout="TND")\n',
+            "inputs/q.bin": "zeros:8192",
+            "inputs/k.bin": "zeros:8192",
+            "inputs/v.bin": "zeros:8192",
+            "inputs/cu_seqlens_q.bin": "i32:0,100,64",
+            "inputs/cu_seqlens_kv.bin": "i32:0,32,64",
+        },
+        shown="fadsl run varlen.py --shape B=2,N=1,Sq=64,Skv=64,D=64 --inputs inputs "
+        "-o out   # inputs/cu_seqlens_q.bin holds 0, 100, 64",
+    ),
+    Mistake(
+        "index_input_out_of_range",
+        "An index input out of range",
+        "Keep every index within the dimension it indexes.",
+        ("run", "gather.py", "--shape", "B=1,N=4,Sq=64,Skv=64,D=64")
+        + ("--inputs", "inputs", "-o", "out"),
+        files={
+            "gather.py": GATHER,
+            "inputs/q.bin": "zeros:32768",
+            "inputs/k.bin": "zeros:32768",
+            "inputs/v.bin": "zeros:32768",
+            "inputs/tab.bin": "zeros:16",
+            "inputs/ids.bin": "i32:0,3,9,1",
+        },
+        shown="def bias(score, b, h, q_idx, kv_idx):\n    return score + tab[ids[h]]"
+        "   # inputs/ids.bin holds 0, 3, 9, 1; tab has N = 4 elements",
     ),
     Mistake(
         "output_is_a_file",

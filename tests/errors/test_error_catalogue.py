@@ -34,6 +34,11 @@ def make_files(mistake: Mistake, folder: Path) -> None:
         elif text.startswith("nested:"):
             depth = int(text.split(":")[1])
             path.write_text("[" * depth + "]" * depth, encoding="utf-8")
+        elif text.startswith("i32:"):
+            values = [int(x) for x in text.split(":")[1].split(",")]
+            path.write_bytes(
+                b"".join(x.to_bytes(4, "little", signed=True) for x in values)
+            )
         elif text == "IR_SAMPLE":
             sample = (ROOT / "tests" / "ir_samples" / "varlen.fir").read_text()
             path.write_text(sample.replace(*IR_SAMPLE_EDIT), encoding="utf-8")
