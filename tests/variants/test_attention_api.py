@@ -83,7 +83,7 @@ def test_scale_keyword_is_the_scalar_default() -> None:
     [
         (dict(window=(3,)), "window must be (left, right)"),
         (dict(window=(-2, 0)), "window must be (left, right)"),
-        (dict(softcap=0.0), "softcap must be a positive number"),
+        (dict(softcap=0.0), "softcap must be a positive finite number"),
         (dict(dropout_p=1.0), "dropout_p must be in [0, 1)"),
         (dict(layout="SBH"), "layout must be one of BNSD, BSND, BSH, TND"),
         (dict(dtype="int8"), "dtype must be fp16, bf16 or fp32"),
