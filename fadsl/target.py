@@ -347,6 +347,13 @@ def _rate(name: str, entry: Any, origin: str) -> Rate:
 
 def resolve(name: str | None, file: str | None) -> Target:
     """The target chosen on the command line (--target-file wins over --target)."""
+    for flag, given in (("--target-file", file), ("--target", name)):
+        if given is not None and not given.strip():
+            raise UsageError(
+                f"{flag} is empty",
+                hint=f"name a chip, e.g. --target ascend910b1 (built-in targets: "
+                f"{', '.join(builtin_names())}); leave {flag} out for ascend910b1",
+            )
     if file:
         return load_file(file)
     return get(name or "ascend910b1")

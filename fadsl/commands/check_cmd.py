@@ -13,7 +13,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 from fadsl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--block-dim",
-        type=int,
+        type=flags.integer,
         metavar="N",
         help="ask for this blockDim instead of min(tasks, physical cores)",
     )

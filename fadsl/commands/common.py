@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape
+from fadsl.commands.flags import DIGITS_ONLY, parse_dtype, parse_sets, parse_shape
 from fadsl.commands.user_import import exec_user_module
 from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
 
@@ -66,7 +66,7 @@ def add_skip_proof_arg(p: argparse.ArgumentParser) -> None:
 
 def add_run_io_args(p: argparse.ArgumentParser) -> None:
     """--seed, --inputs and -o of the commands that run a kernel (run, sim)."""
-    from fadsl.commands.flags import seed_value
+    from fadsl.commands.flags import folder_name, seed_value
 
     p.add_argument(
         "--seed",
@@ -74,7 +74,12 @@ def add_run_io_args(p: argparse.ArgumentParser) -> None:
         default=0,
         help="seed of the random inputs, an integer >= 0 (default 0)",
     )
-    p.add_argument("--inputs", metavar="DIR", help="read <param>.bin inputs from DIR")
+    p.add_argument(
+        "--inputs",
+        type=folder_name,
+        metavar="DIR",
+        help="read <param>.bin inputs from DIR",
+    )
     p.add_argument(
         "-o",
         "--output",
@@ -289,7 +294,11 @@ def _check_const(name: str, value: Any, default: Any, loc: Loc) -> Any:
         return value
     if isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise UsageError(f"--set {name}={value}: expected an integer", loc)
+            raise UsageError(
+                f"--set {name}={value}: expected an integer",
+                loc,
+                hint=DIGITS_ONLY if any(c.isdigit() for c in str(value)) else None,
+            )
         if default > 0 and value <= 0:
             raise UsageError(
                 f"--set {name}={value}: `{name}` must be a positive integer",

@@ -12,19 +12,79 @@ from typing import Any
 from fadsl.errors import Loc, UsageError
 
 _SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+_INT = re.compile(r"[+-]?[0-9]+")
+"""An integer as flags take it: ASCII digits only. Python's int() also reads
+``64_0`` (as 640) and other scripts' digits (``٦٤``), which a flag must not."""
+_FLOAT = re.compile(
+    r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan)", re.I
+)
+DIGITS_ONLY = "write the number with the digits 0-9 only (no `_`, no other scripts)"
+"""The hint for numbers that Python would read but a flag does not."""
+
+
+def strict_int(text: str) -> int:
+    """``text`` as an integer of ASCII digits with an optional sign; ValueError else."""
+    if not _INT.fullmatch(text.strip()):
+        raise ValueError(text)
+    return int(text)
+
+
+def strict_float(text: str) -> float:
+    """``text`` as a decimal number of ASCII digits (``1``, ``-0.5``, ``2e-3``) or
+    ``inf``/``nan`` (which the callers refuse with their own message)."""
+    if not _FLOAT.fullmatch(text.strip()):
+        raise ValueError(text)
+    return float(text)
+
+
+def integer(text: str) -> int:
+    """argparse type of an integer flag (--block-dim, --top, --iterations)."""
+    try:
+        return strict_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer, got {text!r}; {DIGITS_ONLY}"
+        ) from None
 
 
 def seed_value(text: str) -> int:
     """argparse type of --seed: an integer >= 0 (numpy's seeds are non-negative)."""
     try:
-        value = int(text)
+        value = strict_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a non-negative integer, got {text!r}"
+            f"expected a non-negative integer, got {text!r}; {DIGITS_ONLY}"
         ) from None
     if value < 0:
         raise argparse.ArgumentTypeError(
             f"expected a non-negative integer, got {value}"
+        )
+    return value
+
+
+def folder_name(text: str) -> str:
+    """argparse type of --inputs: a non-empty path (an empty one would silently mean
+    seeded random inputs)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    return text
+
+
+def parse_timeout(text: str) -> float:
+    """--timeout: seconds, a positive finite number."""
+    loc = arg_loc("--timeout", text, 0, len(text))
+    try:
+        value = strict_float(text)
+    except ValueError:
+        raise UsageError(
+            f"--timeout {text}: expected a number of seconds", loc, hint=DIGITS_ONLY
+        ) from None
+    if not 0 < value < 1e9:
+        raise UsageError(
+            f"--timeout {text}: expected a number of seconds above 0",
+            loc,
+            hint="the CPU-runtime run is stopped after this many seconds; "
+            "leave --timeout out for the default of 600",
         )
     return value
 
@@ -88,7 +148,7 @@ def parse_shape(
                     hint=f"its shape symbols are {', '.join(symbols)}",
                 )
             try:
-                v = int(raw)
+                v = strict_int(raw)
             except ValueError:
                 raise UsageError(
                     f"--shape {name}={raw}: expected a positive integer",
@@ -97,7 +157,9 @@ def parse_shape(
                         "separate NAME=VALUE items with commas, e.g. --shape "
                         "B=1,N=8,Sq=4096,Skv=4096,D=128"
                         if any(c in raw for c in ";=: ")
-                        else None
+                        else (
+                            DIGITS_ONLY if raw.strip().isdigit() or "_" in raw else None
+                        )
                     ),
                 ) from None
             if v <= 0:
@@ -129,11 +191,11 @@ def parse_value(raw: str) -> int | float | bool | str:
     if low == "none":
         return "None"
     try:
-        return int(raw)
+        return strict_int(raw)
     except ValueError:
         pass
     try:
-        return float(raw)
+        return strict_float(raw)
     except ValueError:
         return raw.strip()
 

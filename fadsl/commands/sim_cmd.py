@@ -36,17 +36,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
-        default=600.0,
+        default="600",
         help="seconds the CPU-runtime run may take (default 600)",
     )
 
 
 def main(args: argparse.Namespace) -> int:
     from fadsl import runio
+    from fadsl.commands.flags import parse_timeout
     from fadsl.outputs import atomic_dir, check_output_dir
     from fadsl.target import resolve
 
+    timeout = parse_timeout(args.timeout)
     check_output_dir(args.output)
     target = resolve(args.target, args.target_file)
     binding = common.build(args)
@@ -62,7 +63,7 @@ def main(args: argparse.Namespace) -> int:
             binding, target, args.file, not args.skip_resource_proof
         )
         t0 = time.perf_counter()
-        outputs = run_binary(binary, binding, inputs, args.timeout)
+        outputs = run_binary(binary, binding, inputs, timeout)
         run_seconds = time.perf_counter() - t0
     finally:
         drop_temporary_cache()

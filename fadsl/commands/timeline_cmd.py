@@ -14,7 +14,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from fadsl.commands import common
+from fadsl.commands import common, flags
 
 if TYPE_CHECKING:
     from fadsl.commands.common import Binding
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--iterations",
-        type=int,
+        type=flags.integer,
         default=4,
         metavar="N",
         help="KV iterations to print and draw (default 4; the schedule "

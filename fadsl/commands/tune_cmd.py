@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_target_arg(p)
     p.add_argument(
         "--top",
-        type=int,
+        type=flags.integer,
         default=10,
         metavar="N",
         help="how many configurations to show (default 10)",

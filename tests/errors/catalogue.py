@@ -566,6 +566,27 @@ CATALOGUE: tuple[Mistake, ...] = (
         RUN,
         files={"out/notes.txt": "mine\n", "out/run1/o.bin": "zeros:64"},
     ),
+    # --- numbers and names on the command line -------------------------------------
+    Mistake(
+        "shape_not_ascii",
+        "A `--shape` size with `_` or digits of another script",
+        "Write sizes with the digits 0-9 only: `Sq=640`, not `Sq=64_0` or `Sq=٦٤٠`.",
+        ("check", "attn.py", "--shape", "B=1,N=2,Sq=64_0,Skv=64,D=64"),
+    ),
+    Mistake(
+        "target_empty",
+        "An empty `--target`",
+        "Name a built-in chip, or leave `--target` out for ascend910b1.",
+        ("check", "attn.py", "--shape", SHAPE, "--target", ""),
+        shown="fadsl check attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 --target \"$SOC\""
+        "   # $SOC is not set",
+    ),
+    Mistake(
+        "timeout_not_positive",
+        "A zero or negative `fadsl sim --timeout`",
+        "Give the seconds the run may take, above 0, or leave `--timeout` out (600).",
+        ("sim", "attn.py", "--shape", SHAPE, "--timeout", "0", "-o", "out"),
+    ),
     # --- files fadsl reads (limits: see the top of this page) ---------------------
     Mistake(
         "fir_not_utf8",
