@@ -15,7 +15,8 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
-from fadsl.frontend.kernel import KernelDef, ParamSpec, check_kernel_name
+from fadsl.frontend.kernel import KernelDef, ParamSpec
+from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType

@@ -15,18 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
+from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.ir.types import DType
 
-_C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EXPR_DIM = re.compile(r"[-+*/%()]")
-_CXX_RESERVED = frozenset(
-    "alignas alignof and asm auto bool break case catch char class const constexpr "
-    "continue default delete do double else enum explicit export extern false float for "
-    "friend goto if inline int long mutable namespace new noexcept not nullptr operator "
-    "or private protected public register return short signed sizeof static struct "
-    "switch template this throw true try typedef typename union unsigned using virtual "
-    "void volatile while main half".split()
-)
 
 
 class In:
@@ -87,17 +79,6 @@ class ParamSpec:
     dtype: DType | None = None
     default: Any = None
     has_default: bool = False
-
-
-def check_kernel_name(name: str, loc: Loc | None) -> None:
-    """Kernel names become C identifiers and file names: refuse anything else."""
-    if not _C_IDENT.match(name) or name in _CXX_RESERVED:
-        raise UsageError(
-            f"kernel name {name!r} is not a usable C identifier",
-            loc,
-            hint="use letters, digits and '_', not starting with a digit, no path "
-            "separators, not a C++ keyword (e.g. 'flash_attn_fwd')",
-        )
 
 
 class KernelDef:

@@ -31,6 +31,7 @@ from fadsl.ir.nodes import (
     ValueOp,
     op_name,
 )
+from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.ir.op_reader import OperandReader
 from fadsl.ir.printer import derived_shape_syms, type_text
 from fadsl.ir.types import DType, ErrorType, MemSpace, ScalarType, TensorType, TileType
@@ -48,6 +49,7 @@ class TreeReader(OperandReader):
     # --- kernel header -------------------------------------------------------
     def kernel(self, tree: Any) -> Kernel:
         name, params_tree, symbols, consts, block = tree.children
+        check_kernel_name(str(name), self.loc(name))
         params = self._params(params_tree)
         self.floats = frozenset(p.name for p in params if p.kind is ParamKind.SCALAR)
         shape_syms = derived_shape_syms(params)

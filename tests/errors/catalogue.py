@@ -277,6 +277,17 @@ CATALOGUE: tuple[Mistake, ...] = (
         "and file names.",
     ),
     kernel(
+        "kernel_name_taken",
+        "A kernel name the generated C++ already declares",
+        "@fd.kernel(default_shape",
+        '@fd.kernel(name="AscendC", default_shape',
+        "Rename the kernel: its name is the symbol the host launches and cannot be "
+        "changed for it, so it must not be a name of the Ascend C headers, the C "
+        "library or the generated host program (every other C++ name is renamed on a "
+        "clash, e.g. a tensor `this` becomes `this_`).",
+        argv=("compile", "attn.py", "-o", "out"),
+    ),
+    kernel(
         "python_syntax_error",
         "A Python syntax error in the kernel file",
         "for j in fd.pipelined(fd.cdiv(Skv, block_kv)):",

@@ -8,12 +8,13 @@ FIX pipes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
 from fadsl.backends.ascendc import gm
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
-from fadsl.backends.ascendc.names import buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
@@ -29,7 +30,7 @@ class CubeEmitter(CoreEmitter):
         self.alias: dict[str, str] = {}
 
     def _var(self, v: ir.Value) -> str:
-        return self.alias.get(v.name, camel(v.name))
+        return self.alias.get(v.name, self.names.var(v.name))
 
     def core_class(self, name: str) -> CoreClass:
         body = self.walk(self.low.kernel_grid_body)
@@ -46,8 +47,11 @@ class CubeEmitter(CoreEmitter):
             nbytes = buffer_len(
                 b, self.low.target.align(b.space), self.names, self.low.env
             )
-            decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {b.name};"
-            init = f"pipe_.InitBuffer({b.name}, {b.buffers}, {nbytes});"
+            name = self.names.buf(b.name)
+            decl = (
+                f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {name};"
+            )
+            init = f"pipe_.InitBuffer({name}, {b.buffers}, {nbytes});"
             what = ", ".join(f"%{v}" for v in b.values) or b.role
             out.append(
                 Member(decl, init, f"{b.space} {b.role}: {what} ({b.loc.short()})")
@@ -73,8 +77,7 @@ class CubeEmitter(CoreEmitter):
         return out
 
     def _loop(self, op: ir.For) -> list[Stmt]:
-        self.names.local(op.var)
-        var = camel(op.var)
+        var = self.names.var(op.var)
         self.last_loc = None
         body = self.walk(op.body)
         self.pos += 1
@@ -92,7 +95,8 @@ class CubeEmitter(CoreEmitter):
         out: list[Stmt] = []
         for v, home in self.low.cube_homes.items():
             if self.ends.get(v) == pos:
-                out.append(Line(f"{home}.FreeTensor({camel(v)});"))
+                name = self.names.var(v)
+                out.append(Line(f"{self.names.buf(home)}.FreeTensor({name});"))
         return out
 
     # --- ops -----------------------------------------------------------------
@@ -109,18 +113,15 @@ class CubeEmitter(CoreEmitter):
 
     def _load_l1(self, op: ir.Load) -> list[Stmt]:
         v = op.result
-        home = self.low.cube_homes[v.name]
-        ct = _ct(v)
+        home = self.names.buf(self.low.cube_homes[v.name])
+        ct, var = _ct(v), self.names.var(v.name)
         out: list[Stmt] = [
-            Line(
-                f"AscendC::LocalTensor<{ct}> {camel(v.name)} = "
-                f"{home}.AllocTensor<{ct}>();"
-            )
+            Line(f"AscendC::LocalTensor<{ct}> {var} = {home}.AllocTensor<{ct}>();")
         ]
-        out += self._nd2nz(op, camel(v.name), v)
+        out += self._nd2nz(op, var, v)
         out += [
-            Line(f"{home}.EnQue({camel(v.name)});"),
-            Line(f"{camel(v.name)} = {home}.DeQue<{ct}>();"),
+            Line(f"{home}.EnQue({var});"),
+            Line(f"{var} = {home}.DeQue<{ct}>();"),
         ]
         return out
 
@@ -143,7 +144,7 @@ class CubeEmitter(CoreEmitter):
         )
         out: list[Stmt] = [
             Line(
-                f"fadsl::CopyNdToNz({var}, {op.src}Gm[{a.offset}], {valid}, "
+                f"fadsl::CopyNdToNz({var}, {self.names.gm(op.src)}[{a.offset}], {valid}, "
                 f"{a.cols}, {a.stride}, {a.rows});"
             )
         ]
@@ -179,30 +180,20 @@ class CubeEmitter(CoreEmitter):
         )
 
     def _queue_op(self, op: ir.Op) -> list[Stmt]:
-        if isinstance(op, ir.AllocTensor):
-            ct = _ct(op.result)
-            return [
-                Line(
-                    f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                    f"{camel(op.queue.name)}.AllocTensor<{ct}>();"
-                )
-            ]
+        names = self.names
         if isinstance(op, ir.Load):
             assert op.into is not None
-            self.alias[op.result.name] = camel(op.into.name)
-            return self._nd2nz(op, camel(op.into.name), self._dequeued(op))
+            self.alias[op.result.name] = names.var(op.into.name)
+            return self._nd2nz(op, names.var(op.into.name), self._dequeued(op))
+        queue = names.queue(op.queue.name)  # type: ignore[attr-defined]
+        if isinstance(op, (ir.AllocTensor, ir.Dequeue)):
+            ct, var = _ct(op.result), names.var(op.result.name)
+            call = "AllocTensor" if isinstance(op, ir.AllocTensor) else "DeQue"
+            return [Line(f"AscendC::LocalTensor<{ct}> {var} = {queue}.{call}<{ct}>();")]
         if isinstance(op, ir.Enqueue):
-            return [Line(f"{camel(op.queue.name)}.EnQue({self._var(op.x)});")]
-        if isinstance(op, ir.Dequeue):
-            ct = _ct(op.result)
-            return [
-                Line(
-                    f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                    f"{camel(op.queue.name)}.DeQue<{ct}>();"
-                )
-            ]
+            return [Line(f"{queue}.EnQue({self._var(op.x)});")]
         if isinstance(op, ir.FreeTensor):
-            return [Line(f"{camel(op.queue.name)}.FreeTensor({self._var(op.x)});")]
+            return [Line(f"{queue}.FreeTensor({self._var(op.x)});")]
         raise BackendError(f"{ir.op_name(type(op))} has no cube lowering", op.loc)
 
     def _dequeued(self, load: ir.Load) -> ir.Value:
@@ -217,13 +208,13 @@ class CubeEmitter(CoreEmitter):
     def _operand(self, v: ir.Value) -> tuple[str, list[Stmt]]:
         """The L1 tile of a dot operand (receiving it from the vector cores if needed)."""
         if v not in self.sides.to_cube:
-            return camel(v.name), []
-        home = self.low.cube_homes[v.name]
+            return self.names.var(v.name), []
+        home = self.names.buf(self.low.cube_homes[v.name])
         ct = _ct(v)
         t = v.type
         assert isinstance(t, TileType)
         rows, cols = (self.names.expr(d) for d in t.shape)
-        name = camel(v.name)
+        name = self.names.var(v.name)
         return name, [
             Line(f"AscendC::CrossCoreWaitFlag({self.flags[v.name]});"),
             Line(f"AscendC::LocalTensor<{ct}> {name} = {home}.AllocTensor<{ct}>();"),
@@ -295,6 +286,9 @@ class CubeEmitter(CoreEmitter):
             ]
         else:
             lines.append("cL0.FreeTensor(cL0Tile);")
+        # the L0 buffers as the Mangler named them (plan names aL0, bL0, cL0)
+        l0 = {n: self.names.buf(n) for n in ("aL0", "bL0", "cL0")}
+        lines = [re.sub(r"\b([abc]L0)\b", lambda m: l0[m.group(1)], x) for x in lines]
         return [Block("", tuple(Line(x) for x in lines))]
 
 

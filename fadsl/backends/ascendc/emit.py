@@ -14,7 +14,8 @@ import sympy
 
 from fadsl.version import __version__
 from fadsl.backends.ascendc.cube import CubeEmitter
-from fadsl.backends.ascendc.names import Names, camel, const_name, ctype
+from fadsl.backends.ascendc.mangle import Mangler
+from fadsl.backends.ascendc.names import Names, ctype
 from fadsl.backends.ascendc.vector import VectorEmitter
 from fadsl.backends.ascendc.view import (
     Constant,
@@ -37,6 +38,11 @@ MAX_FLAGS = 16
 @dataclass(frozen=True)
 class Emitted:
     view: KernelView
+    names: Names
+    host: str
+    """stem of the kernel's global C++ names: <host>Tiling, <host>Cube, <host>Tasks"""
+    prefix: str
+    """stem of its global constants: <prefix>_AIC_CORES, <prefix>_TILING_H"""
     comptime: dict[str, int]
     runtime_syms: tuple[str, ...]
     scalars: tuple[str, ...]
@@ -55,7 +61,11 @@ def comptime_symbols(low: Lowering) -> set[str]:
 
 
 def require_codegen(target: Any, kernel: ir.Kernel) -> None:
-    """Refuse, before any work, a chip the backend does not lower to."""
+    """Refuse, before any work, a chip the backend does not lower to or a kernel name
+    its project cannot declare."""
+    from fadsl.backends.ascendc.mangle import check_kernel_symbol
+
+    check_kernel_symbol(kernel.name, kernel.loc)
     if not target.split or not target.codegen:
         raise BackendError(
             f"code generation for {target.name} is not supported yet: the Ascend C "
@@ -74,9 +84,12 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     comptime = {s: int(env[s]) for s in sorted(comptime_symbols(low))}
     runtime = tuple(s for s in k.shape_syms if s not in comptime)
     scalars = tuple(p.name for p in k.params if p.kind is ir.ParamKind.SCALAR)
-    names = Names(consts, comptime, runtime, scalars, low.rows)
+    names = Names(Mangler(k.name), consts, comptime, runtime, scalars, low.rows)
+    host = names.m.claim("host", "", host_prefix(k.name), ("global",), HOST_FORMS)
+    prefix = names.m.claim("prefix", "", k.name.upper(), ("global",), PREFIX_FORMS)
     flags, ws, ws_bytes, ws_offsets = _crossings(low, names)
-    cube, vector = _classes(low, names, flags, ws)
+    _claim_members(low, names)
+    cube, vector = _classes(low, names, flags, ws, host)
     cube, vector = with_gm(cube, low, names, ws), with_gm(vector, low, names, ws)
     view = KernelView(
         kernel=k.name,
@@ -84,21 +97,20 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         version=__version__,
         kernel_type=low.plan.kernel_type,
         target=low.target.name,
-        constants=_constants(k, consts, comptime, low, ws_offsets, ws_bytes),
+        constants=_constants(k, consts, comptime, low, ws_offsets, ws_bytes, names),
         flags=tuple(
-            Flag(f"FLAG_{const_name(camel(v))}", i, why)
-            for i, (v, why) in enumerate(_flag_list(low))
+            Flag(flags[v], i, why) for i, (v, why) in enumerate(_flag_list(low))
         ),
-        tiling_name=_tiling_name(k.name),
-        tiling=_tiling_fields(k, runtime),
-        params=_gm_params(k, comptime, consts, runtime),
+        tiling_name=host + "Tiling",
+        tiling=_tiling_fields(k, runtime, names),
+        params=_gm_params(k, comptime, consts, runtime, names, host),
         cube=cube,
         vector=vector,
         workspace_bytes="WORKSPACE_BYTES_PER_CORE",
         block_dim="",
         tasks=names.expr(low.plan.tasks),
     )
-    return Emitted(view, comptime, runtime, scalars, ws_bytes)
+    return Emitted(view, names, host, prefix, comptime, runtime, scalars, ws_bytes)
 
 
 def host_prefix(kernel: str) -> str:
@@ -106,8 +118,38 @@ def host_prefix(kernel: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in kernel.split("_") if p)
 
 
-def _tiling_name(kernel: str) -> str:
-    return host_prefix(kernel) + "Tiling"
+HOST_FORMS = ("{}Tiling", "{}Cube", "{}Vector", "{}CeilDiv", "{}Tasks")
+PREFIX_FORMS = ("{}_TILING_H", "{}_WORKSPACE_BYTES_PER_CORE", "{}_AIC_CORES")
+"""Global identifiers made from the kernel name (kernel.cpp and tiling.h)."""
+
+
+def _claim_members(low: Lowering, names: Names) -> None:
+    """Name members and parameters before locals, in plan order, then every IR name in
+    program order: which of two clashing names keeps its spelling is fixed."""
+    for p in low.kernel.params:
+        if isinstance(p.type, TensorType):
+            names.param(p.name)
+    for b in low.plan.buffers:
+        names.buf(b.name)
+    for v in low.grid.vars:
+        names.local(v)
+    for name in _ir_names(low.kernel.body):
+        names.local(name)
+
+
+def _ir_names(body: tuple[ir.Op, ...]) -> list[str]:
+    out: list[str] = []
+    for op in body:
+        if isinstance(op, ir.Grid):
+            out += list(op.vars)
+        if isinstance(op, ir.For):
+            out += [op.var] + [v.name for v in op.iter_args]
+        if isinstance(op, ir.LoadScalar):
+            out.append(op.name)
+        out += [r.name for r in op.results()]
+        if isinstance(op, (ir.Grid, ir.For)):
+            out += _ir_names(op.body)
+    return out
 
 
 def _flag_list(low: Lowering) -> list[tuple[str, str]]:
@@ -130,20 +172,19 @@ def _flag_list(low: Lowering) -> list[tuple[str, str]]:
 
 def _crossings(
     low: Lowering, names: Names
-) -> tuple[dict[str, str], dict[str, str], int, dict[str, int]]:
-    flags = {v: f"FLAG_{const_name(camel(v))}" for v, _ in _flag_list(low)}
+) -> tuple[dict[str, str], dict[str, str], int, list[Constant]]:
+    """Cross-core flags and GM workspaces (per exchanged value) and their offsets."""
+    flags = {v: names.flag(v) for v, _ in _flag_list(low)}
     ws: dict[str, str] = {}
-    offsets: dict[str, int] = {}
+    offsets: list[Constant] = []
     total = 0
-    env = {s: v for s, v in names.symbols.items()}
     for w, v in zip(
         low.plan.workspaces, list(low.sides.to_vector) + list(low.sides.to_cube)
     ):
-        ws[v.name] = camel(w.name) + "Gm"
-        offsets[w.name] = total
+        ws[v.name], off = names.workspace(v.name, w.name)
+        offsets.append(Constant(off, "int64_t", str(total), f"bytes: {w.role}"))
         nbytes = _int(w.bytes(), low)
         total += (nbytes + 511) // 512 * 512
-    del env
     return flags, ws, total, offsets
 
 
@@ -152,13 +193,11 @@ def _int(e: Expr, low: Lowering) -> int:
     return int(evaluate(sympy.sympify(e), values))
 
 
-def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str]):  # type: ignore[no-untyped-def]
+def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str], host: str):  # type: ignore[no-untyped-def]
     grid = low.grid
-    for v in grid.vars:
-        names.local(v)
     ext = [names.expr(e) for e in grid.extents]
     tasks = " * ".join(f"({e})" for e in ext) if ext else "1"
-    decomp = _decompose(grid.vars, ext)
+    decomp = _decompose(grid.vars, ext, names)
     cube_loop = (
         "for (int64_t task = AscendC::GetBlockIdx(); task < tasks; "
         "task += AscendC::GetBlockNum())"
@@ -170,17 +209,16 @@ def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, s
     header: list[Stmt] = [Line(f"const int64_t tasks = {tasks};")]
     cube = CubeEmitter(low, names, flags, ws, header, cube_loop, decomp)
     vec = VectorEmitter(
-        low, names, flags, ws, header, vec_loop, _decompose(grid.vars, ext)
+        low, names, flags, ws, header, vec_loop, _decompose(grid.vars, ext, names)
     )
-    base = "".join(p[:1].upper() + p[1:] for p in low.kernel.name.split("_") if p)
-    return cube.core_class(base + "Cube"), vec.core_class(base + "Vector")
+    return cube.core_class(host + "Cube"), vec.core_class(host + "Vector")
 
 
-def _decompose(vars_: tuple[str, ...], ext: list[str]) -> list[Stmt]:
+def _decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:
     out: list[Stmt] = []
     div = "task"
     for v, e in zip(reversed(vars_), reversed(ext)):
-        out.append(Line(f"const int64_t {camel(v)} = {div} % ({e});"))
+        out.append(Line(f"const int64_t {names.var(v)} = {div} % ({e});"))
         div = f"{div} / ({e})"
     return list(reversed(out))
 
@@ -190,16 +228,17 @@ def _constants(
     consts: dict[str, int],
     comptime: dict[str, int],
     low: Lowering,
-    ws_offsets: dict[str, int],
+    ws_offsets: list[Constant],
     ws_bytes: int,
+    names: Names,
 ) -> tuple[Constant, ...]:
     out = [
-        Constant(const_name(n), "int64_t", str(v), f"tile constant `{n}`")
+        Constant(names.const(n), "int64_t", str(v), f"tile constant `{n}`")
         for n, v in sorted(consts.items())
     ]
     out += [
         Constant(
-            const_name(n),
+            names.const(n),
             "int64_t",
             str(v),
             f"shape symbol `{n}`, fixed at compile time",
@@ -212,22 +251,14 @@ def _constants(
                 "ROWS",
                 "int64_t",
                 (
-                    "BLOCK_Q / 2"
-                    if str(low.rows) == "block_q"
+                    f"{names.const('block_q')} / 2"
+                    if str(low.rows) == "block_q" and "block_q" in consts
                     else str(int(evaluate(low.rows, low.env)) // 2)
                 ),
                 "rows of a Q block each vector core owns",
             )
         )
-    for w in low.plan.workspaces:
-        out.append(
-            Constant(
-                f"{const_name(camel(w.name))}_OFFSET",
-                "int64_t",
-                str(ws_offsets[w.name]),
-                f"bytes: {w.role}",
-            )
-        )
+    out += ws_offsets
     out.append(
         Constant(
             "WORKSPACE_BYTES_PER_CORE",
@@ -239,16 +270,23 @@ def _constants(
     return tuple(out)
 
 
-def _tiling_fields(k: ir.Kernel, runtime: tuple[str, ...]) -> tuple[TilingField, ...]:
-    out = [TilingField(s, "int64_t", f"shape symbol `{s}`") for s in runtime]
+def _tiling_fields(
+    k: ir.Kernel, runtime: tuple[str, ...], names: Names
+) -> tuple[TilingField, ...]:
+    """Members of the tiling struct; ``key`` is the name shape.txt gives them by."""
+    out = [
+        TilingField(names.field(s), "int64_t", f"shape symbol `{s}`", s)
+        for s in runtime
+    ]
     for p in k.params:
         if p.kind is ir.ParamKind.SCALAR:
             assert isinstance(p.type, ScalarType)
-            out.append(
-                TilingField(p.name, ctype(p.type.dtype), f"runtime scalar `{p.name}`")
-            )
+            field = names.field(p.name)
+            what = f"runtime scalar `{p.name}`"
+            out.append(TilingField(field, ctype(p.type.dtype), what, p.name))
     if sum(4 if f.ctype == "float" else 8 for f in out) % 8:
-        out.append(TilingField("reserved", "float", "padding to a multiple of 8 bytes"))
+        pad = names.m.claim("padding", "", "reserved", ("tiling",))
+        out.append(TilingField(pad, "float", "padding to a multiple of 8 bytes", ""))
     return tuple(out)
 
 
@@ -257,20 +295,23 @@ def _gm_params(
     comptime: dict[str, int],
     consts: dict[str, int],
     runtime: tuple[str, ...],
+    names: Names,
+    host: str,
 ) -> tuple[GmParam, ...]:
     """Tensor parameters, with element counts as host C++ over tiling fields ``t.X``."""
     from fadsl.ir.expr import isym, to_cxx
 
     fixed = {isym(n): v for n, v in {**consts, **comptime}.items()}
-    host_ceil = host_prefix(k.name) + "CeilDiv"  # tiling.h, host side
+    host_ceil = host + "CeilDiv"  # tiling.h, host side
+    fields = {s: f"t.{names.field(s)}" for s in runtime}
     out = []
     for p in k.params:
         if not isinstance(p.type, TensorType):
             continue
         count = sympy.Mul(*p.type.shape).subs(fixed)
-        n = to_cxx(count, {s: f"t.{s}" for s in runtime})
-        n = n.replace("fadsl::CeilDiv<int64_t>", host_ceil)
-        out.append(GmParam(p.name, ctype(p.type.dtype), n, p.kind.value))
+        n = to_cxx(count, fields).replace("fadsl::CeilDiv<int64_t>", host_ceil)
+        ct = ctype(p.type.dtype)
+        out.append(GmParam(names.param(p.name), ct, n, p.kind.value, p.name))
     return tuple(out)
 
 
@@ -286,16 +327,12 @@ def with_gm(cls: Any, low: Lowering, names: Names, ws: dict[str, str]) -> Any:
         if not isinstance(p.type, TensorType):
             continue
         ct = ctype(p.type.dtype)
-        members.append(
-            Member(
-                f"AscendC::GlobalTensor<{ct}> {p.name}Gm;",
-                "",
-                f"{p.kind.value} `{p.name}` {p.type}",
-            )
-        )
+        gm, arg = names.gm(p.name), names.param(p.name)
+        what = f"{p.kind.value} `{p.name}` {p.type}"
+        members.append(Member(f"AscendC::GlobalTensor<{ct}> {gm};", "", what))
         init.append(
             Line(
-                f"{p.name}Gm.SetGlobalBuffer((__gm__ {ct}*){p.name}, "
+                f"{gm}.SetGlobalBuffer((__gm__ {ct}*){arg}, "
                 f"{names.count(p.type.shape)});"
             )
         )
@@ -309,7 +346,7 @@ def with_gm(cls: Any, low: Lowering, names: Names, ws: dict[str, str]) -> Any:
     vals = list(low.sides.to_vector) + list(low.sides.to_cube)
     for w, v in zip(low.plan.workspaces, vals):
         ct = ctype(w.dtype)
-        name = ws[v.name]
+        name, offset = names.workspace(v.name, w.name)
         members.append(
             Member(
                 f"AscendC::GlobalTensor<{ct}> {name};", "", f"GM workspace: {w.role}"
@@ -318,7 +355,7 @@ def with_gm(cls: Any, low: Lowering, names: Names, ws: dict[str, str]) -> Any:
         init.append(
             Line(
                 f"{name}.SetGlobalBuffer((__gm__ {ct}*)(workspace + group * WORKSPACE_BYTES_PER_CORE"
-                f" + {const_name(camel(w.name))}_OFFSET), {names.count(w.shape)});"
+                f" + {offset}), {names.count(w.shape)});"
             )
         )
     init += [Line(m.init) for m in cls.members if m.init]

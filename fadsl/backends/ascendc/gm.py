@@ -94,6 +94,6 @@ def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Line
     return [
         Line(
             f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
-            f"{op.src}Gm.GetValue({flat}));"
+            f"{names.gm(op.src)}.GetValue({flat}));"
         )
     ]

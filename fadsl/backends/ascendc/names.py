@@ -11,6 +11,9 @@ from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, to_cxx
 from fadsl.ir.types import DType
+from fadsl.passes.vector_slots import camel
+
+from fadsl.backends.ascendc.mangle import Mangler
 
 CTYPE = {
     DType.F16: "half",
@@ -38,15 +41,13 @@ LEVEL2 = {
     ir.Maximum: "Max",
     ir.Minimum: "Min",
 }
-CXX_KEYWORDS = frozenset(
-    "alignas alignof auto bool break case catch char class const constexpr continue default "
-    "delete do double else enum explicit extern false float for friend goto if inline int "
-    "long mutable namespace new noexcept nullptr operator private protected public register "
-    "return short signed sizeof static struct switch template this throw true try typedef "
-    "typename union unsigned using virtual void volatile while half tiling".split()
-)
-
 ROWS = "ROWS"
+ROWS_SYMBOL = "ROWS%"
+ROW0_SYMBOL = "row0%"
+"""Sympy names of ``ROWS`` and ``row0`` in index expressions: no IR name has a ``%``,
+and they sort among other symbols as ``ROWS`` and ``row0`` do (terms keep their order)."""
+PARAM_FORMS = ("{}", "{}Gm", "{}Bytes", "{}Host", "{}Device")
+"""C++ identifiers made from a tensor parameter (kernel, entry and host main.cpp)."""
 
 
 def ctype(dtype: DType, loc: Loc | None = None) -> str:
@@ -55,14 +56,6 @@ def ctype(dtype: DType, loc: Loc | None = None) -> str:
             f"dtype {dtype.value} has no Ascend C element type here", loc
         )
     return CTYPE[dtype]
-
-
-def camel(name: str) -> str:
-    parts = [p for p in name.split("_") if p]
-    text = (
-        parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:]) if parts else "v"
-    )
-    return text + "_" if text in CXX_KEYWORDS else text
 
 
 def const_name(name: str) -> str:
@@ -75,10 +68,12 @@ def const_name(name: str) -> str:
 
 
 class Names:
-    """Maps IR symbols to C++: constants, tiling fields, locals."""
+    """Maps IR symbols and names to C++ (constants, tiling fields, locals, members),
+    every identifier through one Mangler (mangle.py)."""
 
     def __init__(
         self,
+        mangler: Mangler,
         consts: dict[str, object],
         comptime: dict[str, int],
         runtime_syms: tuple[str, ...],
@@ -86,30 +81,73 @@ class Names:
         rows: Expr | None,
         tiling: str = "tiling_",
     ) -> None:
-        self.symbols: dict[str, str] = {}
-        for k in consts:
-            self.symbols[k] = const_name(k)
-        for k in comptime:
-            self.symbols[k] = const_name(k)
-        for k in runtime_syms:
-            self.symbols[k] = f"{tiling}.{k}"
-        for k in scalars:
-            self.symbols[k] = f"{tiling}.{k}"
+        self.m = mangler
+        self.symbols: dict[str, str] = {ROWS_SYMBOL: ROWS, ROW0_SYMBOL: "row0"}
+        for k in list(consts) + list(comptime):
+            self.symbols[k] = self.const(k)
+        for k in list(runtime_syms) + list(scalars):
+            self.symbols[k] = f"{tiling}.{self.field(k)}"
         self.rows = rows
 
-    def local(self, name: str) -> None:
-        self.symbols.setdefault(name, camel(name))
+    # --- identifiers --------------------------------------------------------------
+    def const(self, name: str) -> str:
+        """``constexpr`` of a tile constant or compile-time shape symbol."""
+        return self.m.claim("const", name, const_name(name), ("kernel",))
 
+    def field(self, name: str) -> str:
+        """Member of the tiling struct: a runtime shape symbol or scalar."""
+        return self.m.claim("field", name, name, ("tiling",))
+
+    def var(self, name: str) -> str:
+        """Local of an IR value, loop or grid variable, or load_scalar name."""
+        return self.m.claim("ir", name, camel(name), ("kernel",))
+
+    def buf(self, name: str) -> str:
+        """Member of a planned buffer (TQue / TBuf), by its plan name."""
+        return self.m.claim("buf", name, name, ("kernel",))
+
+    def queue(self, value: str) -> str:
+        """Member of the buffer the plan made for queue value ``value``."""
+        return self.buf(camel(value))
+
+    def param(self, name: str) -> str:
+        """C++ name of tensor parameter ``name`` (its files keep the user's name)."""
+        return self.m.claim(
+            "param", name, name, ("kernel", "entry", "host"), PARAM_FORMS
+        )
+
+    def gm(self, name: str) -> str:
+        """GlobalTensor member of tensor parameter ``name``."""
+        return self.param(name) + "Gm"
+
+    def flag(self, value: str) -> str:
+        return self.m.claim(
+            "flag", value, f"FLAG_{const_name(camel(value))}", ("kernel",)
+        )
+
+    def workspace(self, value: str, plan_name: str) -> tuple[str, str]:
+        """(GlobalTensor member, byte-offset constant) of the workspace of ``value``."""
+        gm = self.m.claim("ws", value, camel(plan_name) + "Gm", ("kernel",))
+        off = const_name(camel(plan_name)) + "_OFFSET"
+        return gm, self.m.claim("ws_offset", value, off, ("kernel",))
+
+    def local(self, name: str) -> None:
+        if name not in self.symbols:
+            self.symbols[name] = self.var(name)
+
+    # --- expressions --------------------------------------------------------------
     def expr(self, e: Expr) -> str:
         """Integer C++ expression (int64_t arithmetic)."""
         e = as_expr(e)
         if self.rows is not None:
             e = e.subs(
-                self.rows / 2, sympy.Symbol(ROWS, integer=True, nonnegative=True)
+                self.rows / 2,
+                sympy.Symbol(ROWS_SYMBOL, integer=True, nonnegative=True),
             )
-        names = dict(self.symbols)
-        names[ROWS] = ROWS
-        return to_cxx(e, names)
+        for s in e.free_symbols:
+            if s.name not in self.symbols:
+                self.local(s.name)
+        return to_cxx(e, self.symbols)
 
     def count(self, shape: tuple[Expr, ...]) -> str:
         return self.expr(sympy.Mul(*shape) if shape else sympy.Integer(1))
@@ -130,7 +168,9 @@ class Names:
 
     def _float_expr(self, e: Expr) -> str:
         if e.is_Symbol:
-            return self.symbols.get(e.name, e.name)
+            if e.name not in self.symbols:
+                self.local(e.name)
+            return self.symbols[e.name]
         if e.is_Number:
             return _float_literal(float(e))
         if e.is_integer:

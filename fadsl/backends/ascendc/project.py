@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fadsl.version import __version__
-from fadsl.backends.ascendc.emit import Emitted, emit, host_prefix
+from fadsl.backends.ascendc.emit import Emitted, emit
 from fadsl.backends.ascendc.render import render_all
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
@@ -79,10 +79,9 @@ def _context(
 ) -> dict:
     v = em.view
     k = binding.kernel
-    prefix = k.name.upper()
-    host = host_prefix(k.name)
+    prefix, host = em.prefix, em.host
     host_tasks = _host_tasks(binding, em, host)
-    fields = [f.name for f in v.tiling if f.name != "reserved"]
+    fields = [f.key for f in v.tiling if f.key]
     shape = {s: binding.shape[s] for s in em.runtime_syms}
     return {
         "v": v,
@@ -137,7 +136,7 @@ def _host_tasks(binding: Any, em: Emitted, host: str) -> str:
         }
     )
     tasks = sympy.Mul(*grid_of(k).extents).subs(fixed)
-    text = to_cxx(tasks, {s: f"t.{s}" for s in em.runtime_syms})
+    text = to_cxx(tasks, {s: f"t.{em.names.field(s)}" for s in em.runtime_syms})
     return text.replace("fadsl::CeilDiv<int64_t>", f"{host}CeilDiv")
 
 

@@ -14,7 +14,7 @@ import sympy
 
 from fadsl.backends.ascendc import gm, vector_io
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
-from fadsl.backends.ascendc.names import buffer_len, camel, ctype, source_comment
+from fadsl.backends.ascendc.names import ROW0_SYMBOL, buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.backends.ascendc.vector_rules import RULES
 from fadsl.errors import BackendError
@@ -46,7 +46,7 @@ class VectorEmitter(CoreEmitter):
         name = v.name
         while name in self.vec.views:
             name = self.vec.views[name]
-        return self.vars.get(name, camel(name))
+        return self.vars.get(name) or self.names.var(name)
 
     def count(self, v: ir.Value) -> str:
         return self.names.count(self.shape(v))
@@ -86,12 +86,11 @@ class VectorEmitter(CoreEmitter):
             and t.shape[0] == self.low.rows
             and self.low.target.split
         ):
-            return sympy.Symbol("row0", integer=True)
+            return sympy.Symbol(ROW0_SYMBOL, integer=True)
         return as_expr(0)
 
     # --- class ---------------------------------------------------------------
     def core_class(self, name: str) -> CoreClass:
-        self.names.local("row0")
         members = self._members()
         body = self.walk(self.low.kernel_grid_body)
         process = tuple(self.task_header) + (
@@ -106,12 +105,13 @@ class VectorEmitter(CoreEmitter):
         out = []
         for b in self.low.plan.in_space("UB"):
             nbytes = buffer_len(b, self.low.target.ub_align, self.names, self.low.env)
+            name = self.names.buf(b.name)
             if b.kind == "queue":
-                decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {b.name};"
-                init = f"pipe_.InitBuffer({b.name}, {b.buffers}, {nbytes});"
+                decl = f"AscendC::TQue<AscendC::TPosition::{b.position}, {b.buffers}> {name};"
+                init = f"pipe_.InitBuffer({name}, {b.buffers}, {nbytes});"
             else:
-                decl = f"AscendC::TBuf<AscendC::TPosition::VECCALC> {b.name};"
-                init = f"pipe_.InitBuffer({b.name}, {nbytes});"
+                decl = f"AscendC::TBuf<AscendC::TPosition::VECCALC> {name};"
+                init = f"pipe_.InitBuffer({name}, {nbytes});"
             what = ", ".join(f"%{v}" for v in b.values) or b.role
             out.append(Member(decl, init, f"{b.role}: {what} ({b.loc.short()})"))
         return tuple(out)
@@ -168,8 +168,7 @@ class VectorEmitter(CoreEmitter):
         return [Line(source_comment(loc))] + stmts
 
     def _loop(self, op: ir.For) -> list[Stmt]:
-        self.names.local(op.var)
-        var = camel(op.var)
+        var = self.names.var(op.var)
         header = (
             f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
             f"{self.names.expr(op.stop)}; ++{var})"
@@ -185,7 +184,7 @@ class VectorEmitter(CoreEmitter):
         self.pos += 1
         self.last_loc = None
         for r, i in zip(op.loop_results, op.inits):
-            self.vars[r.name] = self.vars.get(i.name, camel(i.name))
+            self.vars[r.name] = self.vars.get(i.name) or self.names.var(i.name)
         frees = self._frees(
             self.pos
         )  # queue tiles read in the loop, last used at its end
@@ -205,7 +204,7 @@ class VectorEmitter(CoreEmitter):
         return False
 
     def _bind_state(self, arg: ir.Value, init: ir.Value) -> Stmt | None:
-        self.vars[arg.name] = self.vars.get(init.name, camel(init.name))
+        self.vars[arg.name] = self.vars.get(init.name) or self.names.var(init.name)
         return None
 
     def _state_copies(self, op: ir.For) -> list[Stmt]:
@@ -218,7 +217,7 @@ class VectorEmitter(CoreEmitter):
             )
             out.append(
                 Line(
-                    f"AscendC::Muls({self.vars.get(state, camel(state))}, {self.var(yv)}, "
+                    f"AscendC::Muls({self.vars.get(state) or self.names.var(state)}, {self.var(yv)}, "
                     f"{self.lit(1.0, yv.type.dtype)}, {self.count(yv)});"
                 )
             )  # type: ignore[union-attr]
@@ -236,7 +235,7 @@ class VectorEmitter(CoreEmitter):
         for slot in self.vec.frees.get(pos, ()):
             var = self.slot_var.pop(slot, None)
             if var is not None:
-                out.append(Line(f"{slot}.FreeTensor({var});"))
+                out.append(Line(f"{self.names.buf(slot)}.FreeTensor({var});"))
         return out
 
     # --- ops -----------------------------------------------------------------
@@ -269,16 +268,19 @@ class VectorEmitter(CoreEmitter):
         t = v.type
         assert isinstance(t, TileType)
         ct = ctype(t.dtype, None)
-        name = camel(v.name)
+        name = self.names.var(v.name)
         self.vars[v.name] = name
         kind = next(b.kind for b in self.low.plan.in_space("UB") if b.name == slot)
+        member = self.names.buf(slot)
         if kind == "tbuf":
-            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.Get<{ct}>();")]
+            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")]
         prev = self.slot_var.get(slot)
         self.slot_var[slot] = name
         if prev is None:
             return [
-                Line(f"AscendC::LocalTensor<{ct}> {name} = {slot}.AllocTensor<{ct}>();")
+                Line(
+                    f"AscendC::LocalTensor<{ct}> {name} = {member}.AllocTensor<{ct}>();"
+                )
             ]
         return [
             Line(f"AscendC::LocalTensor<{ct}> {name} = {prev}.ReinterpretCast<{ct}>();")
@@ -352,7 +354,8 @@ def _temp_decls(e: VectorEmitter, pos: int, form: Any) -> list[str]:
         e.vec.temps.get(pos, ()), form.temps, _temp_names(form)
     ):
         ct = ctype(spec.dtype)
-        out.append(f"AscendC::LocalTensor<{ct}> {name} = {slot}.Get<{ct}>();")
+        member = e.names.buf(slot)
+        out.append(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")
     return out
 
 

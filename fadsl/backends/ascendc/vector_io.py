@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fadsl.backends.ascendc import gm
-from fadsl.backends.ascendc.names import camel, ctype
+from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import TileType
@@ -26,7 +26,7 @@ def _u32(text: str) -> str:
 
 
 def _enque_deque(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
-    slot = e.vec.homes[v.name]
+    slot = e.names.buf(e.vec.homes[v.name])
     var = e.var(v)
     return [Line(f"{slot}.EnQue({var});"), Line(f"{var} = {slot}.DeQue<{_ct(v)}>();")]
 
@@ -82,7 +82,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     gap_ub, gap_gm = gm.gaps(a, ct, e.names)
     body = (
         Line(
-            f"AscendC::DataCopyPad({op.dst}Gm[{a.offset}], {e.var(v)}, "
+            f"AscendC::DataCopyPad({e.names.gm(op.dst)}[{a.offset}], {e.var(v)}, "
             f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(validRows), "
             f"static_cast<uint32_t>({a.valid_cols} * sizeof({ct})), "
             f"{_u32(gap_ub)}, {_u32(gap_gm)}, 0}});"
@@ -127,7 +127,8 @@ def _fill(
         out += _after_own_stores()
     gap_ub, gap_gm = gm.gaps(access, ct, e.names)
     copy = Line(
-        f"AscendC::DataCopyPad({var}, {src}Gm[{access.offset}], AscendC::DataCopyExtParams{{"
+        f"AscendC::DataCopyPad({var}, {e.names.gm(src)}[{access.offset}], "
+        "AscendC::DataCopyExtParams{"
         f"static_cast<uint16_t>(validRows), static_cast<uint32_t>({access.valid_cols} * "
         f"sizeof({ct})), {_u32(gap_gm)}, {_u32(gap_ub)}, 0}}, "
         f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"
@@ -164,11 +165,11 @@ def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
 
 def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
     if isinstance(op, ir.AllocTensor):
-        slot = camel(op.queue.name)
-        e.vars[op.result.name] = camel(op.result.name)
+        slot = e.names.queue(op.queue.name)
+        var = e.vars[op.result.name] = e.names.var(op.result.name)
         return [
             Line(
-                f"AscendC::LocalTensor<{_ct(op.result)}> {camel(op.result.name)} = "
+                f"AscendC::LocalTensor<{_ct(op.result)}> {var} = "
                 f"{slot}.AllocTensor<{_ct(op.result)}>();"
             )
         ]
@@ -180,15 +181,15 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         a = gm.access(_param(e, op.src), op.index, e.names, shift, size)  # type: ignore[arg-type]
         return _fill(e, v, e.var(op.into), op.pad, a, op.src)
     if isinstance(op, ir.Enqueue):
-        return [Line(f"{camel(op.queue.name)}.EnQue({e.var(op.x)});")]
+        return [Line(f"{e.names.queue(op.queue.name)}.EnQue({e.var(op.x)});")]
     if isinstance(op, ir.Dequeue):
-        e.vars[op.result.name] = camel(op.result.name)
+        var = e.vars[op.result.name] = e.names.var(op.result.name)
         ct = _ct(op.result)
         return [
             Line(
-                f"AscendC::LocalTensor<{ct}> {camel(op.result.name)} = "
-                f"{camel(op.queue.name)}.DeQue<{ct}>();"
+                f"AscendC::LocalTensor<{ct}> {var} = "
+                f"{e.names.queue(op.queue.name)}.DeQue<{ct}>();"
             )
         ]
     assert isinstance(op, ir.FreeTensor)
-    return [Line(f"{camel(op.queue.name)}.FreeTensor({e.var(op.x)});")]
+    return [Line(f"{e.names.queue(op.queue.name)}.FreeTensor({e.var(op.x)});")]

@@ -59,19 +59,25 @@ class Constant:
 @dataclass(frozen=True)
 class TilingField:
     name: str
+    """C++ member name"""
     ctype: str
     comment: str
+    key: str
+    """the symbol or scalar as the user named it (shape.txt); empty for padding"""
 
 
 @dataclass(frozen=True)
 class GmParam:
     name: str
+    """C++ identifier (the Mangler's; the user's name unless it clashes)"""
     ctype: str
     """element type (half, bfloat16_t, float, int32_t)"""
     elements: str
     """C++ expression of the element count, over tiling fields"""
     kind: str
     """in / out / scratch / workspace"""
+    file: str
+    """the parameter as the user named it: input/<file>.bin, output/<file>.bin"""
 
 
 @dataclass(frozen=True)
