@@ -15,6 +15,7 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
+from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
@@ -94,9 +95,9 @@ class AttentionSpec:
         if isinstance(mask, ops.Tile) and mask.dtype is DType.BOOL:
             return mask
         if q_idx is not None and kv_idx is not None:
-            spread = _spread_condition(mask, kv_idx * 0 + q_idx * 0)
-            if spread is not None:
-                return spread
+            spread_mask = spread(mask, kv_idx * 0 + q_idx * 0)
+            if spread_mask is not None:
+                return spread_mask
         got = (
             f"a tile {mask.type}" if isinstance(mask, ops.Tile) else type(mask).__name__
         )
@@ -107,46 +108,6 @@ class AttentionSpec:
             hint="compare positions, e.g. `return (q_idx - kv_idx) < 256`; combine "
             "masks with & | ~",
         )
-
-
-_RELATIONS = {
-    "StrictLessThan": lambda a, b: a < b,
-    "LessThan": lambda a, b: a <= b,
-    "StrictGreaterThan": lambda a, b: a > b,
-    "GreaterThan": lambda a, b: a >= b,
-    "Equality": lambda a, b: a == b,
-    "Unequality": lambda a, b: a != b,
-}
-
-
-def _spread_condition(cond: Any, zero: Any) -> Any:
-    """A scalar condition (sympy relation, And/Or/Not of them, or a bool) as a mask tile
-    shaped like ``zero`` (an integer tile of zeros over the score positions)."""
-    import sympy
-
-    if isinstance(cond, ops.Tile):
-        return None
-    if isinstance(cond, bool) or cond is sympy.true or cond is sympy.false:
-        return zero == (0 if bool(cond) else 1)
-    name = type(cond).__name__
-    if name in _RELATIONS:
-        return _RELATIONS[name](zero + cond.lhs, cond.rhs)
-    parts = [_spread_condition(a, zero) for a in getattr(cond, "args", ())]
-    if not parts or any(p is None for p in parts):
-        return None
-    if isinstance(cond, sympy.And):
-        out = parts[0]
-        for p in parts[1:]:
-            out = out & p
-        return out
-    if isinstance(cond, sympy.Or):
-        out = parts[0]
-        for p in parts[1:]:
-            out = out | p
-        return out
-    if isinstance(cond, sympy.Not):
-        return ~parts[0]
-    return None
 
 
 class AttentionKernel(KernelDef):

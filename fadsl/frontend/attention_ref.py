@@ -136,7 +136,8 @@ def _head(
     if spec.softcap is not None:
         s = acc(spec.softcap) * np.tanh(s / acc(spec.softcap))
     if spec.score_mod is not None:
-        s = np.asarray(spec.score_mod(s, seq.b, h, q_idx, kv_idx), dtype=acc)
+        b_, h_ = mod_scalars(seq.b, h)
+        s = np.asarray(spec.score_mod(s, b_, h_, q_idx, kv_idx), dtype=acc)
     keep = keep_mask(spec, seq.b, h, len(q), len(k))
     s = np.where(keep, s, -np.inf)
     m = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.full((len(q), 1), -np.inf)
@@ -171,9 +172,16 @@ def keep_mask(spec: Any, b: int, h: int, q_len: int, kv_len: int) -> np.ndarray:
         keep &= kv_idx <= q_idx + shift + spec.window[1]
     if spec.mask_mod is not None:
         keep &= np.broadcast_to(
-            np.asarray(spec.mask_mod(b, h, q_idx, kv_idx), bool), keep.shape
+            np.asarray(spec.mask_mod(*mod_scalars(b, h), q_idx, kv_idx), bool),
+            keep.shape,
         )
     return keep
+
+
+def mod_scalars(b: int, h: int) -> tuple[np.int64, np.int64]:
+    """``b`` and ``h`` as numpy integers, as FlexAttention passes tensors: then
+    ``~(h < 1)`` is a logical not, never Python's ``~True == -2``."""
+    return np.int64(b), np.int64(h)
 
 
 def _dropout(

@@ -160,16 +160,16 @@ class Tile:
         return _emit(ir.Not, x=self.value)
 
     def __and__(self, o: Any) -> Tile:
-        return _binary(ir.And, self, o)
+        return _logic(ir.And, self, o)
 
     def __rand__(self, o: Any) -> Tile:
-        return _binary(ir.And, o, self)
+        return _logic(ir.And, o, self)
 
     def __or__(self, o: Any) -> Tile:
-        return _binary(ir.Or, self, o)
+        return _logic(ir.Or, self, o)
 
     def __ror__(self, o: Any) -> Tile:
-        return _binary(ir.Or, o, self)
+        return _logic(ir.Or, o, self)
 
     def __lt__(self, o: Any) -> Tile:
         return _binary(ir.Lt, self, o)
@@ -368,6 +368,25 @@ def _float_kind(v: ir.Operand, t: TileType | None) -> DType | None:
 def _binary(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
     lhs, rhs = _promote(_operand(a), _operand(b))
     return _emit(cls, lhs=lhs, rhs=rhs)
+
+
+def _logic(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
+    """& and | of masks; a scalar condition (``h >= 2``) is spread over the tile."""
+    from fadsl.frontend.conditions import is_condition, spread_like
+
+    for x in (a, b):
+        if not isinstance(x, Tile) and not is_condition(x):
+            raise KernelSyntaxError(
+                f"`{'&' if cls is ir.And else '|'}` combines masks, got {x!r}",
+                current().here(),
+                hint="combine comparisons, e.g. `(q_idx >= kv_idx) | (h >= 2)`; "
+                "True and False are masks too",
+            )
+    if is_condition(a):
+        a = spread_like(a, b)
+    if is_condition(b):
+        b = spread_like(b, a)
+    return _binary(cls, a, b)
 
 
 def _is_scalar(x: Any) -> bool:

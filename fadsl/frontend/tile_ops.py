@@ -282,6 +282,17 @@ def where(cond: Any, a: Any, b: Any) -> Tile:
             "fd.where needs a mask tile; this condition is a plain Python bool",
             current().here(),
         )
+    from fadsl.frontend.conditions import is_condition, spread_like
+
+    if is_condition(cond):  # on b, h or loop variables: the same for every element
+        like = a if isinstance(a, Tile) else b
+        if not isinstance(like, Tile):
+            raise KernelSyntaxError(
+                f"fd.where: the condition `{cond}` and both values are scalars",
+                current().here(),
+                hint="select between tiles, e.g. fd.where(h >= 2, score, -fd.inf)",
+            )
+        cond = spread_like(cond, like)
     ca, cb = _promote(_operand(a), _operand(b))
     return _emit(ir.Where, cond=_operand(cond), a=ca, b=cb)
 

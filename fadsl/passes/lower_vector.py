@@ -141,7 +141,13 @@ class _Rewriter:
         assert isinstance(logic, (ir.And, ir.Or))
         x, y = logic.lhs, logic.rhs
         if not isinstance(x, ir.Value) or not isinstance(y, ir.Value):
-            raise BackendError("a mask combines a tile with a constant", logic.loc)
+            raise BackendError(
+                f"`{ir.op_name(type(logic))}` combines the mask tile with the "
+                f"constant {y if isinstance(x, ir.Value) else x}",
+                logic.loc,
+                hint="combine two mask tiles: compare the constant's condition on a "
+                "tile (e.g. `(q_idx >= kv_idx) | (h >= 2)` is spread by fadsl)",
+            )
         if isinstance(logic, ir.And):
             inner = self._emit_where(op, y, a, b, out)
             return self._emit_where(op, x, inner, b, out)

@@ -623,6 +623,14 @@ CATALOGUE: tuple[Mistake, ...] = (
         files={"run1/meta.json": "nested:100000", "run2/meta.json": "nested:100000"},
         shown="fadsl verify run1 run2   # run1/meta.json is [[[[... 100,000 deep",
     ),
+    mod(
+        "mask_combines_number",
+        "A mask combined with a number",
+        "mask_mod",
+        "return (q_idx >= kv_idx) | 1",
+        "`&` and `|` combine masks: comparisons of positions, conditions on `b` and "
+        "`h` (`(q_idx >= kv_idx) | (h >= 2)`), `True` or `False`.",
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")

@@ -10,19 +10,13 @@ with g++, in the CPU runtime.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from attkit import assert_passes, run
+from attkit import NEEDS_GXX, assert_passes, run, sim_source
 
 import fadsl as fd
-
-ROOT = Path(__file__).resolve().parents[2]
 
 tok_scale = fd.tensor("tok_scale", "Skv", dtype="fp32")
 seq = fd.tensor(
@@ -105,31 +99,13 @@ kernel = fd.attention(name="{name}", score_mod={name})
 
 
 @pytest.mark.cpu_runtime
-@pytest.mark.skipif(
-    shutil.which("g++") is None or shutil.which("cmake") is None,
-    reason="needs g++ and cmake",
-)
+@NEEDS_GXX
 @pytest.mark.parametrize("name", ["token_bias", "same_seq"])
 def test_kv_indexed_tensor_in_the_cpu_runtime(name: str, tmp_path: Path) -> None:
-    src = tmp_path / f"{name}.py"
-    src.write_text(SOURCE.replace("{name}", name))
-    out = tmp_path / "sim"
-    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(out)]
-    cmd += ["--shape", "B=1,N=1,Sq=64,Skv=150,D=32"]
-    cmd += ["--set", "block_q=64", "--set", "block_kv=64"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    meta = json.loads((out / "meta.json").read_text())
-    assert all(v["passed"] for v in meta["check"].values()), meta["check"]
-    assert meta["vs_interpreter"]["o"]["max_abs_diff"] <= 4 * 2.0**-10
-    shapes = {"q": (1, 1, 64, 32), "k": (1, 1, 150, 32), "v": (1, 1, 150, 32)}
-    inputs = {
-        n: np.fromfile(out / f"{n}.bin", np.float16).reshape(s)
-        for n, s in shapes.items()
-    }
+    shape = dict(B=1, N=1, Sq=64, Skv=150, D=32)
+    data, _ = sim_source(SOURCE.replace("{name}", name), shape, tmp_path)
     extra = ("tok_scale", np.float32) if name == "token_bias" else ("seq", np.int32)
-    inputs[extra[0]] = np.fromfile(out / f"{extra[0]}.bin", extra[1])
-    o = np.fromfile(out / "o.bin", np.float16).reshape(1, 1, 64, 32)
+    data[extra[0]] = np.fromfile(tmp_path / "sim" / f"{extra[0]}.bin", extra[1])
     np.testing.assert_allclose(
-        o.astype(np.float64), reference(name, inputs), rtol=0, atol=3e-3
+        data["o"].astype(np.float64), reference(name, data), rtol=0, atol=3e-3
     )
