@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
@@ -54,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
         extra["kv_blocks"] = {"computed": blocks[0], "total": blocks[1]}
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, result.outputs, check, extra)
-    return report(binding, check, args.output, result, blocks)
+    return report(binding, check, args.output, result, blocks, kernel)
 
 
 def lowered(kernel):  # type: ignore[no-untyped-def]
@@ -86,26 +87,73 @@ def report(
     check,
     folder: str,
     result,  # type: ignore[no-untyped-def]
-    blocks: tuple[int, int] | None = None,
+    blocks: tuple[int, int] | None,
+    kernel,  # type: ignore[no-untyped-def]
 ) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] -> {folder}")
-    for var, (done, total) in getattr(result, "loop_stats", {}).items():
-        if total:
-            print(
-                f"  loop {var}: {done} of {total} block iterations computed "
-                f"({100.0 * (total - done) / total:.1f}% skipped)"
-            )
     if blocks is not None and blocks[1]:
         done, total = blocks
         print(
             f"  KV blocks: {done} of {total} computed "
             f"({100.0 * (total - done) / total:.1f}% skipped)"
         )
+    else:
+        for line in loop_lines(kernel, getattr(result, "loop_stats", {})):
+            print("  " + line)
     if check is None:
         print("  not checked (no reference, or --no-check)")
         return 0
+    print_verdicts(check)
+    return 0 if check.passed else 1
+
+
+def print_verdicts(check) -> None:  # type: ignore[no-untyped-def]
+    """One line per output (see numerics.Verdict.line), what the bound is, the result."""
     for v in check.verdicts:
         print("  " + v.line())
+    if any(v.same_precision_error is not None for v in check.verdicts):
+        print(f"  ({SAME_PRECISION})")
     print("PASS" if check.passed else "FAIL")
-    return 0 if check.passed else 1
+
+
+SAME_PRECISION = (
+    "same-precision error: the max|err| of the reference itself computed in the "
+    "kernel's dtype; the rule is in the README"
+)
+
+
+def loop_lines(kernel, stats: dict[str, tuple[int, int]]) -> list[str]:  # type: ignore[no-untyped-def]
+    """Loops the user wrote whose bounds skipped iterations (a causal bound), by the
+    user's name and line; loops a pass made (the pipeline's prefetches) are left out.
+    ``total`` counts each loop's widest trip count in every grid task."""
+    from fadsl.ir.nodes import For
+
+    loops: dict[str, For] = {}
+    _collect_fors(kernel.body, loops)
+    lines = []
+    for var, (done, total) in stats.items():
+        op = loops.get(var)
+        if not total or op is None or op.loc.by is not None:
+            continue
+        found = re.search(r"\bfor\s+(\w+)\s+in\b", op.loc.source_line())
+        name = found.group(1) if found else var
+        skipped = total - done
+        line = f"loop {name} ({op.loc.short()}): {done} of {total} iterations run"
+        if skipped:
+            line += (
+                f", {skipped} ({100.0 * skipped / total:.1f}%) skipped by its bounds"
+            )
+        lines.append(line)
+    return lines
+
+
+def _collect_fors(ops, into: dict) -> None:  # type: ignore[no-untyped-def]
+    from fadsl.ir.nodes import For
+
+    for op in ops:
+        if isinstance(op, For):
+            into.setdefault(op.var, op)
+        body = getattr(op, "body", None)
+        if body:
+            _collect_fors(body, into)

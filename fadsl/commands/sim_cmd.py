@@ -341,7 +341,7 @@ def _report(binding: Any, check: Any, extra: dict, folder: str) -> int:
     if check is None:
         print("  not checked against a reference")
         return 0
-    for v in check.verdicts:
-        print("  " + v.line())
-    print(_verdict(check.passed))
+    from fadsl.commands.run_cmd import print_verdicts
+
+    print_verdicts(check)
     return 0 if check.passed else 1
