@@ -2,8 +2,11 @@
 
 Arguments are two ``.bin`` files or two run folders (from ``fadsl run`` / ``fadsl sim``).
 Dtypes and shapes come from the folders' meta.json; bare files need ``--dtype``.
-The bound is ``2 * (same-precision error recorded in the expected run) + atol``; when
-no such record exists the bound is ``atol`` of the dtype and the report says so.
+The bound is ``2 * (same-precision error of the expected run) + atol``: recomputed
+from the expected folder's recorded inputs with ``--kernel-file``, else the error its
+meta.json records when that is plausible (``verify_record.py``); when no such record
+exists the bound is ``atol`` of the dtype and the report says so. Outputs of other
+dtypes or shapes are refused, naming both.
 """
 
 from __future__ import annotations
@@ -21,19 +24,57 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dtype", help="dtype of bare .bin files without meta.json (fp16, bf16, fp32)"
     )
+    p.add_argument(
+        "--kernel-file",
+        metavar="FILE",
+        help="the kernel's .py file: recompute the same-precision error from the "
+        "inputs the expected run folder holds (it runs the file, as run does)",
+    )
+    p.add_argument(
+        "--kernel", help="which kernel of --kernel-file (default: the recorded one)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     pairs = _pairs(args.actual, args.expected, args.dtype)
+    errors = _same_errors(args, pairs)
     ok = True
-    for name, actual, expected, dtype, same_error in pairs:
-        ok &= _verify_one(name, actual, expected, dtype, same_error)
+    for (name, actual, expected, dtype, _, _), (same, basis) in zip(pairs, errors):
+        ok &= _verify_one(name, actual, expected, dtype, same, basis)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
 
+def _same_errors(
+    args: argparse.Namespace, pairs: list[tuple]
+) -> list[tuple[float | None, str]]:
+    """Per pair: the same-precision error to bound with, and what it is."""
+    from fadsl.commands import verify_record
+
+    if args.kernel_file is None:
+        out = []
+        for name, _, expected, _, meta, folder in pairs:
+            same = verify_record.recorded(meta, name, expected, folder)
+            out.append((same, "recorded"))
+        return out
+    meta, folder = pairs[0][4], pairs[0][5]
+    if meta is None:
+        raise UsageError(
+            f"--kernel-file: {args.expected} is not in a run folder with meta.json, "
+            "so there are no recorded inputs to recompute from",
+            hint="give the run folder fadsl run / fadsl sim wrote as EXPECTED",
+        )
+    again = verify_record.recompute(args, folder, meta)
+    return [(again.get(p[0]), "recomputed from the recorded inputs") for p in pairs]
+
+
 def _verify_one(
-    name: str, actual: Any, expected: Any, dtype: Any, same_error: float | None
+    name: str,
+    actual: Any,
+    expected: Any,
+    dtype: Any,
+    same_error: float | None,
+    how: str,
 ) -> bool:
     from fadsl.numerics import compare
 
@@ -41,6 +82,8 @@ def _verify_one(
     print(v.line())
     if same_error is None:
         print("    (the expected side records no same-precision error: atol only)")
+    else:
+        print(f"    (same-precision error {how})")
     print(
         f"    inf/nan: actual {int((~_finite(actual)).sum())}, "
         f"expected {int((~_finite(expected)).sum())}"
@@ -92,7 +135,7 @@ def _folder_pairs(actual: str, expected: str) -> list[tuple]:
     return [
         _load_pair(
             n,
-            os.path.join(actual, ma["params"][n]["file"]),
+            (os.path.join(actual, ma["params"][n]["file"]), ma["params"][n]),
             os.path.join(expected, me["params"][n]["file"]),
             me["params"][n],
             me,
@@ -121,20 +164,32 @@ def _file_pair(actual: str, expected: str, dtype_flag: str | None) -> tuple:
         dt = parse_dtype(dtype_flag)
         entry = {"dtype": np_dtype(dt).name, "shape": None}
     name = os.path.splitext(base)[0]
-    return _load_pair(name, actual, expected, entry, me)
+    ma = read_meta(os.path.dirname(os.path.abspath(actual)))
+    recorded = None
+    if ma is not None:
+        recorded = next(
+            (p for p in ma["params"].values() if p["file"] == os.path.basename(actual)),
+            None,
+        )
+    return _load_pair(name, (actual, recorded), expected, entry, me)
 
 
 def _load_pair(
     name: str,
-    actual: str,
+    actual_file: tuple[str, dict[str, Any] | None],
     expected: str,
     entry: dict[str, Any],
     meta: dict[str, Any] | None,
 ) -> tuple:
+    """(name, actual, expected, dtype, expected meta, expected folder)."""
     import numpy as np
 
     from fadsl.numerics import dtype_of_name, np_dtype
     from fadsl.runio import read_bin
+
+    actual, actual_entry = actual_file
+    if actual_entry is not None:
+        _same_kind(name, actual, actual_entry, expected, entry)
 
     try:
         dtype = dtype_of_name(entry["dtype"])
@@ -160,10 +215,24 @@ def _load_pair(
                 hint="the file and its meta.json come from different runs",
             )
         e = e.reshape(shape)
-    return name, a, e, dtype, _same_precision_error(meta, name)
+    folder = os.path.dirname(os.path.abspath(expected))
+    return name, a, e, dtype, meta, folder
 
 
-def _same_precision_error(meta: dict[str, Any] | None, name: str) -> float | None:
-    entry = ((meta or {}).get("check") or {}).get(name)
-    value = entry.get("same_precision_error") if isinstance(entry, dict) else None
-    return float(value) if isinstance(value, (int, float)) else None
+def _same_kind(
+    name: str, actual: str, a: dict[str, Any], expected: str, e: dict[str, Any]
+) -> None:
+    """Refuse outputs that the meta.json files record with other dtypes or shapes
+    (read with the expected dtype, the actual bits would be other numbers)."""
+    shapes = [x.get("shape") for x in (a, e)]
+    if a["dtype"] == e["dtype"] and (None in shapes or shapes[0] == shapes[1]):
+        return
+    raise UsageError(
+        f"`{name}`: {actual} is {_kind(a)} but {expected} is {_kind(e)}",
+        hint="compare outputs of the same kernel, --shape and --dtype",
+    )
+
+
+def _kind(entry: dict[str, Any]) -> str:
+    shape = entry.get("shape")
+    return entry["dtype"] + ("" if shape is None else f" {list(shape)}")

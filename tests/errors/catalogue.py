@@ -11,6 +11,7 @@ folder the command runs in (and to the repository for ``examples/``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 BASE = """\
@@ -90,6 +91,15 @@ def bias(score, b, h, q_idx, kv_idx):
 kernel = fd.attention(name="gather", score_mod=bias)
 """
 """A mod that indexes one extra tensor with another, for ``index_input_out_of_range``."""
+
+
+def out_meta(shape: list[int], same_error: float | None = None) -> str:
+    """meta.json of a run folder holding one fp16 output `o` (and its check)."""
+    entry = {"kind": "out", "dtype": "float16", "shape": shape, "file": "o.bin"}
+    meta: dict = {"params": {"o": entry}}
+    if same_error is not None:
+        meta["check"] = {"o": {"same_precision_error": same_error}}
+    return json.dumps(meta) + "\n"
 
 
 @dataclass(frozen=True)
@@ -508,6 +518,35 @@ CATALOGUE: tuple[Mistake, ...] = (
         "Compare outputs of the same kernel, shape and dtype.",
         ("verify", "a.bin", "b.bin", "--dtype", "fp16"),
         files={"a.bin": "zeros:512", "b.bin": "zeros:1024"},
+    ),
+    Mistake(
+        "verify_shapes_differ",
+        "`fadsl verify` of outputs of other shapes",
+        "Compare outputs of the same kernel, shape and dtype.",
+        ("verify", "small", "big"),
+        files={
+            "small/meta.json": out_meta([1, 4, 32, 64]),
+            "small/o.bin": "zeros:16384",
+            "big/meta.json": out_meta([1, 2, 64, 64]),
+            "big/o.bin": "zeros:16384",
+        },
+        shown="fadsl verify small big   # run folders of --shape ...,N=4,Sq=32,... "
+        "and ...,N=2,Sq=64,...",
+    ),
+    Mistake(
+        "verify_implausible_record",
+        "`fadsl verify` against a run folder recording an implausible error",
+        "Recompute the error with `--kernel-file` (the kernel's `.py` file), or run the "
+        "kernel again.",
+        ("verify", "actual", "expected"),
+        files={
+            "actual/meta.json": out_meta([1, 2, 64, 64]),
+            "actual/o.bin": "zeros:16384",
+            "expected/meta.json": out_meta([1, 2, 64, 64], same_error=1e9),
+            "expected/o.bin": "zeros:16384",
+        },
+        shown="fadsl verify actual expected   # expected/meta.json records "
+        '"same_precision_error": 1e9 for o',
     ),
     Mistake(
         "ir_unknown_op",
