@@ -447,8 +447,7 @@ public:
                 // document_mask.py:30  return doc[q_idx] == doc[kv_idx]
                 AscendC::LocalTensor<int32_t> docT = inQue1.AllocTensor<int32_t>();
                 AscendC::Duplicate(docT, static_cast<int32_t>(0), ROWS);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
+                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 {
                     const int64_t validRows = 1;
                     if (validRows > 0 && fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Skv) > 0) {
@@ -477,8 +476,7 @@ public:
                 inQue1.FreeTensor(docT);
                 AscendC::LocalTensor<int32_t> docT2 = inQue1.AllocTensor<int32_t>();
                 AscendC::Duplicate(docT2, static_cast<int32_t>(0), BLOCK_KV);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
+                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 {
                     const int64_t validRows = 1;
                     if (validRows > 0 && fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv) > 0) {
@@ -513,8 +511,7 @@ public:
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     // the row values are read by the scalar unit: wait for the vector unit
-                    AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                     for (int64_t r = 0; r < ROWS; ++r) {
                         const float rowValue = docTF.GetValue(r);
                         AscendC::CompareScalar(mask, docT2F, rowValue, AscendC::CMPMODE::EQ, BLOCK_KV);
@@ -529,8 +526,7 @@ public:
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     // the row values are read by the scalar unit: wait for the vector unit
-                    AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                     for (int64_t r = 0; r < ROWS; ++r) {
                         const float rowValue = t2.GetValue(r);
                         AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);

@@ -337,10 +337,8 @@ public:
                     // fa1.py:81  m = fd.load(m_run[b, h, rows], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> mRunTSlot = mRunTQ.AllocTensor<float>();
                     AscendC::Duplicate(mRunTSlot, 0.0f, ROWS);
-                    AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                    AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                     {
                         const int64_t validRows = 1;
                         if (validRows > 0 && fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) > 0) {
@@ -370,10 +368,8 @@ public:
                     // fa1.py:82  l = fd.load(l_run[b, h, rows], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> lRunTSlot = lRunTQ.AllocTensor<float>();
                     AscendC::Duplicate(lRunTSlot, 0.0f, ROWS);
-                    AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                    AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                     {
                         const int64_t validRows = 1;
                         if (validRows > 0 && fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) > 0) {
@@ -403,10 +399,8 @@ public:
                     // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> accSlot = accQ.AllocTensor<float>();
                     AscendC::Duplicate(accSlot, 0.0f, D * ROWS);
-                    AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                    AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                    AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                     {
                         const int64_t validRows = fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq);
                         if (validRows > 0) {
@@ -430,10 +424,8 @@ public:
                         // fa1.py:81  m = fd.load(m_run[b, h, rows], pad=0)  [pipeline]
                         AscendC::LocalTensor<float> mRunTSlot1 = mRunTQ.AllocTensor<float>();
                         AscendC::Duplicate(mRunTSlot1, 0.0f, ROWS);
-                        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                        fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                         {
                             const int64_t validRows = 1;
                             if (validRows > 0 &&
@@ -464,10 +456,8 @@ public:
                         // fa1.py:82  l = fd.load(l_run[b, h, rows], pad=0)  [pipeline]
                         AscendC::LocalTensor<float> lRunTSlot1 = lRunTQ.AllocTensor<float>();
                         AscendC::Duplicate(lRunTSlot1, 0.0f, ROWS);
-                        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                        fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                         {
                             const int64_t validRows = 1;
                             if (validRows > 0 &&
@@ -498,10 +488,8 @@ public:
                         // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<float> accSlot1 = accQ.AllocTensor<float>();
                         AscendC::Duplicate(accSlot1, 0.0f, D * ROWS);
-                        AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                        AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                        AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                        fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                         {
                             const int64_t validRows =
                                 fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq);
@@ -707,10 +695,8 @@ public:
                 // fa1.py:102  l = fd.load(l_run[b, h, rows], pad=1)
                 AscendC::LocalTensor<float> lRunT1 = inQue.AllocTensor<float>();
                 AscendC::Duplicate(lRunT1, 1.0f, ROWS);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                 {
                     const int64_t validRows = 1;
                     if (validRows > 0 && fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) > 0) {
@@ -738,10 +724,8 @@ public:
                 // fa1.py:103  acc = fd.load(o_run[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<float> acc1 = inQue1.AllocTensor<float>();
                 AscendC::Duplicate(acc1, 0.0f, D * ROWS);
-                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);
-                AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);
+                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq);
                     if (validRows > 0) {

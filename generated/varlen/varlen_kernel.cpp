@@ -377,8 +377,7 @@ public:
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                     // the row values are read by the scalar unit: wait for the vector unit
-                    AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
-                    AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+                    fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                     for (int64_t r = 0; r < ROWS; ++r) {
                         const float rowValue = t2.GetValue(r);
                         AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);

@@ -120,8 +120,7 @@ def _fill(
             Line(
                 f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"
             ),
-            Line("AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
-            Line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(EVENT_ID1);"),
+            Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();"),
         ]
     if _param(e, src).kind is not ir.ParamKind.IN:
         out += _after_own_stores()
@@ -149,8 +148,7 @@ def _after_own_stores() -> list[Stmt]:
     """A scratch or output tensor may hold this core's own earlier stores (running state
     in GM): the MTE2 read waits until the MTE3 writes before it have finished."""
     return [
-        Line("AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
-        Line("AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(EVENT_ID2);"),
+        Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();"),
     ]
 
 

@@ -218,8 +218,7 @@ def _mask_outer(
     ct = ctype(dt)
     lines += [
         "// the row values are read by the scalar unit: wait for the vector unit",
-        "AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
-        "AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);",
+        "fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();",
     ]
     body = [
         f"const {ct} rowValue = {e.var(row)}.GetValue(r);",

@@ -13,6 +13,22 @@
 namespace fadsl {
 
 // ---------------------------------------------------------------------------
+// Intra-core synchronisation
+// ---------------------------------------------------------------------------
+
+// SetFlag + WaitFlag of `E` with an event ID the TPipe has free. Inside the TPipe/TQue paradigm
+// the queues take IDs from the TPipe's pool at run time (FreeTensor / EnQue allocate and set one),
+// so a kernel must not pick IDs itself: the SetFlag/WaitFlag page asks for AllocEventID or
+// FetchEventID, and FetchEventID (TPipe/FetchEventID.md) suits an immediate set-then-wait pair.
+template <AscendC::HardEvent E>
+__aicore__ inline void SetWaitFlag()
+{
+    const AscendC::TEventID id = GetTPipePtr()->FetchEventID(E);
+    AscendC::SetFlag<E>(id);
+    AscendC::WaitFlag<E>(id);
+}
+
+// ---------------------------------------------------------------------------
 // Scalars
 // ---------------------------------------------------------------------------
 
@@ -281,8 +297,7 @@ __aicore__ inline void PhiloxUniform(const AscendC::LocalTensor<float>& dst, uin
                                      uint32_t offset, uint32_t stream, int64_t rowStart, int64_t colStart,
                                      uint32_t rows, uint32_t cols)
 {
-    AscendC::SetFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
-    AscendC::WaitFlag<AscendC::HardEvent::V_S>(EVENT_ID0);
+    SetWaitFlag<AscendC::HardEvent::V_S>();
     for (uint32_t r = 0; r < rows; ++r) {
         uint32_t c = 0;
         while (c < cols) {
@@ -294,8 +309,7 @@ __aicore__ inline void PhiloxUniform(const AscendC::LocalTensor<float>& dst, uin
             }
         }
     }
-    AscendC::SetFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
-    AscendC::WaitFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+    SetWaitFlag<AscendC::HardEvent::S_V>();
 }
 
 // ---------------------------------------------------------------------------

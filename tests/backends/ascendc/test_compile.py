@@ -4,6 +4,7 @@ output is deterministic."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,24 @@ def test_every_statement_group_names_a_source_line() -> None:
     body = kernel[kernel.index("__aicore__ inline void Process()") :]
     calls = [ln for ln in body.splitlines() if "AscendC::" in ln and "(" in ln]
     assert calls, "no calls found"
+
+
+# SetFlag / WaitFlag with an event ID written into the code (EVENT_ID1, 2, ...).
+FIXED_EVENT_ID = re.compile(r"(?:Set|Wait)Flag<[^>]*>\(\s*(?:EVENT_ID\d|\d+)\s*\)")
+
+
+def test_no_hard_coded_event_ids_in_generated_code() -> None:
+    """Regression (issue 12): inside the TPipe/TQue paradigm the queues take event IDs from the
+    TPipe's pool, so an ID the kernel picks itself can collide with one a freed buffer holds (fa1
+    set V_MTE2 ID 1 twice). Every SetFlag/WaitFlag in generated code must use a pool ID.
+    """
+    found = []
+    for path in sorted((ROOT / "generated").rglob("*")):
+        if path.suffix in (".cpp", ".h") and path.is_file():
+            for no, line in enumerate(path.read_text().splitlines(), 1):
+                if FIXED_EVENT_ID.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()}")
+    assert not found, "hard-coded event IDs:\n" + "\n".join(found[:20])
 
 
 def test_generated_python_scripts_are_black_formatted() -> None:

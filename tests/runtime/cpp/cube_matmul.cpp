@@ -158,8 +158,10 @@ extern "C" __global__ __aicore__ void mm_nonsquare(GM_ADDR a, GM_ADDR b, GM_ADDR
     AscendC::PipeBarrier<PIPE_ALL>();
     for (uint32_t h = 0; h < 2; ++h) {
         if (h) {
-            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(EVENT_ID2);
-            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(EVENT_ID2);
+            // an AIC's TPipe holds M_MTE1 IDs 0..2 (set): take a free ID from the pool
+            const AscendC::TEventID e = GetTPipePtr()->FetchEventID(AscendC::HardEvent::M_MTE1);
+            AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(e);
+            AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(e);
         }
         for (uint32_t i = 0; i < M / 16; ++i)  // A: k-blocks h*KH/16 .. of row block i
             AscendC::LoadData(a2[i * KH * 16], a1[(h * KH / 16 * (M / 16) + i) * 256],

@@ -72,7 +72,7 @@ extern "C" __global__ __aicore__ void double_free(GM_ADDR) {
 }
 extern "C" __global__ __aicore__ void use_after_free(GM_ADDR) {
     TPipe pipe;
-    TQue<TPosition::VECCALC, 1> q;
+    TQue<TPosition::VECIN, 1> q;
     pipe.InitBuffer(q, 1, 256);
     auto a = q.AllocTensor<float>();
     q.FreeTensor(a);

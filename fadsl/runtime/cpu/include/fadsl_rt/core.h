@@ -21,6 +21,10 @@
 #include "config.h"
 #include "enums.h"
 
+namespace AscendC {
+class TPipe;
+}
+
 namespace fadsl_rt {
 
 enum class Mem : uint8_t { kUB = 0, kL1, kL0A, kL0B, kL0C, kNone };
@@ -68,6 +72,9 @@ struct BufInfo {
     int queueId = -1;         // owning TQue id, -1 for TBuf
     std::string label;        // e.g. "TQue<VECIN> buffer 1/2"
     std::vector<PendingWrite> pending;
+    // event IDs a TQue buffer holds from the TPipe's pool (-1: none), see flags.h
+    int8_t freeEvtId = -1;  // set by FreeTensor, waited by the next AllocTensor or TPipe::Destroy
+    int8_t enqEvtId = -1;   // set by EnQue, waited by DeQue
 };
 
 struct CoreCtx {
@@ -82,6 +89,9 @@ struct CoreCtx {
     // SetFlag/WaitFlag state, indexed [HardEvent][eventID]
     bool flagSet[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};
     uint64_t flagStamp[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};
+    const char* flagOp[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};     // who set it (flags.h)
+    const BufInfo* flagBuf[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};  // its TQue buffer, if any
+    AscendC::TPipe* pipe = nullptr;  // the live TPipe (GetTPipePtr)
     // syncTo[p][q]: pipe q has waited for everything pipe p issued up to this stamp
     uint64_t syncTo[PIPE_MAX][PIPE_MAX] = {};
     std::vector<uint32_t> vc;  // vector clock for cross-core GM visibility

@@ -5,7 +5,7 @@
 #pragma once
 #include <thread>
 
-#include "memory.h"
+#include "flags.h"
 
 namespace fadsl_rt {
 constexpr int kFlagIds = 16;
@@ -75,33 +75,13 @@ __aicore__ inline void PipeBarrier() {
 template <HardEvent event>
 __aicore__ inline void SetFlag(int32_t eventID) {
     static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
-    const fadsl_rt::EventInfo ei = fadsl_rt::Describe(event);
-    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("SetFlag");
-    const std::string api = fadsl_rt::Str("SetFlag<HardEvent::", ei.name, ">(", eventID, ")");
-    if (eventID < 0 || eventID > 7) fadsl_rt::Fail(api, "eventID must be in [0, 7] on A2/A3");
-    const int e = static_cast<int>(event);
-    if (c.flagSet[e][eventID])
-        fadsl_rt::Fail(api, "the same event is already set and not yet waited for (consecutive SetFlag with the "
-                            "same HardEvent and eventID is undefined behaviour)");
-    c.flagSet[e][eventID] = true;
-    c.flagStamp[e][eventID] = fadsl_rt::Tick(c);
+    fadsl_rt::FlagSet(fadsl_rt::Cur("SetFlag"), event, eventID, "a SetFlag of the kernel", nullptr);
 }
 
 template <HardEvent event>
 __aicore__ inline void WaitFlag(int32_t eventID) {
     static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
-    const fadsl_rt::EventInfo ei = fadsl_rt::Describe(event);
-    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("WaitFlag");
-    const std::string api = fadsl_rt::Str("WaitFlag<HardEvent::", ei.name, ">(", eventID, ")");
-    if (eventID < 0 || eventID > 7) fadsl_rt::Fail(api, "eventID must be in [0, 7] on A2/A3");
-    const int e = static_cast<int>(event);
-    if (!c.flagSet[e][eventID])
-        fadsl_rt::Fail(api, "no matching SetFlag (same HardEvent and eventID) was issued before this WaitFlag; "
-                            "the hardware would wait forever");
-    c.flagSet[e][eventID] = false;
-    uint64_t& s = c.syncTo[ei.src][ei.dst];
-    s = std::max(s, c.flagStamp[e][eventID]);
-    fadsl_rt::Tick(c);
+    fadsl_rt::FlagWait(fadsl_rt::Cur("WaitFlag"), event, eventID, "a WaitFlag of the kernel", nullptr);
 }
 
 // Accepted and ignored. UNVERIFIED whether A2/A3 need it for CrossCore flags (ascendc.md 6.2).

@@ -3,12 +3,14 @@
 // InitBuffer rounds every length up to 32 B and allocates from the core's physical memory of the
 // position (UB for VECIN/VECOUT/VECCALC, L1 for A1/B1, L0A for A2, L0B for B2, L0C for CO1);
 // the per-memory total is checked against the target capacity at the InitBuffer call.
+// Event IDs: the TPipe owns the event-ID pool and the TQue operations set and wait flags with IDs
+// from it exactly as the real TQueBind does (flags.h).
 #pragma once
 #include <deque>
 #include <type_traits>
 #include <vector>
 
-#include "memory.h"
+#include "flags.h"
 
 namespace fadsl_rt {
 enum class BufState : uint8_t { kFree, kAllocated, kEnqueued };
@@ -23,6 +25,7 @@ inline bool MemOnCore(Mem m, int32_t kind) {
 }  // namespace fadsl_rt
 
 namespace AscendC {
+using TEventID = int8_t;  // impl/basic_api/kernel_tensor_base.h
 
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue;
@@ -36,10 +39,17 @@ public:
             fadsl_rt::Fail("TPipe::TPipe", "a second TPipe is alive on this core; use one TPipe per kernel "
                                            "(UNVERIFIED rule, see README)");
         ++core_->livePipes;
+        core_->pipe = this;
+        if (core_->kind == AIC) {  // TPipe::Init on __NPU_ARCH__ 2201: M_MTE1 0..2 kept for Matmul
+            for (int k = 0; k < 3; ++k)
+                fadsl_rt::FlagSet(*core_, HardEvent::M_MTE1, pool_.Alloc(HardEvent::M_MTE1, "TPipe::TPipe"),
+                                  "TPipe::TPipe (M_MTE1 IDs 0-2 are reserved on an AIC)", nullptr);
+        }
     }
     __aicore__ inline ~TPipe() {
-        Release();
+        if (!destroyed_) Destroy();
         --core_->livePipes;
+        core_->pipe = nullptr;
     }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
@@ -71,12 +81,57 @@ public:
         buf.buf_ = NewBuf(bufPos, rl, -1, fadsl_rt::Str(what, " #", nextQueue_++));
         return true;
     }
-    // Frees every buffer (TPipe/Reset.md); tensors obtained before become invalid.
-    __aicore__ inline void Reset() { Release(); }
-    __aicore__ inline void Destroy() { Release(); }
+    // Frees every buffer (TPipe/Reset.md); tensors obtained before become invalid. Like the real
+    // Reset it first waits for the free events of freed buffers, then empties the event pool.
+    __aicore__ inline void Reset() {
+        WaitFreeEvents("TPipe::Reset");
+        pool_ = fadsl_rt::EventPool{};
+        Release();
+    }
+    // DestroyWithoutPipeAll + PIPE_ALL barrier: waits for the free events of freed buffers and, on an
+    // AIC, for M_MTE1 IDs 0..2 set by the constructor.
+    __aicore__ inline void Destroy() {
+        if (destroyed_) return;
+        destroyed_ = true;
+        WaitFreeEvents("TPipe::Destroy");
+        if (core_->kind == AIC) {
+            for (int32_t k = 0; k < 3; ++k) {
+                fadsl_rt::FlagWait(*core_, HardEvent::M_MTE1, k, "TPipe::Destroy", nullptr);
+                pool_.Release(HardEvent::M_MTE1, k, "TPipe::Destroy");
+            }
+        }
+        Release();
+    }
+
+    // TPipe/AllocEventID.md, ReleaseEventID.md, FetchEventID.md
+    template <HardEvent evt>
+    __aicore__ inline TEventID AllocEventID() {
+        static_assert(evt != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
+        Mine("AllocEventID");
+        return static_cast<TEventID>(pool_.Alloc(evt, "AllocEventID"));
+    }
+    template <HardEvent evt>
+    __aicore__ inline void ReleaseEventID(TEventID id) {
+        static_assert(evt != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
+        Mine("ReleaseEventID");
+        pool_.Release(evt, id, "ReleaseEventID");
+    }
+    __aicore__ inline TEventID FetchEventID(HardEvent evt) {
+        Mine("FetchEventID");
+        if (evt >= HardEvent::MAX) fadsl_rt::Fail("FetchEventID", "HardEvent::MAX is not an event");
+        return static_cast<TEventID>(pool_.Lowest(evt, "FetchEventID"));
+    }
+    template <HardEvent evt>
+    __aicore__ inline TEventID FetchEventID() {
+        return FetchEventID(evt);
+    }
+
+    // ---- runtime internals (used by TQue) ----
+    fadsl_rt::EventPool pool_;
 
 private:
     fadsl_rt::CoreCtx* core_;
+    bool destroyed_ = false;
     uint64_t used_[5] = {0, 0, 0, 0, 0};
     uint32_t nbufs_ = 0;
     int nextQueue_ = 0;
@@ -114,10 +169,21 @@ private:
         mine_.push_back(b);
         return b;
     }
+    void Mine(const char* api) const {
+        if (fadsl_rt::Cur(api).gid != core_->gid) fadsl_rt::Fail(api, "TPipe belongs to " + core_->name);
+    }
+    void WaitFreeEvents(const char* api) {
+        for (fadsl_rt::BufInfo* b : mine_) {
+            if (b->freeEvtId < 0) continue;
+            fadsl_rt::FlagWait(*core_, fadsl_rt::QueEventsOf(b->pos).free, b->freeEvtId, api, b);
+            b->freeEvtId = -1;
+        }
+    }
     void Release() {
         for (fadsl_rt::BufInfo* b : mine_) {
             ++b->generation;
             b->pending.clear();
+            b->freeEvtId = b->enqEvtId = -1;
         }
         mine_.clear();
         for (uint64_t& u : used_) u = 0;
@@ -127,6 +193,12 @@ private:
 
 template <TPosition pos, int32_t depth, auto mask>
 class TQue {
+    static_assert(fadsl_rt::QueEventsOf(pos).enq != HardEvent::MAX,
+                  "fadsl-cpu-runtime: this TPosition has no queue (GetBufferLogicPos asserts pos != VECCALC/GM); "
+                  "use TBuf for VECCALC");
+    static_assert(depth >= 1, "fadsl-cpu-runtime: only TQue depth >= 1 is supported by this runtime");
+    static constexpr fadsl_rt::QueEvents kEv = fadsl_rt::QueEventsOf(pos);
+
 public:
     static constexpr bool kFadslIsQue = true;
     static constexpr TPosition kPos = pos;
@@ -147,6 +219,12 @@ public:
             if (state_[i] != fadsl_rt::BufState::kFree) continue;
             state_[i] = fadsl_rt::BufState::kAllocated;
             cursor_ = (i + 1) % n;
+            fadsl_rt::BufInfo* b = bufs_[i];
+            if (b->freeEvtId >= 0) {  // wait for the free event FreeTensor set, release its ID
+                fadsl_rt::FlagWait(*core_, kEv.free, b->freeEvtId, "AllocTensor", b);
+                Pool("AllocTensor").Release(kEv.free, b->freeEvtId, "AllocTensor");
+                b->freeEvtId = -1;
+            }
             tensor.core_ = core_;
             tensor.buf_ = bufs_[i];
             tensor.gen_ = bufs_[i]->generation;
@@ -164,8 +242,11 @@ public:
             fadsl_rt::Fail("FreeTensor", fadsl_rt::Str("double free of ", bufs_[i]->label));
         if (state_[i] == fadsl_rt::BufState::kEnqueued)
             fadsl_rt::Fail("FreeTensor", fadsl_rt::Str(bufs_[i]->label, " is still enqueued (DeQue it first)"));
+        fadsl_rt::BufInfo* b = bufs_[i];
+        b->freeEvtId = static_cast<int8_t>(Pool("FreeTensor").Alloc(kEv.free, "FreeTensor"));
+        fadsl_rt::FlagSet(*core_, kEv.free, b->freeEvtId, "FreeTensor", b);
         state_[i] = fadsl_rt::BufState::kFree;
-        ++bufs_[i]->generation;
+        ++b->generation;
     }
     template <typename T>
     __aicore__ inline bool EnQue(const LocalTensor<T>& tensor) {
@@ -179,6 +260,9 @@ public:
         if (fifo_.size() >= limit)
             fadsl_rt::Fail("EnQue", fadsl_rt::Str("EnQue beyond the queue depth: ", Name(), " already holds ",
                                                   fifo_.size(), " tensor(s), depth is ", depth));
+        fadsl_rt::BufInfo* b = bufs_[i];
+        b->enqEvtId = static_cast<int8_t>(Pool("EnQue").Alloc(kEv.enq, "EnQue"));
+        fadsl_rt::FlagSet(*core_, kEv.enq, b->enqEvtId, "EnQue", b);
         state_[i] = fadsl_rt::BufState::kEnqueued;
         fifo_.push_back(Entry{i, fadsl_rt::Tick(*core_)});
         return true;
@@ -199,6 +283,11 @@ public:
         fifo_.pop_front();
         state_[e.idx] = fadsl_rt::BufState::kAllocated;
         fadsl_rt::BufInfo* b = bufs_[e.idx];
+        if (b->enqEvtId >= 0) {  // wait for the enqueue event EnQue set, release its ID
+            fadsl_rt::FlagWait(*core_, kEv.enq, b->enqEvtId, "DeQue", b);
+            Pool("DeQue").Release(kEv.enq, b->enqEvtId, "DeQue");
+            b->enqEvtId = -1;
+        }
         auto& v = b->pending;  // the queue's event orders every write issued before EnQue
         for (size_t k = 0; k < v.size();) {
             if (v[k].stamp <= e.stamp) {
@@ -241,6 +330,10 @@ public:
     void Ready(const char* api) const {
         if (!core_) fadsl_rt::Fail(api, "TQue used before TPipe::InitBuffer");
         if (core_ != fadsl_rt::t_core) fadsl_rt::Fail(api, "TQue belongs to " + core_->name);
+    }
+    fadsl_rt::EventPool& Pool(const char* api) const {
+        if (!core_->pipe) fadsl_rt::Fail(api, fadsl_rt::Str(Name(), " used after its TPipe was destroyed"));
+        return core_->pipe->pool_;
     }
     template <typename T>
     size_t Own(const char* api, const LocalTensor<T>& t) const {
@@ -294,3 +387,10 @@ public:
 };
 
 }  // namespace AscendC
+
+// include/basic_api/kernel_common.h: the TPipe of the running core (global namespace, as there).
+__aicore__ inline AscendC::TPipe* GetTPipePtr() {
+    fadsl_rt::CoreCtx& c = fadsl_rt::Cur("GetTPipePtr");
+    if (!c.pipe) fadsl_rt::Fail("GetTPipePtr", "no TPipe is alive on this core (construct the TPipe first)");
+    return c.pipe;
+}
