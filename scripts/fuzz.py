@@ -20,9 +20,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-sys.path.insert(
-    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz")
-)
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "fuzz")]  # fadsl from this checkout
 
 from fuzz_properties import PROPERTIES, Property, Workspace  # noqa: E402
 from fuzzkit import FuzzFailure  # noqa: E402
@@ -84,10 +83,10 @@ def _kind(report: str) -> str:
     return (errors[-1] if errors else lines[-1] if lines else "?")[:160]
 
 
-def shares(total: int) -> list[int]:
+def shares(total: int, props: tuple[Property, ...] = PROPERTIES) -> list[int]:
     """At least ``total`` examples, split in CI's proportions (rounded up)."""
-    ci = sum(p.ci_examples for p in PROPERTIES)
-    return [max(1, math.ceil(total * p.ci_examples / ci)) for p in PROPERTIES]
+    ci = sum(p.ci_examples for p in props)
+    return [max(1, math.ceil(total * p.ci_examples / ci)) for p in props]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=None, help="seed (default: random)")
     parser.add_argument(
-        "--only", help="run only the properties whose name contains this"
+        "--only",
+        help="run only the properties whose name contains this (they share --examples)",
     )
     args = parser.parse_args(argv)
     rng_seed = args.seed if args.seed is not None else random.randrange(2**32)
@@ -105,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     tallies = []
     with tempfile.TemporaryDirectory(prefix="fadsl-fuzz-") as root:
         ws = Workspace(root)
-        for prop, n in zip(PROPERTIES, shares(args.examples)):
-            if args.only and args.only not in prop.name:
-                continue
+        chosen = tuple(p for p in PROPERTIES if not args.only or args.only in p.name)
+        for prop, n in zip(chosen, shares(args.examples, chosen)):
             tally = run_property(prop, ws, n, rng_seed)
             tallies.append(tally)
             print(
@@ -115,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{tally.seconds:7.1f} s  {prop.name}",
                 flush=True,
             )
+            if prop.stats:
+                figures = ", ".join(f"{v} {k}" for k, v in prop.stats.items())
+                print(f"{'':10s}{figures}", flush=True)
     return report(tallies)
 
 

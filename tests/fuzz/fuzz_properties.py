@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,8 @@ from fuzz_cliargs import command_lines, prepare
 from fuzz_irtext import mutated_ir, random_ir
 from fuzz_mods import SHAPE_ARG as MOD_SHAPE
 from fuzz_mods import broken_variants, variants
+from fuzz_names import STATS as NAME_STATS
+from fuzz_names import hostile_names_typecheck, named_programs
 from fuzz_programs import SHAPE_ARG, broken_programs, valid_programs
 from fuzzkit import FuzzFailure, check_api, check_clean, must, run_cli
 from hypothesis import strategies as st
@@ -162,6 +165,10 @@ class Property:
     check: Callable[[Workspace, Any], None]
     ci_examples: int
     """How many examples the test suite runs (scripts/fuzz.py scales these up)."""
+    marks: tuple[str, ...] = ()
+    """pytest marks of its test (e.g. cpu_runtime: it runs g++)"""
+    stats: Counter[str] | None = None
+    """Figures the property counts beyond examples and failures (scripts/fuzz.py)."""
 
 
 PROPERTIES: tuple[Property, ...] = (
@@ -222,6 +229,14 @@ PROPERTIES: tuple[Property, ...] = (
         lambda ws: command_lines(ws.paths),
         command_line_ends_cleanly,
         250,
+    ),
+    Property(
+        "hostile names compile and type-check",
+        lambda ws: named_programs(),
+        hostile_names_typecheck,
+        3,
+        marks=("cpu_runtime",),
+        stats=NAME_STATS,
     ),
 )
 

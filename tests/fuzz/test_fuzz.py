@@ -20,7 +20,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return Workspace(str(tmp_path_factory.mktemp("fuzz")))
 
 
-@pytest.mark.parametrize("prop", PROPERTIES, ids=lambda p: p.name.replace(" ", "_"))
+@pytest.mark.parametrize(
+    "prop",
+    [
+        pytest.param(p, marks=[getattr(pytest.mark, m) for m in p.marks])
+        for p in PROPERTIES
+    ],
+    ids=lambda p: p.name.replace(" ", "_"),
+)
 def test_property_holds(prop: Property, workspace: Workspace) -> None:
     @fuzz_settings(prop.ci_examples)
     @given(example=prop.strategy(workspace))
