@@ -311,7 +311,7 @@ def attention(
         mask_mod: ``mask_mod(b, h, q_idx, kv_idx) -> mask``; True keeps the score.
         causal: keep kv_idx <= q_idx + Skv - Sq (bottom-right aligned).
         window: (left, right): keep q_idx + Skv - Sq - left <= kv_idx <= ... + right;
-            -1 leaves that side unbounded.
+            -1 leaves that side unbounded. With causal the right side is 0 or -1.
         softcap: score = softcap * tanh(score / softcap), before score_mod.
         scale: multiplies q @ k^T first; default D ** -0.5 (a runtime scalar).
         return_lse: adds the output ``lse`` (f32, log-sum-exp of each row; -inf for a
@@ -338,7 +338,7 @@ def attention(
         score_mod=args.mod(score_mod, 5, "score_mod", loc),
         mask_mod=args.mod(mask_mod, 4, "mask_mod", loc),
         causal=args.flag(causal, "causal", loc),
-        window=args.window(window, loc),
+        window=args.window(window, loc, causal is True),
         softcap=args.positive(softcap, "softcap", loc),
         scale=args.positive(scale, "scale", loc),
         return_lse=args.flag(return_lse, "return_lse", loc),

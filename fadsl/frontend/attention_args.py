@@ -49,7 +49,11 @@ def flag(value: Any, what: str, loc: Loc) -> bool:
     return value
 
 
-def window(value: Any, loc: Loc) -> tuple[int, int] | None:
+def window(value: Any, loc: Loc, causal: bool = False) -> tuple[int, int] | None:
+    """``(left, right)``, integers >= -1. With ``causal``, a right side above 0 is
+    refused: causal already removes every key right of the diagonal, so such a right
+    side could keep nothing. (FlashAttention's mha_fwd in csrc/flash_attn/flash_api.cpp
+    silently sets window_size_right = 0 when is_causal; fadsl says so instead.)"""
     if value is None:
         return None
     ok = (
@@ -65,7 +69,17 @@ def window(value: Any, loc: Loc) -> tuple[int, int] | None:
             loc,
             hint="e.g. window=(256, 0); -1 leaves a side unbounded",
         )
-    return int(value[0]), int(value[1])
+    left, right = int(value[0]), int(value[1])
+    if causal and right > 0:
+        raise UsageError(
+            f"window=({left}, {right}) with causal=True: causal removes every key right "
+            f"of the diagonal, so the window's right side {right} has no effect",
+            loc,
+            hint=f"write window=({left}, 0) with causal=True (FlashAttention turns its "
+            f"right side into 0 the same way), or window=({left}, {right}) without "
+            "causal to keep keys on both sides",
+        )
+    return left, right
 
 
 def positive(value: Any, what: str, loc: Loc) -> float | None:

@@ -616,6 +616,18 @@ CATALOGUE: tuple[Mistake, ...] = (
         RUN,
         files={"out/notes.txt": "mine\n", "out/run1/o.bin": "zeros:64"},
     ),
+    Mistake(
+        "window_right_with_causal",
+        "A window reaching right of the diagonal with `causal=True`",
+        "Causal removes every key right of the diagonal: write the window's right side "
+        "as 0 (or drop causal to keep keys on both sides).",
+        ("ir", "sw.py"),
+        files={
+            "sw.py": 'import fadsl as fd\n\nkernel = fd.attention(name="sw", '
+            "causal=True, window=(16, 8))\n"
+        },
+        shown='kernel = fd.attention(name="sw", causal=True, window=(16, 8))',
+    ),
     # --- numbers and names on the command line -------------------------------------
     Mistake(
         "shape_not_ascii",

@@ -203,3 +203,20 @@ def test_mask_on_batch_and_head_alone_spreads_over_the_positions() -> None:
     o = r.out["o"].astype(np.float64)
     assert np.all(o[0, 1] == 0.0)  # batch 0, head 1 keeps nothing: output 0
     assert np.abs(o[0, 0]).max() > 0 and np.abs(o[1, 1]).max() > 0
+
+
+@pytest.mark.parametrize("right", [1, 8])
+def test_a_window_reaching_right_of_the_diagonal_with_causal_is_refused(
+    right: int,
+) -> None:
+    """FlashAttention silently sets window_size_right = 0 when causal; the docs say
+    the right side is at most 0; fadsl used to accept (16, 8) and ignore the 8."""
+    with pytest.raises(fd.FadslError) as info:
+        fd.attention(name="sw", causal=True, window=(16, right))
+    err = info.value
+    assert f"window=(16, {right}) with causal=True" in err.message
+    assert err.loc is not None and err.loc.file == __file__
+    assert "window=(16, 0)" in (err.hint or "")
+    for ok in ((16, 0), (16, -1)):
+        fd.attention(name="sw", causal=True, window=ok)
+    fd.attention(name="sw", causal=False, window=(16, right))
