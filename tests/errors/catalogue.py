@@ -409,6 +409,15 @@ CATALOGUE: tuple[Mistake, ...] = (
             "block_kv=512",
         ),
     ),
+    kernel(
+        "scalar_of_runtime_symbol",
+        "A scalar the kernel cannot compute",
+        "s = fd.dot(qt, kt, transpose_b=True) * D**-0.5",
+        "s = fd.dot(qt, kt, transpose_b=True) * Sq**-0.5",
+        'Make the value a scalar parameter (`c: fd.Scalar = "Sq**-0.5"`), which the '
+        "host computes; powers of compile-time sizes (`D**-0.5`) are folded.",
+        argv=("compile", "attn.py", "-o", "out"),
+    ),
     Mistake(
         "unknown_target",
         "An unknown `--target`",
@@ -640,7 +649,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "An empty `--target`",
         "Name a built-in chip, or leave `--target` out for ascend910b1.",
         ("check", "attn.py", "--shape", SHAPE, "--target", ""),
-        shown="fadsl check attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 --target \"$SOC\""
+        shown='fadsl check attn.py --shape B=1,N=2,Sq=64,Skv=64,D=64 --target "$SOC"'
         "   # $SOC is not set",
     ),
     Mistake(

@@ -82,6 +82,12 @@ class Names:
         tiling: str = "tiling_",
     ) -> None:
         self.m = mangler
+        self.fixed: dict[str, int] = {
+            k: v
+            for k, v in list(consts.items()) + list(comptime.items())
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+        """Values of the symbols fixed at compile time (tile constants, shape symbols)."""
         self.symbols: dict[str, str] = {ROWS_SYMBOL: ROWS, ROW0_SYMBOL: "row0"}
         for k in list(consts) + list(comptime):
             self.symbols[k] = self.const(k)
@@ -181,7 +187,18 @@ class Names:
             return "(" + " * ".join(self._float_expr(a) for a in e.args) + ")"
         if isinstance(e, sympy.Pow) and e.exp == -1:
             return f"(1.0f / {self._float_expr(e.base)})"
-        raise BackendError(f"the scalar {e} cannot be computed in the kernel")
+        if all(s.name in self.fixed for s in e.free_symbols):
+            # fixed at compile time (D ** -0.5 with D a constexpr): fold it here
+            value = float(e.subs({s: self.fixed[s.name] for s in e.free_symbols}))
+            return f"{_float_literal(value)} /* {e} */"
+        runtime = sorted(s.name for s in e.free_symbols if s.name not in self.fixed)
+        raise BackendError(
+            f"the scalar {e} cannot be computed in the kernel: "
+            f"{', '.join(runtime)} {'is' if len(runtime) == 1 else 'are'} only known "
+            "at run time, and the kernel computes only + - * and 1/x of such values",
+            hint=f"compute it on the host: make it a scalar parameter, e.g. "
+            f'`c: fd.Scalar = "{e}"`, and use `c` in the kernel',
+        )
 
 
 def _float_literal(v: float) -> str:

@@ -140,13 +140,22 @@ class VectorEmitter(CoreEmitter):
                 )  # received where it is first read (see _receive_before)
                 out += self._frees(pos)  # e.g. the vector-made operand this dot read
                 continue
-            stmts = self._op(op, pos)
+            stmts = self._located(op, pos)
             stmts += self._frees(pos)
             if stmts:
                 out += self._group(op.loc, stmts)
         for dot in pending:
             out += self._group(dot.loc, vector_io.receive(self, dot))
         return out
+
+    def _located(self, op: ir.Op, pos: int) -> list[Stmt]:
+        """``_op``, with a location-less BackendError pointed at the op's line."""
+        try:
+            return self._op(op, pos)
+        except BackendError as exc:
+            if exc.loc is not None:
+                raise
+            raise BackendError(exc.message, op.loc, exc.hint, exc.notes) from None
 
     def _receive_before(self, op: ir.Op, pending: list[ir.Dot]) -> list[Stmt]:
         """Receive the dot results ``op`` reads. A dot result is waited for where it is
