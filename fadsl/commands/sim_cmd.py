@@ -3,7 +3,8 @@
 The project is generated exactly as ``fadsl compile`` writes it, configured with plain
 cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
 generated file and runtime header (runtime shapes do not change the binary), under
-$FADSL_CACHE_DIR or ~/.cache/fadsl/sim. The outputs are compared with the interpreter
+$FADSL_CACHE_DIR or ~/.cache/fadsl/sim; each entry is checked before use and rebuilt
+when damaged (fadsl/commands/sim_cache.py). The outputs are compared with the interpreter
 on the same inputs (they run the same operations in the same order, so they agree far
 more tightly than the tolerance rule) and with the float64 reference.
 """
@@ -137,34 +138,35 @@ def build(
 ) -> tuple[str, float]:
     """Path of the built host program (cached) and the seconds building took."""
     from fadsl.backends.ascendc.project import build_project
+    from fadsl.commands import sim_cache
 
     name = binding.kernel.name
     project = build_project(
         binding, target, source, os.path.join("generated", name), prove_fit
     )
     key = _key(project.files)
-    folder = os.path.join(cache_root(), f"{name}-{key[:16]}")
-    binary = os.path.join(folder, "build", f"{name}_main")
-    if os.path.isfile(binary):
-        return binary, 0.0
+    root = cache_root()
+    folder = os.path.join(root, f"{name}-{key[:16]}")
+    program = f"build/{name}_main"
+    if sim_cache.usable(folder, project.files, program):
+        return os.path.join(folder, program), 0.0
     t0 = time.perf_counter()
-    tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=cache_root())
+    tmp = sim_cache.start(root, name)
     try:
         _write(project.files, tmp)
         _cmake(tmp)
-        if os.path.isdir(folder):
-            shutil.rmtree(folder, ignore_errors=True)
-        os.rename(tmp, folder)
+        sim_cache.seal(tmp, project.files, program)
+        sim_cache.install(tmp, folder, project.files, program)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return binary, time.perf_counter() - t0
+    return os.path.join(folder, program), time.perf_counter() - t0
 
 
 def _key(files: dict[str, bytes]) -> str:
     from fadsl.runtime import include_dir
 
-    h = hashlib.sha256()
+    h = hashlib.sha256(b"sim cache entry, format 2\0")
     for rel in sorted(files):
         h.update(rel.encode() + b"\0" + files[rel] + b"\0")
     root = include_dir()

@@ -59,6 +59,7 @@ def environment() -> Any:
     so a new process does not compile them again."""
     import jinja2
 
+    from fadsl.backends.ascendc.template_cache import CheckedBytecodeCache
     from fadsl.cache import cache_dir
 
     folder = cache_dir("jinja")
@@ -69,7 +70,7 @@ def environment() -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
-        bytecode_cache=jinja2.FileSystemBytecodeCache(folder) if folder else None,
+        bytecode_cache=CheckedBytecodeCache(folder) if folder else None,
     )
 
 
