@@ -91,6 +91,7 @@ def render_doc() -> str:
         )
         parts.append(
             f'<a id="{m.id}"></a>\n\n## E{n:02d} {m.title}\n\nYou wrote:\n\n'
+            f"<!-- run-by: {RUN_BY} -->\n"
             f"```{_lang(m)}\n{m.snippet()}\n```\n\nfadsl says:\n\n```text\n{message}```\n\n"
             f"**Fix:** {m.fix}\n"
         )
@@ -103,6 +104,9 @@ def _lang(m: Mistake) -> str:
     return "text" if m.id.startswith("ir_") else "python"
 
 
+RUN_BY = "tests/errors/test_error_catalogue.py"
+"""Marks each mistake's snippet in docs/errors.md: this test runs it, not the docs test."""
+
 DOC_HEADER = """\
 # Error catalogue
 
@@ -111,8 +115,18 @@ shown is the golden file it must produce, word for word, so this page cannot dri
 from what fadsl prints. Kernel mistakes are one-line edits of this small kernel,
 saved as `attn.py`; paths are shown relative to the folder the command runs in.
 
+<!-- file: attn.py -->
 ```python
 {base}```
+
+As it is, it compiles, runs in the interpreter and runs as generated C++ on the CPU
+runtime (each block of this page is run by a test, `tests/test_docs_code.py`):
+
+```shell
+fadsl compile attn.py -o out/attn
+fadsl run attn.py -o out/run
+fadsl sim attn.py -o out/sim
+```
 
 Every message has the same parts: the kind of error and what is wrong (what was
 expected, what was found), `-->` the file, line and column, the line with a caret
