@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cxxcheck import compile_kernel, have_gxx, typecheck
-from fuzzkit import run_cli
+from fuzzkit import run_cli, time_limit
 
 from fadsl.backends.ascendc.mangle import Mangler
 
@@ -108,3 +108,8 @@ def test_the_mangler_keeps_common_names_and_separates_clashes() -> None:
     forms = ("{}", "{}Gm", "{}Bytes")
     assert m.claim("param", "t", "t", ("kernel", "entry", "host"), forms) == "t_"
     assert m.claim("ir", "t", "t", kernel) == "t"  # no `t` in the kernel's classes
+    # a taken name ending in `_` never gets a `__` (C++ reserves those): was a hang
+    with time_limit(20):
+        param = m.claim("param", "pipe_", "pipe_", ("kernel", "entry", "host"), forms)
+        const = m.claim("const", "pipe_", "PIPE_", kernel)  # a macro family, too
+    assert (param, const) == ("pipe_2", "PIPE_2")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from fadsl.errors import Loc, UsageError
@@ -214,13 +215,17 @@ class Mangler:
                 return cand
         raise AssertionError("unreachable: candidates never run out")
 
-    def _candidates(self, base: str):  # type: ignore[no-untyped-def]
+    def _candidates(self, base: str) -> Iterator[str]:
+        """``base``, ``base_``, ``base_2``, ... (``x_``, ``x_2``, ... when ``base`` ends in
+        ``_``: never a ``__``)."""
         if not FAMILIES.match(base):
             yield base
-        yield base + "_"
+        sep = "" if base.endswith("_") else "_"
+        if sep:
+            yield base + sep
         n = 2
         while True:
-            yield f"{base}_{n}"
+            yield f"{base}{sep}{n}"
             n += 1
 
     def _free(self, name: str, scopes: tuple[str, ...]) -> bool:
