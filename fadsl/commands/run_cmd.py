@@ -139,12 +139,11 @@ def loop_lines(kernel, stats: dict[str, tuple[int, int]]) -> list[str]:  # type:
         found = re.search(r"\bfor\s+(\w+)\s+in\b", op.loc.source_line())
         name = found.group(1) if found else var
         skipped = total - done
-        line = f"loop {name} ({op.loc.short()}): {done} of {total} iterations run"
         if skipped:
-            line += (
-                f", {skipped} ({100.0 * skipped / total:.1f}%) skipped by its bounds"
+            lines.append(
+                f"loop {name} ({op.loc.short()}): {done} of {total} iterations run, "
+                f"{skipped} ({100.0 * skipped / total:.1f}%) skipped by its bounds"
             )
-        lines.append(line)
     return lines
 
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
+from fadsl.errors import DTypeError, FadslError, KernelSyntaxError, Loc, UsageError
 from fadsl.ir.kernel_name import check_kernel_name
+from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType
 
 _EXPR_DIM = re.compile(r"[-+*/%()]")
@@ -27,7 +28,11 @@ class In:
     Dims are shape-symbol names or integers (one string may hold several: "B N Sq D"),
     or one expression per string over symbols and tile constants ("N * D", "B + 1",
     "cdiv(Sq, block_q)"): a string holding an operator or a call is one dimension.
-    The dtype defaults to the kernel's element dtype (``--dtype``).
+    ``dtype`` fixes the tensor's element type (``fd.f32`` or its name ``"fp32"``,
+    likewise ``f16``, ``bf16``, ``i32``); without it the tensor has the kernel's
+    element dtype, which ``--dtype`` changes. ``fd.Out`` and ``fd.Scratch`` take the
+    same arguments, e.g. ``lse: fd.Out("B", "N", "Sq", dtype=fd.f32)`` keeps a
+    float32 output in an fp16 kernel.
     """
 
     kind = "in"
@@ -42,14 +47,14 @@ class In:
             else:
                 parsed.append(int(d))
         self.dims = tuple(parsed)
-        self.dtype = DType.parse(dtype) if isinstance(dtype, str) else dtype
+        self.dtype = _annotation_dtype(dtype, type(self).__name__)
 
     def __repr__(self) -> str:
         return f"fd.{type(self).__name__}{self.dims}"
 
 
 class Out(In):
-    """Annotation of an output tensor (written with fd.store)."""
+    """Annotation of an output tensor (written with fd.store); arguments as ``In``."""
 
     kind = "out"
 
@@ -58,6 +63,22 @@ class Scratch(In):
     """Annotation of a global-memory work tensor the host allocates (read and written)."""
 
     kind = "scratch"
+
+
+def _annotation_dtype(dtype: Any, what: str) -> DType | None:
+    if dtype is None or isinstance(dtype, DType):
+        return dtype
+    if isinstance(dtype, str):
+        try:
+            return DType.parse(dtype)
+        except ValueError:
+            pass
+    raise DTypeError(
+        f"fd.{what}(..., dtype={dtype!r}): not a dtype",
+        user_frame_loc(),
+        hint="use fd.f16, fd.bf16, fd.f32 or fd.i32 (or the names 'fp16', 'bf16', "
+        "'fp32', 'i32'); leave dtype out for the kernel's element dtype",
+    )
 
 
 class Scalar:

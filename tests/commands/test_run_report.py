@@ -83,3 +83,9 @@ def test_a_failing_output_says_which_figure_fails(tmp_path: Path) -> None:
     code, text = run(tmp_path, "verify", str(tmp_path / "o.bin"), a_o)
     assert code == 1 and "max rel" not in text, text
     assert re.search(r"o: max\|err\| \S+ > bound \S+ = .*; 1 NaN  FAIL", text), text
+
+
+def test_loops_that_skip_nothing_are_not_listed(tmp_path: Path) -> None:
+    fa2 = str(ROOT / "examples" / "fa2.py")
+    code, text = run(tmp_path, "run", fa2, "--shape", SHAPE, "-o", str(tmp_path / "r"))
+    assert code == 0 and "loop " not in text, text

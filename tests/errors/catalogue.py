@@ -637,6 +637,14 @@ CATALOGUE: tuple[Mistake, ...] = (
         },
         shown='kernel = fd.attention(name="sw", causal=True, window=(16, 8))',
     ),
+    kernel(
+        "tensor_dtype_unknown",
+        "A tensor annotation with an unknown `dtype=`",
+        'o: fd.Out("B", "N", "Sq", "D"),',
+        'o: fd.Out("B", "N", "Sq", "D", dtype="float64"),',
+        "Give `dtype=` as fd.f16, fd.bf16, fd.f32 or fd.i32 (or its name, e.g. "
+        "'fp32'), or leave it out for the kernel's element dtype.",
+    ),
     # --- numbers and names on the command line -------------------------------------
     Mistake(
         "shape_not_ascii",

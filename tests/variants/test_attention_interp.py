@@ -220,3 +220,18 @@ def test_a_window_reaching_right_of_the_diagonal_with_causal_is_refused(
     for ok in ((16, 0), (16, -1)):
         fd.attention(name="sw", causal=True, window=ok)
     fd.attention(name="sw", causal=False, window=(16, right))
+
+
+def test_out_dtype_is_documented_and_checked(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """fd.Out(..., dtype=) fixes an output's dtype (issue 13, item 6: it was used by
+    fadsl/lib/flash.py and examples but documented nowhere)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert 'fd.Out("B", "N", "Sq", dtype=fd.f32)' in readme
+    assert "dtype" in fd.Out.__doc__ + fd.In.__doc__
+    assert fd.Out("B", dtype="fp32").dtype == fd.f32
+    with pytest.raises(
+        fd.FadslError, match=r"fd.Out\(..., dtype='float64'\): not a dtype"
+    ):
+        fd.Out("B", dtype="float64")
