@@ -160,16 +160,19 @@ public:
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
                         cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{static_cast<uint16_t>(BLOCK_Q), static_cast<uint16_t>(BLOCK_KV),
-                                            static_cast<uint16_t>(D), 0, false, true});
+                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                            fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                            fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
                     AscendC::Fixpipe(dotWsGm, cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         static_cast<uint16_t>(BLOCK_KV), static_cast<uint16_t>(BLOCK_Q),
-                                         static_cast<uint16_t>(BLOCK_Q), static_cast<uint32_t>(BLOCK_KV),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                         fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
@@ -192,19 +195,22 @@ public:
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{static_cast<uint16_t>(BLOCK_Q), static_cast<uint16_t>(D),
-                                            static_cast<uint16_t>(BLOCK_KV), 0, false, true});
+                    AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
+                                  AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
+                                                      false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(
-                        dot1WsGm, cL0Tile,
-                        AscendC::FixpipeParamsV220{static_cast<uint16_t>(D), static_cast<uint16_t>(BLOCK_Q),
-                                                   static_cast<uint16_t>(BLOCK_Q), static_cast<uint32_t>(D),
-                                                   false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                                     AscendC::FixpipeParamsV220{
+                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
                 }
@@ -477,8 +483,9 @@ public:
                         oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                              (D * (BLOCK_Q * i + row0)))],
                         t241,
-                        AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                   static_cast<uint32_t>(D * sizeof(half)), 0, 0, 0});
+                        AscendC::DataCopyExtParams{
+                            fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                            fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0, 0});
                 }
             }
             outQue.FreeTensor(t241);

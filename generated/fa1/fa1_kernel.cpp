@@ -120,18 +120,21 @@ public:
                         aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                        AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
-                                      AscendC::MmadParams{static_cast<uint16_t>(BLOCK_Q),
-                                                          static_cast<uint16_t>(BLOCK_KV),
-                                                          static_cast<uint16_t>(D), 0, false, true});
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
                         aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
                         AscendC::Fixpipe(dotWsGm, cL0Tile,
                                          AscendC::FixpipeParamsV220{
-                                             static_cast<uint16_t>(BLOCK_KV), static_cast<uint16_t>(BLOCK_Q),
-                                             static_cast<uint16_t>(BLOCK_Q), static_cast<uint32_t>(BLOCK_KV),
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
@@ -154,18 +157,21 @@ public:
                         aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                        AscendC::Mmad(
-                            cL0Tile, aL0Tile, bL0Tile,
-                            AscendC::MmadParams{static_cast<uint16_t>(BLOCK_Q), static_cast<uint16_t>(D),
-                                                static_cast<uint16_t>(BLOCK_KV), 0, false, true});
+                        AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
+                                      AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                          fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                          fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
+                                                          false, true});
                         aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
                         AscendC::Fixpipe(dot1WsGm, cL0Tile,
                                          AscendC::FixpipeParamsV220{
-                                             static_cast<uint16_t>(D), static_cast<uint16_t>(BLOCK_Q),
-                                             static_cast<uint16_t>(BLOCK_Q), static_cast<uint32_t>(D), false,
+                                             fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                              QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
@@ -261,8 +267,10 @@ public:
                             o_runGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                      (D * (BLOCK_Q * i + row0)))],
                             full,
-                            AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                       static_cast<uint32_t>(D * sizeof(float)), 0, 0, 0});
+                            AscendC::DataCopyExtParams{
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(D * sizeof(float), "DataCopyExtParams.blockLen"), 0, 0,
+                                0});
                     }
                 }
                 outQue.FreeTensor(full);
@@ -279,17 +287,21 @@ public:
                             m_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) + (BLOCK_Q * i) + row0)],
                             full1,
                             AscendC::DataCopyExtParams{
-                                static_cast<uint16_t>(validRows),
-                                static_cast<uint32_t>(fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) *
-                                                      sizeof(float)),
-                                static_cast<uint32_t>(
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(
+                                    fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float),
+                                    "DataCopyExtParams.blockLen"),
+                                fadsl::Field<uint32_t>(
                                     ROWS * sizeof(float) / 32 -
-                                    (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float) +
-                                     31) /
-                                        32),
-                                static_cast<uint32_t>(
+                                        (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) *
+                                             sizeof(float) +
+                                         31) /
+                                            32,
+                                    "DataCopyExtParams UB stride"),
+                                fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) *
-                                    sizeof(float)),
+                                        sizeof(float),
+                                    "DataCopyExtParams GM stride"),
                                 0});
                     }
                 }
@@ -307,17 +319,21 @@ public:
                             l_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) + (BLOCK_Q * i) + row0)],
                             full2,
                             AscendC::DataCopyExtParams{
-                                static_cast<uint16_t>(validRows),
-                                static_cast<uint32_t>(fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) *
-                                                      sizeof(float)),
-                                static_cast<uint32_t>(
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(
+                                    fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float),
+                                    "DataCopyExtParams.blockLen"),
+                                fadsl::Field<uint32_t>(
                                     ROWS * sizeof(float) / 32 -
-                                    (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float) +
-                                     31) /
-                                        32),
-                                static_cast<uint32_t>(
+                                        (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) *
+                                             sizeof(float) +
+                                         31) /
+                                            32,
+                                    "DataCopyExtParams UB stride"),
+                                fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) *
-                                    sizeof(float)),
+                                        sizeof(float),
+                                    "DataCopyExtParams GM stride"),
                                 0});
                     }
                 }
@@ -347,19 +363,22 @@ public:
                                 m_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) + (BLOCK_Q * i1Pre) +
                                          row0)],
                                 AscendC::DataCopyExtParams{
-                                    static_cast<uint16_t>(validRows),
-                                    static_cast<uint32_t>(
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(
                                         fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                            sizeof(float),
+                                        "DataCopyExtParams.blockLen"),
+                                    fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq)) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                            sizeof(float),
+                                        "DataCopyExtParams GM stride"),
+                                    fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
-                                        (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
-                                             sizeof(float) +
-                                         31) /
-                                            32),
+                                            (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
+                                                 sizeof(float) +
+                                             31) /
+                                                32,
+                                        "DataCopyExtParams UB stride"),
                                     0},
                                 AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                         }
@@ -378,19 +397,22 @@ public:
                                 l_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) + (BLOCK_Q * i1Pre) +
                                          row0)],
                                 AscendC::DataCopyExtParams{
-                                    static_cast<uint16_t>(validRows),
-                                    static_cast<uint32_t>(
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(
                                         fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                            sizeof(float),
+                                        "DataCopyExtParams.blockLen"),
+                                    fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq)) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                            sizeof(float),
+                                        "DataCopyExtParams GM stride"),
+                                    fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
-                                        (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
-                                             sizeof(float) +
-                                         31) /
-                                            32),
+                                            (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
+                                                 sizeof(float) +
+                                             31) /
+                                                32,
+                                        "DataCopyExtParams UB stride"),
                                     0},
                                 AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                         }
@@ -408,8 +430,10 @@ public:
                                 accSlot,
                                 o_runGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                          (D * (BLOCK_Q * i1Pre + row0)))],
-                                AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                           static_cast<uint32_t>(D * sizeof(float)), 0, 0, 0},
+                                AscendC::DataCopyExtParams{
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(D * sizeof(float), "DataCopyExtParams.blockLen"),
+                                    0, 0, 0},
                                 AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                         }
                     }
@@ -435,19 +459,22 @@ public:
                                     m_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) +
                                              (BLOCK_Q * i1Pre1) + row0)],
                                     AscendC::DataCopyExtParams{
-                                        static_cast<uint16_t>(validRows),
-                                        static_cast<uint32_t>(
+                                        fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                        fadsl::Field<uint32_t>(
                                             fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
-                                            sizeof(float)),
-                                        static_cast<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
-                                                                                   ROWS, tiling_.Sq)) *
-                                                              sizeof(float)),
-                                        static_cast<uint32_t>(
+                                                sizeof(float),
+                                            "DataCopyExtParams.blockLen"),
+                                        fadsl::Field<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
+                                                                                    ROWS, tiling_.Sq)) *
+                                                                   sizeof(float),
+                                                               "DataCopyExtParams GM stride"),
+                                        fadsl::Field<uint32_t>(
                                             ROWS * sizeof(float) / 32 -
-                                            (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
-                                                 sizeof(float) +
-                                             31) /
-                                                32),
+                                                (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
+                                                     sizeof(float) +
+                                                 31) /
+                                                    32,
+                                            "DataCopyExtParams UB stride"),
                                         0},
                                     AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                             }
@@ -467,19 +494,22 @@ public:
                                     l_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) +
                                              (BLOCK_Q * i1Pre1) + row0)],
                                     AscendC::DataCopyExtParams{
-                                        static_cast<uint16_t>(validRows),
-                                        static_cast<uint32_t>(
+                                        fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                        fadsl::Field<uint32_t>(
                                             fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
-                                            sizeof(float)),
-                                        static_cast<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
-                                                                                   ROWS, tiling_.Sq)) *
-                                                              sizeof(float)),
-                                        static_cast<uint32_t>(
+                                                sizeof(float),
+                                            "DataCopyExtParams.blockLen"),
+                                        fadsl::Field<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
+                                                                                    ROWS, tiling_.Sq)) *
+                                                                   sizeof(float),
+                                                               "DataCopyExtParams GM stride"),
+                                        fadsl::Field<uint32_t>(
                                             ROWS * sizeof(float) / 32 -
-                                            (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
-                                                 sizeof(float) +
-                                             31) /
-                                                32),
+                                                (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
+                                                     sizeof(float) +
+                                                 31) /
+                                                    32,
+                                            "DataCopyExtParams UB stride"),
                                         0},
                                     AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                             }
@@ -498,9 +528,11 @@ public:
                                     accSlot1,
                                     o_runGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                              (D * (BLOCK_Q * i1Pre1 + row0)))],
-                                    AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                               static_cast<uint32_t>(D * sizeof(float)), 0, 0,
-                                                               0},
+                                    AscendC::DataCopyExtParams{
+                                        fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                        fadsl::Field<uint32_t>(D * sizeof(float),
+                                                               "DataCopyExtParams.blockLen"),
+                                        0, 0, 0},
                                     AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                             }
                         }
@@ -600,19 +632,21 @@ public:
                                          row0)],
                                 t13,
                                 AscendC::DataCopyExtParams{
-                                    static_cast<uint16_t>(validRows),
-                                    static_cast<uint32_t>(
-                                        fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(
+                                        fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) * sizeof(float),
+                                        "DataCopyExtParams.blockLen"),
+                                    fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
-                                        (fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
-                                             sizeof(float) +
-                                         31) /
-                                            32),
-                                    static_cast<uint32_t>(
+                                            (fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
+                                                 sizeof(float) +
+                                             31) /
+                                                32,
+                                        "DataCopyExtParams UB stride"),
+                                    fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq)) *
-                                        sizeof(float)),
+                                            sizeof(float),
+                                        "DataCopyExtParams GM stride"),
                                     0});
                         }
                     }
@@ -654,9 +688,10 @@ public:
                                 o_runGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                          (D * (BLOCK_Q * i1 + row0)))],
                                 t15,
-                                AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                           static_cast<uint32_t>(D * sizeof(float)), 0, 0,
-                                                           0});
+                                AscendC::DataCopyExtParams{
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(D * sizeof(float), "DataCopyExtParams.blockLen"),
+                                    0, 0, 0});
                         }
                     }
                     outQue1.FreeTensor(t15);
@@ -671,19 +706,21 @@ public:
                                          row0)],
                                 mNew,
                                 AscendC::DataCopyExtParams{
-                                    static_cast<uint16_t>(validRows),
-                                    static_cast<uint32_t>(
-                                        fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
-                                        sizeof(float)),
-                                    static_cast<uint32_t>(
+                                    fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                    fadsl::Field<uint32_t>(
+                                        fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) * sizeof(float),
+                                        "DataCopyExtParams.blockLen"),
+                                    fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
-                                        (fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
-                                             sizeof(float) +
-                                         31) /
-                                            32),
-                                    static_cast<uint32_t>(
+                                            (fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq) *
+                                                 sizeof(float) +
+                                             31) /
+                                                32,
+                                        "DataCopyExtParams UB stride"),
+                                    fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq)) *
-                                        sizeof(float)),
+                                            sizeof(float),
+                                        "DataCopyExtParams GM stride"),
                                     0});
                         }
                     }
@@ -704,17 +741,21 @@ public:
                             lRunT1,
                             l_runGm[(tiling_.N * tiling_.Sq * b + (tiling_.Sq * h) + (BLOCK_Q * i2) + row0)],
                             AscendC::DataCopyExtParams{
-                                static_cast<uint16_t>(validRows),
-                                static_cast<uint32_t>(fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) *
-                                                      sizeof(float)),
-                                static_cast<uint32_t>(
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(
+                                    fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) * sizeof(float),
+                                    "DataCopyExtParams.blockLen"),
+                                fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq)) *
-                                    sizeof(float)),
-                                static_cast<uint32_t>(
+                                        sizeof(float),
+                                    "DataCopyExtParams GM stride"),
+                                fadsl::Field<uint32_t>(
                                     ROWS * sizeof(float) / 32 -
-                                    (fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) * sizeof(float) +
-                                     31) /
-                                        32),
+                                        (fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) *
+                                             sizeof(float) +
+                                         31) /
+                                            32,
+                                    "DataCopyExtParams UB stride"),
                                 0},
                             AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                     }
@@ -733,8 +774,10 @@ public:
                             acc1,
                             o_runGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                      (D * (BLOCK_Q * i2 + row0)))],
-                            AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                       static_cast<uint32_t>(D * sizeof(float)), 0, 0, 0},
+                            AscendC::DataCopyExtParams{
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(D * sizeof(float), "DataCopyExtParams.blockLen"), 0, 0,
+                                0},
                             AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                     }
                 }
@@ -773,8 +816,10 @@ public:
                             oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                  (D * (BLOCK_Q * i2 + row0)))],
                             t181,
-                            AscendC::DataCopyExtParams{static_cast<uint16_t>(validRows),
-                                                       static_cast<uint32_t>(D * sizeof(half)), 0, 0, 0});
+                            AscendC::DataCopyExtParams{
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                                0});
                     }
                 }
                 outQue.FreeTensor(t181);

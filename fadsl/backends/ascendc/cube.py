@@ -268,8 +268,9 @@ class CubeEmitter(CoreEmitter):
             f"bL0Tile = bL0.DeQue<{ct}>();",
             "AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();",
             f"AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile, AscendC::MmadParams{{"
-            f"static_cast<uint16_t>({m}), static_cast<uint16_t>({n}), "
-            f"static_cast<uint16_t>({k_valid}), 0, false, true}});",
+            f'fadsl::Field<uint16_t>({m}, "MmadParams.m"), '
+            f'fadsl::Field<uint16_t>({n}, "MmadParams.n"), '
+            f'fadsl::Field<uint16_t>({k_valid}, "MmadParams.k"), 0, false, true}});',
             "aL0.FreeTensor(aL0Tile);",
             "bL0.FreeTensor(bL0Tile);",
             "cL0.EnQue(cL0Tile);",
@@ -278,8 +279,10 @@ class CubeEmitter(CoreEmitter):
         if v in self.sides.to_vector:
             lines += [
                 f"AscendC::Fixpipe({self.ws[v.name]}, cL0Tile, AscendC::FixpipeParamsV220{{"
-                f"static_cast<uint16_t>({n}), static_cast<uint16_t>({m}), "
-                f"static_cast<uint16_t>({m}), static_cast<uint32_t>({n}), false, "
+                f'fadsl::Field<uint16_t>({n}, "FixpipeParamsV220.nSize"), '
+                f'fadsl::Field<uint16_t>({m}, "FixpipeParamsV220.mSize"), '
+                f'fadsl::Field<uint16_t>({m}, "FixpipeParamsV220.srcStride"), '
+                f'fadsl::Field<uint32_t>({n}, "FixpipeParamsV220.dstStride"), false, '
                 "QuantMode_t::NoQuant, 0, 1, 0, 0, 0});",
                 "cL0.FreeTensor(cL0Tile);",
                 f"AscendC::CrossCoreSetFlag<2, PIPE_FIX>({self.flags[v.name]});",

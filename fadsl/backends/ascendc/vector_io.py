@@ -21,8 +21,22 @@ def _ct(v: ir.Value) -> str:
     return ctype(t.dtype)
 
 
-def _u32(text: str) -> str:
-    return text if text == "0" else f"static_cast<uint32_t>({text})"
+def _u32(text: str, name: str) -> str:
+    return text if text == "0" else f'fadsl::Field<uint32_t>({text}, "{name}")'
+
+
+_GM = "DataCopyExtParams GM stride"
+_UB = "DataCopyExtParams UB stride"
+
+
+def _rows() -> str:
+    return 'fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount")'
+
+
+def _len(cols: str, ct: str) -> str:
+    return (
+        f'fadsl::Field<uint32_t>({cols} * sizeof({ct}), "DataCopyExtParams.blockLen")'
+    )
 
 
 def _enque_deque(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
@@ -83,9 +97,8 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     body = (
         Line(
             f"AscendC::DataCopyPad({e.names.gm(op.dst)}[{a.offset}], {e.var(v)}, "
-            f"AscendC::DataCopyExtParams{{static_cast<uint16_t>(validRows), "
-            f"static_cast<uint32_t>({a.valid_cols} * sizeof({ct})), "
-            f"{_u32(gap_ub)}, {_u32(gap_gm)}, 0}});"
+            f"AscendC::DataCopyExtParams{{{_rows()}, {_len(a.valid_cols, ct)}, "
+            f"{_u32(gap_ub, _UB)}, {_u32(gap_gm, _GM)}, 0}});"
         ),
     )
     out.append(
@@ -128,8 +141,8 @@ def _fill(
     copy = Line(
         f"AscendC::DataCopyPad({var}, {e.names.gm(src)}[{access.offset}], "
         "AscendC::DataCopyExtParams{"
-        f"static_cast<uint16_t>(validRows), static_cast<uint32_t>({access.valid_cols} * "
-        f"sizeof({ct})), {_u32(gap_gm)}, {_u32(gap_ub)}, 0}}, "
+        f"{_rows()}, {_len(access.valid_cols, ct)}, {_u32(gap_gm, _GM)}, "
+        f"{_u32(gap_ub, _UB)}, 0}}, "
         f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"
     )
     out.append(

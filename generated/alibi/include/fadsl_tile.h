@@ -50,6 +50,21 @@ __aicore__ inline T Max(T a, T b)
     return a > b ? a : b;
 }
 
+// `value` as the type T of the Ascend C parameter field it is passed to. `fadsl check` proves
+// every such value in range (passes/api_fields.py); under the fadsl CPU runtime a value that T
+// cannot hold stops the run instead of being wrapped by the cast. On the device: a plain cast.
+// `name` says which field, for that message.
+template <typename T, typename V>
+__aicore__ inline T Field(V value, const char* name)
+{
+#if defined(FADSL_CPU_RUNTIME)
+    return fadsl_rt::NarrowField<T>(static_cast<int64_t>(value), name);
+#else
+    (void)name;
+    return static_cast<T>(value);
+#endif
+}
+
 // Valid length of a block of `size` starting at `start` in an extent of `extent`.
 __aicore__ inline int64_t Valid(int64_t start, int64_t size, int64_t extent)
 {
@@ -117,11 +132,11 @@ __aicore__ inline void RowBroadcast(const AscendC::LocalTensor<T>& dst, const As
 {
     constexpr uint32_t perBlock = 32 / sizeof(T);
     constexpr uint32_t perRepeat = 256 / sizeof(T);
-    const uint8_t rowBlocks = static_cast<uint8_t>(cols / perBlock);
-    AscendC::Brcb(brcb, vec, static_cast<uint8_t>((rows + 7) / 8), AscendC::BrcbRepeatParams(1, 8));
+    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
+    AscendC::Brcb(brcb, vec, Field<uint8_t>((rows + 7) / 8, "Brcb repeatTime"), AscendC::BrcbRepeatParams(1, 8));
     AscendC::PipeBarrier<PIPE_V>();
     for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-        const uint8_t n = static_cast<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
         for (uint32_t c0 = 0; c0 < cols; c0 += perRepeat) {
             const uint64_t lanes = Min(perRepeat, cols - c0);
             const uint32_t at = r0 * cols + c0;
@@ -145,9 +160,9 @@ __aicore__ inline void ColBroadcast(const AscendC::LocalTensor<T>& dst, const As
 {
     constexpr uint32_t perBlock = 32 / sizeof(T);
     constexpr uint32_t perRepeat = 256 / sizeof(T);
-    const uint8_t rowBlocks = static_cast<uint8_t>(cols / perBlock);
+    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
     for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-        const uint8_t n = static_cast<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
         for (uint32_t c0 = 0; c0 < cols; c0 += perRepeat) {
             const uint64_t lanes = Min(perRepeat, cols - c0);
             const uint32_t at = r0 * cols + c0;
@@ -186,13 +201,13 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
 {
     constexpr uint32_t perBlock = 32 / sizeof(T);
     constexpr uint32_t perRepeat = 256 / sizeof(T);
-    const uint8_t rowBlocks = static_cast<uint8_t>(cols / perBlock);
+    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
     AscendC::LocalTensor<T> from = src;
     uint32_t width = cols;
     uint8_t fromBlocks = rowBlocks;
     if (cols > perRepeat) {
         for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-            const uint8_t n = static_cast<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+            const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
             AscendC::Adds(work[r0 * perRepeat], src[r0 * cols], static_cast<T>(0), perRepeat, n,
                           AscendC::UnaryRepeatParams(1, 1, 8, rowBlocks));
         }
@@ -200,7 +215,7 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
             AscendC::PipeBarrier<PIPE_V>();
             const uint64_t lanes = Min(perRepeat, cols - c0);
             for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-                const uint8_t n = static_cast<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+                const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
                 BinaryL0 < IS_MAX ? Bin::MAX : Bin::ADD > (work[r0 * perRepeat], work[r0 * perRepeat],
                                                             src[r0 * cols + c0], lanes, n,
                                                             AscendC::BinaryRepeatParams(1, 1, 1, 8, 8, rowBlocks));
@@ -322,8 +337,10 @@ __aicore__ inline void CopyNdToNz(const AscendC::LocalTensor<T>& dst, const Asce
                                   uint32_t rows, uint32_t cols, uint32_t stride, uint32_t padRows)
 {
     AscendC::DataCopy(dst, src,
-                      AscendC::Nd2NzParams{1, static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), 0,
-                                           static_cast<uint16_t>(stride), static_cast<uint16_t>(padRows), 1, 0});
+                      AscendC::Nd2NzParams{1, Field<uint16_t>(rows, "Nd2NzParams.nValue"),
+                                           Field<uint16_t>(cols, "Nd2NzParams.dValue"), 0,
+                                           Field<uint16_t>(stride, "Nd2NzParams.srcDValue"),
+                                           Field<uint16_t>(padRows, "Nd2NzParams.dstNzC0Stride"), 1, 0});
 }
 
 // Zero rows [valid, padRows) of an NZ tile of `cols` columns in L1: the padding of a
@@ -336,10 +353,11 @@ __aicore__ inline void ZeroTailRows(const AscendC::LocalTensor<T>& tile, uint32_
     if (valid >= padRows) {
         return;
     }
-    AscendC::InitConstValue(tile[valid * c0],
-                            AscendC::InitConstValueParams<T>{static_cast<uint16_t>(cols / c0),
-                                                             static_cast<uint16_t>(padRows - valid),
-                                                             static_cast<uint16_t>(valid), static_cast<T>(0)});
+    const AscendC::InitConstValueParams<T> params{Field<uint16_t>(cols / c0, "InitConstValueParams.repeatTimes"),
+                                                  Field<uint16_t>(padRows - valid, "InitConstValueParams.blockNum"),
+                                                  Field<uint16_t>(valid, "InitConstValueParams.dstGap"),
+                                                  static_cast<T>(0)};
+    AscendC::InitConstValue(tile[valid * c0], params);
 }
 
 // A [m x k] in L1 (NZ, m padded) -> L0A (Zz), one LoadData per 16-row strip.
@@ -349,9 +367,9 @@ __aicore__ inline void LoadA(const AscendC::LocalTensor<T>& dst, const AscendC::
 {
     constexpr uint32_t k0 = 32 / sizeof(T);
     for (uint32_t i = 0; i < m / 16; ++i) {
-        AscendC::LoadData(dst[i * k * 16], src[i * 512 / sizeof(T)],
-                          AscendC::LoadData2DParams{0, static_cast<uint8_t>(k / k0), static_cast<uint16_t>(m / 16),
-                                                    0, 0, false, 0});
+        const AscendC::LoadData2DParams params{0, Field<uint8_t>(k / k0, "LoadData2DParams.repeatTimes"),
+                                               Field<uint16_t>(m / 16, "LoadData2DParams.srcStride"), 0, 0, false, 0};
+        AscendC::LoadData(dst[i * k * 16], src[i * 512 / sizeof(T)], params);
     }
 }
 
@@ -365,7 +383,7 @@ __aicore__ inline void LoadBTransposed(const AscendC::LocalTensor<T>& dst, const
     constexpr uint32_t fractal = 512 / sizeof(T);
     const uint32_t total = (k / k0) * (n / 16);
     for (uint32_t f = 0; f < total; f += 255) {
-        const uint8_t count = static_cast<uint8_t>(Min<uint32_t>(255, total - f));
+        const uint8_t count = Field<uint8_t>(Min<uint32_t>(255, total - f), "LoadData2DParams.repeatTimes");
         AscendC::LoadData(dst[f * fractal], src[f * fractal], AscendC::LoadData2DParams{0, count, 1, 0, 0, false, 0});
     }
 }
@@ -376,9 +394,9 @@ __aicore__ inline void LoadB(const AscendC::LocalTensor<T>& dst, const AscendC::
                              uint32_t n)
 {
     for (uint32_t i = 0; i < k / 16; ++i) {
-        AscendC::LoadData(dst[i * n * 16], src[i * 512 / sizeof(T)],
-                          AscendC::LoadData2DParams{0, static_cast<uint8_t>(n / 16), static_cast<uint16_t>(k / 16), 0,
-                                                    0, true, 0});
+        const AscendC::LoadData2DParams params{0, Field<uint8_t>(n / 16, "LoadData2DParams.repeatTimes"),
+                                               Field<uint16_t>(k / 16, "LoadData2DParams.srcStride"), 0, 0, true, 0};
+        AscendC::LoadData(dst[i * n * 16], src[i * 512 / sizeof(T)], params);
     }
 }
 

@@ -129,3 +129,24 @@ def test_checked_in_project_builds_with_plain_cmake(tmp_path: Path) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (build / "fa2_main").is_file()
+
+
+def test_row_stride_over_uint16_stops_sim_without_the_proof(tmp_path: Path) -> None:
+    """Issue 12 defect 5: with the proof skipped, gqa BSND at N=520, D=128 passes a row
+    stride of 66,560 to a uint16_t field; the run must stop, not give wrong numbers."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "sim",
+        str(ROOT / "examples" / "gqa.py"),
+        "--shape",
+        "B=1,N=520,Nkv=8,Sq=32,Skv=32,D=128",
+        "--skip-resource-proof",
+        "-o",
+        str(tmp_path / "x"),
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Nd2NzParams.srcDValue = 66560 does not fit its uint16_t field" in proc.stderr
+    assert not (tmp_path / "x").exists()

@@ -4,6 +4,7 @@
 // down to a multiple of 32 B; DataCopyParams counts 32 B blocks; DataCopyPad blockLen is bytes,
 // the GM-side stride is bytes and the UB-side stride is 32 B blocks.
 #pragma once
+#include "fields.h"
 #include "sync.h"
 
 namespace AscendC {
@@ -134,6 +135,7 @@ void PadIn(const char* api, const LocalTensor<T>& dst, const GlobalTensor<T>& sr
     RequireMem(api, dst, {Mem::kUB}, "dst");
     RequireAligned(api, dst, 32, "dst (UB)");
     CheckBlockCount(api, blockCount);
+    CheckField(api, "blockLen", blockLen, 0, 2097151);
     if (blockCount == 0 || blockLen == 0) return;  // documented NOP
     if (blockLen % sizeof(T) != 0) Fail(api, Str("blockLen ", blockLen, " B is not a multiple of sizeof(T) = ", sizeof(T)));
     if (left * sizeof(T) > 32 || right * sizeof(T) > 32)
@@ -170,6 +172,7 @@ void PadOut(const char* api, const GlobalTensor<T>& dst, const LocalTensor<T>& s
     RequireMem(api, src, {Mem::kUB}, "src");
     RequireAligned(api, src, 32, "src (UB)");
     CheckBlockCount(api, blockCount);
+    CheckField(api, "blockLen", blockLen, 0, 2097151);
     if (blockCount == 0 || blockLen == 0) return;
     if (blockLen % sizeof(T) != 0) Fail(api, Str("blockLen ", blockLen, " B is not a multiple of sizeof(T) = ", sizeof(T)));
     const uint64_t slot = (static_cast<uint64_t>(blockLen) + 31) / 32 * 32;

@@ -105,6 +105,11 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     const char* api = "DataCopy (GM->L1, Nd2NzParams)";
     RequireMem(api, dst, {Mem::kL1}, "dst");
     RequireAligned(api, dst, 32, "dst (L1)");
+    CheckField(api, "ndNum", p.ndNum, 0, 4095);
+    CheckField(api, "nValue", p.nValue, 0, 16384);
+    CheckField(api, "dstNzC0Stride", p.dstNzC0Stride, 0, 16384);
+    CheckField(api, "dstNzNStride", p.dstNzNStride, 0, 16384);
+    CheckField(api, "dstNzMatrixStride", p.dstNzMatrixStride, 0, 16384);
     if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) return;  // documented NOP
     if (p.srcDValue < 1 || p.dstNzC0Stride < 1 || p.dstNzNStride < 1)
         Fail(api, "srcDValue, dstNzC0Stride and dstNzNStride must be at least 1");

@@ -7,6 +7,7 @@
 // UNVERIFIED: the pipe it issues on; modelled as MTE2 (the L1 fill path), so EnQue/DeQue
 // of the tile orders it before the MTE1 loads, like the GM->L1 copy it completes.
 #pragma once
+#include "fields.h"
 #include "memory.h"
 
 namespace AscendC {
@@ -31,6 +32,9 @@ __aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConst
     const char* api = "InitConstValue";
     RequireMem(api, dst, {Mem::kL1, Mem::kL0A, Mem::kL0B}, "dst");
     RequireAligned(api, dst, 32, "dst");
+    CheckField(api, "repeatTimes", p.repeatTimes, 0, 32767);
+    CheckField(api, "blockNum", p.blockNum, 0, 32767);
+    CheckField(api, "dstGap", p.dstGap, 0, 32767);
     constexpr uint64_t perBlock = 32 / sizeof(T);
     for (uint64_t r = 0; r < p.repeatTimes; ++r) {
         const uint64_t first = r * (uint64_t(p.blockNum) + p.dstGap) * perBlock;

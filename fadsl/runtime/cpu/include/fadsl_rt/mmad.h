@@ -33,6 +33,9 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
     RequireAligned(api, dst, 1024, "dst (L0C)");
     RequireAligned(api, fm, 512, "fm (L0A)");
     RequireAligned(api, filter, 512, "filter (L0B)");
+    CheckField(api, "m", p.m, 0, 4095);
+    CheckField(api, "n", p.n, 0, 4095);
+    CheckField(api, "k", p.k, 0, 4095);
     if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented NOP
     if (p.cmatrixSource) Fail(api, "cmatrixSource=true (C initialised from the BiasTable) is not supported");
     const bool accumulate = p.isBias || !p.cmatrixInitVal;
@@ -78,6 +81,9 @@ __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>&
     const char* api = "Fixpipe (L0C->GM, FixpipeParamsV220)";
     RequireMem(api, src, {Mem::kL0C}, "src");
     RequireAligned(api, src, 64, "src (L0C)");
+    CheckField(api, "nSize", p.nSize, 0, 4095);
+    // mSize is at most 8192 with NZ2ND (CFG_ROW_MAJOR), 65535 otherwise (Fixpipe docs)
+    CheckField(api, "mSize", p.mSize, 0, config.format == CO2Layout::ROW_MAJOR ? 8192 : 65535);
     if (p.mSize == 0 || p.nSize == 0 || p.ndNum == 0) return;  // documented NOP
     if (p.isChannelSplit) Fail(api, "isChannelSplit is not supported by the fadsl CPU runtime");
     const bool rowMajor = config.format == CO2Layout::ROW_MAJOR;
