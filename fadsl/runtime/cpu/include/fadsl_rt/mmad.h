@@ -12,6 +12,50 @@ constexpr bool MmadTypesOk() {
            (std::is_same<A, float>::value && std::is_same<B, float>::value && std::is_same<D, float>::value) ||
            (std::is_same<A, int8_t>::value && std::is_same<B, int8_t>::value && std::is_same<D, int32_t>::value);
 }
+
+// The arithmetic of Mmad: each output is 0 + a(m,0)*b(0,n) + ... + a(m,k-1)*b(k-1,n) [+ C] in
+// double, in that order, rounded once to T. Every product is exact in double (at most 24-bit
+// significands), so the order of the additions is the only freedom, and it is fixed. The operands
+// are first unpacked from their fractal layouts into dense double matrices (A row-major, B with n
+// contiguous) so that the loop over n vectorises and each element is converted once, not m*n times.
+template <typename T, typename U, typename S>
+void MmadCompute(T* C, const U* A, const S* B, uint32_t M, uint32_t N, uint32_t K, uint32_t K1, bool gemv,
+                 bool accumulate) {
+    constexpr uint32_t k0 = 32 / sizeof(U);
+    const uint32_t M1 = (M + 15) / 16, N1 = (N + 15) / 16;
+    thread_local std::vector<double> a, b, acc;
+    a.resize(size_t(M) * K);
+    b.resize(size_t(K) * N);
+    acc.resize(size_t(4) * N);
+    for (uint32_t m = 0; m < M; ++m)
+        for (uint32_t k = 0; k < K; ++k)
+            a[size_t(m) * K + k] =
+                ToD(A[gemv ? k : (uint64_t(m / 16) * K1 + k / k0) * (16 * k0) + (m % 16) * k0 + k % k0]);
+    for (uint32_t k = 0; k < K; ++k)
+        for (uint32_t n = 0; n < N; ++n)
+            b[size_t(k) * N + n] = ToD(B[(uint64_t(k / k0) * N1 + n / 16) * (16 * k0) + (n % 16) * k0 + k % k0]);
+    for (uint32_t m0 = 0; m0 < M; m0 += 4) {  // four rows share each pass over B
+        const uint32_t rows = std::min<uint32_t>(4, M - m0);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (uint32_t k = 0; k < K; ++k) {
+            const double* bk = b.data() + size_t(k) * N;
+            for (uint32_t r = 0; r < rows; ++r) {
+                const double am = a[size_t(m0 + r) * K + k];
+                double* out = acc.data() + size_t(r) * N;
+                for (uint32_t n = 0; n < N; ++n) out[n] += am * bk[n];
+            }
+        }
+        for (uint32_t r = 0; r < rows; ++r) {
+            const uint32_t m = m0 + r;
+            for (uint32_t n = 0; n < N; ++n) {
+                double v = acc[size_t(r) * N + n];
+                T& c = C[(uint64_t(n / 16) * M1 + m / 16) * 256 + (m % 16) * 16 + n % 16];
+                if (accumulate) v += ToD(c);
+                c = static_cast<T>(v);
+            }
+        }
+    }
+}
 }  // namespace fadsl_rt
 
 namespace AscendC {
@@ -51,22 +95,7 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
     const uint64_t cBytes = uint64_t(M1) * N1 * 256 * sizeof(T);
     if (accumulate) ReadBytes(api, dst, 0, cBytes, PIPE_M);
     WriteBytes(api, dst, 0, cBytes, PIPE_M);
-    const U* A = fm.Ptr(0);
-    const S* B = filter.Ptr(0);
-    T* C = dst.Ptr(0);
-    for (uint32_t m = 0; m < p.m; ++m) {
-        for (uint32_t n = 0; n < p.n; ++n) {
-            double acc = 0;
-            for (uint32_t k = 0; k < p.k; ++k) {
-                const uint64_t ai = gemv ? k : (uint64_t(m / 16) * K1 + k / k0) * (16 * k0) + (m % 16) * k0 + k % k0;
-                const uint64_t bi = (uint64_t(k / k0) * N1 + n / 16) * (16 * k0) + (n % 16) * k0 + k % k0;
-                acc += ToD(A[ai]) * ToD(B[bi]);
-            }
-            T& c = C[(uint64_t(n / 16) * M1 + m / 16) * 256 + (m % 16) * 16 + n % 16];
-            if (accumulate) acc += ToD(c);
-            c = static_cast<T>(acc);
-        }
-    }
+    MmadCompute(dst.Ptr(0), fm.Ptr(0), filter.Ptr(0), p.m, p.n, p.k, K1, gemv, accumulate);
 }
 
 // L0C (Nz) -> GM. CFG_ROW_MAJOR: NZ2ND; CFG_NZ: NZ2NZ. srcStride in C0_SIZE = 16 elements,

@@ -106,13 +106,59 @@ inline double DecodeFloat(uint32_t bits, int mbits, int ebits) {
     return neg ? -v : v;
 }
 
+// EncodeFloat(x, MB, EB, kRint) for formats of at most 16 bits, on the bits of x: the same result
+// (ties to even, overflow to inf, NaN -> the sign with the quiet NaN pattern) without the
+// frexp/ldexp calls, which dominated every half/bf16 conversion.
+template <int MB, int EB>
+inline uint32_t EncodeRintBits(double x) {
+    constexpr int bias = (1 << (EB - 1)) - 1;
+    constexpr uint32_t expMask = ((1u << EB) - 1u) << MB;
+    uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    const uint32_t sign = static_cast<uint32_t>(u >> 63) << (MB + EB);
+    const uint64_t a = u & 0x7FFFFFFFFFFFFFFFull;
+    if (a >= 0x7FF0000000000000ull) return sign | expMask | (a > 0x7FF0000000000000ull ? 1u << (MB - 1) : 0u);
+    const int dexp = static_cast<int>(a >> 52);
+    if (dexp == 0) return sign;  // zero or a double subnormal: far below the format's smallest subnormal
+    const uint64_t mant = (a & 0xFFFFFFFFFFFFFull) | (1ull << 52);  // value = mant * 2^(dexp - 1075)
+    int e = dexp - 1023;
+    // Normal results keep MB fraction bits; subnormal ones are counted in units of 2^(1 - bias - MB).
+    const int shift = e >= 1 - bias ? 52 - MB : 52 - MB + (1 - bias - e);
+    if (shift > 54) return sign;  // below half the smallest subnormal: rounds to zero
+    uint64_t q = mant >> shift;
+    const uint64_t rem = mant & ((1ull << shift) - 1ull), halfway = 1ull << (shift - 1);
+    if (rem > halfway || (rem == halfway && (q & 1u))) ++q;
+    if (e < 1 - bias) return sign | static_cast<uint32_t>(q);  // q == 2^MB encodes the smallest normal
+    if (q == (2ull << MB)) {
+        q >>= 1;
+        ++e;
+    }
+    if (e > bias) return sign | expMask;
+    return sign | (static_cast<uint32_t>(e + bias) << MB) | static_cast<uint32_t>(q - (1ull << MB));
+}
 inline uint16_t ToHalfBits(double x, SignedRnd m = SignedRnd::kRint) {
+    if (m == SignedRnd::kRint) return static_cast<uint16_t>(EncodeRintBits<10, 5>(x));
     return static_cast<uint16_t>(EncodeFloat(x, 10, 5, m));
 }
 inline uint16_t ToBf16Bits(double x, SignedRnd m = SignedRnd::kRint) {
+    if (m == SignedRnd::kRint) return static_cast<uint16_t>(EncodeRintBits<7, 8>(x));
     return static_cast<uint16_t>(EncodeFloat(x, 7, 8, m));
 }
-inline float HalfBitsToFloat(uint16_t b) { return static_cast<float>(DecodeFloat(b, 10, 5)); }
+// DecodeFloat(b, 10, 5) as float, on the bits (every half is exact in float; NaN keeps only its
+// sign, as the double path did).
+inline float HalfBitsToFloat(uint16_t b) {
+    const uint32_t ex = (b >> 10) & 0x1Fu, fr = b & 0x3FFu;
+    float v;
+    if (ex == 0) {
+        v = static_cast<float>(fr) * 0x1p-24f;  // zero or subnormal: fr * 2^-24, exact
+    } else if (ex == 0x1Fu) {
+        v = fr ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    } else {
+        const uint32_t u = ((ex + 112u) << 23) | (fr << 13);  // rebias 15 -> 127
+        std::memcpy(&v, &u, sizeof v);
+    }
+    return (b & 0x8000u) ? -v : v;
+}
 inline float Bf16BitsToFloat(uint16_t b) {
     uint32_t u = static_cast<uint32_t>(b) << 16;
     float f;
