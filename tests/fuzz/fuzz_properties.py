@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzz_cliargs import command_lines, prepare
+from fuzz_hostile import (
+    file_argv,
+    folder_argv,
+    hostile_files,
+    hostile_folders,
+    make_folder,
+)
 from fuzz_irtext import mutated_ir, random_ir
 from fuzz_mods import SHAPE_ARG as MOD_SHAPE
 from fuzz_mods import broken_variants, variants
@@ -158,6 +165,41 @@ def broken_variant_fails_cleanly(ws: Workspace, example: tuple[str, str]) -> Non
     ws.check_clean(_variant_argv(cmd, ws.write(src, ".py")), src)
 
 
+def hostile_file_fails_cleanly(ws: Workspace, example: tuple[str, bytes, str]) -> None:
+    """A file of hostile bytes (not UTF-8, NULs, escapes, deep JSON) ends cleanly."""
+    kind, data, cmd = example
+    n = next(ws._counter)
+    if kind == "meta":
+        folder = os.path.join(ws.root, f"hostile_run_{n}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "meta.json")
+    else:
+        suffix = {"fir": ".fir", "py": ".py", "target": ".json"}[kind]
+        path = os.path.join(ws.root, f"hostile_{n}{suffix}")
+    with open(path, "wb") as f:
+        f.write(data)
+    ws.check_clean(file_argv(kind, path, cmd), repr(data[:300]))
+
+
+def hostile_folder_fails_cleanly(
+    ws: Workspace, example: tuple[list[tuple[str, str, bytes]], str]
+) -> None:
+    """A folder of FIFOs, links, deep or huge JSON and random bytes, used as -o,
+    --inputs or a verify run folder, ends cleanly and leaves the folder it links to
+    untouched."""
+    entries, cmd = example
+    n = next(ws._counter)
+    folder = os.path.join(ws.root, f"hostile_dir_{n}")
+    victim = os.path.join(ws.root, f"victim_{n}")
+    os.makedirs(victim, exist_ok=True)
+    with open(os.path.join(victim, "keep.txt"), "w") as f:
+        f.write("keep")
+    make_folder(folder, victim, entries)
+    ws.check_clean(folder_argv(cmd, folder), repr(entries))
+    if not os.path.isfile(os.path.join(victim, "keep.txt")):
+        raise FuzzFailure(f"fadsl {cmd} on {entries!r} removed a file outside -o")
+
+
 @dataclass(frozen=True)
 class Property:
     name: str
@@ -223,6 +265,18 @@ PROPERTIES: tuple[Property, ...] = (
         ),
         ir_file_through_cli,
         100,
+    ),
+    Property(
+        "hostile bytes in files fail cleanly",
+        lambda ws: hostile_files(),
+        hostile_file_fails_cleanly,
+        60,
+    ),
+    Property(
+        "hostile folders fail cleanly",
+        lambda ws: hostile_folders(),
+        hostile_folder_fails_cleanly,
+        60,
     ),
     Property(
         "command lines end cleanly",
