@@ -492,10 +492,10 @@ public:
                                     (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float) +
                                      31) /
                                         32,
-                                "DataCopyExtParams UB stride"),
+                                "DataCopyExtParams.srcStride/dstStride (UB)"),
                             fadsl::Field<uint32_t>(
                                 (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) * sizeof(float),
-                                "DataCopyExtParams GM stride"),
+                                "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }

@@ -473,14 +473,14 @@ public:
                                 fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Skv)) *
                                         sizeof(int32_t),
-                                    "DataCopyExtParams GM stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (GM)"),
                                 fadsl::Field<uint32_t>(
                                     ROWS * sizeof(int32_t) / 32 -
                                         (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Skv) *
                                              sizeof(int32_t) +
                                          31) /
                                             32,
-                                    "DataCopyExtParams UB stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (UB)"),
                                 0},
                             AscendC::DataCopyPadExtParams<int32_t>{false, 0, 0, 0});
                     }
@@ -507,14 +507,14 @@ public:
                                 fadsl::Field<uint32_t>(
                                     (BLOCK_KV - fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)) *
                                         sizeof(int32_t),
-                                    "DataCopyExtParams GM stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (GM)"),
                                 fadsl::Field<uint32_t>(
                                     BLOCK_KV * sizeof(int32_t) / 32 -
                                         (fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv) *
                                              sizeof(int32_t) +
                                          31) /
                                             32,
-                                    "DataCopyExtParams UB stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (UB)"),
                                 0},
                             AscendC::DataCopyPadExtParams<int32_t>{false, 0, 0, 0});
                     }

@@ -297,11 +297,11 @@ public:
                                              sizeof(float) +
                                          31) /
                                             32,
-                                    "DataCopyExtParams UB stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (UB)"),
                                 fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) *
                                         sizeof(float),
-                                    "DataCopyExtParams GM stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (GM)"),
                                 0});
                     }
                 }
@@ -329,11 +329,11 @@ public:
                                              sizeof(float) +
                                          31) /
                                             32,
-                                    "DataCopyExtParams UB stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (UB)"),
                                 fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) *
                                         sizeof(float),
-                                    "DataCopyExtParams GM stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (GM)"),
                                 0});
                     }
                 }
@@ -371,14 +371,14 @@ public:
                                     fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq)) *
                                             sizeof(float),
-                                        "DataCopyExtParams GM stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (GM)"),
                                     fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
                                             (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
                                                  sizeof(float) +
                                              31) /
                                                 32,
-                                        "DataCopyExtParams UB stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (UB)"),
                                     0},
                                 AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                         }
@@ -405,14 +405,14 @@ public:
                                     fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq)) *
                                             sizeof(float),
-                                        "DataCopyExtParams GM stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (GM)"),
                                     fadsl::Field<uint32_t>(
                                         ROWS * sizeof(float) / 32 -
                                             (fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq) *
                                                  sizeof(float) +
                                              31) /
                                                 32,
-                                        "DataCopyExtParams UB stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (UB)"),
                                     0},
                                 AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                         }
@@ -467,14 +467,14 @@ public:
                                         fadsl::Field<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
                                                                                     ROWS, tiling_.Sq)) *
                                                                    sizeof(float),
-                                                               "DataCopyExtParams GM stride"),
+                                                               "DataCopyExtParams.srcStride/dstStride (GM)"),
                                         fadsl::Field<uint32_t>(
                                             ROWS * sizeof(float) / 32 -
                                                 (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
                                                      sizeof(float) +
                                                  31) /
                                                     32,
-                                            "DataCopyExtParams UB stride"),
+                                            "DataCopyExtParams.srcStride/dstStride (UB)"),
                                         0},
                                     AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                             }
@@ -502,14 +502,14 @@ public:
                                         fadsl::Field<uint32_t>((ROWS - fadsl::Valid((BLOCK_Q * i1Pre1 + row0),
                                                                                     ROWS, tiling_.Sq)) *
                                                                    sizeof(float),
-                                                               "DataCopyExtParams GM stride"),
+                                                               "DataCopyExtParams.srcStride/dstStride (GM)"),
                                         fadsl::Field<uint32_t>(
                                             ROWS * sizeof(float) / 32 -
                                                 (fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq) *
                                                      sizeof(float) +
                                                  31) /
                                                     32,
-                                            "DataCopyExtParams UB stride"),
+                                            "DataCopyExtParams.srcStride/dstStride (UB)"),
                                         0},
                                     AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                             }
@@ -642,11 +642,11 @@ public:
                                                  sizeof(float) +
                                              31) /
                                                 32,
-                                        "DataCopyExtParams UB stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (UB)"),
                                     fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq)) *
                                             sizeof(float),
-                                        "DataCopyExtParams GM stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (GM)"),
                                     0});
                         }
                     }
@@ -716,11 +716,11 @@ public:
                                                  sizeof(float) +
                                              31) /
                                                 32,
-                                        "DataCopyExtParams UB stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (UB)"),
                                     fadsl::Field<uint32_t>(
                                         (ROWS - fadsl::Valid((BLOCK_Q * i1 + row0), ROWS, tiling_.Sq)) *
                                             sizeof(float),
-                                        "DataCopyExtParams GM stride"),
+                                        "DataCopyExtParams.srcStride/dstStride (GM)"),
                                     0});
                         }
                     }
@@ -748,14 +748,14 @@ public:
                                 fadsl::Field<uint32_t>(
                                     (ROWS - fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq)) *
                                         sizeof(float),
-                                    "DataCopyExtParams GM stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (GM)"),
                                 fadsl::Field<uint32_t>(
                                     ROWS * sizeof(float) / 32 -
                                         (fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq) *
                                              sizeof(float) +
                                          31) /
                                             32,
-                                    "DataCopyExtParams UB stride"),
+                                    "DataCopyExtParams.srcStride/dstStride (UB)"),
                                 0},
                             AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                     }

@@ -409,7 +409,7 @@ public:
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
                             fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0,
                             fadsl::Field<uint32_t>(D * (tiling_.N - 1) * sizeof(half),
-                                                   "DataCopyExtParams GM stride"),
+                                                   "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }
@@ -448,10 +448,10 @@ public:
                                     (fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq) * sizeof(float) +
                                      31) /
                                         32,
-                                "DataCopyExtParams UB stride"),
+                                "DataCopyExtParams.srcStride/dstStride (UB)"),
                             fadsl::Field<uint32_t>(
                                 (ROWS - fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq)) * sizeof(float),
-                                "DataCopyExtParams GM stride"),
+                                "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }

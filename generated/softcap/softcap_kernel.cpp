@@ -465,7 +465,7 @@ public:
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
                             fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0,
                             fadsl::Field<uint32_t>(D * (tiling_.N - 1) * sizeof(half),
-                                                   "DataCopyExtParams GM stride"),
+                                                   "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }

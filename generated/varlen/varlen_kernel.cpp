@@ -513,7 +513,7 @@ public:
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
                             fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0,
                             fadsl::Field<uint32_t>(D * (tiling_.N - 1) * sizeof(half),
-                                                   "DataCopyExtParams GM stride"),
+                                                   "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }
@@ -557,12 +557,12 @@ public:
                                          sizeof(float) +
                                      31) /
                                         32,
-                                "DataCopyExtParams UB stride"),
+                                "DataCopyExtParams.srcStride/dstStride (UB)"),
                             fadsl::Field<uint32_t>(
                                 (ROWS - fadsl::Valid((BLOCK_Q * i + cuSeqlensQS + row0), ROWS,
                                                      fadsl::Min<int64_t>(tiling_.Sq, cuSeqlensQS1))) *
                                     sizeof(float),
-                                "DataCopyExtParams GM stride"),
+                                "DataCopyExtParams.srcStride/dstStride (GM)"),
                             0});
                 }
             }

@@ -101,3 +101,55 @@ def test_every_computed_field_of_the_examples_is_in_the_table() -> None:
     doc = (ROOT / "docs" / "backend.md").read_text(encoding="utf-8")
     for f in FIELDS.values():
         assert f"| {f.call} | {f.name} | {f.ctype} |" in doc, f.title
+
+
+HELPER_FIELDS = {
+    "fadsl::CopyNdToNz": (
+        "Nd2NzParams.nValue",
+        "Nd2NzParams.dValue",
+        "Nd2NzParams.srcDValue",
+        "Nd2NzParams.dstNzC0Stride",
+    ),
+    "fadsl::ZeroTailRows": (
+        "InitConstValueParams.repeatTimes",
+        "InitConstValueParams.blockNum",
+        "InitConstValueParams.dstGap",
+    ),
+    "fadsl::LoadA": ("LoadData2DParams.repeatTimes", "LoadData2DParams.srcStride"),
+    "fadsl::LoadB": ("LoadData2DParams.repeatTimes", "LoadData2DParams.srcStride"),
+    "fadsl::RowBroadcast": ("BinaryRepeatParams.*RepStride", "Brcb.repeatTime"),
+    "fadsl::Outer": ("BinaryRepeatParams.*RepStride", "Brcb.repeatTime"),
+    "fadsl::ColBroadcast": ("BinaryRepeatParams.*RepStride",),
+    "fadsl::RowMax": ("UnaryRepeatParams.srcRepStride",),
+    "fadsl::RowSum": ("UnaryRepeatParams.srcRepStride",),
+}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_field_the_checked_in_kernel_passes_is_proved(path: Path) -> None:
+    """What is generated is what is proved: each fadsl::Field<T>(value, "name") of the
+    checked-in kernel, and each fadsl_tile.h helper's fields, are among the plan's uses.
+    """
+    import argparse
+    import re
+
+    from fadsl.commands import common
+    from fadsl.commands.check_cmd import planned
+    from fadsl.target import resolve
+
+    p = argparse.ArgumentParser()
+    common.add_kernel_args(p)
+    common.add_target_arg(p)
+    binding = common.build(p.parse_args([str(path)]))
+    _, plan = planned(binding.kernel, resolve(None, None), binding.env())
+    proved = {u.field.title for u in plan.fields}
+    cpp = ROOT / "generated" / binding.kernel.name / f"{binding.kernel.name}_kernel.cpp"
+    text = cpp.read_text(encoding="utf-8")
+    emitted = set(re.findall(r'fadsl::Field<\w+>\([^;]*?, "([^"]+)"\)', text))
+    assert emitted, "the kernel passes no checked field"
+    for helper, titles in HELPER_FIELDS.items():
+        if re.search(re.escape(helper) + r"\b(<[^>]*>)?\(", text):
+            emitted.update(titles)
+    if re.search(r"AscendC::DataCopy\([^;]*, ROWS \* \w+\);|DataCopy\(\w+WsGm", text):
+        emitted.add("DataCopy(count).DataCopyParams.blockLen")
+    assert emitted <= proved, sorted(emitted - proved)

@@ -25,8 +25,8 @@ def _u32(text: str, name: str) -> str:
     return text if text == "0" else f'fadsl::Field<uint32_t>({text}, "{name}")'
 
 
-_GM = "DataCopyExtParams GM stride"
-_UB = "DataCopyExtParams UB stride"
+_GM = "DataCopyExtParams.srcStride/dstStride (GM)"
+_UB = "DataCopyExtParams.srcStride/dstStride (UB)"
 
 
 def _rows() -> str:

@@ -133,10 +133,10 @@ __aicore__ inline void RowBroadcast(const AscendC::LocalTensor<T>& dst, const As
     constexpr uint32_t perBlock = 32 / sizeof(T);
     constexpr uint32_t perRepeat = 256 / sizeof(T);
     const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
-    AscendC::Brcb(brcb, vec, Field<uint8_t>((rows + 7) / 8, "Brcb repeatTime"), AscendC::BrcbRepeatParams(1, 8));
+    AscendC::Brcb(brcb, vec, Field<uint8_t>((rows + 7) / 8, "Brcb.repeatTime"), AscendC::BrcbRepeatParams(1, 8));
     AscendC::PipeBarrier<PIPE_V>();
     for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
+        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
         for (uint32_t c0 = 0; c0 < cols; c0 += perRepeat) {
             const uint64_t lanes = Min(perRepeat, cols - c0);
             const uint32_t at = r0 * cols + c0;
@@ -162,7 +162,7 @@ __aicore__ inline void ColBroadcast(const AscendC::LocalTensor<T>& dst, const As
     constexpr uint32_t perRepeat = 256 / sizeof(T);
     const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
     for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
+        const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
         for (uint32_t c0 = 0; c0 < cols; c0 += perRepeat) {
             const uint64_t lanes = Min(perRepeat, cols - c0);
             const uint32_t at = r0 * cols + c0;
@@ -207,7 +207,7 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
     uint8_t fromBlocks = rowBlocks;
     if (cols > perRepeat) {
         for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-            const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
+            const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
             AscendC::Adds(work[r0 * perRepeat], src[r0 * cols], static_cast<T>(0), perRepeat, n,
                           AscendC::UnaryRepeatParams(1, 1, 8, rowBlocks));
         }
@@ -215,7 +215,7 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
             AscendC::PipeBarrier<PIPE_V>();
             const uint64_t lanes = Min(perRepeat, cols - c0);
             for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-                const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "repeatTime");
+                const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
                 BinaryL0 < IS_MAX ? Bin::MAX : Bin::ADD > (work[r0 * perRepeat], work[r0 * perRepeat],
                                                             src[r0 * cols + c0], lanes, n,
                                                             AscendC::BinaryRepeatParams(1, 1, 1, 8, 8, rowBlocks));
