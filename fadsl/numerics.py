@@ -1,4 +1,4 @@
-"""When an output is right: the tolerance rule of design.md section 4, and numpy dtypes.
+"""When an output is right: the tolerance rule (as in FlashAttention's tests), numpy dtypes.
 
 An output passes against a float64 reference when
 

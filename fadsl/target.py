@@ -1,6 +1,6 @@
 """Chip targets: one frozen table of facts per SOC_VERSION, loaded from data.
 
-Every fact keeps its public source (shared reference notes, ascendc.md section 4); facts
+Every fact keeps its public source (repository, file, document; docs/targets.md); facts
 the sources do not settle are marked ``UNVERIFIED ...`` in their source string, and
 cost-model rates without any source say ``"assumption"``. Built-in targets live in
 ``fadsl/targets/*.json``; ``--target-file`` loads a user's own description in the same

@@ -1,4 +1,4 @@
-"""The FA2 example run by the interpreter against its float64 reference (design.md 4).
+"""The FA2 example run by the interpreter against its float64 reference (the tolerance rule, README).
 
 Every case must pass ``fadsl.numerics.compare``: max|out - ref64| within twice the error
 of a plain same-precision attention plus the dtype's rounding noise, no NaN. The grid

@@ -1,7 +1,7 @@
 """The reference of ``fd.attention`` kernels: plain numpy attention with the same semantics.
 
 ``dtype=None`` gives the float64 golden; a dtype gives the same-precision reference of the
-tolerance rule (design.md 4): fp32 scores and softmax, P rounded to the dtype before
+tolerance rule (README; fadsl/numerics.py): fp32 scores and softmax, P rounded to the dtype before
 P @ V, the output rounded. Semantics (docs/variants.md): scale, softcap, score_mod,
 masks (inside the sequence, causal, window, mask_mod), softmax; dropout on the
 normalised probabilities with the kernel's Philox stream; a row that keeps no score

@@ -48,11 +48,13 @@ _LOAD2D = _DOCS + "矩阵计算（ISASI）/矩阵计算的搬入/LoadData_2D.md"
 _FILL = _DOCS + "矩阵计算（ISASI）/矩阵搬入辅助配置接口/Fill.md"
 _MMAD = _DOCS + "矩阵计算（ISASI）/Mmad计算/Mmad.md"
 _FIX = _DOCS + "矩阵计算（ISASI）/矩阵计算的搬出/Fixpipe（L0C到GM数据搬运）.md (NZ2ND)"
-_BIN = "reference/ascendc.md 1.6; asc-devkit include/basic_api/kernel_struct_binary.h"
-_UN = "reference/ascendc.md 1.6; asc-devkit include/basic_api/kernel_struct_unary.h"
+_BIN = "asc-devkit include/basic_api/kernel_struct_binary.h"
+_UN = "asc-devkit include/basic_api/kernel_struct_unary.h"
 _BRCB = _DOCS + "Memory矢量计算/数据填充/Brcb.md"
-_REP = "reference/ascendc.md 1.6 (MAX_REPEAT_TIMES = 255)"
-_L2 = "reference/ascendc.md 1.6 (level-2 count: int32_t; Cast: uint32_t)"
+_REP = (
+    "asc-devkit impl/basic_api/utils/kernel_utils_constants.h (MAX_REPEAT_TIMES = 255)"
+)
+_L2 = "asc-devkit include/basic_api/kernel_operator_vec_binary_intf.h (level-2 count: int32_t), kernel_operator_vec_vconv_intf.h (Cast: uint32_t)"
 
 
 @dataclass(frozen=True)

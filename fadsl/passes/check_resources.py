@@ -383,7 +383,7 @@ def _core_error(
         f"{min(c.tasks, c.physical)} blocks and loops over the {c.tasks} tasks",
         (
             f"blockDim counts {'AIC + 2 AIV groups' if mix else c.unit + 's'} and must be "
-            f"between 1 and the physical count (SetBlockDim; reference/ascendc.md 2.2, 4.7)",
+            f"between 1 and the physical count (CANN's SetBlockDim documentation, hiascend.com atlasopapi_07_00236)",
         ),
     )
 

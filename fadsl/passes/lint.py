@@ -1,4 +1,4 @@
-"""Lint: numerically risky patterns that are legal IR (design.md section 3).
+"""Lint: numerically risky patterns that are legal IR.
 
 Input: typed IR. Output: a list of warnings (rendered like errors, but the command goes
 on). Checks: ``exp``/``exp2`` of a 16-bit float tile that is not a difference (the

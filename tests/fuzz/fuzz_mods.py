@@ -1,6 +1,6 @@
 """Random fd.attention variants: score_mod / mask_mod bodies and keyword choices.
 
-Bodies are drawn from what FlexAttention users write in mods (design.md 1.1): ``+ - *
+Bodies are drawn from what FlexAttention users write in mods (docs/variants.md): ``+ - *
 /``, comparisons, ``& | ~`` on masks, ``fd.where``, ``fd.exp`` / ``fd.tanh`` /
 ``fd.abs`` / ``fd.minimum`` / ``fd.maximum`` and Python numbers, over ``score``, ``b``,
 ``h``, ``q_idx`` and ``kv_idx``. ``variants`` builds a whole file; ``broken_variants``

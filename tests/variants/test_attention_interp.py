@@ -1,4 +1,4 @@
-"""``fd.attention`` variants in the interpreter against a float64 reference (design.md 4).
+"""``fd.attention`` variants in the interpreter against a float64 reference (the tolerance rule, README).
 
 Every variant x fp16/bf16 x shapes with tails must pass ``fadsl.numerics.compare``;
 then properties the tolerance rule alone would not catch: layouts compute the same

@@ -1,6 +1,6 @@
 """Impls of the elementwise vector ops: arithmetic, comparisons, logic, where, cast.
 
-Dtype rules (design.md section 3): f16/bf16/fp8 tiles compute in float32 and round the
+Dtype rules (README, docs/variants.md "Semantics"): f16/bf16/fp8 tiles compute in float32 and round the
 result to their dtype (round to nearest even, as ``astype`` does); f32 tiles compute in
 float32, never float64; integer tiles compute in int64 and store as int32 (wrapping);
 masks are numpy bools. An ``Imm`` operand is first converted to the dtype of the tile

@@ -84,7 +84,8 @@ __aicore__ inline void WaitFlag(int32_t eventID) {
     fadsl_rt::FlagWait(fadsl_rt::Cur("WaitFlag"), event, eventID, "a WaitFlag of the kernel", nullptr);
 }
 
-// Accepted and ignored. UNVERIFIED whether A2/A3 need it for CrossCore flags (ascendc.md 6.2).
+// Accepted and ignored. UNVERIFIED whether A2/A3 need it for CrossCore flags
+// (catlass examples/23_flash_attention_infer/fai_kernel.cpp and tilelang-ascend call it).
 __aicore__ inline void SetSyncBaseAddr(uint64_t config) {
     (void)fadsl_rt::Cur("SetSyncBaseAddr");
     (void)config;
