@@ -217,8 +217,17 @@ def _cube_load(low: Lowering, op: ir.Load, param: ir.Param) -> list[FieldUse]:
         ),
         _use("Nd2NzParams.dstNzC0Stride", g.rows, f"the padded rows of {what}", op.loc),
     ]
+    c0 = 32 // _tile(op.result).dtype.itemsize
+    if g.col_tail:  # ZeroTailCols: at most all column blocks of the padded rows
+        uses.append(
+            _use(
+                "InitConstValueParams.blockNum",
+                g.cols / c0 * g.rows,
+                f"padding columns of {what}",
+                op.loc,
+            )
+        )
     if _contracts_rows(low, op):
-        c0 = 32 // _tile(op.result).dtype.itemsize
         uses += [
             _use("InitConstValueParams.repeatTimes", g.cols / c0, f"{what}", op.loc),
             _use(

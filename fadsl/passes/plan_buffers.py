@@ -29,6 +29,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
 from fadsl.passes.api_fields import field_uses
+from fadsl.passes import pad_dims
 from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.passes.sides import CUBE, Sides, classify, grid_of
 from fadsl.passes.vector_plan import VectorPlanner
@@ -85,6 +86,7 @@ def lower(
     kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None
 ) -> Lowering:
     env = dict(env or kernel_env(kernel))
+    kernel = pad_dims.run(kernel, env)
     grid = grid_of(kernel)
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
     sides = classify(grid, queues)

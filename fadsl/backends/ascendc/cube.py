@@ -129,12 +129,12 @@ class CubeEmitter(CoreEmitter):
         """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
         param = next(p for p in self.low.kernel.params if p.name == op.src)
         a = gm.access(param, op.index, self.names)
-        if a.col_tail:
+        if a.col_tail and (op.pad is None or op.pad != 0):
             raise BackendError(
-                f"a cube operand block of `{op.src}` has a column tail; the backend needs "
-                "whole rows for the cube",
+                f"a cube operand block of `{op.src}` has a column tail padded with "
+                f"{op.pad}; the cube pads with 0",
                 op.loc,
-                hint="load whole head dims (`:`)",
+                hint="load it with pad=0, or load whole head dims (`:`)",
             )
         bounded = any(gm.bounded(ix) for ix in op.index)
         valid = (
@@ -145,9 +145,13 @@ class CubeEmitter(CoreEmitter):
         out: list[Stmt] = [
             Line(
                 f"fadsl::CopyNdToNz({var}, {self.names.gm(op.src)}[{a.offset}], {valid}, "
-                f"{a.cols}, {a.stride}, {a.rows});"
+                f"{a.valid_cols}, {a.stride}, {a.rows});"
             )
         ]
+        if a.col_tail:  # a padded head dim: its columns past the valid ones are 0
+            out.append(
+                Line(f"fadsl::ZeroTailCols({var}, {a.valid_cols}, {a.cols}, {a.rows});")
+            )
         if self._contracts_rows(user):
             if op.pad is not None and op.pad != 0:
                 raise BackendError(

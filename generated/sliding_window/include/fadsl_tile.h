@@ -360,6 +360,24 @@ __aicore__ inline void ZeroTailRows(const AscendC::LocalTensor<T>& tile, uint32_
     AscendC::InitConstValue(tile[valid * c0], params);
 }
 
+// Zero the column blocks [ceil(valid / C0), cols / C0) of an NZ tile of `padRows` rows in L1.
+// Nd2Nz already zero-fills a row's last 32-byte block (copy_gm_to_cbuf_multi_nd2nz); the
+// blocks past it (a head dim padded beyond that block) are zeroed here, so that a Mmad
+// over the padded columns adds nothing for them.
+template <typename T>
+__aicore__ inline void ZeroTailCols(const AscendC::LocalTensor<T>& tile, uint32_t valid, uint32_t cols,
+                                    uint32_t padRows)
+{
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    const uint32_t first = (valid + c0 - 1) / c0;
+    if (first >= cols / c0) {
+        return;
+    }
+    const AscendC::InitConstValueParams<T> params{
+        1, Field<uint16_t>((cols / c0 - first) * padRows, "InitConstValueParams.blockNum"), 0, static_cast<T>(0)};
+    AscendC::InitConstValue(tile[first * padRows * c0], params);
+}
+
 // A [m x k] in L1 (NZ, m padded) -> L0A (Zz), one LoadData per 16-row strip.
 template <typename T>
 __aicore__ inline void LoadA(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint32_t m,
