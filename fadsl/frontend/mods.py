@@ -194,6 +194,28 @@ class ExtraTensor:
             return self._eager(bound[self.name], items)
         return _traced_index(self, items)
 
+    def _sympy_(self) -> Any:
+        """A 0-d tensor used as a value (``score * s``, as FlexAttention users write
+        a captured 0-d tensor) reads its one element; others need an index."""
+        if self.annotation.dims:
+            raise KernelSyntaxError(
+                f"`{self.name}` has {len(self.annotation.dims)} dimension(s); index it "
+                "to read a value",
+                ops.current().here(),
+                hint=f"e.g. {self.name}[h], {self.name}[q_idx]; only a 0-d tensor is "
+                "used as a value",
+            )
+        return self[()]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        """The bound array, in an eager (numpy) run of a mod."""
+        import numpy as np
+
+        bound = _EAGER.get()
+        if bound is None or self.annotation.dims:
+            raise TypeError(f"{self!r} is not an array outside an eager mod run")
+        return np.asarray(bound[self.name], dtype=dtype)
+
     def _eager(self, arr: Any, items: tuple[Any, ...]) -> Any:
         try:
             return arr[tuple(_numpy_index(x) for x in items)]

@@ -50,6 +50,13 @@ def test_a_0d_extra_tensor_runs_with_its_seeded_inputs(tmp_path: Path) -> None:
     assert (again / "o.bin").read_bytes() == (out / "o.bin").read_bytes()
 
 
+def test_a_0d_extra_tensor_is_a_value_in_a_mod(tmp_path: Path) -> None:
+    # FlexAttention users write a captured 0-d tensor as a value: score * s
+    kernel = write(tmp_path, "zerod.py", ZERO_D.replace("s[()]", "s + s"))
+    out = tmp_path / "out"
+    assert main(["run", kernel, "--shape", SMALL, "-o", str(out)]) == 0
+
+
 FA2 = str(Path(__file__).resolve().parents[2] / "examples" / "fa2.py")
 TINY = "B=1,N=1,Sq=16,Skv=16,D=16"
 

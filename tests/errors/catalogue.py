@@ -610,6 +610,20 @@ CATALOGUE: tuple[Mistake, ...] = (
         },
     ),
     Mistake(
+        "extra_tensor_not_indexed",
+        "An extra tensor used without an index",
+        "Index it with b, h, q_idx or kv_idx (`slopes[h]`); only a 0-d "
+        '`fd.tensor("s")` is used as a value.',
+        ("ir", "mods.py"),
+        files={
+            "mods.py": 'import fadsl as fd\n\nslopes = fd.tensor("slopes", "N")\n\n\n'
+            "def bias(score, b, h, q_idx, kv_idx):\n    return score * slopes\n\n\n"
+            'kernel = fd.attention(name="modded", score_mod=bias)\n'
+        },
+        shown='slopes = fd.tensor("slopes", "N")\n\n\ndef bias(score, b, h, q_idx, '
+        "kv_idx):\n    return score * slopes",
+    ),
+    Mistake(
         "block_dim_zero",
         "`fadsl check --block-dim 0`",
         "Ask for at least one block, or leave --block-dim out.",
