@@ -22,6 +22,21 @@ IR_LIMIT = 4 * MiB
 """Textual IR (.fir); the printed IR of the largest example is about 6 KB."""
 JSON_LIMIT = 1 * MiB
 """meta.json and --target-file; fadsl writes a few KB."""
+PY_LIMIT = 4 * MiB
+"""A kernel .py file (imported by Python, which reads its own encodings); the
+examples are a few KB."""
+
+
+def check_size(path: str, what: str, limit: int) -> None:
+    """Refuse ``path`` when it is larger than ``limit`` bytes."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read {_name(what, path)}: {exc.strerror or exc}"
+        ) from None
+    if size > limit:
+        raise _too_large(path, what, limit)
 
 
 def read_text(path: str, what: str, limit: int, hint: str | None = None) -> str:
@@ -82,12 +97,16 @@ def _read_bytes(path: str, what: str, limit: int, hint: str | None) -> bytes:
                 f"cannot read {_name(what, path)}: {exc.strerror or exc}", hint=hint
             ) from None
     if len(data) > limit:
-        raise UsageError(
-            f"{_name(what, path)} is larger than {limit // MiB} MiB, the most fadsl reads "
-            "from such a file",
-            hint="is this the right file? fadsl writes such files of a few KB",
-        )
+        raise _too_large(path, what, limit)
     return data
+
+
+def _too_large(path: str, what: str, limit: int) -> UsageError:
+    return UsageError(
+        f"{_name(what, path)} is larger than {limit // MiB} MiB, the most fadsl reads "
+        "from such a file",
+        hint="is this the right file? such files are a few KB",
+    )
 
 
 def _name(what: str, path: str) -> str:

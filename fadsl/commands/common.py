@@ -112,7 +112,11 @@ class KernelSource:
 def load_source(path: str) -> KernelSource:
     if not os.path.isfile(path):
         raise UsageError(
-            f"no such file: {path}",
+            (
+                f"{path} is not a regular file (a folder, a pipe or a device?)"
+                if os.path.exists(path)
+                else f"no such file: {path}"
+            ),
             None,
             hint="give the path of a kernel .py file or a textual-IR .fir file",
         )
@@ -124,6 +128,9 @@ def load_source(path: str) -> KernelSource:
         return KernelSource(path, ir_kernel=parse_kernel(text, path))
     if not path.endswith(".py"):
         raise UsageError(f"{path}: expected a .py kernel file or a .fir IR file", None)
+    from fadsl.files import PY_LIMIT, check_size
+
+    check_size(path, "kernel file", PY_LIMIT)
     module = _import_user_file(path)
     from fadsl.frontend.kernel import KernelDef
 

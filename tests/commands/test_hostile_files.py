@@ -146,3 +146,11 @@ def test_output_folder_with_a_fifo_for_a_manifest_does_not_hang(
     t0 = time.monotonic()
     err = refused("run", FA2, "--shape", SMALL, "-o", str(folder))
     assert time.monotonic() - t0 < 20 and "will not replace it" in err
+
+
+def test_kernel_files_are_size_limited_regular_files(tmp_path: Path) -> None:
+    big = tmp_path / "big.py"
+    big.write_text("import fadsl as fd\n" + "#" * (5 << 20) + "\n")
+    err = refused("ir", str(big))
+    assert f"kernel file {big} is larger than 4 MiB" in err
+    assert "/dev/zero is not a regular file" in refused("ir", "/dev/zero")

@@ -135,9 +135,9 @@ status: 0 success, 1 a user error (or a numerical FAIL), 2 an argparse usage err
 70 a fadsl bug (the message says so and asks for a report), 130 interrupted, 141
 stdout closed (`fadsl ... | head`). `FADSL_DEBUG=1` adds the Python traceback.
 
-Files fadsl reads must be regular files in UTF-8 and at most: textual IR (`.fir`)
-4 MiB, a run folder's `meta.json` and a `--target-file` 1 MiB each (fadsl writes
-them at a few KB; `fadsl/files.py`). Input `.bin` files must have exactly the size
+Files fadsl reads must be regular files in UTF-8 and at most: a kernel `.py` and
+textual IR (`.fir`) 4 MiB each, a run folder's `meta.json` and a `--target-file`
+1 MiB each (such files are a few KB; `fadsl/files.py`). Input `.bin` files must have exactly the size
 of their tensor. A line of the user's file wider than 120 characters is shown cut
 around the caret, and a message line is cut at 1,000 characters.
 
