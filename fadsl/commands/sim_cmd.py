@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout",
         default="600",
-        help="seconds the CPU-runtime run may take (default 600)",
+        help="seconds the CPU-runtime run may take, a number above 0 (default 600)",
     )
 
 
