@@ -14,7 +14,7 @@
 #include "aclrtlaunch_document_mask.h"
 #else
 #include "tikicpulib.h"
-extern "C" __global__ __aicore__ void document_mask(GM_ADDR ffts, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o,
+extern "C" __global__ __aicore__ void document_mask(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o,
                                                     GM_ADDR kv_num_blocks, GM_ADDR kv_indices,
                                                     GM_ADDR full_kv_num_blocks, GM_ADDR full_kv_indices,
                                                     GM_ADDR doc, GM_ADDR workspace, GM_ADDR tiling);
@@ -95,7 +95,6 @@ int32_t main(int32_t argc, char* argv[])
 #ifdef ASCENDC_CPU_DEBUG
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, DOCUMENT_MASK_AIC_CORES));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * DOCUMENT_MASK_WORKSPACE_BYTES_PER_CORE;
-    uint8_t* ffts = static_cast<uint8_t*>(AscendC::GmAlloc(64));
     uint8_t* q = static_cast<uint8_t*>(AscendC::GmAlloc(qBytes));
     if (!ReadFile(dir + "/input/q.bin", qBytes, q, qBytes)) {
         return 2;
@@ -135,7 +134,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(t)));
     std::copy(reinterpret_cast<const uint8_t*>(&t), reinterpret_cast<const uint8_t*>(&t) + sizeof(t), tiling);
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
-    ICPU_RUN_KF(document_mask, blockDim, ffts, q, k, v, o, kv_num_blocks, kv_indices, full_kv_num_blocks,
+    ICPU_RUN_KF(document_mask, blockDim, q, k, v, o, kv_num_blocks, kv_indices, full_kv_num_blocks,
                 full_kv_indices, doc, workspace, tiling);
     WriteFile(dir + "/output/o.bin", o, oBytes);
     AscendC::GmFree(q);
@@ -149,7 +148,6 @@ int32_t main(int32_t argc, char* argv[])
     AscendC::GmFree(doc);
     AscendC::GmFree(workspace);
     AscendC::GmFree(tiling);
-    AscendC::GmFree(ffts);
 #else
     CHECK_ACL(aclInit(nullptr));
     const int32_t deviceId = 0;
@@ -160,8 +158,6 @@ int32_t main(int32_t argc, char* argv[])
     CHECK_ACL(aclrtGetDeviceInfo(deviceId, ACL_DEV_ATTR_CUBE_CORE_NUM, &cubeCores));
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, cubeCores));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * DOCUMENT_MASK_WORKSPACE_BYTES_PER_CORE;
-    void* ffts = nullptr;
-    CHECK_ACL(aclrtGetHardwareSyncAddr(&ffts));
     uint8_t* qHost = nullptr;
     uint8_t* qDevice = nullptr;
     CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&qHost), qBytes));
@@ -247,7 +243,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tilingDevice = nullptr;
     CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&tilingDevice), sizeof(t), ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE));
-    ACLRT_LAUNCH_KERNEL(document_mask)(blockDim, stream, ffts, qDevice, kDevice, vDevice, oDevice,
+    ACLRT_LAUNCH_KERNEL(document_mask)(blockDim, stream, qDevice, kDevice, vDevice, oDevice,
                                        kv_num_blocksDevice, kv_indicesDevice, full_kv_num_blocksDevice,
                                        full_kv_indicesDevice, docDevice, workspaceDevice, tilingDevice);
     CHECK_ACL(aclrtSynchronizeStream(stream));

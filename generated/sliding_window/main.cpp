@@ -14,8 +14,8 @@
 #include "aclrtlaunch_sliding_window.h"
 #else
 #include "tikicpulib.h"
-extern "C" __global__ __aicore__ void sliding_window(GM_ADDR ffts, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o,
-                                                     GM_ADDR lse, GM_ADDR workspace, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void sliding_window(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o, GM_ADDR lse,
+                                                     GM_ADDR workspace, GM_ADDR tiling);
 #endif
 
 namespace {
@@ -83,7 +83,6 @@ int32_t main(int32_t argc, char* argv[])
 #ifdef ASCENDC_CPU_DEBUG
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, SLIDING_WINDOW_AIC_CORES));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * SLIDING_WINDOW_WORKSPACE_BYTES_PER_CORE;
-    uint8_t* ffts = static_cast<uint8_t*>(AscendC::GmAlloc(64));
     uint8_t* q = static_cast<uint8_t*>(AscendC::GmAlloc(qBytes));
     if (!ReadFile(dir + "/input/q.bin", qBytes, q, qBytes)) {
         return 2;
@@ -102,7 +101,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(t)));
     std::copy(reinterpret_cast<const uint8_t*>(&t), reinterpret_cast<const uint8_t*>(&t) + sizeof(t), tiling);
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
-    ICPU_RUN_KF(sliding_window, blockDim, ffts, q, k, v, o, lse, workspace, tiling);
+    ICPU_RUN_KF(sliding_window, blockDim, q, k, v, o, lse, workspace, tiling);
     WriteFile(dir + "/output/o.bin", o, oBytes);
     WriteFile(dir + "/output/lse.bin", lse, lseBytes);
     AscendC::GmFree(q);
@@ -112,7 +111,6 @@ int32_t main(int32_t argc, char* argv[])
     AscendC::GmFree(lse);
     AscendC::GmFree(workspace);
     AscendC::GmFree(tiling);
-    AscendC::GmFree(ffts);
 #else
     CHECK_ACL(aclInit(nullptr));
     const int32_t deviceId = 0;
@@ -123,8 +121,6 @@ int32_t main(int32_t argc, char* argv[])
     CHECK_ACL(aclrtGetDeviceInfo(deviceId, ACL_DEV_ATTR_CUBE_CORE_NUM, &cubeCores));
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, cubeCores));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * SLIDING_WINDOW_WORKSPACE_BYTES_PER_CORE;
-    void* ffts = nullptr;
-    CHECK_ACL(aclrtGetHardwareSyncAddr(&ffts));
     uint8_t* qHost = nullptr;
     uint8_t* qDevice = nullptr;
     CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&qHost), qBytes));
@@ -163,7 +159,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tilingDevice = nullptr;
     CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&tilingDevice), sizeof(t), ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE));
-    ACLRT_LAUNCH_KERNEL(sliding_window)(blockDim, stream, ffts, qDevice, kDevice, vDevice, oDevice, lseDevice,
+    ACLRT_LAUNCH_KERNEL(sliding_window)(blockDim, stream, qDevice, kDevice, vDevice, oDevice, lseDevice,
                                         workspaceDevice, tilingDevice);
     CHECK_ACL(aclrtSynchronizeStream(stream));
     CHECK_ACL(aclrtMemcpy(oHost, oBytes, oDevice, oBytes, ACL_MEMCPY_DEVICE_TO_HOST));

@@ -14,9 +14,9 @@
 #include "aclrtlaunch_varlen.h"
 #else
 #include "tikicpulib.h"
-extern "C" __global__ __aicore__ void varlen(GM_ADDR ffts, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o,
-                                             GM_ADDR lse, GM_ADDR cu_seqlens_q, GM_ADDR cu_seqlens_kv,
-                                             GM_ADDR workspace, GM_ADDR tiling);
+extern "C" __global__ __aicore__ void varlen(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o, GM_ADDR lse,
+                                             GM_ADDR cu_seqlens_q, GM_ADDR cu_seqlens_kv, GM_ADDR workspace,
+                                             GM_ADDR tiling);
 #endif
 
 namespace {
@@ -86,7 +86,6 @@ int32_t main(int32_t argc, char* argv[])
 #ifdef ASCENDC_CPU_DEBUG
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, VARLEN_AIC_CORES));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * VARLEN_WORKSPACE_BYTES_PER_CORE;
-    uint8_t* ffts = static_cast<uint8_t*>(AscendC::GmAlloc(64));
     uint8_t* q = static_cast<uint8_t*>(AscendC::GmAlloc(qBytes));
     if (!ReadFile(dir + "/input/q.bin", qBytes, q, qBytes)) {
         return 2;
@@ -113,7 +112,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(t)));
     std::copy(reinterpret_cast<const uint8_t*>(&t), reinterpret_cast<const uint8_t*>(&t) + sizeof(t), tiling);
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
-    ICPU_RUN_KF(varlen, blockDim, ffts, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_kv, workspace, tiling);
+    ICPU_RUN_KF(varlen, blockDim, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_kv, workspace, tiling);
     WriteFile(dir + "/output/o.bin", o, oBytes);
     WriteFile(dir + "/output/lse.bin", lse, lseBytes);
     AscendC::GmFree(q);
@@ -125,7 +124,6 @@ int32_t main(int32_t argc, char* argv[])
     AscendC::GmFree(cu_seqlens_kv);
     AscendC::GmFree(workspace);
     AscendC::GmFree(tiling);
-    AscendC::GmFree(ffts);
 #else
     CHECK_ACL(aclInit(nullptr));
     const int32_t deviceId = 0;
@@ -136,8 +134,6 @@ int32_t main(int32_t argc, char* argv[])
     CHECK_ACL(aclrtGetDeviceInfo(deviceId, ACL_DEV_ATTR_CUBE_CORE_NUM, &cubeCores));
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, cubeCores));
     const size_t workspaceBytes = static_cast<size_t>(blockDim) * VARLEN_WORKSPACE_BYTES_PER_CORE;
-    void* ffts = nullptr;
-    CHECK_ACL(aclrtGetHardwareSyncAddr(&ffts));
     uint8_t* qHost = nullptr;
     uint8_t* qDevice = nullptr;
     CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&qHost), qBytes));
@@ -197,7 +193,7 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* tilingDevice = nullptr;
     CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&tilingDevice), sizeof(t), ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE));
-    ACLRT_LAUNCH_KERNEL(varlen)(blockDim, stream, ffts, qDevice, kDevice, vDevice, oDevice, lseDevice,
+    ACLRT_LAUNCH_KERNEL(varlen)(blockDim, stream, qDevice, kDevice, vDevice, oDevice, lseDevice,
                                 cu_seqlens_qDevice, cu_seqlens_kvDevice, workspaceDevice, tilingDevice);
     CHECK_ACL(aclrtSynchronizeStream(stream));
     CHECK_ACL(aclrtMemcpy(oHost, oBytes, oDevice, oBytes, ACL_MEMCPY_DEVICE_TO_HOST));

@@ -598,14 +598,11 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void varlen(GM_ADDR ffts, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o,
-                                             GM_ADDR lse, GM_ADDR cu_seqlens_q, GM_ADDR cu_seqlens_kv,
-                                             GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void varlen(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR o, GM_ADDR lse,
+                                             GM_ADDR cu_seqlens_q, GM_ADDR cu_seqlens_kv, GM_ADDR workspace,
+                                             GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    // UNVERIFIED: whether A2/A3 need the hardware sync base address for CrossCore flags;
-    // the catlass and tilelang-ascend FlashAttention kernels both set it.
-    AscendC::SetSyncBaseAddr(reinterpret_cast<uint64_t>(ffts));
     VarlenTiling t;
     fadsl::CopyTiling(&t, tiling);
     if ASCEND_IS_AIC {

@@ -90,6 +90,37 @@ def test_rejected_at_compile_time(build_dir):
     assert "isSetMask=false (SetVectorMask) is not supported" in err  # (7)
 
 
+TASK_TYPE = """
+#include "tikicpulib.h"
+extern "C" __global__ __aicore__ void k(GM_ADDR) { KERNEL_TASK_TYPE_DEFAULT(%s); }
+int main() { return 0; }
+"""
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("KERNEL_TYPE_MIX_AIC_1_2", None),
+        ("KERNEL_TYPE_AIV_ONLY", None),
+        ("KERNEL_TYPE_MIX_AIC_1_3", "'KERNEL_TYPE_MIX_AIC_1_3' was not declared"),
+        ("KERNEL_TYPE_MIX_AICORE", "is not a kernel type of A2/A3 (c220)"),
+        ("5", "use of deleted function"),
+    ],
+)
+def test_kernel_task_type_default_is_checked_like_the_precompile_step(
+    build_dir, value, expected
+):
+    """Regression (issue 12, defect 13): the macro was a no-op, so any value compiled. CANN's
+    precompile pass compiles `auto ... = value` and keeps only the six c220 kernel types.
+    """
+    _, res = compile_cpp(TASK_TYPE % value, build_dir, check=False, syntax_only=True)
+    err = res.stderr.replace("\u2018", "'").replace("\u2019", "'")
+    if expected is None:
+        assert res.returncode == 0, err
+    else:
+        assert res.returncode != 0 and expected in err, err
+
+
 KERNEL_TU = """
 #include "kernel_operator.h"
 struct AddTiling { uint32_t blockLen; uint32_t tileLen; };

@@ -40,10 +40,14 @@ FIXED: dict[str, frozenset[str]] = {
         "Init Process pipe_ tiling_ tiling workspace tasks task group row0 ROWS "
         "WORKSPACE_BYTES_PER_CORE validRows rowValue r aL0Tile bL0Tile cL0Tile".split()
     ),
-    "entry": frozenset("ffts workspace tiling t op".split()),
+    # the entry's parameters and locals, plus the names CANN's ascendc_library stub gives its
+    # wrapper around the entry (asc-devkit cmake/asc/legacy_modules/util/extract_host_stub.py)
+    "entry": frozenset(
+        "workspace tiling t op ffts_addr overflow_status workspace_param workspace_usr".split()
+    ),
     # main.cpp.j2: the locals of main()
     "host": frozenset(
-        "argc argv dir t tasks blockDim workspaceBytes ffts workspace tiling stream "
+        "argc argv dir t tasks blockDim workspaceBytes workspace tiling stream "
         "deviceId cubeCores workspaceDevice tilingDevice".split()
     ),
     "tiling": frozenset(),

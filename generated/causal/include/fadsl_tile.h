@@ -5,6 +5,12 @@
 // `rows` x `cols` tiles stored row-major in UB, cols a multiple of 32 bytes.
 // Same-pipe data dependencies between vector instructions are separated with
 // PipeBarrier<PIPE_V> as the PipeBarrier documentation asks.
+//
+// API names: CompareScalar, InitConstValue and WholeReduceMax/Sum are the names of the
+// CANN 8.x toolkits this classic project targets. Their successors (Compares and Fill from
+// CANN 9.0.0, ReduceRepeat from 9.1.0) are missing from asc-devkit tag v8.5.0, while the old
+// names are still declared, marked "has been updated", up to asc-devkit master (checked at
+// v8.5.0, v9.0.0, v9.0.1, v9.1.0.pre and 82b89a15; docs/backend.md).
 #ifndef FADSL_TILE_H
 #define FADSL_TILE_H
 

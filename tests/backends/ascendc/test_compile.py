@@ -103,6 +103,21 @@ def test_no_hard_coded_event_ids_in_generated_code() -> None:
     assert not found, "hard-coded event IDs:\n" + "\n".join(found[:20])
 
 
+def test_entry_takes_no_sync_address_the_build_flow_adds_it() -> None:
+    """Regression (issue 12, defect 13): the entry took an extra `GM_ADDR ffts` and called
+    SetSyncBaseAddr, although for a MIX kernel CANN's ascendc_library stub already adds that
+    parameter and sets the address (extract_host_stub.py), as CANN's own FA kernel relies on.
+    """
+    for kernel in sorted((ROOT / "generated").glob("*/*_kernel.cpp")):
+        text = kernel.read_text()
+        entry = text[text.index('extern "C" __global__ __aicore__ void') :]
+        signature = entry[: entry.index(")")]
+        assert "ffts" not in signature, f"{kernel.name}: {signature}"
+        assert "SetSyncBaseAddr" not in text, kernel.name
+        main = (kernel.parent / "main.cpp").read_text()
+        assert "ffts" not in main and "aclrtGetHardwareSyncAddr" not in main
+
+
 def test_generated_python_scripts_are_black_formatted() -> None:
     black = pytest.importorskip("black")
     for name in ("gen_data.py", "verify_result.py"):

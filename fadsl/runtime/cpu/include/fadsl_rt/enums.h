@@ -9,8 +9,20 @@
 #define __aicore__
 #define __gm__
 #define GM_ADDR __gm__ uint8_t*
-// Only a pre-compile scan reads the kernel type (kernel_utils_macros.h l.376-381): no-op here.
-#define KERNEL_TASK_TYPE_DEFAULT(value)
+// KERNEL_TASK_TYPE_DEFAULT(value): CANN's precompile pass expands it to
+// `auto __enable_feature_for_compile_default = value` (kernel_utils_macros.h, with
+// __CHECK_FEATURE_AT_PRECOMPILE), so a value that is not an expression fails to compile, and
+// extract_host_stub.py (find_kernel_type_by_source) maps the name through the table of its build
+// mode; for A2/A3 (c220) that is STR_TO_KERNEL_TYPE_V220 in cmake/asc/legacy_modules/util/
+// constants.py: the six types below. Another name only gets "[WARNING] ... do not support in soc
+// c220" there and the declared type is dropped (the kernel type is then guessed from the object
+// files); this runtime refuses it at compile time instead. Defined after KernelMetaType below.
+#define KERNEL_TASK_TYPE_DEFAULT(value)                                                            \
+    static_assert(::fadsl_rt::KernelTypeOnC220(value),                                             \
+                  "fadsl-cpu-runtime: KERNEL_TASK_TYPE_DEFAULT(" #value ") is not a kernel type of " \
+                  "A2/A3 (c220): use KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, "                  \
+                  "KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0, KERNEL_TYPE_MIX_AIC_1_1 or "   \
+                  "KERNEL_TYPE_MIX_AIC_1_2")
 
 // impl/basic_api/utils/kernel_utils_macros.h:88 (global namespace, underlying uint8_t).
 enum KernelMetaType : uint8_t {
@@ -26,6 +38,15 @@ enum KernelMetaType : uint8_t {
     KERNEL_TYPE_MIX_VECTOR_CORE,
     KERNEL_TYPE_MAX,
 };
+namespace fadsl_rt {
+// STR_TO_KERNEL_TYPE_V220 (see KERNEL_TASK_TYPE_DEFAULT above). Only a KernelMetaType converts.
+constexpr bool KernelTypeOnC220(KernelMetaType t) {
+    return t == KERNEL_TYPE_AIV_ONLY || t == KERNEL_TYPE_AIC_ONLY || t == KERNEL_TYPE_MIX_AIV_1_0 ||
+           t == KERNEL_TYPE_MIX_AIC_1_0 || t == KERNEL_TYPE_MIX_AIC_1_1 || t == KERNEL_TYPE_MIX_AIC_1_2;
+}
+template <typename T>
+constexpr bool KernelTypeOnC220(T) = delete;  // a number or another enum is not a kernel type
+}  // namespace fadsl_rt
 
 // Compiler built-ins in the real toolchain (not declared in asc-devkit headers).
 // UNVERIFIED: numeric values of pipe_t/event_t; only the names are used by kernel code.
