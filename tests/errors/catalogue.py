@@ -713,6 +713,16 @@ CATALOGUE: tuple[Mistake, ...] = (
         "`&` and `|` combine masks: comparisons of positions, conditions on `b` and "
         "`h` (`(q_idx >= kv_idx) | (h >= 2)`), `True` or `False`.",
     ),
+    kernel(
+        "padded_head_dim_reduction",
+        "A row reduction over a head dim the cube pads",
+        "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)",
+        "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)"
+        " + fd.row_max(fd.cast(qt, fd.f32))[:, None]",
+        "A head dim that is not a multiple of 16 is padded with zeros on the compiled "
+        "path; reduce over another axis, or use a head dim that is a multiple of 16.",
+        ("check", "attn.py", "--shape", "B=1,N=2,Sq=64,Skv=64,D=40"),
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
