@@ -283,6 +283,23 @@ def _check_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
                 t.loc,
                 hint="rename the extra tensor",
             )
+        if t.name in _library_names():
+            raise UsageError(
+                f"fd.tensor({t.name!r}) has the name of a shape symbol or of a name "
+                "the attention program (fadsl/lib/flash.py) reads; as a parameter it "
+                "would hide it",
+                t.loc,
+                hint="rename the extra tensor",
+            )
+
+
+def _library_names() -> frozenset[str]:
+    """Shape symbols, and the module globals ``flash_attention`` reads (``fd``, its
+    helpers): an extra tensor is a parameter of it, so it must not take these names."""
+    from fadsl.lib import flash
+
+    read = set(flash.flash_attention.__code__.co_names) & set(vars(flash))
+    return frozenset(DEFAULT_SHAPE) | frozenset(read)
 
 
 # ----------------------------------------------------------------------------

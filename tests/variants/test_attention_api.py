@@ -145,6 +145,19 @@ def test_extra_tensor_cannot_take_a_builtin_name() -> None:
         fd.attention(name="n", score_mod=mod)
 
 
+@pytest.mark.parametrize("name", ["D", "Skv", "fd", "task", "kv_step"])
+def test_extra_tensor_cannot_hide_a_name_the_library_program_reads(name: str) -> None:
+    # found by the hostile-names fuzz leg: fd.tensor("D") ended in "shape must be a
+    # scalar expression, got TensorRef" pointing into fadsl/lib/flash.py
+    extra = fd.tensor(name, "N")
+
+    def mod(score, b, h, q_idx, kv_idx):
+        return score + extra[h]
+
+    with pytest.raises(UsageError, match="shape symbol or of a name the attention"):
+        fd.attention(name="n", score_mod=mod).build({})
+
+
 def test_the_variant_cannot_be_changed_with_set() -> None:
     with pytest.raises(UsageError, match="fixed by its fd.attention"):
         fd.attention(name="c", causal=True).build({"spec": None})
