@@ -9,9 +9,10 @@ spellings that collide once turned into C++ (``s_1``/``s1``, ``_x``/``x``,
 ``block_q``/``blockQ``/``BLOCK_Q``) and plain random identifiers.
 
 The property: ``fadsl compile`` succeeds and both translation units pass
-``g++ -fsyntax-only -Werror=shadow`` against the CPU runtime, or the kernel name alone
-is refused with the clean ``kernel name ...`` error (it is the one name that cannot be
-renamed), or an extra tensor's name that the attention program already uses is. ``STATS`` counts programs, names, compiled, type-checked and refusals.
+``g++ -fsyntax-only -Werror=shadow`` against the CPU runtime; or the kernel name is
+refused with the clean ``kernel name ...`` error (it is the one name that cannot be
+renamed), or an extra tensor named like something the attention program reads is.
+``STATS`` counts programs, names, compiled, type-checked and refusals.
 """
 
 from __future__ import annotations
