@@ -22,11 +22,20 @@ import time
 from typing import Any
 
 from fadsl.commands import common
+from fadsl.commands.sim_progress import Progress
 from fadsl.errors import BackendError, ExecutionError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    common.add_kernel_args(p)
+    from fadsl.commands.sim_progress import SEQ_CAP
+
+    common.add_kernel_args(p, shape=False)
+    p.add_argument(
+        "--shape",
+        help="shape symbols, e.g. B=1,N=8,Sq=2048,Skv=2048,D=128; default: the "
+        f"kernel's default shape with Sq and Skv capped at {SEQ_CAP}, a run of "
+        "seconds (check and tune use the kernel's full default shape)",
+    )
     common.add_target_arg(p)
     common.add_skip_proof_arg(p)
     common.add_run_io_args(p)
@@ -51,7 +60,8 @@ def main(args: argparse.Namespace) -> int:
     timeout = parse_timeout(args.timeout)
     check_output_dir(args.output)
     target = resolve(args.target, args.target_file)
-    binding = common.build(args)
+    binding = _bind(args)
+    progress = Progress()
     inputs = (
         runio.read_inputs(args.inputs, binding)
         if args.inputs
@@ -61,12 +71,15 @@ def main(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     try:
         binary, build_seconds = build(
-            binding, target, args.file, not args.skip_resource_proof
+            binding, target, args.file, not args.skip_resource_proof, progress
         )
+        progress.note(progress.running(binding, target))
         t0 = time.perf_counter()
         outputs = run_binary(binary, binding, inputs, timeout)
         run_seconds = time.perf_counter() - t0
+        progress.note(f"ran in {run_seconds:.1f} s; comparing")
     finally:
+        progress.done()
         drop_temporary_cache()
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
@@ -84,6 +97,17 @@ def main(args: argparse.Namespace) -> int:
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, outputs, check, extra)
     return _report(binding, check, extra, args.output)
+
+
+def _bind(args: argparse.Namespace) -> Any:
+    """The binding; without --shape, sim's small default (sim_progress.default_shape)."""
+    from fadsl.commands.sim_progress import default_shape
+
+    chosen = common.select(common.load_source(args.file), args.kernel)
+    defaults = getattr(chosen, "default_shape", None)
+    if args.shape is None and defaults:
+        args.shape = default_shape(defaults)
+    return common.bind(chosen, args)
 
 
 # ----------------------------------------------------------------------------
@@ -134,7 +158,11 @@ def drop_temporary_cache() -> None:
 
 
 def build(
-    binding: Any, target: Any, source: str, prove_fit: bool = True
+    binding: Any,
+    target: Any,
+    source: str,
+    prove_fit: bool = True,
+    progress: Progress | None = None,
 ) -> tuple[str, float]:
     """Path of the built host program (cached) and the seconds building took."""
     from fadsl.backends.ascendc.project import build_project
@@ -150,6 +178,10 @@ def build(
     program = f"build/{name}_main"
     if sim_cache.usable(folder, project.files, program):
         return os.path.join(folder, program), 0.0
+    if progress is not None:
+        progress.note(
+            f"building {name} with the CPU runtime (cmake, g++; cached after)"
+        )
     t0 = time.perf_counter()
     tmp = sim_cache.start(root, name)
     try:
@@ -241,7 +273,10 @@ def _tail(text: str, lines: int = 30) -> str:
 
 
 def run_binary(
-    binary: str, binding: Any, inputs: dict[str, Any], timeout: float
+    binary: str,
+    binding: Any,
+    inputs: dict[str, Any],
+    timeout: float,
 ) -> dict:
     import numpy as np
 
@@ -258,7 +293,7 @@ def run_binary(
         with open(os.path.join(work, "input", "shape.txt"), "w") as f:
             for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
                 f.write(f"{k} {v!r}\n")
-        _execute(binary, work, timeout)
+        _execute(binary, work, timeout, Progress())
         env = binding.env()
         out = {}
         for p in tensor_params(binding.kernel, ParamKind.OUT):
@@ -270,17 +305,30 @@ def run_binary(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _execute(binary: str, work: str, timeout: float) -> None:
-    try:
-        proc = subprocess.run(
-            [binary, work], capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        raise ExecutionError(
-            f"the CPU-runtime run did not finish in {timeout:.0f} s",
-            hint="use a smaller --shape or raise --timeout",
-        ) from None
-    messages = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+def _execute(binary: str, work: str, timeout: float, progress: Progress) -> None:
+    proc = subprocess.Popen(
+        [binary, work],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    t0 = time.perf_counter()
+    while True:
+        left = timeout - (time.perf_counter() - t0)
+        try:
+            _, err = proc.communicate(timeout=max(0.0, min(1.0, left)))
+            break
+        except subprocess.TimeoutExpired:
+            if left <= 1.0:
+                proc.kill()
+                proc.communicate()
+                raise ExecutionError(
+                    f"the CPU-runtime run did not finish in {timeout:.0f} s",
+                    hint="use a smaller --shape or raise --timeout",
+                ) from None
+            progress.tick(f"running... {time.perf_counter() - t0:.0f} s")
+    progress.done()
+    messages = [ln for ln in err.splitlines() if ln.strip()]
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
         raise ExecutionError(
