@@ -97,11 +97,12 @@ struct CoreCtx {
     std::vector<uint32_t> vc;  // vector clock for cross-core GM visibility
     std::string waitingOn;     // non-empty while blocked in CrossCoreWaitFlag
     bool finished = false;
+    std::condition_variable wake;  // notified when this core's flag counters grow (sync.h)
+    bool hasSlot = false;          // holds one of the launch's run slots (sync.h)
 };
 
 struct LaunchState {
     std::mutex mu;
-    std::condition_variable cv;
     std::vector<std::unique_ptr<CoreCtx>> cores;
     int mode = 0;  // KernelMode value
     int64_t numBlocks = 0;
@@ -117,6 +118,11 @@ struct LaunchState {
     // Sets still waiting for the other members of their group: key = (mode, group, flagId),
     // value = one queue of snapshots per group member.
     std::map<uint64_t, std::vector<std::deque<std::vector<uint32_t>>>> arrivals;
+    // Run slots (one per CPU): a core computes only while it holds one and gives it up while it
+    // waits in CrossCoreWaitFlag, so no more cores are runnable than the machine has CPUs.
+    int freeSlots = 1;
+    uint64_t slotReleases = 0;
+    std::condition_variable slotFreed;
 };
 
 inline std::mutex& OutMutex() {

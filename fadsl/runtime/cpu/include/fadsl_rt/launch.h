@@ -109,6 +109,7 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
     for (auto& c : L.cores) c->vc.assign(L.cores.size(), 0);
     L.flagQueue.resize(L.cores.size() * kFlagIds);
     L.live = static_cast<int>(L.cores.size());
+    L.freeSlots = CpuCount();
     GmResetShadow();
     if (Launch()) FailRaw(Str("ICPU_RUN_KF(", name, ") on host: another launch is still running"));
     Launch() = &L;
@@ -118,6 +119,10 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
         threads.emplace_back([c, &L, &targs, func]() {
             t_core = c;
             g_coreType = c->kind;
+            {
+                std::unique_lock<std::mutex> lk(L.mu);
+                AcquireSlotLocked(L, *c, lk);
+            }
             std::tuple<std::decay_t<KArgs>...> mine = targs;
             std::apply(func, mine);
             for (int e = 0; e < static_cast<int>(AscendC::HardEvent::MAX); ++e)
@@ -128,8 +133,8 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
             std::lock_guard<std::mutex> g(L.mu);
             c->finished = true;
             --L.live;
+            ReleaseSlotLocked(L, *c);
             NoteAllBlockedLocked(L);
-            L.cv.notify_all();
         });
     }
     for (auto& t : threads) t.join();

@@ -4,6 +4,9 @@
 // "关键特性说明" page (counter per flagId, modes 0/1/2 on A2/A3).
 #pragma once
 #include <thread>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "flags.h"
 
@@ -21,6 +24,7 @@ inline void BumpCounterLocked(LaunchState& L, const char* api, int gid, int flag
         Fail(api, Str("flagId ", flagId, " counter of ", L.cores[gid]->name, " would exceed ", kMaxFlagCount,
                       " outstanding CrossCoreSetFlag (hardware raises an error)"));
     q.push_back(snap);
+    L.cores[gid]->wake.notify_one();  // only the core whose counter grew wakes up
 }
 // Requires L.mu. Registers a Set by `member` of a group; when every member has an outstanding Set
 // for this flagId, one Set of each is consumed and every target gets one increment.
@@ -41,8 +45,42 @@ inline void ArriveLocked(LaunchState& L, const char* api, uint64_t key, size_t m
     }
     for (int t : targets) BumpCounterLocked(L, api, t, flagId, merged);
 }
+// Requires L.mu. When every running core is blocked, starts the deadlock clock and wakes the
+// waiters so that they wait with a timeout (otherwise they sleep until their counter grows).
 inline void NoteAllBlockedLocked(LaunchState& L) {
-    if (L.live > 0 && L.blocked == L.live) L.allBlockedSince = std::chrono::steady_clock::now();
+    if (L.live > 0 && L.blocked == L.live) {
+        L.allBlockedSince = std::chrono::steady_clock::now();
+        for (auto& c : L.cores) c->wake.notify_all();
+    }
+}
+// The number of CPUs this process may run on (at least 1).
+inline int CpuCount() {
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+    const unsigned n = std::thread::hardware_concurrency();
+    return n > 0 ? static_cast<int>(n) : 1;
+}
+// Requires L.mu (held by lk). Takes a run slot. If none is released for 50 ms the holders are
+// computing without ever waiting on a flag (e.g. polling GM), so the core runs without a slot
+// rather than risk waiting on them forever: the slots bound runnable threads, never correctness.
+inline void AcquireSlotLocked(LaunchState& L, CoreCtx& c, std::unique_lock<std::mutex>& lk) {
+    while (L.freeSlots == 0) {
+        const uint64_t seen = L.slotReleases;
+        if (L.slotFreed.wait_for(lk, std::chrono::milliseconds(50)) == std::cv_status::timeout &&
+            L.slotReleases == seen && L.freeSlots == 0)
+            return;
+    }
+    --L.freeSlots;
+    c.hasSlot = true;
+}
+inline void ReleaseSlotLocked(LaunchState& L, CoreCtx& c) {
+    if (!c.hasSlot) return;
+    c.hasSlot = false;
+    ++L.freeSlots;
+    ++L.slotReleases;
+    L.slotFreed.notify_one();
 }
 [[noreturn]] inline void ReportDeadlockLocked(LaunchState& L) {
     std::string s = Str("deadlock: all ", L.live, " running cores have been blocked for ", L.deadlockSeconds,
@@ -130,7 +168,6 @@ __aicore__ inline void CrossCoreSetFlag(uint16_t flagId) {
         }
     }
     L.allBlockedSince = std::chrono::steady_clock::now();
-    L.cv.notify_all();
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
@@ -145,9 +182,14 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t flagId) {
     if (q.empty()) {
         c.waitingOn = Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)");
         ++L.blocked;
+        ReleaseSlotLocked(L, c);
         NoteAllBlockedLocked(L);
         while (q.empty()) {
-            L.cv.wait_for(lk, std::chrono::milliseconds(50));
+            if (L.blocked < L.live) {  // someone is still running: sleep until notified, no polling
+                c.wake.wait(lk);
+                continue;
+            }
+            c.wake.wait_for(lk, std::chrono::milliseconds(50));
             if (!q.empty()) break;
             if (L.blocked == L.live) {
                 const double waited =
@@ -157,6 +199,10 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t flagId) {
         }
         --L.blocked;
         c.waitingOn.clear();
+        MergeVc(c.vc, q.front());
+        q.pop_front();
+        AcquireSlotLocked(L, c, lk);
+        return;
     }
     MergeVc(c.vc, q.front());
     q.pop_front();
