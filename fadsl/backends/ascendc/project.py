@@ -105,6 +105,10 @@ def _context(
         "fixed": dict(em.comptime),
         "scalars": {s: binding.scalars[s] for s in em.scalars},
         "inputs": _inputs(binding),
+        "input_dims": _input_dims(binding),
+        "small_shape": ",".join(
+            f"{s}={min(v, 512) if s in ('Sq', 'Skv') else v}" for s, v in shape.items()
+        ),
         "outputs": {
             p.name: p.type.dtype.value for p in k.params if p.kind is ParamKind.OUT
         },
@@ -157,6 +161,15 @@ NUMPY_NAMES = {
     "f8e4m3": "float8_e4m3fn",
     "f8e5m2": "float8_e5m2",
 }
+
+
+def _input_dims(binding: Any) -> dict[str, list[str]]:
+    """Every input's dims as Python expressions over the shape symbols (gen_data.py -s)."""
+    return {
+        p.name: [str(d) for d in p.type.shape]
+        for p in binding.kernel.params
+        if p.kind is ParamKind.IN and isinstance(p.type, TensorType)
+    }
 
 
 def _inputs(binding: Any) -> dict[str, list]:

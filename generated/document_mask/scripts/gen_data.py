@@ -3,8 +3,12 @@
 Writes input/shape.txt and input/<param>.bin (seeded N(0, 1) data, raw little-endian).
 When fadsl is installed, golden/ holds fadsl's interpreter outputs for the same inputs
 (with the float64 check when the kernel's source is at hand); otherwise only inputs.
+
+    python3 scripts/gen_data.py [-s B=1,N=2,...]   # runtime shape symbols to change
 """
 
+import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +30,16 @@ INPUTS = {
     "full_kv_indices": [[1, 8, 16, 16], "int32"],
     "doc": [[2048], "int32"],
 }
+INPUT_DIMS = {
+    "q": ["B", "N", "Sq", "D"],
+    "k": ["B", "Nkv", "Skv", "D"],
+    "v": ["B", "Nkv", "Skv", "D"],
+    "kv_num_blocks": ["B", "N", "CeilDiv(Sq, block_q)"],
+    "kv_indices": ["B", "N", "CeilDiv(Sq, block_q)", "CeilDiv(Skv, block_kv)"],
+    "full_kv_num_blocks": ["B", "N", "CeilDiv(Sq, block_q)"],
+    "full_kv_indices": ["B", "N", "CeilDiv(Sq, block_q)", "CeilDiv(Skv, block_kv)"],
+    "doc": ["Skv"],
+}
 SOURCE = os.path.join(HERE, "../../examples/document_mask.py")
 KERNEL = "document_mask"
 SETS = {"block_kv": 128, "block_q": 128, "stages": 2}
@@ -40,11 +54,40 @@ def np_dtype(name):
     return np.dtype(name)
 
 
-def main():
-    os.makedirs(os.path.join(HERE, "input"), exist_ok=True)
+def parse_shape(text):
+    """Apply ``-s NAME=VALUE,...`` to SHAPE and INPUTS; exit with a message if it is wrong."""
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, _, raw = item.partition("=")
+        name = name.strip()
+        if name in FIXED:
+            if raw.strip() != str(FIXED[name]):
+                sys.exit(f"gen_data.py -s: {name} is fixed at {FIXED[name]} when the kernel "
+                         "was compiled; compile again with another --shape to change it")
+            continue
+        if name not in SHAPE:
+            sys.exit(f"gen_data.py -s: no shape symbol {name!r}; the symbols are "
+                     + ", ".join(SHAPE))
+        if not raw.strip().isdigit() or int(raw) < 1:
+            sys.exit(f"gen_data.py -s {name}={raw}: expected a positive integer")
+        SHAPE[name] = int(raw)
+    env = {**SHAPE, **FIXED}
+    for name, dims in INPUT_DIMS.items():
+        INPUTS[name][0] = [int(eval(d, {"__builtins__": {}}, env)) for d in dims]
+
+
+def write_shape(scalars):
     with open(os.path.join(HERE, "input", "shape.txt"), "w") as f:
-        for name, value in list(SHAPE.items()) + list(SCALARS.items()):
+        for name, value in list(SHAPE.items()) + list(scalars.items()):
             f.write(f"{name} {value!r}\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description="inputs and golden outputs")
+    parser.add_argument("-s", "--shape", default="", help="e.g. " + ",".join(
+        f"{k}={v}" for k, v in SHAPE.items()) + " (default: the shape compiled for)")
+    parse_shape(parser.parse_args().shape)
+    os.makedirs(os.path.join(HERE, "input"), exist_ok=True)
+    write_shape(SCALARS)
     # the runtime shape plus the sizes fixed at compile time (the head dim)
     shape_arg = ",".join(f"{k}={v}" for k, v in {**SHAPE, **FIXED}.items())
     golden = os.path.join(HERE, "golden")
@@ -57,6 +100,8 @@ def main():
         if source.endswith(".py"):
             cmd += [a for k, v in SETS.items() for a in ("--set", f"{k}={v}")]
         subprocess.run(cmd, check=True)
+        with open(os.path.join(golden, "meta.json")) as f:  # scalars at this shape
+            write_shape(json.load(f).get("scalars") or SCALARS)
         for name in INPUTS:
             src = os.path.join(golden, name + ".bin")
             shutil.copy(src, os.path.join(HERE, "input"))
