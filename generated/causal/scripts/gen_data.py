@@ -51,12 +51,16 @@ def parse_shape(text):
         name = name.strip()
         if name in FIXED:
             if raw.strip() != str(FIXED[name]):
-                sys.exit(f"gen_data.py -s: {name} is fixed at {FIXED[name]} when the kernel "
-                         "was compiled; compile again with another --shape to change it")
+                sys.exit(
+                    f"gen_data.py -s: {name} is fixed at {FIXED[name]} when the kernel "
+                    "was compiled; compile again with another --shape to change it"
+                )
             continue
         if name not in SHAPE:
-            sys.exit(f"gen_data.py -s: no shape symbol {name!r}; the symbols are "
-                     + ", ".join(SHAPE))
+            sys.exit(
+                f"gen_data.py -s: no shape symbol {name!r}; the symbols are "
+                + ", ".join(SHAPE)
+            )
         if not raw.strip().isdigit() or int(raw) < 1:
             sys.exit(f"gen_data.py -s {name}={raw}: expected a positive integer")
         SHAPE[name] = int(raw)
@@ -73,8 +77,14 @@ def write_shape(scalars):
 
 def main():
     parser = argparse.ArgumentParser(description="inputs and golden outputs")
-    parser.add_argument("-s", "--shape", default="", help="e.g. " + ",".join(
-        f"{k}={v}" for k, v in SHAPE.items()) + " (default: the shape compiled for)")
+    parser.add_argument(
+        "-s",
+        "--shape",
+        default="",
+        help="e.g. "
+        + ",".join(f"{k}={v}" for k, v in SHAPE.items())
+        + " (default: the shape compiled for)",
+    )
     parse_shape(parser.parse_args().shape)
     os.makedirs(os.path.join(HERE, "input"), exist_ok=True)
     write_shape(SCALARS)
