@@ -1,0 +1,14 @@
+"""The package list, found from the tree so that no package folder can be left out.
+
+pyproject.toml holds everything else. It cannot both discover packages and ship the
+top-level ``codegen_templates/`` folder as ``fadsl.codegen_templates``, so the list is
+made here; ``tests/test_packaging.py`` checks that a built wheel holds every tracked
+file under ``fadsl/`` and ``codegen_templates/``.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    packages=[*find_packages(include=["fadsl", "fadsl.*"]), "fadsl.codegen_templates"],
+    package_dir={"fadsl.codegen_templates": "codegen_templates"},
+)
