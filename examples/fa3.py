@@ -7,7 +7,11 @@ blocks and issues both score matmuls S0 = Q K0^T and S1 = Q K1^T before any soft
 score tile has its own GM workspace and cross-core flag, and the vector cores wait for a
 tile only where they first read it, so the cube computes S1 (into the second workspace)
 while the vector cores run the softmax of S0, and P0 V0 while they run the softmax of S1:
-two ping-pong workspaces. K and V blocks are double-buffered (``stages=2``) as in FA2.
+two ping-pong workspaces. K and V blocks are single-buffered by default (``stages=1``):
+each iteration loads four L1 blocks, and double-buffering them would give the cube core
+4 x 2 + 3 (Q and the two P tiles) queue buffers in L1, while the TPipe has only 8 IDs of
+the event that a freed L1 buffer holds (``fadsl check`` refuses ``--set stages=2`` and
+explains; see docs/backend.md).
 An odd last block is paired with a fully masked one (its loads are clamped).
 
 ``fp8=True`` quantizes Q, K, V and P to float8 e4m3 before the matmuls, as FA3's FP8 path
@@ -70,7 +74,7 @@ def fa3(
     fp8: bool = False,
     block_q: int = 128,
     block_kv: int = 64,
-    stages: int = 2,
+    stages: int = 1,
 ):
     B, N, Sq, D = q.shape
     Skv = k.shape[2]

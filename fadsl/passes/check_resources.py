@@ -28,7 +28,7 @@ from fadsl.errors import ErrorGroup, Loc, ResourceError
 from fadsl.ir.expr import Expr, to_text
 from fadsl.ir.nodes import Kernel
 from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
-from fadsl.passes import field_check, resource_hints
+from fadsl.passes import event_pool, field_check, resource_hints
 from fadsl.passes.field_check import FieldValue
 from fadsl.passes.footprint_eval import exact
 from fadsl.target import Target
@@ -102,6 +102,8 @@ class ResourceReport:
     """Buffers whose dtype the unit that uses them does not take on this target."""
     fields: tuple[FieldValue, ...] = ()
     """Every integer passed to an Ascend C parameter, with its value (field_check)."""
+    pools: tuple[event_pool.PoolUse, ...] = ()
+    """Queue buffers per TPipe event-ID pool (event_pool)."""
 
     @property
     def ok(self) -> bool:
@@ -110,6 +112,7 @@ class ResourceReport:
             and not self.overflowing()
             and not self.unsupported
             and all(f.ok for f in self.fields)
+            and all(p.ok for p in self.pools)
         )
 
     def overflowing(self) -> tuple[SpaceUse, ...]:
@@ -146,6 +149,7 @@ def check(
         core_use(plan, target, env, block_dim),
         unsupported_dtypes(plan, target),
         field_check.evaluate(plan.fields, env),
+        event_pool.pools(plan, target),
     )
 
 
@@ -256,6 +260,10 @@ def explain(
     for err in _dtype_errors(report, target, file):
         group.add(err)
     for err in field_check.errors(report, plan, target.name, file, tunable, kernel_loc):
+        group.add(err)
+    for err in event_pool.errors(
+        report.pools, report.kernel, target, file, tunable, kernel_loc
+    ):
         group.add(err)
     try:
         group.raise_if_any()

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int64_t BLOCK_KV = 64;                      // tile constant `block_kv`
 constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
-constexpr int64_t STAGES = 2;                         // tile constant `stages`
+constexpr int64_t STAGES = 1;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t S0WS_OFFSET = 0;                    // bytes: %s0 (cube -> vector)
@@ -54,10 +54,10 @@ public:
                                 BLOCK_KV * BLOCK_Q);
         t251WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T251WS_OFFSET),
                                  BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(v0Q, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(kT1Q, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(v1Q, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(kTQ, 1, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(v0Q, 1, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(kT1Q, 1, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(v1Q, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t91L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t251L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
@@ -74,154 +74,79 @@ public:
                 task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-            // fa3.py:80  qt = fd.load(q[b, h, rows, :], pad=0)
+            // fa3.py:84  qt = fd.load(q[b, h, rows, :], pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
-            // fa3.py:93  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):  [pipeline]
-            for (int64_t tPre = 0;
-                 tPre < fadsl::Min<int64_t>(
-                            1, fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2));
-                 ++tPre) {
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+            // fa3.py:97  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):
+            for (int64_t t = 0;
+                 t < fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2); ++t) {
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kTSlot,
-                    kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                         (2 * D * BLOCK_KV * tPre))],
-                    static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre, BLOCK_KV, tiling_.Skv)), D, D,
+                    kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (2 * D * BLOCK_KV * t))],
+                    static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * t, BLOCK_KV, tiling_.Skv)), D, D,
                     BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> v0Slot = v0Q.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     v0Slot,
-                    vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                         (2 * D * BLOCK_KV * tPre))],
-                    static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre, BLOCK_KV, tiling_.Skv)), D, D,
+                    vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (2 * D * BLOCK_KV * t))],
+                    static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * t, BLOCK_KV, tiling_.Skv)), D, D,
                     BLOCK_KV);
                 fadsl::ZeroTailRows(
-                    v0Slot, static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre, BLOCK_KV, tiling_.Skv)),
-                    D, BLOCK_KV);
+                    v0Slot, static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * t, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
                 v0Q.EnQue(v0Slot);
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT1Slot = kT1Q.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT1Slot,
                     kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
                          (D * BLOCK_KV *
-                          fadsl::Min<int64_t>((2 * tPre + 1),
+                          fadsl::Min<int64_t>((2 * t + 1),
                                               (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1))))],
                     static_cast<uint32_t>(fadsl::Valid(
-                        BLOCK_KV * fadsl::Min<int64_t>((2 * tPre + 1),
+                        BLOCK_KV * fadsl::Min<int64_t>((2 * t + 1),
                                                        (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
                         BLOCK_KV, tiling_.Skv)),
                     D, D, BLOCK_KV);
                 kT1Q.EnQue(kT1Slot);
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> v1Slot = v1Q.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     v1Slot,
                     vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
                          (D * BLOCK_KV *
-                          fadsl::Min<int64_t>((2 * tPre + 1),
+                          fadsl::Min<int64_t>((2 * t + 1),
                                               (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1))))],
                     static_cast<uint32_t>(fadsl::Valid(
-                        BLOCK_KV * fadsl::Min<int64_t>((2 * tPre + 1),
+                        BLOCK_KV * fadsl::Min<int64_t>((2 * t + 1),
                                                        (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
                         BLOCK_KV, tiling_.Skv)),
                     D, D, BLOCK_KV);
                 fadsl::ZeroTailRows(
                     v1Slot,
                     static_cast<uint32_t>(fadsl::Valid(
-                        BLOCK_KV * fadsl::Min<int64_t>((2 * tPre + 1),
+                        BLOCK_KV * fadsl::Min<int64_t>((2 * t + 1),
                                                        (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
                         BLOCK_KV, tiling_.Skv)),
                     D, BLOCK_KV);
                 v1Q.EnQue(v1Slot);
-            }
-            // fa3.py:93  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):
-            for (int64_t t = 0;
-                 t < fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2); ++t) {
-                // fa3.py:93  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):  [pipeline]
-                for (int64_t tPre1 = (t + 1);
-                     tPre1 <
-                     fadsl::Min<int64_t>(
-                         (t + 2), fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2));
-                     ++tPre1) {
-                    // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        kTSlot1,
-                        kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (2 * D * BLOCK_KV * tPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre1, BLOCK_KV, tiling_.Skv)), D,
-                        D, BLOCK_KV);
-                    kTQ.EnQue(kTSlot1);
-                    // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> v0Slot1 = v0Q.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        v0Slot1,
-                        vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (2 * D * BLOCK_KV * tPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre1, BLOCK_KV, tiling_.Skv)), D,
-                        D, BLOCK_KV);
-                    fadsl::ZeroTailRows(
-                        v0Slot1,
-                        static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * tPre1, BLOCK_KV, tiling_.Skv)), D,
-                        BLOCK_KV);
-                    v0Q.EnQue(v0Slot1);
-                    // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> kT1Slot1 = kT1Q.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        kT1Slot1,
-                        kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (D * BLOCK_KV *
-                              fadsl::Min<int64_t>((2 * tPre1 + 1),
-                                                  (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1))))],
-                        static_cast<uint32_t>(fadsl::Valid(
-                            BLOCK_KV *
-                                fadsl::Min<int64_t>((2 * tPre1 + 1),
-                                                    (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
-                            BLOCK_KV, tiling_.Skv)),
-                        D, D, BLOCK_KV);
-                    kT1Q.EnQue(kT1Slot1);
-                    // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> v1Slot1 = v1Q.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        v1Slot1,
-                        vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (D * BLOCK_KV *
-                              fadsl::Min<int64_t>((2 * tPre1 + 1),
-                                                  (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1))))],
-                        static_cast<uint32_t>(fadsl::Valid(
-                            BLOCK_KV *
-                                fadsl::Min<int64_t>((2 * tPre1 + 1),
-                                                    (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
-                            BLOCK_KV, tiling_.Skv)),
-                        D, D, BLOCK_KV);
-                    fadsl::ZeroTailRows(
-                        v1Slot1,
-                        static_cast<uint32_t>(fadsl::Valid(
-                            BLOCK_KV *
-                                fadsl::Min<int64_t>((2 * tPre1 + 1),
-                                                    (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
-                            BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
-                    v1Q.EnQue(v1Slot1);
-                }
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> v0 = v0Q.DeQue<half>();
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT1 = kT1Q.DeQue<half>();
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> v1 = v1Q.DeQue<half>();
-                // fa3.py:99  s0 = fd.dot(qt, k0, transpose_b=True)
+                // fa3.py:103  s0 = fd.dot(qt, k0, transpose_b=True)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -251,9 +176,9 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S0);
                 }
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
-                // fa3.py:100  s1 = fd.dot(qt, k1, transpose_b=True)
+                // fa3.py:104  s1 = fd.dot(qt, k1, transpose_b=True)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -283,9 +208,9 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_S1);
                 }
-                // fa3.py:114  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:118  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 kT1Q.FreeTensor(kT1);
-                // fa3.py:133  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
+                // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T91);
                 AscendC::LocalTensor<half> t91 = t91L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t91, t91WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -321,9 +246,9 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT2);
                 }
                 t91L1.FreeTensor(t91);
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 v0Q.FreeTensor(v0);
-                // fa3.py:133  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
+                // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T251);
                 AscendC::LocalTensor<half> t251 = t251L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t251, t251WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -359,7 +284,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
                 }
                 t251L1.FreeTensor(t251);
-                // fa3.py:115  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 v1Q.FreeTensor(v1);
             }
             qtL1.FreeTensor(qt);
@@ -369,16 +294,16 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa3Tiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (fa3.py:114)
-    AscendC::TQue<AscendC::TPosition::B1, 2> v0Q;     // L1 operand: operand (fa3.py:115)
-    AscendC::TQue<AscendC::TPosition::B1, 2> kT1Q;    // L1 operand: operand (fa3.py:114)
-    AscendC::TQue<AscendC::TPosition::B1, 2> v1Q;     // L1 operand: operand (fa3.py:115)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (fa3.py:80)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t91L1;   // L1 operand: %t_9_1 (fa3.py:133)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t251L1;  // L1 operand: %t_25_1 (fa3.py:133)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:99)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:99)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:133)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTQ;     // L1 operand: operand (fa3.py:118)
+    AscendC::TQue<AscendC::TPosition::B1, 1> v0Q;     // L1 operand: operand (fa3.py:119)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kT1Q;    // L1 operand: operand (fa3.py:118)
+    AscendC::TQue<AscendC::TPosition::B1, 1> v1Q;     // L1 operand: operand (fa3.py:119)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (fa3.py:84)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t91L1;   // L1 operand: %t_9_1 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t251L1;  // L1 operand: %t_25_1 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
+    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
+    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:137)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, N, Skv, D]
@@ -438,34 +363,34 @@ public:
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // fa3.py:84  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // fa3.py:88  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // fa3.py:85  l = fd.zeros((block_q,), fd.f32)
+            // fa3.py:89  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // fa3.py:86  acc = fd.zeros((block_q, D), fd.f32)
+            // fa3.py:90  acc = fd.zeros((block_q, D), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
-            // fa3.py:93  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):
+            // fa3.py:97  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):
             for (int64_t t = 0;
                  t < fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2); ++t) {
-                // fa3.py:99  s0 = fd.dot(qt, k0, transpose_b=True)
+                // fa3.py:103  s0 = fd.dot(qt, k0, transpose_b=True)
                 AscendC::CrossCoreWaitFlag(FLAG_S0);
                 AscendC::LocalTensor<float> s0 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(s0, s0WsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
                 inQue.EnQue(s0);
                 s0 = inQue.DeQue<float>();
-                // fa3.py:102  s0 * scale, v0, j0, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
+                // fa3.py:106  s0 * scale, v0, j0, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
                 AscendC::LocalTensor<float> t1 = s0.ReinterpretCast<float>();
                 AscendC::Muls(t1, s0, tiling_.scale, ROWS * BLOCK_KV);
-                // fa3.py:123  kv_idx = fd.arange(j * block_kv, block_kv)
+                // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
                 AscendC::LocalTensor<int32_t> idx1 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx1, static_cast<int32_t>(2 * BLOCK_KV * t), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx1F = tmp1Buf.Get<float>();
                 AscendC::Cast(idx1F, idx1, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // fa3.py:127  s = fd.where(keep, s, -fd.inf)
+                // fa3.py:131  s = fd.where(keep, s, -fd.inf)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = t1.ReinterpretCast<float>();
                 {
@@ -478,7 +403,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // fa3.py:128  m_new = fd.maximum(m, fd.row_max(s))
+                // fa3.py:132  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t4 = tmp0Buf.Get<float>();
                 {
@@ -488,7 +413,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t5 = tmp0Buf.Get<float>();
                 AscendC::Max(t5, m, t4, ROWS);
-                // fa3.py:129  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
+                // fa3.py:133  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t7 = tmp1Buf.Get<float>();
                 {
@@ -499,7 +424,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t7, mask, dup, t5, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // fa3.py:130  p = fd.exp(s - m_safe[:, None])
+                // fa3.py:134  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = t3.ReinterpretCast<float>();
                 {
@@ -509,13 +434,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = t8.ReinterpretCast<float>();
                 AscendC::Exp(t9, t8, ROWS * BLOCK_KV);
-                // fa3.py:131  alpha = fd.exp(m - m_safe)
+                // fa3.py:135  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t10 = mBuf.Get<float>();
                 AscendC::Sub(t10, m, t7, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Exp(t11, t10, ROWS);
-                // fa3.py:132  l = l * alpha + fd.row_sum(p)
+                // fa3.py:136  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = lBuf.Get<float>();
                 AscendC::Mul(t12, l, t11, ROWS);
@@ -527,7 +452,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Add(t14, t12, t13, ROWS);
-                // fa3.py:133  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
+                // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::LocalTensor<float> t15 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -550,22 +475,22 @@ public:
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
                 AscendC::Add(acc2, t15, dot2, D * ROWS);
                 inQue.FreeTensor(dot2);
-                // fa3.py:100  s1 = fd.dot(qt, k1, transpose_b=True)
+                // fa3.py:104  s1 = fd.dot(qt, k1, transpose_b=True)
                 AscendC::CrossCoreWaitFlag(FLAG_S1);
                 AscendC::LocalTensor<float> s1 = inQue1.AllocTensor<float>();
                 AscendC::DataCopy(s1, s1WsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
                 inQue1.EnQue(s1);
                 s1 = inQue1.DeQue<float>();
-                // fa3.py:105  s1 * scale, v1, j1, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
+                // fa3.py:109  s1 * scale, v1, j1, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
                 AscendC::LocalTensor<float> t17 = s1.ReinterpretCast<float>();
                 AscendC::Muls(t17, s1, tiling_.scale, ROWS * BLOCK_KV);
-                // fa3.py:123  kv_idx = fd.arange(j * block_kv, block_kv)
+                // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
                 AscendC::LocalTensor<int32_t> idx2 = tmp2Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * (2 * t + 1)), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // fa3.py:127  s = fd.where(keep, s, -fd.inf)
+                // fa3.py:131  s = fd.where(keep, s, -fd.inf)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = t17.ReinterpretCast<float>();
                 {
@@ -578,7 +503,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // fa3.py:128  m_new = fd.maximum(m, fd.row_max(s))
+                // fa3.py:132  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = tmp2Buf.Get<float>();
                 {
@@ -588,7 +513,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t21 = tmp2Buf.Get<float>();
                 AscendC::Max(t21, t5, t20, ROWS);
-                // fa3.py:129  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
+                // fa3.py:133  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
                 {
@@ -599,7 +524,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t23, mask, dup, t21, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // fa3.py:130  p = fd.exp(s - m_safe[:, None])
+                // fa3.py:134  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t24 = t19.ReinterpretCast<float>();
                 {
@@ -609,13 +534,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t25 = t24.ReinterpretCast<float>();
                 AscendC::Exp(t25, t24, ROWS * BLOCK_KV);
-                // fa3.py:131  alpha = fd.exp(m - m_safe)
+                // fa3.py:135  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t26 = tmp0Buf.Get<float>();
                 AscendC::Sub(t26, t5, t23, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t27 = tmp0Buf.Get<float>();
                 AscendC::Exp(t27, t26, ROWS);
-                // fa3.py:132  l = l * alpha + fd.row_sum(p)
+                // fa3.py:136  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t28 = lBuf.Get<float>();
                 AscendC::Mul(t28, t14, t27, ROWS);
@@ -627,7 +552,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Add(t30, t28, t29, ROWS);
-                // fa3.py:133  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
+                // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::LocalTensor<float> t31 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -653,7 +578,7 @@ public:
                 // carry %t_21 into the state of %m
                 AscendC::Muls(m, t21, 1.0f, ROWS);
             }
-            // fa3.py:107  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // fa3.py:111  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::LocalTensor<float> lSafe = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
@@ -663,7 +588,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(lSafe, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // fa3.py:108  fd.store(o[b, h, rows, :], fd.cast(acc / l_safe[:, None], o.dtype))
+            // fa3.py:112  fd.store(o[b, h, rows, :], fd.cast(acc / l_safe[:, None], o.dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t35 = accBuf.Get<float>();
             {
@@ -694,22 +619,22 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa3Tiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_10, %t_11 (fa3.py:84)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_10, %t_11 (fa3.py:88)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        lBuf;  // state: %l, %t_12, %t_14, %t_28, %t_30, %l_safe (fa3.py:85)
+        lBuf;  // state: %l, %t_12, %t_14, %t_28, %t_30, %l_safe (fa3.py:89)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        accBuf;  // state: %acc, %t_15, %acc_2, %t_31, %acc_3, %t_35 (fa3.py:86)
+        accBuf;  // state: %acc, %t_15, %acc_2, %t_31, %acc_3, %t_35 (fa3.py:90)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %s0, %t_1, %t_3, %t_8, %t_9, %dot_2, %dot_3 (fa3.py:99)
+        inQue;  // staging: %s0, %t_1, %t_3, %t_8, %t_9, %dot_2, %dot_3 (fa3.py:103)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue1;  // staging: %s1, %t_17, %t_19, %t_24, %t_25 (fa3.py:100)
+        inQue1;  // staging: %s1, %t_17, %t_19, %t_24, %t_25 (fa3.py:104)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp0Buf;  // temp: %idx_1, %t_4, %t_5, %t_26, %t_27 (fa3.py:123)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_1_f, %t_7, %idx_2_f, %t_23 (fa3.py:123)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %t_13, %idx_2, %t_20, %t_21 (fa3.py:129)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %t_29 (fa3.py:129)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_9_1, %t_25_1, %t_35_1 (fa3.py:133)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (fa3.py:129)
+        tmp0Buf;  // temp: %idx_1, %t_4, %t_5, %t_26, %t_27 (fa3.py:127)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_1_f, %t_7, %idx_2_f, %t_23 (fa3.py:127)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %t_13, %idx_2, %t_20, %t_21 (fa3.py:133)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %t_29 (fa3.py:133)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_9_1, %t_25_1, %t_35_1 (fa3.py:137)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (fa3.py:133)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, N, Skv, D]

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 BASE = """\
 import fadsl as fd
@@ -608,6 +611,15 @@ CATALOGUE: tuple[Mistake, ...] = (
             "gqa.py": 'import fadsl as fd\n\nkernel = fd.attention(name="gqa", '
             'layout="BSND")\n'
         },
+    ),
+    Mistake(
+        "event_pool_overflow",
+        "More queue buffers than the TPipe has event IDs",
+        "Single-buffer a pipelined loop (`stages=1`) or load fewer blocks per "
+        "iteration: each freed queue buffer holds an event ID of its position until it "
+        "is allocated again, and a pool has 8.",
+        ("check", "fa3.py", "--set", "stages=2"),
+        files={"fa3.py": (EXAMPLES / "fa3.py").read_text()},
     ),
     Mistake(
         "extra_tensor_not_indexed",
