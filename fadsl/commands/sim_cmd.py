@@ -22,7 +22,13 @@ import time
 from typing import Any
 
 from fadsl.commands import common
-from fadsl.commands.sim_progress import Progress
+from fadsl.commands.sim_progress import (
+    PROGRESS_ENV,
+    Progress,
+    task_count,
+    tasks_done,
+    wait,
+)
 from fadsl.errors import BackendError, ExecutionError
 
 
@@ -293,7 +299,7 @@ def run_binary(
         with open(os.path.join(work, "input", "shape.txt"), "w") as f:
             for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
                 f.write(f"{k} {v!r}\n")
-        _execute(binary, work, timeout, Progress())
+        _execute(binary, work, timeout, Progress(), task_count(binding))
         env = binding.env()
         out = {}
         for p in tensor_params(binding.kernel, ParamKind.OUT):
@@ -305,28 +311,24 @@ def run_binary(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _execute(binary: str, work: str, timeout: float, progress: Progress) -> None:
+def _execute(
+    binary: str,
+    work: str,
+    timeout: float,
+    progress: Progress,
+    tasks: int | None = None,
+) -> None:
+    """Run the host program in ``work``; on a terminal, tick seconds and finished tasks."""
+    counter = os.path.join(work, "progress")
+    env = dict(os.environ, **{PROGRESS_ENV: counter}) if progress.on else None
     proc = subprocess.Popen(
         [binary, work],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
-    t0 = time.perf_counter()
-    while True:
-        left = timeout - (time.perf_counter() - t0)
-        try:
-            _, err = proc.communicate(timeout=max(0.0, min(1.0, left)))
-            break
-        except subprocess.TimeoutExpired:
-            if left <= 1.0:
-                proc.kill()
-                proc.communicate()
-                raise ExecutionError(
-                    f"the CPU-runtime run did not finish in {timeout:.0f} s",
-                    hint="use a smaller --shape or raise --timeout",
-                ) from None
-            progress.tick(f"running... {time.perf_counter() - t0:.0f} s")
+    err = wait(proc, timeout, progress, lambda: tasks_done(counter), tasks)
     progress.done()
     messages = [ln for ln in err.splitlines() if ln.strip()]
     if proc.returncode != 0:

@@ -1,7 +1,10 @@
 """What ``fadsl sim`` shows while it works, and its default shape.
 
-Progress lines (building, running T tasks on C AI Cores, seconds so far) go to stderr
-only when stderr is a terminal; redirected or captured runs stay quiet.
+Progress lines (building, running T tasks on C AI Cores, then seconds so far and "x of T
+tasks done") go to stderr only when stderr is a terminal; redirected or captured runs stay
+quiet. The count comes from the CPU runtime: each task of the generated kernel ends with
+``fadsl::TaskDone()`` (nothing on the device), and the runtime keeps the number of finished
+tasks in the file named by $FADSL_PROGRESS_FILE, which ``sim`` sets only on a terminal.
 
 ``sim`` runs every core of the chip as a thread on the CPU, so its default shape is the
 kernel's default with the sequence lengths capped (a run of seconds); ``check`` and
@@ -10,14 +13,22 @@ kernel's default with the sequence lengths capped (a run of seconds); ``check`` 
 
 from __future__ import annotations
 
+import subprocess
 import sys
-from typing import Any, TextIO
+import time
+from typing import Any, Callable, TextIO
+
+from fadsl.errors import ExecutionError
 
 SEQ_CAP = 512
 """Sequence lengths of sim's default shape are at most this."""
 
 SEQ_SYMBOLS = ("Sq", "Skv", "S")
 """Shape symbols that are sequence lengths."""
+
+PROGRESS_ENV = "FADSL_PROGRESS_FILE"
+"""The CPU runtime writes the number of finished tasks to the file this names
+(fadsl/runtime/cpu/include/fadsl_rt/progress.h)."""
 
 
 def default_shape(defaults: dict[str, int]) -> str:
@@ -42,6 +53,23 @@ def task_count(binding: Any) -> int | None:
         return int(value) if value.is_number else None
     except Exception:  # progress text only: never fail a run over it
         return None
+
+
+def tasks_done(path: str) -> int | None:
+    """The finished-task count the CPU runtime wrote to ``path``; None before the first."""
+    try:
+        with open(path, encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def running_text(seconds: float, done: int | None, tasks: int | None) -> str:
+    """The ticking line while the kernel runs."""
+    text = f"running... {seconds:.0f} s"
+    if tasks:
+        text += f", {min(done or 0, tasks)} of {tasks} tasks done"
+    return text
 
 
 class Progress:
@@ -83,3 +111,34 @@ class Progress:
             f"running {binding.kernel.name} [{shape}]: {what} on {cores} AI Cores "
             f"of {target.name} (each cube and vector core a thread)"
         )
+
+
+def wait(
+    proc: subprocess.Popen,
+    timeout: float,
+    progress: Progress,
+    done: Callable[[], int | None],
+    tasks: int | None,
+) -> str:
+    """``proc``'s stderr once it exits, ticking seconds and ``done()`` of ``tasks``
+    every second; kills it and fails after ``timeout`` seconds."""
+    t0 = time.perf_counter()
+    ticked = False
+    while True:
+        left = timeout - (time.perf_counter() - t0)
+        try:
+            _, err = proc.communicate(timeout=max(0.0, min(1.0, left)))
+            break
+        except subprocess.TimeoutExpired:
+            if left <= 1.0:
+                proc.kill()
+                proc.communicate()
+                raise ExecutionError(
+                    f"the CPU-runtime run did not finish in {timeout:.0f} s",
+                    hint="use a smaller --shape or raise --timeout",
+                ) from None
+            progress.tick(running_text(time.perf_counter() - t0, done(), tasks))
+            ticked = True
+    if ticked:  # the last count, e.g. "128 of 128 tasks done"
+        progress.tick(running_text(time.perf_counter() - t0, done(), tasks))
+    return err

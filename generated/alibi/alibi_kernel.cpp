@@ -473,6 +473,7 @@ public:
                 }
             }
             outQue.FreeTensor(t241);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

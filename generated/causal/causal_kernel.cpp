@@ -500,6 +500,7 @@ public:
                 }
             }
             outQue.FreeTensor(t25);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

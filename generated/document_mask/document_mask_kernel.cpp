@@ -774,6 +774,7 @@ public:
                 }
             }
             outQue.FreeTensor(t371);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

@@ -824,6 +824,7 @@ public:
                 }
                 outQue.FreeTensor(t181);
             }
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

@@ -613,6 +613,7 @@ public:
                 }
             }
             outQue.FreeTensor(t351);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

@@ -456,6 +456,7 @@ public:
                 }
             }
             outQue.FreeTensor(t22);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

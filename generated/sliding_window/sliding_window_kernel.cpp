@@ -525,6 +525,7 @@ public:
                 }
             }
             outQue.FreeTensor(t28);
+            fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
 

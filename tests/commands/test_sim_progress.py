@@ -5,7 +5,13 @@ from __future__ import annotations
 import io
 
 from fadsl.commands import sim_cmd
-from fadsl.commands.sim_progress import Progress, default_shape, task_count
+from fadsl.commands.sim_progress import (
+    Progress,
+    default_shape,
+    running_text,
+    task_count,
+    tasks_done,
+)
 
 
 class _Tty(io.StringIO):
@@ -42,3 +48,43 @@ def test_progress_is_quiet_unless_stderr_is_a_terminal() -> None:
         progress.done()
     assert quiet.getvalue() == ""
     assert tty.getvalue() == "fadsl sim: building fa2\n\rfadsl sim: running... 3 s\n"
+
+
+def test_running_line_counts_finished_tasks() -> None:
+    assert running_text(12.4, 37, 128) == "running... 12 s, 37 of 128 tasks done"
+    assert running_text(1.0, None, 128) == "running... 1 s, 0 of 128 tasks done"
+    assert running_text(3.0, 5, None) == "running... 3 s"
+
+
+def test_tasks_done_reads_the_runtime_counter(tmp_path) -> None:
+    path = tmp_path / "progress"
+    assert tasks_done(str(path)) is None
+    path.write_text(
+        f"{42:20d}\n"
+    )  # the runtime's fixed-width line (fadsl_rt/progress.h)
+    assert tasks_done(str(path)) == 42
+    path.write_text("")
+    assert tasks_done(str(path)) is None
+
+
+# Stands in for the built host program: writes the runtime's counter when asked to.
+_FAKE_RUN = """#!/bin/sh
+if [ -n "$FADSL_PROGRESS_FILE" ]; then printf '%20d\\n' 3 > "$FADSL_PROGRESS_FILE"; fi
+sleep 1.5
+if [ -n "$FADSL_PROGRESS_FILE" ]; then printf '%20d\\n' 4 > "$FADSL_PROGRESS_FILE"; fi
+"""
+
+
+def test_sim_shows_tasks_done_on_a_terminal_only(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("FADSL_PROGRESS_FILE", raising=False)
+    fake = tmp_path / "fake_main"
+    fake.write_text(_FAKE_RUN)
+    fake.chmod(0o755)
+    quiet, tty = io.StringIO(), _Tty()
+    for stream in (quiet, tty):
+        work = tmp_path / ("tty" if stream is tty else "quiet")
+        work.mkdir()
+        sim_cmd._execute(str(fake), str(work), 60.0, Progress(stream), 4)
+        assert (work / "progress").exists() == (stream is tty)
+    assert quiet.getvalue() == ""
+    assert tty.getvalue().endswith(", 4 of 4 tasks done\n")

@@ -96,7 +96,14 @@ class VectorEmitter(CoreEmitter):
         process = tuple(self.task_header) + (
             Block(
                 self.task_loop,
-                tuple(self.prologue) + tuple(self._task_prologue()) + tuple(body),
+                tuple(self.prologue)
+                + tuple(self._task_prologue())
+                + tuple(body)
+                + (
+                    Line(
+                        "fadsl::TaskDone();  // counts the task under the CPU runtime"
+                    ),
+                ),
             ),
         )
         return CoreClass(name, "vector", members, (), process)

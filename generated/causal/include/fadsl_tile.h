@@ -71,6 +71,18 @@ __aicore__ inline T Field(V value, const char* name)
 #endif
 }
 
+// End of one task of the grid loop; the vector class calls it, sub-block 0 only, so each task
+// counts once. Under the fadsl CPU runtime it counts finished tasks for `fadsl sim`'s progress
+// line (fadsl_rt/progress.h). On the device: nothing.
+__aicore__ inline void TaskDone()
+{
+#if defined(FADSL_CPU_RUNTIME)
+    if (AscendC::GetSubBlockIdx() == 0) {
+        fadsl_rt::TaskDone();
+    }
+#endif
+}
+
 // Valid length of a block of `size` starting at `start` in an extent of `extent`.
 __aicore__ inline int64_t Valid(int64_t start, int64_t size, int64_t extent)
 {

@@ -14,6 +14,7 @@
 #include "fadsl_rt/enums.h"
 #include "fadsl_rt/core.h"
 #include "fadsl_rt/fields.h"
+#include "fadsl_rt/progress.h"
 #include "fadsl_rt/gm.h"
 #include "fadsl_rt/memory.h"
 #include "fadsl_rt/tpipe.h"

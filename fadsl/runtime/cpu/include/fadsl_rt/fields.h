@@ -10,7 +10,8 @@
 
 #include "core.h"
 
-// Tells fadsl_tile.h that fadsl::Field<T> may check (on the device it is a plain cast).
+// Tells fadsl_tile.h that fadsl::Field<T> may check (on the device it is a plain cast) and
+// that fadsl::TaskDone may count (on the device it is empty).
 #define FADSL_CPU_RUNTIME 1
 
 namespace fadsl_rt {
