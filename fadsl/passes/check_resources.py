@@ -7,8 +7,8 @@ the values of the shape and block-size symbols.
 Output: a ResourceReport: per memory space the sympy footprint (each slot padded to the
 space's alignment, ``BufferPlan.footprint``), its value, the capacity and the percentage;
 per buffer its bytes; how tasks map onto cores (blockDim); every integer the kernel
-passes to an Ascend C parameter with its value (``api_fields``, ``field_check``). ``explain`` turns a failing
-report into one ResourceError naming every overflowing memory, the formula, the numbers,
+passes to an Ascend C parameter with its value (``api_fields``, ``field_check``); the
+queue buffers per TPipe event-ID pool (``event_pool``). ``explain`` turns a failing report into one ResourceError naming every overflowing memory, the formula, the numbers,
 every buffer with its source line, the largest block size that fits and an alternative.
 ``run(kernel, target)`` is the pass form: plan, check, return the kernel unchanged.
 
@@ -28,7 +28,7 @@ from fadsl.errors import ErrorGroup, Loc, ResourceError
 from fadsl.ir.expr import Expr, to_text
 from fadsl.ir.nodes import Kernel
 from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
-from fadsl.passes import event_pool, field_check, resource_hints
+from fadsl.passes import event_pool, field_check, resource_hints, unit_errors
 from fadsl.passes.field_check import FieldValue
 from fadsl.passes.footprint_eval import exact
 from fadsl.target import Target
@@ -256,8 +256,8 @@ def explain(
             _memory_error(over, report, plan, target, tunable, file, kernel_loc, replan)
         )
     if not report.cores.ok:
-        group.add(_core_error(report, target, file, kernel_loc))
-    for err in _dtype_errors(report, target, file):
+        group.add(unit_errors.core_error(report, target, file, kernel_loc))
+    for err in unit_errors.dtype_errors(report, target, file):
         group.add(err)
     for err in field_check.errors(report, plan, target.name, file, tunable, kernel_loc):
         group.add(err)
@@ -375,48 +375,3 @@ def _buffers_note(space: str, inside: list[BufferUse]) -> str:
         for r in rows
     ]
     return f"buffers in {space}:\n" + "\n".join(lines)
-
-
-def _core_error(
-    report: ResourceReport, target: Target, file: str, kernel_loc: Loc | None
-) -> ResourceError:
-    c = report.cores
-    mix = c.kernel_type.startswith("MIX")
-    what = "MIX" if mix else c.kernel_type
-    return ResourceError(
-        f"{what} kernel `{report.kernel}` ({file}) asks blockDim {c.block_dim}, but "
-        f"{target.name} has {c.physical} physical {c.unit}",
-        kernel_loc,
-        f"omit --block-dim: fadsl launches min(tasks, {c.physical}) = "
-        f"{min(c.tasks, c.physical)} blocks and loops over the {c.tasks} tasks",
-        (
-            f"blockDim counts {'AIC + 2 AIV groups' if mix else c.unit + 's'} and must be "
-            f"between 1 and the physical count (CANN's SetBlockDim documentation, hiascend.com atlasopapi_07_00236)",
-        ),
-    )
-
-
-def _dtype_errors(
-    report: ResourceReport, target: Target, file: str
-) -> list[ResourceError]:
-    """One error per unit and dtype, naming every buffer that holds it."""
-    groups: dict[tuple[bool, str], list[Buffer]] = {}
-    for b in report.unsupported:
-        groups.setdefault((b.space in ("L0A", "L0B"), b.dtype.value), []).append(b)
-    errors = []
-    for (cube, dtype), bufs in groups.items():
-        unit = "cube" if cube else "vector unit"
-        takes = target.cube_dtypes if cube else target.vector_dtypes
-        src = target.sources.get("cube_dtypes" if cube else "vector_dtypes", "")
-        where = ", ".join(f"{b.name} ({b.space}, {b.loc.short()})" for b in bufs)
-        errors.append(
-            ResourceError(
-                f"the {unit} of {target.name} does not take {dtype}: kernel "
-                f"`{report.kernel}` ({file}) keeps {dtype} in {where}",
-                bufs[0].loc,
-                f"the {unit} takes {', '.join(takes)}; choose one with --dtype "
-                "(e.g. --dtype fp16) or cast before this op",
-                (f"source: {src}",) if src else (),
-            )
-        )
-    return errors
