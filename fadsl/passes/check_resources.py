@@ -10,7 +10,8 @@ per buffer its bytes; how tasks map onto cores (blockDim); every integer the ker
 passes to an Ascend C parameter with its value (``api_fields``, ``field_check``); the
 queue buffers per TPipe event-ID pool (``event_pool``). ``explain`` turns a failing
 report into one ResourceError naming every overflowing memory, the formula, the
-numbers, every buffer with its source line, the largest block size that fits and an alternative.
+numbers, every buffer with its source line, the largest block size that fits and an
+alternative.
 ``run(kernel, target)`` is the pass form: plan, check, return the kernel unchanged.
 
 Non-goals: deciding buffers (plan_buffers), bounding GM workspaces (reported only),
