@@ -1,15 +1,16 @@
-"""The TPipe's event-ID pools: every freed queue buffer holds an ID until it is allocated again.
+"""The TPipe's event-ID pools: a freed queue buffer holds an ID until it is reused.
 
-In Ascend C, ``TQue::FreeTensor`` takes an ID of its position's "buffer free" event from the
-TPipe's pool (``AllocEventID``) and sets it; the next ``AllocTensor`` of that buffer waits for
-the ID and releases it (asc-devkit ``impl/basic_api/kernel_tquebind_impl.h``, ``FreeBuffer``
-and ``AllocBuffer``). So all the buffers of the queues whose positions share that event can
-hold an ID at once. A pool has ``QUE_MAX_EVENT`` IDs per event: 8 on ``__NPU_ARCH__`` 2002
-and 2201 (310P, 910B/A3), 4 on others (``impl/basic_api/kernel_macros.h``); on a 2201 AIC the
-TPipe's constructor keeps three ``M_MTE1`` IDs for the matmul macros (``kernel_tpipe_impl.h``).
-One ID too many is an assertion in a debug build and undefined behaviour on the chip, and
-fadsl's CPU runtime stops there. The check counts every buffer of the queues that share a
-pool, an upper bound of the IDs they hold at once, so it is sound and may be conservative.
+In Ascend C, ``TQue::FreeTensor`` takes an ID of its position's "buffer free" event from
+the TPipe's pool (``AllocEventID``) and sets it; the next ``AllocTensor`` of that buffer
+waits for the ID and releases it (asc-devkit ``impl/basic_api/kernel_tquebind_impl.h``,
+``FreeBuffer`` and ``AllocBuffer``). So all the buffers of the queues whose positions
+share that event can hold an ID at once. A pool has ``QUE_MAX_EVENT`` IDs per event: 8
+on ``__NPU_ARCH__`` 2002 and 2201 (310P, 910B/A3), 4 on others
+(``impl/basic_api/kernel_macros.h``); on a 2201 AIC the TPipe's constructor keeps three
+``M_MTE1`` IDs for the matmul macros (``kernel_tpipe_impl.h``). One ID too many is an
+assertion in a debug build and undefined behaviour on the chip, and fadsl's CPU runtime
+stops there. The check counts every buffer of the queues that share a pool, an upper
+bound of the IDs they hold at once, so it is sound and may be conservative.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ FREE_EVENT = {
     "B2": "M_MTE1",
     "CO1": "FIX_M",
 }
-"""The event a freed buffer of each queue position sets (the consumer frees, the producer
-waits): GM->UB copies wait for the vector unit, L1 loads for MTE1, and so on."""
+"""The event a freed buffer of each queue position sets (the consumer frees, the
+producer waits): GM->UB copies wait for the vector unit, L1 loads for MTE1, and so on."""
 
 _EIGHT_ID_ARCHS = frozenset({2002, 2201, 3002, 3102, 3510, 5102})
 _RESERVED = {(2201, "AIC", "M_MTE1"): 3}
@@ -62,7 +63,7 @@ class PoolUse:
 
 
 def pools(plan: BufferPlan, target: Target) -> tuple[PoolUse, ...]:
-    """Per core and event, the queue buffers that share the pool (generated targets only)."""
+    """Per core and event, the queue buffers sharing its pool (generated targets only)."""
     if not target.codegen:
         return ()
     groups: dict[tuple[str, str], list[Buffer]] = {}
