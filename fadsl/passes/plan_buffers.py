@@ -19,6 +19,7 @@ Non-goals: emitting code; choosing block sizes (tune); proving fit (check_resour
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -93,7 +94,7 @@ def lower(
     rows = _split_rows(sides, target)
     shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
     vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
-    cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env)
+    cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env, kernel.loc)
     buffers = tuple(cube_bufs) + tuple(
         _ub_buffers(vec, "AIV" if target.split else "AICORE")
     )
@@ -152,19 +153,44 @@ def _core_shape(shape: Shape, rows: Expr | None, split: bool) -> Shape:
     return (rows / 2,) + tuple(shape[1:])
 
 
-def _check_fractal(t: TileType, loc: Any, env: dict[str, Any], what: str) -> None:
+def _check_fractal(
+    t: TileType, loc: Any, env: dict[str, Any], what: str, kernel_loc: Any = None
+) -> None:
     for d in t.shape:
         try:
             v = int(evaluate(as_expr(d), env))
         except (KeyError, TypeError, ValueError):
             continue
         if v % FRACTAL:
+            notes: tuple[str, ...] = ()
+            if kernel_loc is not None and _in_library(loc):
+                notes = (f"the tile is loaded at {loc.short()} in fadsl's program",)
+                loc = kernel_loc
             raise UsageError(
                 f"{what} {t} has a dimension of {v}, not a multiple of {FRACTAL}: the cube "
                 "unit works on 16 x 16 fractals",
                 loc,
-                hint="choose block sizes and a head dim that are multiples of 16",
+                hint=_fractal_hint(as_expr(d), v),
+                notes=notes,
             )
+
+
+def _fractal_hint(d: Expr, v: int) -> str:
+    """Names the constant to change when the dimension is one (block_kv = 40 -> 48)."""
+    if isinstance(d, sympy.Symbol):
+        up = -(-v // FRACTAL) * FRACTAL
+        return (
+            f"{d} = {v}: choose a multiple of {FRACTAL}, e.g. --set {d}={up} "
+            "(or that default in the kernel)"
+        )
+    return "choose block sizes and a head dim that are multiples of 16"
+
+
+def _in_library(loc: Any) -> bool:
+    """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(__file__)), "lib")
+    file = getattr(loc, "file", None)
+    return bool(file) and os.path.abspath(file).startswith(lib + os.sep)
 
 
 def _dot_role(v: ir.Value, sides: Sides) -> str:
@@ -181,13 +207,14 @@ def _cube_buffers(
     queues: dict[ir.Value, ir.QueueAlloc],
     target: Target,
     env: dict[str, Any],
+    kernel_loc: Any = None,
 ) -> tuple[list[Buffer], dict[str, str]]:
     out: list[Buffer] = []
     homes: dict[str, str] = {}
     core = "AIC" if target.split else "AICORE"
     for q in queues.values():
         if q.position in ("A1", "B1"):
-            _check_fractal(q.tile, q.loc, env, "the tile")
+            _check_fractal(q.tile, q.loc, env, "the tile", kernel_loc)
             out.append(
                 Buffer(
                     camel(q.result.name),
@@ -206,7 +233,7 @@ def _cube_buffers(
     for v in list(sides.cube_loads) + list(sides.to_cube):
         t = v.type
         assert isinstance(t, TileType)
-        _check_fractal(t, sides.defs[v].loc, env, "the dot operand")
+        _check_fractal(t, sides.defs[v].loc, env, "the dot operand", kernel_loc)
         name = camel(v.name) + "L1"
         homes[v.name] = name
         out.append(
