@@ -263,9 +263,7 @@ def explain(
         group.add(err)
     for err in field_check.errors(report, plan, target.name, file, tunable, kernel_loc):
         group.add(err)
-    for err in event_pool.errors(
-        report.pools, report.kernel, target, file, tunable, kernel_loc
-    ):
+    for err in event_pool.errors(report.pools, report.kernel, target, file, kernel_loc):
         group.add(err)
     try:
         group.raise_if_any()

@@ -85,11 +85,9 @@ def errors(
     kernel: str,
     target: Target,
     file: str,
-    tunable: Sequence[str],
     kernel_loc: Loc | None,
 ) -> list[ResourceError]:
     """One error per pool that its queues can exhaust."""
-    del tunable  # the fix does not depend on the tile sizes
     return [_error(u, kernel, target, file, kernel_loc) for u in uses if not u.ok]
 
 

@@ -93,7 +93,7 @@ def _error(
         f"{f.title} is a {f.ctype} documented in [{f.lo:,}, {f.hi:,}] ({f.doc})",
     ]
     loc = u.loc
-    if loc is None or _in_library(loc):
+    if loc is None or in_library(loc):
         if loc is not None:
             notes.append(
                 f"the value is set by `{loc.source_line().strip()}` in fadsl's library "
@@ -103,7 +103,7 @@ def _error(
     return ResourceError(head, loc, _hint(v, env, tunable, fixed), notes)
 
 
-def _in_library(loc: Loc) -> bool:
+def in_library(loc: Loc) -> bool:
     """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
     lib = os.path.join(os.path.dirname(os.path.dirname(__file__)), "lib")
     return os.path.abspath(loc.file).startswith(lib + os.sep)

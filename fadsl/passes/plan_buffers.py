@@ -19,7 +19,6 @@ Non-goals: emitting code; choosing block sizes (tune); proving fit (check_resour
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,6 +29,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
 from fadsl.passes.api_fields import field_uses
+from fadsl.passes.field_check import in_library
 from fadsl.passes import pad_dims
 from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.passes.sides import CUBE, Sides, classify, grid_of
@@ -163,7 +163,7 @@ def _check_fractal(
             continue
         if v % FRACTAL:
             notes: tuple[str, ...] = ()
-            if kernel_loc is not None and _in_library(loc):
+            if kernel_loc is not None and loc is not None and in_library(loc):
                 notes = (f"the tile is loaded at {loc.short()} in fadsl's program",)
                 loc = kernel_loc
             raise UsageError(
@@ -184,13 +184,6 @@ def _fractal_hint(d: Expr, v: int) -> str:
             "(or that default in the kernel)"
         )
     return "choose block sizes and a head dim that are multiples of 16"
-
-
-def _in_library(loc: Any) -> bool:
-    """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
-    lib = os.path.join(os.path.dirname(os.path.dirname(__file__)), "lib")
-    file = getattr(loc, "file", None)
-    return bool(file) and os.path.abspath(file).startswith(lib + os.sep)
 
 
 def _dot_role(v: ir.Value, sides: Sides) -> str:
