@@ -1,7 +1,7 @@
 """Compile speed: cold ``fadsl compile examples/fa2.py`` (a new process each time).
 
 Runs alternately, in one run: the compile with fadsl's on-disk cache warm (compiled
-Jinja templates and clang-format output, fadsl/cache.py; warmed by one untimed run),
+Jinja templates and clang-format output, fadsl/io/cache.py; warmed by one untimed run),
 the compile with the cache off (FADSL_NO_CACHE=1: every template compiled and
 clang-format run), and two floors: ``python -c pass`` and ``python -c "import sympy"``
 (the IR's expressions are sympy, so every command that reads a kernel pays for it).

@@ -42,7 +42,7 @@ def kernel_args(shape: str, causal: bool) -> list[str]:
 def prepare(shape: str, causal: bool, work: str) -> tuple[str, float, Any]:
     """Build (cached) and write the inputs; return the program, build seconds, binding."""
     from fadsl.commands import common, sim_cmd
-    from fadsl.runio import make_inputs
+    from fadsl.io.runio import make_inputs
     from fadsl.target import resolve
 
     parser = argparse.ArgumentParser()

@@ -12,25 +12,27 @@ from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
 from fadsl.frontend.loops import grid, pipelined, serial
 from fadsl.frontend.mods import tensor
 from fadsl.frontend.ops import (
-    abs,
-    arange,
     bf16,
     bool_,
-    cast,
-    cdiv,
-    dot,
     ds,
-    exp,
-    exp2,
     f16,
     f32,
     float8_e4m3,
     float8_e5m2,
+    i32,
+    inf,
+)
+from fadsl.frontend.tile_ops import (
+    abs,
+    arange,
+    cast,
+    cdiv,
+    dot,
+    exp,
+    exp2,
     floor,
     floordiv,
     full,
-    i32,
-    inf,
     load,
     load_scalar,
     log,
@@ -45,8 +47,7 @@ from fadsl.frontend.ops import (
     where,
     zeros,
 )
-
-from fadsl.version import __version__  # noqa: E402
+from fadsl.version import __version__
 
 
 def __getattr__(name: str) -> object:

@@ -94,7 +94,7 @@ def _main(argv: list[str]) -> int:
     parser = _lazy_parser(argv)
     args = parser.parse_args(argv)
     if args.version:
-        from fadsl import __version__
+        from fadsl.version import __version__
 
         print(f"fadsl {__version__}")
         return 0

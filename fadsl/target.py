@@ -219,7 +219,7 @@ def get(name: str) -> Target:
 
 def load_file(path: str) -> Target:
     """Load a target description (the JSON format of fadsl/targets/*.json)."""
-    from fadsl.files import read_json
+    from fadsl.io.files import read_json
 
     hint = "start from a built-in one: fadsl/targets/ascend910b1.json"
     if os.path.isdir(path):

@@ -9,7 +9,7 @@ import pytest
 
 from fadsl import target as targets
 from fadsl.commands import common
-from fadsl.cost_model import CostModel, Estimate
+from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.target import Rate
 
 SHAPE = dict(B=1, N=8, Sq=4096, Skv=4096, D=128)

@@ -9,7 +9,7 @@ import ml_dtypes
 import pytest
 
 from fadsl.numerics import to_float16
-from fadsl.runio import nonfinite_report
+from fadsl.io.runio import nonfinite_report
 
 
 def _bits(x: np.ndarray) -> np.ndarray:

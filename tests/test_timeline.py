@@ -14,7 +14,7 @@ import pytest
 from fadsl import target as targets
 from fadsl.cli import main
 from fadsl.commands import common
-from fadsl.timeline import Event, Timeline, build
+from fadsl.perf.timeline import Event, Timeline, build
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=1024, D=128)
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from fadsl.commands.common import Binding
     from fadsl.ir.nodes import Kernel
     from fadsl.ir.types import Shape
-    from fadsl.passes.buffer_plan import BufferPlan
-    from fadsl.passes.check_resources import ResourceReport
+    from fadsl.plan.buffer_plan import BufferPlan
+    from fadsl.plan.check_resources import ResourceReport
     from fadsl.target import Target
 
 
@@ -38,10 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.passes.check_resources import check, explain, tunable_names
+    from fadsl.plan.check_resources import check, explain, tunable_names
     from fadsl.target import resolve
 
-    from fadsl.passes.plan_buffers import plan as plan_at
+    from fadsl.plan.plan_buffers import plan as plan_at
 
     if args.block_dim is not None and args.block_dim < 1:
         raise UsageError(
@@ -74,7 +74,7 @@ def planned(
     kernel: Kernel, target: Target, env: dict[str, Any]
 ) -> tuple[Kernel, BufferPlan]:
     """The kernel after the passes that precede buffer planning, and its BufferPlan."""
-    from fadsl.passes.plan_buffers import plan
+    from fadsl.plan.plan_buffers import plan
 
     lowered = prepare(kernel, target)
     return lowered, plan(lowered, target, env)
@@ -193,13 +193,13 @@ def _shape(shape: Shape, env: dict[str, Any]) -> str:
 
 
 def _shape_values(shape: Shape, env: dict[str, Any]) -> list[int]:
-    from fadsl.passes.footprint_eval import exact
+    from fadsl.plan.footprint_eval import exact
 
     return [exact(d, env) for d in shape]
 
 
 def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
-    from fadsl.ir.expr import to_text
+    from fadsl.ir.expr_print import to_text
 
     c = report.cores
     chosen = "asked" if c.requested else f"min(tasks, {c.physical})"
@@ -238,7 +238,7 @@ def _field_lines(report: ResourceReport) -> list[str]:
 def _formula_lines(
     report: ResourceReport, plan: BufferPlan, target: Target
 ) -> list[str]:
-    from fadsl.passes.check_resources import formula_text
+    from fadsl.plan.check_resources import formula_text
 
     lines = ["footprints (bytes per core; padN(x) rounds x up to N B):"]
     for s in report.spaces:
@@ -255,7 +255,7 @@ def _formula_lines(
 def as_json(
     report: ResourceReport, plan: BufferPlan, target: Target, binding: Binding
 ) -> dict[str, Any]:
-    from fadsl.passes.resource_report import report_json
+    from fadsl.plan.resource_report import report_json
 
     return report_json(
         report, plan, target, binding.kernel.loc.file, binding.shape, binding.consts

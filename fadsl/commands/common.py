@@ -121,14 +121,14 @@ def load_source(path: str) -> KernelSource:
             hint="give the path of a kernel .py file or a textual-IR .fir file",
         )
     if path.endswith(".fir"):
-        from fadsl.files import IR_LIMIT, read_text
-        from fadsl.ir.parser import parse_kernel
+        from fadsl.io.files import IR_LIMIT, read_text
+        from fadsl.ir.text.parser import parse_kernel
 
         text = read_text(path, "textual IR", IR_LIMIT)
         return KernelSource(path, ir_kernel=parse_kernel(text, path))
     if not path.endswith(".py"):
         raise UsageError(f"{path}: expected a .py kernel file or a .fir IR file", None)
-    from fadsl.files import PY_LIMIT, check_size
+    from fadsl.io.files import PY_LIMIT, check_size
 
     check_size(path, "kernel file", PY_LIMIT)
     module = _import_user_file(path)

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.outputs import atomic_dir, check_output_dir, seal
+    from fadsl.io.outputs import atomic_dir, check_output_dir, seal
     from fadsl.target import resolve
 
     target = resolve(args.target, args.target_file)
@@ -93,7 +93,7 @@ def _report(project, binding, target, out: str, quiet: bool) -> None:  # type: i
 
 def write_project(files: dict[str, bytes], out: str) -> None:
     """Write every file into a fresh folder beside ``out`` and swap it into place."""
-    from fadsl.outputs import atomic_dir
+    from fadsl.io.outputs import atomic_dir
 
     with atomic_dir(out) as tmp:
         _write_files(files, tmp)

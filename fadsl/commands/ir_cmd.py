@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.ir.printer import print_kernel
+    from fadsl.ir.text.printer import print_kernel
 
     _check_pass_name(args.after)
     kernel = common.bind(

@@ -21,9 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl import runio
+    from fadsl.io import runio
     from fadsl.backends.interp.interpreter import interpret
-    from fadsl.outputs import atomic_dir, check_output_dir
+    from fadsl.io.outputs import atomic_dir, check_output_dir
 
     check_output_dir(args.output)
     binding = common.build(args)

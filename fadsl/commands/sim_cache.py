@@ -20,8 +20,8 @@ import shutil
 import socket
 import tempfile
 
-from fadsl import manifest
-from fadsl.cache import note_damaged
+from fadsl.io import manifest
+from fadsl.io.cache import note_damaged
 
 _LEFTOVER = re.compile(r"^\.(?:tmp|old)-(?P<host>\w+)-(?P<pid>\d+)-")
 

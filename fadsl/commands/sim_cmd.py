@@ -58,9 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl import runio
+    from fadsl.io import runio
     from fadsl.commands.flags import parse_timeout
-    from fadsl.outputs import atomic_dir, check_output_dir
+    from fadsl.io.outputs import atomic_dir, check_output_dir
     from fadsl.target import resolve
 
     timeout = parse_timeout(args.timeout)
@@ -288,7 +288,7 @@ def run_binary(
 
     from fadsl.ir.nodes import ParamKind
     from fadsl.numerics import np_dtype
-    from fadsl.runio import param_shape, tensor_params
+    from fadsl.io.runio import param_shape, tensor_params
 
     work = tempfile.mkdtemp(prefix="fadsl-sim-")
     try:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fadsl.commands.common import Binding
     from fadsl.perf.kernel import KernelTime
     from fadsl.target import Target
-    from fadsl.timeline import Timeline
+    from fadsl.perf.timeline import Timeline
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from fadsl.errors import UsageError
     from fadsl.target import resolve
-    from fadsl.timeline import build
+    from fadsl.perf.timeline import build
 
     if args.iterations < 1:
         raise UsageError(f"--iterations {args.iterations}: give a positive number")
@@ -80,7 +80,7 @@ def _picture_kind(path: str | None) -> str | None:
 
 
 def _draw(tl: Timeline, title: str, iterations: int, path: str, kind: str) -> None:
-    from fadsl import timeline_draw
+    from fadsl.perf import timeline_draw
 
     if kind == "png":
         timeline_draw.png(tl, title, iterations, path)
@@ -104,7 +104,7 @@ def _title(binding: Binding, target: Target) -> str:
 
 def report(tl: Timeline, title: str, iterations: int) -> str:
     """The log: header, per-iteration work, events, summary. Times in microseconds."""
-    from fadsl.timeline_draw import shown
+    from fadsl.perf.timeline_draw import shown
 
     point = ", ".join(f"{k}={v}" for k, v in tl.task.items())
     w = tl.per_iteration

@@ -215,8 +215,8 @@ def _prescreen(
     import numpy as np
 
     from fadsl.commands.check_cmd import prepare
-    from fadsl.passes.footprint_eval import batch
-    from fadsl.passes.plan_buffers import plan
+    from fadsl.plan.footprint_eval import batch
+    from fadsl.plan.plan_buffers import plan
 
     lowered = prepare(kernel, target)
     names = list(columns)
@@ -243,7 +243,7 @@ def _recheck(
     """Re-plan and check the best configurations exactly (the planner's buffer reuse
     depends on the sizes), keeping the first ``top`` that fit."""
     from fadsl.commands.check_cmd import planned
-    from fadsl.passes.check_resources import check
+    from fadsl.plan.check_resources import check
 
     ranked: list[Candidate] = []
     dropped = 0

@@ -118,7 +118,7 @@ def _pairs(actual: str, expected: str, dtype_flag: str | None) -> list[tuple]:
 
 
 def _folder_pairs(actual: str, expected: str) -> list[tuple]:
-    from fadsl.runio import read_meta
+    from fadsl.io.runio import read_meta
 
     ma, me = read_meta(actual), read_meta(expected)
     if ma is None or me is None:
@@ -145,7 +145,7 @@ def _folder_pairs(actual: str, expected: str) -> list[tuple]:
 
 
 def _file_pair(actual: str, expected: str, dtype_flag: str | None) -> tuple:
-    from fadsl.runio import read_meta
+    from fadsl.io.runio import read_meta
 
     me = read_meta(os.path.dirname(os.path.abspath(expected)))
     base = os.path.basename(expected)
@@ -185,7 +185,7 @@ def _load_pair(
     import numpy as np
 
     from fadsl.numerics import dtype_of_name, np_dtype
-    from fadsl.runio import read_bin
+    from fadsl.io.runio import read_bin
 
     actual, actual_entry = actual_file
     if actual_entry is not None:

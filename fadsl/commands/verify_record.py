@@ -59,7 +59,7 @@ def recompute(
     """Same-precision error of every output, from the kernel's references run on the
     inputs recorded in ``folder`` (its meta.json gives the shape, constants and
     scalars)."""
-    from fadsl import runio
+    from fadsl.io import runio
 
     binding = _binding(args, meta, folder)
     inputs = runio.read_inputs(folder, binding)
@@ -124,7 +124,7 @@ def _text(value: Any) -> str:
 
 def _dtypes_match(binding: Any, meta: dict[str, Any]) -> bool:
     from fadsl.numerics import np_dtype
-    from fadsl.runio import tensor_params
+    from fadsl.io.runio import tensor_params
 
     recorded = meta["params"]
     return all(

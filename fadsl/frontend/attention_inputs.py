@@ -71,7 +71,8 @@ def _extra(
 
 
 def _dims(t: Any, shape: dict[str, int], consts: dict[str, Any]) -> tuple[int, ...]:
-    from fadsl.ir.expr import isym, parse_expr_text
+    from fadsl.ir.expr import isym
+    from fadsl.ir.expr_parse import parse_expr_text
 
     env = dict(shape)
     env.update({k: v for k, v in consts.items() if isinstance(v, int)})

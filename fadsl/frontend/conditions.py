@@ -15,7 +15,7 @@ from typing import Any
 import sympy
 from sympy.logic.boolalg import Boolean
 
-from fadsl.frontend import ops
+from fadsl.frontend import ops, tile_ops
 
 _RELATIONS = {
     "StrictLessThan": lambda a, b: a < b,
@@ -78,7 +78,7 @@ def zeros_along(like: ops.Tile) -> ops.Tile:
     """f32 zeros along the first non-unit axis of ``like``, unit along the others."""
     shape = like.type.shape
     keep = next((i for i, d in enumerate(shape) if d != 1), 0)
-    zero = ops.full((shape[keep],), 0.0, ops.f32)
+    zero = tile_ops.full((shape[keep],), 0.0, ops.f32)
     if len(shape) == 2:
         return zero[:, None] if keep == 0 else zero[None, :]
-    return zero if len(shape) == 1 else ops.full(shape, 0.0, ops.f32)
+    return zero if len(shape) == 1 else tile_ops.full(shape, 0.0, ops.f32)

@@ -31,7 +31,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
-from fadsl.frontend import ops
+from fadsl.frontend import ops, tile_ops
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
@@ -154,9 +154,9 @@ class Positions(ops.Tile):
 def positions(start: Any, size: Any, axis: int, stop: Any = None) -> Positions:
     """Position tile ``start + arange(size)`` as [size, 1] (axis 0) or [1, size] (axis 1)."""
     tile = (
-        ops.arange(start, size)[:, None]
+        tile_ops.arange(start, size)[:, None]
         if axis == 0
-        else ops.arange(start, size)[None, :]
+        else tile_ops.arange(start, size)[None, :]
     )
     stop_e = None if stop is None else ops.as_expr(stop)
     return Positions(tile.value, ops.as_expr(start), ops.as_expr(size), stop_e, axis)
@@ -290,8 +290,8 @@ def _traced_index(t: ExtraTensor, items: tuple[Any, ...]) -> Any:
         )
     index = tuple(_item(t, x, tracer) for x in items)
     if all(not isinstance(x, ops.Ds) for x in index):
-        return ops.load_scalar(ref[index])
-    return _oriented(t, ops.load(ref[index], pad=0), items, tracer)
+        return tile_ops.load_scalar(ref[index])
+    return _oriented(t, tile_ops.load(ref[index], pad=0), items, tracer)
 
 
 def _param_of(t: ExtraTensor, tracer: ops.Tracer) -> ir.Param:

@@ -391,31 +391,3 @@ def _logic(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
 
 def _is_scalar(x: Any) -> bool:
     return not isinstance(x, Tile)
-
-
-# The public op functions live in tile_ops.py; they are part of this module's surface.
-from fadsl.frontend.tile_ops import (  # noqa: E402,F401
-    abs,
-    arange,
-    cast,
-    cdiv,
-    dot,
-    exp,
-    exp2,
-    floor,
-    floordiv,
-    full,
-    load,
-    load_scalar,
-    log,
-    maximum,
-    minimum,
-    random_uniform,
-    row_max,
-    row_sum,
-    sqrt,
-    store,
-    tanh,
-    where,
-    zeros,
-)

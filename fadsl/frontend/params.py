@@ -73,7 +73,7 @@ class ParamBinder:
     def _dim_expr(self: Walker, text: str) -> sympy.Expr:
         """A dimension written as an expression ("N * D"): its names that are not tile
         constants are shape symbols."""
-        from fadsl.ir.expr import ExprSyntaxError, parse_expr_text
+        from fadsl.ir.expr_parse import ExprSyntaxError, parse_expr_text
 
         try:
             e = parse_expr_text(text)
@@ -93,7 +93,7 @@ class ParamBinder:
         if isinstance(spec.default, (int, float)):
             return as_expr(float(spec.default))
         if isinstance(spec.default, str):
-            from fadsl.ir.expr import ExprSyntaxError, parse_expr_text
+            from fadsl.ir.expr_parse import ExprSyntaxError, parse_expr_text
 
             try:
                 return parse_expr_text(spec.default)

@@ -19,7 +19,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import DTypeError, FadslError, KernelSyntaxError, Loc, ShapeError
-from fadsl.frontend import ops
+from fadsl.frontend import ops, tile_ops
 from fadsl.frontend.kernel import KernelDef
 from fadsl.frontend.source import boundary, node_loc
 from fadsl.frontend.params import ParamBinder
@@ -353,7 +353,7 @@ class Walker(ParamBinder, StatementWalker):
         if inspect.isfunction(fn):
             return self._call_user(fn, args, kwargs, node)
         name = _qualified(fn)
-        same = getattr(ops, name.rsplit(".", 1)[-1], None)
+        same = getattr(tile_ops, name.rsplit(".", 1)[-1], None)
         raise KernelSyntaxError(
             f"calling `{name}` is not supported inside a kernel",
             self.loc(node),

@@ -12,7 +12,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import KernelSyntaxError, Loc
-from fadsl.frontend import ops
+from fadsl.frontend import ops, tile_ops
 from fadsl.frontend.source import in_package, traceback_loc
 from fadsl.ir.expr import as_expr
 
@@ -62,7 +62,7 @@ def _floordiv(a: Any, b: Any) -> Any:
     if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
         return a // b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        return ops.floordiv(a, b)
+        return tile_ops.floordiv(a, b)
     return a // b
 
 

@@ -195,15 +195,3 @@ _OPS: dict[str, Callable[..., Any]] = {
     "ceiling": _ceiling,
     "floor": _floor,
 }
-
-
-# Printing and parsing live beside this module; their names are part of its surface.
-from fadsl.ir.expr_parse import (  # noqa: E402,F401
-    ExprSyntaxError,
-    INT_BITS,
-    check_defined,
-    checked_int,
-    checked_pow,
-    parse_expr_text,
-)
-from fadsl.ir.expr_print import CXX_INT, to_cxx, to_text  # noqa: E402,F401

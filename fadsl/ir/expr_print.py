@@ -9,7 +9,7 @@ import sympy
 from fadsl.ir.expr import CeilDiv, Expr, FloorDiv
 
 # ----------------------------------------------------------------------------
-# Text form (used by the IR printer and parsed back by ir/grammar.lark)
+# Text form (used by the IR printer and parsed back by ir/text/grammar.lark)
 # ----------------------------------------------------------------------------
 
 _PREC_ADD, _PREC_MUL, _PREC_POW, _PREC_ATOM = 1, 2, 3, 4

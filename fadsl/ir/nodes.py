@@ -21,12 +21,11 @@ from fadsl.ir.expr import Expr
 
 # The op classes live in op_*.py by family; this module is the one public name for all
 # of them (``from fadsl.ir import nodes as ir``), and all_op_classes() walks it.
-from fadsl.ir.op_base import *  # noqa: F401,F403,E402
-from fadsl.ir.op_base import _operand_desc, _shp  # noqa: F401,E402
-from fadsl.ir.op_elementwise import *  # noqa: F401,F403,E402
-from fadsl.ir.op_memory import *  # noqa: F401,F403,E402
-from fadsl.ir.op_tile import *  # noqa: F401,F403,E402
-from fadsl.ir.op_base import Op, Param, ParamKind, Value  # noqa: E402
+from fadsl.ir.op_base import *  # noqa: F401,F403
+from fadsl.ir.op_base import Op, Param, ParamKind, Value
+from fadsl.ir.op_elementwise import *  # noqa: F401,F403
+from fadsl.ir.op_memory import *  # noqa: F401,F403
+from fadsl.ir.op_tile import *  # noqa: F401,F403
 
 # ----------------------------------------------------------------------------
 # Control flow and the kernel

@@ -8,7 +8,8 @@ from enum import Enum
 from typing import ClassVar, Protocol
 
 from fadsl.errors import Loc, ShapeError
-from fadsl.ir.expr import Expr, to_text
+from fadsl.ir.expr import Expr
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.types import (
     DType,
     ErrorType,

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from fadsl.errors import DTypeError, ShapeError
-from fadsl.ir.expr import Expr, as_expr, to_text
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.types import (
     DType,
     ErrorType,

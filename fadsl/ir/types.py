@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from fadsl.ir.expr import Expr, as_expr, to_text
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr_print import to_text
 
 
 class DType(Enum):

@@ -39,7 +39,7 @@ from fadsl.ir.nodes import (
     Value,
     op_name,
 )
-from fadsl.ir.printer import print_kernel
+from fadsl.ir.text.printer import print_kernel
 from fadsl.ir.types import QueueType, TensorType
 from fadsl.ir.visitor import IRVisitor, uses
 

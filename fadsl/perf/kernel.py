@@ -1,11 +1,11 @@
 """The modelled kernel: one task's engine schedule, dealt over cores and rounds.
 
 ``KernelModel(kernel, target)`` builds the engine steps of one task once
-(``fadsl/timeline_steps.py``); ``estimate(env)`` then
+(``fadsl/perf/timeline_steps.py``); ``estimate(env)`` then
 
 1. works out, per load, the fraction of reads the L2 serves (``perf/l2.py``);
 2. schedules one task per distinct KV trip count with the rules of
-   ``fadsl/timeline_schedule.py`` (long loops: the schedule is run until it repeats
+   ``fadsl/perf/timeline_schedule.py`` (long loops: the schedule is run until it repeats
    itself with a constant period, then extended by that period -- exact for a periodic
    schedule);
 3. deals the tasks round-robin to ``blockDim`` cores (task t on core t mod blockDim,
@@ -14,7 +14,7 @@
    core's sum.
 
 The time and TFLOPS that ``fadsl timeline``, ``tune`` and ``check`` print are this
-``KernelTime``; the closed form of ``fadsl/cost_model.py`` is kept as bounds only.
+``KernelTime``; the closed form of ``fadsl/perf/cost_model.py`` is kept as bounds only.
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import sympy
 
-from fadsl.cost_model import CostModel, Estimate
+from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
-from fadsl.passes.footprint_eval import exact
+from fadsl.plan.footprint_eval import exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
 from fadsl.target import Target
-from fadsl.timeline_schedule import Scheduler, Step, Timer
-from fadsl.timeline_steps import StepBuilder
+from fadsl.perf.timeline_schedule import Scheduler, Step, Timer
+from fadsl.perf.timeline_steps import StepBuilder
 
 PROBE = 4
 """KV iterations scheduled before looking for a constant period."""

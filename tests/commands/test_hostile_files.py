@@ -17,7 +17,7 @@ import pytest
 
 from fadsl.cli import main
 from fadsl.commands import sim_cmd
-from fadsl.files import IR_LIMIT, JSON_LIMIT
+from fadsl.io.files import IR_LIMIT, JSON_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")

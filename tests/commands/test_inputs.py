@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fadsl import runio
+from fadsl.io import runio
 from fadsl.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fadsl.cli import main
-from fadsl.ir.parser import parse_kernel
-from fadsl.ir.printer import print_kernel
+from fadsl.ir.text.parser import parse_kernel
+from fadsl.ir.text.printer import print_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fadsl import runio
+from fadsl.io import runio
 from fadsl.cli import main
 from fadsl.commands import compile_cmd, sim_cmd
 

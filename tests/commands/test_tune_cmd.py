@@ -14,7 +14,7 @@ from fadsl import target as targets
 from fadsl.cli import main
 from fadsl.commands import common, flags, tune_cmd
 from fadsl.commands.check_cmd import planned
-from fadsl.passes.check_resources import check
+from fadsl.plan.check_resources import check
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")
@@ -200,7 +200,7 @@ def test_apply_edits_nothing_when_defaults_are_already_best(tmp_path: Path) -> N
 
 
 def test_apply_refuses_textual_ir(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from fadsl.ir.printer import print_kernel
+    from fadsl.ir.text.printer import print_kernel
 
     kernel = common.select(common.load_source(FA2), None).build({})
     fir = tmp_path / "fa2.fir"
@@ -257,7 +257,7 @@ def test_apply_refuses_a_default_that_is_not_a_literal(capsys, tmp_path: Path) -
 
 
 def test_textual_ir_tunes_block_sizes_but_not_stages(tmp_path: Path) -> None:
-    from fadsl.ir.printer import print_kernel
+    from fadsl.ir.text.printer import print_kernel
 
     kernel = common.select(common.load_source(FA2), None).build({})
     fir = tmp_path / "fa2.fir"

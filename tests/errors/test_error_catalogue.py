@@ -137,7 +137,7 @@ stdout closed (`fadsl ... | head`). `FADSL_DEBUG=1` adds the Python traceback.
 
 Files fadsl reads must be regular files in UTF-8 and at most: a kernel `.py` and
 textual IR (`.fir`) 4 MiB each, a run folder's `meta.json` and a `--target-file`
-1 MiB each (such files are a few KB; `fadsl/files.py`). Input `.bin` files must have exactly the size
+1 MiB each (such files are a few KB; `fadsl/io/files.py`). Input `.bin` files must have exactly the size
 of their tensor. A line of the user's file wider than 120 characters is shown cut
 around the caret, and a message line is cut at 1,000 characters.
 

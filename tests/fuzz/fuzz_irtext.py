@@ -150,7 +150,7 @@ PYTHON = (
 def corpus() -> tuple[str, ...]:
     """The IR texts that mutations start from."""
     from fadsl.frontend.kernel import KernelDef
-    from fadsl.ir.printer import print_kernel
+    from fadsl.ir.text.printer import print_kernel
     from fadsl.passes import run_pipeline
     from fadsl.commands.common import load_source
 

@@ -31,8 +31,8 @@ from fuzz_programs import SHAPE_ARG, broken_programs, valid_programs
 from fuzzkit import FuzzFailure, check_api, check_clean, must, run_cli
 from hypothesis import strategies as st
 
-from fadsl.ir.parser import parse_kernel
-from fadsl.ir.printer import print_kernel
+from fadsl.ir.text.parser import parse_kernel
+from fadsl.ir.text.printer import print_kernel
 
 
 class Workspace:

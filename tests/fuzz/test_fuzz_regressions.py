@@ -12,7 +12,7 @@ import pytest
 from fuzzkit import check_clean, run_cli, time_limit
 
 from fadsl.errors import IRParseError
-from fadsl.ir.parser import parse_kernel
+from fadsl.ir.text.parser import parse_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "ir_samples"

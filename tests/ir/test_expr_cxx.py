@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fadsl.ir.expr import FloorDiv, isym, to_cxx
+from fadsl.ir.expr import FloorDiv, isym
+from fadsl.ir.expr_print import to_cxx
 
 
 def test_floor_division_inside_a_product_is_parenthesised() -> None:

@@ -11,9 +11,10 @@ import pytest
 import sympy
 
 from fadsl.errors import DTypeError, FadslError, IRParseError, Loc, ShapeError
-from fadsl.ir.expr import CeilDiv, FloorDiv, fsym, isym, to_text
+from fadsl.ir.expr import CeilDiv, FloorDiv, fsym, isym
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.nodes import Exp, For, Grid, Load, LoadScalar
-from fadsl.ir.parser import _lark, parse_expr, parse_kernel
+from fadsl.ir.text.parser import _lark, parse_expr, parse_kernel
 
 KERNEL = """\
 kernel k(
@@ -126,7 +127,7 @@ def test_parser_is_built_once() -> None:
 
 def test_lark_is_imported_lazily() -> None:
     code = (
-        "import sys, fadsl.cli, fadsl.ir.parser, fadsl.commands.ir_cmd;"
+        "import sys, fadsl.cli, fadsl.ir.text.parser, fadsl.commands.ir_cmd;"
         "print('lark' in sys.modules)"
     )
     out = subprocess.run(

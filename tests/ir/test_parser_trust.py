@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fadsl.errors import IRParseError
-from fadsl.ir.parser import parse_kernel
+from fadsl.ir.text.parser import parse_kernel
 
 SAMPLE = Path(__file__).resolve().parents[1] / "ir_samples" / "every_form.fir"
 TOKEN = re.compile(

@@ -12,7 +12,7 @@ import sympy
 from fadsl.errors import Loc
 from fadsl.ir.expr import isym
 from fadsl.ir.nodes import Dot, Imm, Mul, Value
-from fadsl.ir.printer import op_text, print_kernel, value_text
+from fadsl.ir.text.printer import op_text, print_kernel, value_text
 from fadsl.ir.types import DType, ErrorType, MemSpace, QueueType, TileType
 
 LOC = Loc("<test>", 1)
@@ -79,7 +79,7 @@ def test_broken_ir_still_prints() -> None:
 def test_output_does_not_depend_on_hash_seed(fa2) -> None:
     code = (
         "import sys; sys.path.insert(0, 'examples'); import fa2;"
-        "from fadsl.ir.printer import print_kernel;"
+        "from fadsl.ir.text.printer import print_kernel;"
         "print(print_kernel(fa2.fa2.build({'causal': True})), end='')"
     )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -11,8 +11,8 @@ import pytest
 from irutil import build_fa2, sample_paths
 
 from fadsl.ir.nodes import Kernel, Op, all_op_classes
-from fadsl.ir.parser import parse_kernel
-from fadsl.ir.printer import print_kernel
+from fadsl.ir.text.parser import parse_kernel
+from fadsl.ir.text.printer import print_kernel
 from fadsl.passes import pass_names, run_pipeline
 from fadsl.target import get as get_target
 

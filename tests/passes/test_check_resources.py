@@ -15,9 +15,9 @@ from fadsl import target as targets
 from fadsl.errors import Loc, ResourceError
 from fadsl.ir.expr import CeilDiv, isym
 from fadsl.ir.types import DType
-from fadsl.passes import check_resources as cr
-from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
-from fadsl.passes.footprint_eval import batch, best_pair, exact, largest_fit
+from fadsl.plan import check_resources as cr
+from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
+from fadsl.plan.footprint_eval import batch, best_pair, exact, largest_fit
 
 BQ, BKV, D, B, N, SQ = (isym(n) for n in ("block_q", "block_kv", "D", "B", "N", "Sq"))
 SRC = "            s = fd.dot(qt, kt, transpose_b=True) * scale"

@@ -1,4 +1,4 @@
-"""The TPipe's event-ID pools are part of the resource proof (fadsl/passes/event_pool.py).
+"""The TPipe's event-ID pools are part of the resource proof (fadsl/plan/event_pool.py).
 
 fa3 with double-buffered K/V loads passed ``fadsl check`` and compiled, but its cube core
 has 11 L1 queue buffers that each hold an MTE1->MTE2 event ID once freed, and a pool has
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fadsl.cli import main
-from fadsl.passes.event_pool import FREE_EVENT, que_max_event
+from fadsl.plan.event_pool import FREE_EVENT, que_max_event
 
 ROOT = Path(__file__).resolve().parents[2]
 FA3 = str(ROOT / "examples" / "fa3.py")

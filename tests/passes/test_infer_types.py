@@ -19,7 +19,7 @@ from fadsl.ir.nodes import (
     Value,
     ValueOp,
 )
-from fadsl.ir.parser import parse_kernel
+from fadsl.ir.text.parser import parse_kernel
 from fadsl.ir.types import DType, ErrorType, MemSpace, TileType
 from fadsl.ir.visitor import IRTransformer
 from fadsl.passes import infer_types

@@ -11,7 +11,7 @@ from fadsl.backends.interp import interpret
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.passes import run_pipeline
-from fadsl.passes.sides import walk
+from fadsl.plan.sides import walk
 
 
 @fd.kernel(dtype="fp32")

@@ -1,6 +1,7 @@
 """Ascend C parameter fields in the CPU runtime: documented ranges are enforced, and
 ``fadsl::Field<T>`` (fadsl_tile.h) stops a run on a value its field type cannot hold
-instead of wrapping it (issue 12 defect 5: a uint16_t srcDValue of 66,560 became 1,024)."""
+instead of wrapping it (issue 12 defect 5: a uint16_t srcDValue of 66,560 became 1,024).
+"""
 
 from __future__ import annotations
 
@@ -87,7 +88,9 @@ def test_documented_range_just_fits_and_one_more_aborts(
 ) -> None:
     field = {"NVALUE": "nValue", "C0STRIDE": "dstNzC0Stride", "MSIZE": "m"}[name]
     over = run(_exe(tmp_path, **{**BASE, name: value + 1}), case)
-    assert_aborted(over, f"{field} = {value + 1} is outside its documented range [0, {top}]")
+    assert_aborted(
+        over, f"{field} = {value + 1} is outside its documented range [0, {top}]"
+    )
     if case == "mmad":  # an in-range value passes the check (n = 0 makes it a NOP)
         assert_ok(run(_exe(tmp_path, **{**BASE, name: value}), case))
 

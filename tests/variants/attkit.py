@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fadsl import runio
+from fadsl.io import runio
 from fadsl.backends.interp import InterpResult, interpret
 from fadsl.commands.common import Binding
 from fadsl.ir.types import DType

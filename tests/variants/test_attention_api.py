@@ -169,7 +169,7 @@ def test_reference_reads_extra_tensors_outside_their_shape_clearly() -> None:
 
     k = fd.attention(name="d", mask_mod=doc_mask)
     b = bind(k, dict(B=1, N=1, Sq=100, Skv=50, D=64))
-    from fadsl import runio
+    from fadsl.io import runio
 
     with pytest.raises(UsageError, match="outside its shape"):
         runio.make_inputs(b, 0)

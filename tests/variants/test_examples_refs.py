@@ -63,7 +63,7 @@ def test_attention_example_passes_both_references(name: str, dtype: str) -> None
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("name", ["fa1", "fa3"])
 def test_tile_program_examples_pass(name: str, dtype: str) -> None:
-    from fadsl import runio
+    from fadsl.io import runio
     from fadsl.backends.interp import interpret
     from fadsl.commands.common import Binding
     from fadsl.ir.types import DType

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.view import Stmt
-from fadsl.passes.plan_buffers import Lowering
+from fadsl.plan.plan_buffers import Lowering
 
 
 class CoreEmitter:

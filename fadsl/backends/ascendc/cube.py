@@ -20,8 +20,8 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, TileType
-from fadsl.passes.plan_buffers import Lowering
-from fadsl.passes.sides import CUBE
+from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.sides import CUBE
 
 
 class CubeEmitter(CoreEmitter):

@@ -30,7 +30,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
-from fadsl.passes.plan_buffers import Lowering
+from fadsl.plan.plan_buffers import Lowering
 
 MAX_FLAGS = 16
 
@@ -299,7 +299,8 @@ def _gm_params(
     host: str,
 ) -> tuple[GmParam, ...]:
     """Tensor parameters, with element counts as host C++ over tiling fields ``t.X``."""
-    from fadsl.ir.expr import isym, to_cxx
+    from fadsl.ir.expr import isym
+    from fadsl.ir.expr_print import to_cxx
 
     fixed = {isym(n): v for n, v in {**consts, **comptime}.items()}
     host_ceil = host + "CeilDiv"  # tiling.h, host side

@@ -11,7 +11,7 @@ from fadsl.backends.ascendc.view import Line
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import TensorType
-from fadsl.passes.gm_geometry import bounded, geometry, limit, strides
+from fadsl.plan.gm_geometry import bounded, geometry, limit, strides
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def header_names() -> frozenset[str]:
 
     Scanning them takes about 40 ms, so the result is kept in fadsl's checked cache
     under the headers' content (a changed header is a new entry)."""
-    import fadsl.cache as cache
+    import fadsl.io.cache as cache
     from fadsl.runtime import include_dir
 
     paths = [os.path.join(HERE, "include", "fadsl_tile.h")]

@@ -9,9 +9,10 @@ import sympy
 
 from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr, to_cxx
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr_print import to_cxx
 from fadsl.ir.types import DType
-from fadsl.passes.vector_slots import camel
+from fadsl.plan.vector_slots import camel
 
 from fadsl.backends.ascendc.mangle import Mangler
 

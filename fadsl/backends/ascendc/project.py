@@ -36,10 +36,10 @@ def build_project(
     ``prove_fit=False`` skips the refusal (never the report): only for testing that the
     CPU runtime enforces the chip's memory sizes by itself.
     """
-    from fadsl.ir.printer import print_kernel
+    from fadsl.ir.text.printer import print_kernel
     from fadsl.passes import run_pipeline
-    from fadsl.passes.check_resources import check, explain, tunable_names
-    from fadsl.passes.plan_buffers import lower
+    from fadsl.plan.check_resources import check, explain, tunable_names
+    from fadsl.plan.plan_buffers import lower
 
     from fadsl.backends.ascendc.emit import require_codegen
 
@@ -58,7 +58,7 @@ def build_project(
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
     files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
-    from fadsl.passes.resource_report import report_json
+    from fadsl.plan.resource_report import report_json
 
     resources = report_json(
         report,
@@ -127,8 +127,9 @@ def _host_tasks(binding: Any, em: Emitted, host: str) -> str:
     """The task count as plain host C++ over tiling fields ``t.X``."""
     import sympy
 
-    from fadsl.ir.expr import isym, to_cxx
-    from fadsl.passes.sides import grid_of
+    from fadsl.ir.expr import isym
+    from fadsl.ir.expr_print import to_cxx
+    from fadsl.plan.sides import grid_of
 
     k = binding.kernel
     fixed = {isym(n): v for n, v in em.comptime.items()}

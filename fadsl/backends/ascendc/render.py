@@ -55,12 +55,12 @@ def templates_dir() -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The environment; compiled templates are kept in fadsl's cache (fadsl/cache.py),
+    """The environment; compiled templates are kept in fadsl's cache (fadsl/io/cache.py),
     so a new process does not compile them again."""
     import jinja2
 
     from fadsl.backends.ascendc.template_cache import CheckedBytecodeCache
-    from fadsl.cache import cache_dir
+    from fadsl.io.cache import cache_dir
 
     folder = cache_dir("jinja")
     return jinja2.Environment(
@@ -136,7 +136,7 @@ def clang_format_binary() -> str:
 def format_cxx(files: dict[str, str]) -> dict[str, str]:
     """Every file formatted by clang-format: from fadsl's cache when the same text was
     formatted before by the same binary and style, the rest by one process."""
-    from fadsl.cache import cache_dir, key, read, write
+    from fadsl.io.cache import cache_dir, key, read, write
 
     binary = clang_format_binary()
     folder = cache_dir("clang-format")

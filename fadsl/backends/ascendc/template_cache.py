@@ -3,7 +3,7 @@
 Jinja's own FileSystemBytecodeCache checks that an entry belongs to the template's
 current source, but not that the compiled code in it is what Jinja wrote: an edited
 entry would change the generated project. Here each entry goes through
-``fadsl.cache.read_bytes``/``write_bytes``, stored with the SHA-256 of its content;
+``fadsl.io.cache.read_bytes``/``write_bytes``, stored with the SHA-256 of its content;
 a damaged one is reported and rebuilt.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import jinja2
 from jinja2.bccache import Bucket
 
-from fadsl.cache import key, read_bytes, write_bytes
+from fadsl.io.cache import key, read_bytes, write_bytes
 
 
 class CheckedBytecodeCache(jinja2.BytecodeCache):

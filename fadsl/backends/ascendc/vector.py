@@ -21,8 +21,8 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, TileType
-from fadsl.passes.sides import CUBE
-from fadsl.passes.vector_forms import elems_per_repeat
+from fadsl.plan.sides import CUBE
+from fadsl.plan.vector_forms import elems_per_repeat
 
 
 class VectorEmitter(CoreEmitter):

@@ -13,7 +13,7 @@ from fadsl.backends.ascendc.names import BIN, LEVEL2
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
-from fadsl.passes.vector_forms import Form, elems_per_repeat
+from fadsl.plan.vector_forms import Form, elems_per_repeat
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -211,7 +211,7 @@ def reduce(
 
 def check_rules() -> list[str]:
     """Vector op classes without a rule (for the registry completeness test)."""
-    from fadsl.passes.vector_forms import _ARITH, _UNARY
+    from fadsl.plan.vector_forms import _ARITH, _UNARY
 
     wanted = (
         set(_ARITH)

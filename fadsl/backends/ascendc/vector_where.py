@@ -14,7 +14,7 @@ from fadsl.backends.ascendc.names import CMPMODE, FLIPPED, ctype
 from fadsl.backends.ascendc.vector_rules import rule, tile_dtype
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType
-from fadsl.passes.vector_forms import Form
+from fadsl.plan.vector_forms import Form
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

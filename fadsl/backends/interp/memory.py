@@ -26,7 +26,7 @@ from fadsl.backends.interp.impls import impl
 from fadsl.backends.interp.queues import write_slot
 from fadsl.backends.interp.storage import convert_scalar, nan_of
 from fadsl.errors import ExecutionError, Loc
-from fadsl.ir.expr import to_text
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.nodes import Index, Load, LoadScalar, Param, ParamKind, Point, Store
 from fadsl.ir.types import DType, TensorType
 

@@ -148,5 +148,7 @@ def test_row_stride_over_uint16_stops_sim_without_the_proof(tmp_path: Path) -> N
     ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "Nd2NzParams.srcDValue = 66560 does not fit its uint16_t field" in proc.stderr
+    assert (
+        "Nd2NzParams.srcDValue = 66560 does not fit its uint16_t field" in proc.stderr
+    )
     assert not (tmp_path / "x").exists()

@@ -11,7 +11,8 @@ import sympy
 from fadsl.backends.interp import InterpResult, interpret
 from fadsl.errors import Loc
 from fadsl.ir.builder import Builder
-from fadsl.ir.expr import as_expr, fsym, isym, parse_expr_text
+from fadsl.ir.expr import as_expr, fsym, isym
+from fadsl.ir.expr_parse import parse_expr_text
 from fadsl.ir.nodes import (
     For,
     Grid,

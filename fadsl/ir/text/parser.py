@@ -15,10 +15,10 @@ from typing import Any
 
 from fadsl.errors import IRParseError, Loc
 from fadsl.ir.expr import Expr
-from fadsl.ir.from_tree import TreeReader
+from fadsl.ir.text.from_tree import TreeReader
 from fadsl.ir.nodes import Kernel
-from fadsl.ir.parse_errors import syntax_error
-from fadsl.ir.tree_values import Mismatch, ValueReader
+from fadsl.ir.text.parse_errors import syntax_error
+from fadsl.ir.text.tree_values import Mismatch, ValueReader
 from fadsl.ir.verify import verify
 
 _GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grammar.lark")

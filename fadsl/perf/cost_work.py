@@ -5,7 +5,7 @@ each KV loop, whose body is counted once per iteration. Per op: MTE2/MTE3 bytes 
 loads and stores, cube FLOPs and L1 -> L0 bytes of dots, vector element-operations
 (transcendentals apart), and on split chips the bytes of values that cross between
 the cube and the vector cores through a GM workspace. docs/cost-model.md has the
-table. ``fadsl/cost_model.py`` turns the amounts into times; ``fadsl/timeline.py``
+table. ``fadsl/perf/cost_model.py`` turns the amounts into times; ``fadsl/perf/timeline.py``
 counts them op by op to schedule events.
 
 Non-goals: times and rates (cost_model), anything about buffers (check_resources).

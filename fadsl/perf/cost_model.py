@@ -29,9 +29,9 @@ from typing import Any
 
 import sympy
 
-from fadsl.cost_work import grid_of, kernel_type, tensor_bytes, workload
+from fadsl.perf.cost_work import grid_of, kernel_type, tensor_bytes, workload
 from fadsl.ir import nodes as ir
-from fadsl.passes.footprint_eval import BatchFn, batch, exact
+from fadsl.plan.footprint_eval import BatchFn, batch, exact
 from fadsl.target import Target
 
 PHASES = ("mte2", "cube", "vector", "mte3")

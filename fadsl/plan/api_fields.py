@@ -26,13 +26,14 @@ import sympy
 
 from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr, to_text
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.types import DType, QueueType, TensorType, TileType
-from fadsl.passes.gm_geometry import Geometry, geometry
-from fadsl.passes.sides import CUBE, walk
+from fadsl.plan.gm_geometry import Geometry, geometry
+from fadsl.plan.sides import CUBE, walk
 
 if TYPE_CHECKING:
-    from fadsl.passes.plan_buffers import Lowering
+    from fadsl.plan.plan_buffers import Lowering
 
 U8, U16, U32, I32 = 2**8 - 1, 2**16 - 1, 2**32 - 1, 2**31 - 1
 _DOCS = "asc-devkit docs/zh/api/SIMD-API/基础API/"

@@ -13,7 +13,7 @@ import math
 from xml.sax.saxutils import escape
 
 from fadsl.errors import UsageError
-from fadsl.timeline import LANES, Event, Timeline
+from fadsl.perf.timeline import LANES, Event, Timeline
 
 COLOURS = {
     "load": "#4e79a7",
@@ -60,7 +60,7 @@ def svg(tl: Timeline, title: str, iterations: int, width: int = 1100) -> str:
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{_LEFT}" y="20" font-size="13" font-weight="bold">'
         f"{escape(title)}</text>",
-        f'<text x="{_LEFT}" y="38" fill="#555">MODELLED times (fadsl/cost_model.py, '
+        f'<text x="{_LEFT}" y="38" fill="#555">MODELLED times (fadsl/perf/cost_model.py, '
         f"docs/cost-model.md), not measured; stages = {tl.stages}</text>",
     ]
     for row, lane in enumerate(lanes):

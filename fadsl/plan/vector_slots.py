@@ -14,7 +14,7 @@ from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, Shape
-from fadsl.passes.vector_forms import Form, TempSpec, count
+from fadsl.plan.vector_forms import Form, TempSpec, count
 
 
 @dataclass

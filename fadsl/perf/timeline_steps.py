@@ -1,4 +1,4 @@
-"""Steps of one task from the IR, one per engine action (for ``fadsl/timeline.py``).
+"""Steps of one task from the IR, one per engine action (for ``fadsl/perf/timeline.py``).
 
 Each load is a step on the MTE2 of the core that reads it (the cube core's for a tile a
 dot takes, the vector cores' otherwise); each dot is an MTE1 step (L1 -> L0A/L0B) then a
@@ -6,18 +6,18 @@ CUBE step; consecutive vector ops are one VECTOR step; a store is an MTE3 step. 
 chips a value made on one core and read on the other goes through a GM workspace: a
 write by the producer's engine (FIXPIPE for a dot result, the vector cores' MTE3 for P)
 and a read by the consumer's MTE2, after a flag hand-over. Each KV iteration starts with
-a SCALAR step (loop control). ``fadsl/timeline_schedule.py`` places the steps.
+a SCALAR step (loop control). ``fadsl/perf/timeline_schedule.py`` places the steps.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from fadsl.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
+from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
 from fadsl.perf.engines import load_lane, store_lane
 from fadsl.target import Target
-from fadsl.timeline_schedule import ROUND, Step
+from fadsl.perf.timeline_schedule import ROUND, Step
 
 
 class StepBuilder:

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass, field
 
 from fadsl.errors import UsageError
-from fadsl.files import read_json
+from fadsl.io.files import read_json
 
 NAME = "fadsl-manifest.json"
 FORMAT = 1

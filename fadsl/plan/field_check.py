@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from fadsl.errors import Loc, ResourceError
-from fadsl.passes.api_fields import FieldUse
-from fadsl.passes.footprint_eval import STEP, exact, largest_fit
+from fadsl.plan.api_fields import FieldUse
+from fadsl.plan.footprint_eval import STEP, exact, largest_fit
 
 if TYPE_CHECKING:
-    from fadsl.passes.buffer_plan import BufferPlan
-    from fadsl.passes.check_resources import ResourceReport
+    from fadsl.plan.buffer_plan import BufferPlan
+    from fadsl.plan.check_resources import ResourceReport
 
 TYPE_MAX = {"uint8_t": 2**8 - 1, "uint16_t": 2**16 - 1, "uint32_t": 2**32 - 1}
 TYPE_MAX["int32_t"] = 2**31 - 1

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fadsl.passes.buffer_plan import BufferPlan
-from fadsl.passes.check_resources import (
+from fadsl.plan.buffer_plan import BufferPlan
+from fadsl.plan.check_resources import (
     BufferUse,
     ResourceReport,
     expr_text,
     formula_text,
 )
-from fadsl.passes.footprint_eval import exact
+from fadsl.plan.footprint_eval import exact
 from fadsl.target import Target
 
 

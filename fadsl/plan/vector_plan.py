@@ -22,9 +22,9 @@ from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import QueueType, Shape, TileType
-from fadsl.passes.sides import CUBE, Sides
-from fadsl.passes.vector_forms import Form, TempSpec, count, form_of, is_compare
-from fadsl.passes.vector_slots import (
+from fadsl.plan.sides import CUBE, Sides
+from fadsl.plan.vector_forms import Form, TempSpec, count, form_of, is_compare
+from fadsl.plan.vector_slots import (
     Slot,
     VecPlan,
     camel,

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from fadsl.errors import Loc
-from fadsl.ir import fields
+from fadsl.ir.text import fields
 from fadsl.ir.nodes import Imm, Op, Value, op_name
-from fadsl.ir.tree_values import Mismatch, ValueReader, is_expr_tree
+from fadsl.ir.text.tree_values import Mismatch, ValueReader, is_expr_tree
 
 
 class OperandReader(ValueReader):

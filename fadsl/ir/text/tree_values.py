@@ -18,18 +18,8 @@ from typing import Any
 import sympy
 
 from fadsl.errors import IRParseError, Loc
-from fadsl.ir.expr import (
-    CeilDiv,
-    Expr,
-    ExprSyntaxError,
-    FloorDiv,
-    as_expr,
-    check_defined,
-    checked_int,
-    checked_pow,
-    fsym,
-    isym,
-)
+from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, isym
+from fadsl.ir.expr_parse import ExprSyntaxError, check_defined, checked_int, checked_pow
 from fadsl.ir.nodes import Point, Slice
 from fadsl.ir.types import DType, MemSpace, QueueType, TileType
 

@@ -28,13 +28,13 @@ from fadsl.errors import BackendError, UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
-from fadsl.passes.api_fields import field_uses
-from fadsl.passes.field_check import in_library
+from fadsl.plan.api_fields import field_uses
+from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
-from fadsl.passes.buffer_plan import Buffer, BufferPlan, Workspace
-from fadsl.passes.sides import CUBE, Sides, classify, grid_of
-from fadsl.passes.vector_plan import VectorPlanner
-from fadsl.passes.vector_slots import VecPlan, camel
+from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
+from fadsl.plan.sides import CUBE, Sides, classify, grid_of
+from fadsl.plan.vector_plan import VectorPlanner
+from fadsl.plan.vector_slots import VecPlan, camel
 from fadsl.target import Target
 
 NAME = "plan_buffers"
@@ -289,7 +289,7 @@ def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
 
 
 def _max(terms: set[Expr]) -> Expr:
-    from fadsl.passes.vector_slots import smax
+    from fadsl.plan.vector_slots import smax
 
     return smax(terms)
 

@@ -1,4 +1,4 @@
-"""Kernel -> textual IR (house style 3.7), the form ``ir/grammar.lark`` parses back.
+"""Kernel -> textual IR (house style 3.7), the form ``ir/text/grammar.lark`` parses back.
 
 Every op prints in one generic form, attributes named after dataclass fields and
 omitted when equal to their default::
@@ -22,8 +22,8 @@ from typing import Any
 
 import sympy
 
-from fadsl.ir.expr import to_text
-from fadsl.ir.fields import BINDER_FIELDS, default_imm_dtype, printed_attrs
+from fadsl.ir.expr_print import to_text
+from fadsl.ir.text.fields import BINDER_FIELDS, default_imm_dtype, printed_attrs
 from fadsl.ir.nodes import (
     For,
     Grid,

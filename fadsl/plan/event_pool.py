@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fadsl.errors import Loc, ResourceError
-from fadsl.passes.buffer_plan import Buffer, BufferPlan
+from fadsl.plan.buffer_plan import Buffer, BufferPlan
 from fadsl.target import Target
 
 FREE_EVENT = {

@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import DTypeError, ErrorGroup, FadslError, IRParseError, ShapeError
-from fadsl.ir import fields
+from fadsl.ir.text import fields
 from fadsl.ir.expr import Expr
 from fadsl.ir.nodes import (
     For,
@@ -32,8 +32,8 @@ from fadsl.ir.nodes import (
     op_name,
 )
 from fadsl.ir.kernel_name import check_kernel_name
-from fadsl.ir.op_reader import OperandReader
-from fadsl.ir.printer import derived_shape_syms, type_text
+from fadsl.ir.text.op_reader import OperandReader
+from fadsl.ir.text.printer import derived_shape_syms, type_text
 from fadsl.ir.types import DType, ErrorType, MemSpace, ScalarType, TensorType, TileType
 from fadsl.ir.visitor import uses
 

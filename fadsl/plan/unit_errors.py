@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fadsl.errors import Loc, ResourceError
-from fadsl.passes.buffer_plan import Buffer
+from fadsl.plan.buffer_plan import Buffer
 from fadsl.target import Target
 
 if TYPE_CHECKING:
-    from fadsl.passes.check_resources import ResourceReport
+    from fadsl.plan.check_resources import ResourceReport
 
 
 def core_error(

@@ -6,7 +6,7 @@ parent folders are created, and removed again if the command fails).
 
 Because a command replaces its output folder as a whole, ``-o`` may only name a new
 folder, an empty one, or an unchanged earlier fadsl output: a folder whose
-``fadsl-manifest.json`` (written last, see fadsl/manifest.py) lists every file in it
+``fadsl-manifest.json`` (written last, see fadsl/io/manifest.py) lists every file in it
 with the file's SHA-256 as fadsl wrote it. A folder with anything else in it (a file
 the user added or edited, other outputs side by side) is refused with a list of what
 is there, never deleted; so are a file, a symbolic link, the root, and the current
@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from fadsl import manifest
+from fadsl.io import manifest
 from fadsl.errors import UsageError
 
 SHOWN = 5

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from fadsl.ir.expr import Expr, isym
-from fadsl.passes.buffer_plan import SPACES, BufferPlan
-from fadsl.passes.footprint_eval import STEP, batch, exact, largest_fit, ranked_pairs
+from fadsl.plan.buffer_plan import SPACES, BufferPlan
+from fadsl.plan.footprint_eval import STEP, batch, exact, largest_fit, ranked_pairs
 from fadsl.target import Target
 
 if TYPE_CHECKING:
-    from fadsl.passes.check_resources import ResourceReport, SpaceUse
+    from fadsl.plan.check_resources import ResourceReport, SpaceUse
 
 Replan = Callable[[dict[str, Any]], BufferPlan]
 """The plan of the same kernel at other sizes (the planner sizes some buffers by

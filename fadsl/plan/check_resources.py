@@ -27,12 +27,13 @@ from typing import Any
 import sympy
 
 from fadsl.errors import ErrorGroup, Loc, ResourceError
-from fadsl.ir.expr import Expr, to_text
+from fadsl.ir.expr import Expr
+from fadsl.ir.expr_print import to_text
 from fadsl.ir.nodes import Kernel
-from fadsl.passes.buffer_plan import SPACES, Buffer, BufferPlan
-from fadsl.passes import event_pool, field_check, resource_hints, unit_errors
-from fadsl.passes.field_check import FieldValue
-from fadsl.passes.footprint_eval import exact
+from fadsl.plan.buffer_plan import SPACES, Buffer, BufferPlan
+from fadsl.plan import event_pool, field_check, resource_hints, unit_errors
+from fadsl.plan.field_check import FieldValue
+from fadsl.plan.footprint_eval import exact
 from fadsl.target import Target
 
 NAME = "check_resources"
@@ -211,7 +212,7 @@ def run(
     """
     if target is None:
         return kernel
-    from fadsl.passes.plan_buffers import plan as plan_buffers
+    from fadsl.plan.plan_buffers import plan as plan_buffers
 
     values = {
         k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)

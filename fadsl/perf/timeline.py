@@ -8,7 +8,7 @@ its own code through every KV iteration to its store, and the kernel figures tha
 same schedule gives when the tasks are dealt over the cores (``perf/kernel.py``). Every
 time is MODELLED from the target's rates (docs/cost-model.md).
 
-Steps come from the grid body in program order (``fadsl/timeline_steps.py``): each load
+Steps come from the grid body in program order (``fadsl/perf/timeline_steps.py``): each load
 is a step on the MTE2 of the core that reads it, each dot an MTE1 then a CUBE step,
 consecutive vector ops one VECTOR step, a store an MTE3 step; on split chips a value
 passing between the cube and the vector cores is a workspace write (FIXPIPE or AIV MTE3)
@@ -38,13 +38,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fadsl.cost_model import Estimate
+from fadsl.perf.cost_model import Estimate
 from fadsl.ir import nodes as ir
-from fadsl.passes.footprint_eval import exact
+from fadsl.plan.footprint_eval import exact
 from fadsl.perf.engines import LANES
 from fadsl.perf.kernel import KernelModel, KernelTime
 from fadsl.target import Target
-from fadsl.timeline_schedule import Event, Step
+from fadsl.perf.timeline_schedule import Event, Step
 
 __all__ = ["LANES", "Event", "Step", "Timeline", "build"]
 

@@ -1,6 +1,6 @@
 """The buffer plan: every on-chip buffer and GM workspace a kernel allocates, per core.
 
-``passes/plan_buffers.py`` produces it from the lowered IR and a target; the resource
+``plan/plan_buffers.py`` produces it from the lowered IR and a target; the resource
 checker sums it per memory space, and the Ascend C backend emits exactly these
 buffers (one ``InitBuffer`` each), so the proof and the generated code cannot drift
 apart. Shapes are symbolic (block sizes stay sympy symbols) and per core: on split
@@ -19,7 +19,7 @@ from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.types import DType, Shape
 
 if TYPE_CHECKING:
-    from fadsl.passes.api_fields import FieldUse
+    from fadsl.plan.api_fields import FieldUse
 
 SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
 

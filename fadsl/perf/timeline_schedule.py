@@ -1,4 +1,4 @@
-"""Durations and the schedule of ``fadsl/timeline.py``: rules 1-5 of its docstring.
+"""Durations and the schedule of ``fadsl/perf/timeline.py``: rules 1-5 of its docstring.
 
 ``Step`` is one engine action of the program before it is placed; ``Scheduler`` places
 the steps of the task's own code, of every KV iteration (loads issued ``stages - 1``
@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fadsl.cost_work import WORK_KEYS
+from fadsl.perf.cost_work import WORK_KEYS
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
-from fadsl.passes.footprint_eval import exact
+from fadsl.plan.footprint_eval import exact
 from fadsl.perf.engines import LANES, Engines
 
 ROUND = "__round"

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from fadsl.errors import Loc, UsageError
-from fadsl.files import read_json
-from fadsl.input_checks import check_index_inputs, check_recorded
+from fadsl.io.files import read_json
+from fadsl.io.input_checks import check_index_inputs, check_recorded
 from fadsl.ir.expr import evaluate
 from fadsl.ir.nodes import Param, ParamKind
 from fadsl.ir.types import TensorType
