@@ -183,4 +183,12 @@ __aicore__ inline int64_t GetBlockNum() { return fadsl_rt::Cur("GetBlockNum").bl
 __aicore__ inline int64_t GetSubBlockIdx() { return fadsl_rt::Cur("GetSubBlockIdx").subBlockIdx; }
 __aicore__ inline int64_t GetSubBlockNum() { return fadsl_rt::Cur("GetSubBlockNum").subBlockNum; }
 __aicore__ inline int64_t GetTaskRatio() { return fadsl_rt::Cur("GetTaskRatio").taskRatio; }
+// GetUserWorkspace.md; in CPU debug the whole workspace is the user's: the argument comes back
+// (asc-devkit impl/basic_api/dav_c220/kernel_operator_common_impl.h, ASCENDC_CPU_DEBUG branch).
+__aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
+    if (workspace == nullptr) {
+        fadsl_rt::Fail("GetUserWorkspace", "workspace can not be nullptr");
+    }
+    return workspace;
+}
 }  // namespace AscendC
