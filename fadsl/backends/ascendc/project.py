@@ -9,6 +9,7 @@ from typing import Any
 
 from fadsl.version import __version__
 from fadsl.backends.ascendc.emit import Emitted, emit
+from fadsl.backends.ascendc.op_package import op_files
 from fadsl.backends.ascendc.render import render_all
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
@@ -58,6 +59,7 @@ def build_project(
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
     files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
+    files.update(op_files(binding, emitted, context, files))
     from fadsl.plan.resource_report import report_json
 
     resources = report_json(
