@@ -67,7 +67,7 @@ def deactivate(token: contextvars.Token) -> None:  # type: ignore[type-arg]
     _TRACER.reset(token)
 
 
-def _emit(cls: type[ir.Op], hint: str = "t", **fields: Any) -> Tile:
+def emit_op(cls: type[ir.Op], hint: str = "t", **fields: Any) -> Tile:
     t = current()
     value = t.builder.emit(cls, t.here(), hint=hint, **fields)
     assert value is not None
@@ -115,49 +115,49 @@ class Tile:
         raise KernelSyntaxError("tiles cannot be iterated in Python", current().here())
 
     def __add__(self, o: Any) -> Tile:
-        return _binary(ir.Add, self, o)
+        return binary_op(ir.Add, self, o)
 
     def __radd__(self, o: Any) -> Tile:
-        return _binary(ir.Add, o, self)
+        return binary_op(ir.Add, o, self)
 
     def __sub__(self, o: Any) -> Tile:
-        return _binary(ir.Sub, self, o)
+        return binary_op(ir.Sub, self, o)
 
     def __rsub__(self, o: Any) -> Tile:
-        return _binary(ir.Sub, o, self)
+        return binary_op(ir.Sub, o, self)
 
     def __mul__(self, o: Any) -> Tile:
-        return _binary(ir.Mul, self, o)
+        return binary_op(ir.Mul, self, o)
 
     def __rmul__(self, o: Any) -> Tile:
-        return _binary(ir.Mul, o, self)
+        return binary_op(ir.Mul, o, self)
 
     def __truediv__(self, o: Any) -> Tile:
-        return _binary(ir.Div, self, o)
+        return binary_op(ir.Div, self, o)
 
     def __rtruediv__(self, o: Any) -> Tile:
-        return _binary(ir.Div, o, self)
+        return binary_op(ir.Div, o, self)
 
     def __floordiv__(self, o: Any) -> Tile:
-        return _binary(ir.FloorDivide, self, o)
+        return binary_op(ir.FloorDivide, self, o)
 
     def __rfloordiv__(self, o: Any) -> Tile:
-        return _binary(ir.FloorDivide, o, self)
+        return binary_op(ir.FloorDivide, o, self)
 
     def __mod__(self, o: Any) -> Tile:
-        return _binary(ir.Remainder, self, o)
+        return binary_op(ir.Remainder, self, o)
 
     def __rmod__(self, o: Any) -> Tile:
-        return _binary(ir.Remainder, o, self)
+        return binary_op(ir.Remainder, o, self)
 
     def __neg__(self) -> Tile:
-        return _emit(ir.Neg, x=self.value)
+        return emit_op(ir.Neg, x=self.value)
 
     def __abs__(self) -> Tile:
-        return _emit(ir.Abs, x=self.value)
+        return emit_op(ir.Abs, x=self.value)
 
     def __invert__(self) -> Tile:
-        return _emit(ir.Not, x=self.value)
+        return emit_op(ir.Not, x=self.value)
 
     def __and__(self, o: Any) -> Tile:
         return _logic(ir.And, self, o)
@@ -172,22 +172,22 @@ class Tile:
         return _logic(ir.Or, o, self)
 
     def __lt__(self, o: Any) -> Tile:
-        return _binary(ir.Lt, self, o)
+        return binary_op(ir.Lt, self, o)
 
     def __le__(self, o: Any) -> Tile:
-        return _binary(ir.Le, self, o)
+        return binary_op(ir.Le, self, o)
 
     def __gt__(self, o: Any) -> Tile:
-        return _binary(ir.Gt, self, o)
+        return binary_op(ir.Gt, self, o)
 
     def __ge__(self, o: Any) -> Tile:
-        return _binary(ir.Ge, self, o)
+        return binary_op(ir.Ge, self, o)
 
     def __eq__(self, o: Any) -> Tile:  # type: ignore[override]
-        return _binary(ir.Eq, self, o)
+        return binary_op(ir.Eq, self, o)
 
     def __ne__(self, o: Any) -> Tile:  # type: ignore[override]
-        return _binary(ir.Ne, self, o)
+        return binary_op(ir.Ne, self, o)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -207,7 +207,7 @@ def _expand(t: Tile, key: Any) -> Tile:
     axis = 0
     for item in items:
         if item is None:
-            out = _emit(ir.ExpandDims, hint=t.value.name, x=out.value, axis=axis)
+            out = emit_op(ir.ExpandDims, hint=t.value.name, x=out.value, axis=axis)
         elif not (isinstance(item, slice) and item == slice(None)):
             raise KernelSyntaxError(
                 "tiles are indexed only with `:` and `None` (to add an axis), "
@@ -235,8 +235,8 @@ def ds(start: Any, size: Any, stop: Any = None) -> Ds:
     ``stop`` bounds the block further (one sequence of a packed varlen tensor):
     positions at or past it are a tail too.
     """
-    bound = None if stop is None else _scalar(stop, "ds stop")
-    return Ds(_scalar(start, "ds start"), _scalar(size, "ds size"), bound)
+    bound = None if stop is None else scalar_operand(stop, "ds stop")
+    return Ds(scalar_operand(start, "ds start"), scalar_operand(size, "ds size"), bound)
 
 
 class TensorRef:
@@ -292,8 +292,12 @@ def _index(item: Any, extent: Expr) -> ir.Index:
             raise KernelSyntaxError(
                 "strided slices are not supported", current().here()
             )
-        start = as_expr(0) if item.start is None else _scalar(item.start, "slice start")
-        stop = extent if item.stop is None else _scalar(item.stop, "slice stop")
+        start = (
+            as_expr(0)
+            if item.start is None
+            else scalar_operand(item.start, "slice start")
+        )
+        stop = extent if item.stop is None else scalar_operand(item.stop, "slice stop")
         size = sympy.simplify(stop - start)
         if size.free_symbols & _loop_symbols(start):
             raise ShapeError(
@@ -303,7 +307,7 @@ def _index(item: Any, extent: Expr) -> ir.Index:
                 hint="write fd.ds(start, size) with a constant size",
             )
         return ir.Slice(start, size)
-    return ir.Point(_scalar(item, "index"))
+    return ir.Point(scalar_operand(item, "index"))
 
 
 def _loop_symbols(e: Expr) -> set[sympy.Symbol]:
@@ -315,7 +319,7 @@ def _loop_symbols(e: Expr) -> set[sympy.Symbol]:
 # ----------------------------------------------------------------------------
 
 
-def _scalar(x: Any, what: str) -> Expr:
+def scalar_operand(x: Any, what: str) -> Expr:
     if isinstance(x, Tile):
         raise KernelSyntaxError(
             f"{what} must be a scalar (shape symbol, loop variable or number), "
@@ -331,7 +335,7 @@ def _scalar(x: Any, what: str) -> Expr:
         ) from None
 
 
-def _operand(x: Any) -> ir.Operand:
+def as_operand(x: Any) -> ir.Operand:
     if isinstance(x, Tile):
         return x.value
     if isinstance(x, bool):
@@ -340,11 +344,11 @@ def _operand(x: Any) -> ir.Operand:
             current().here(),
             hint="compare tiles to build masks, e.g. kv_idx < Skv",
         )
-    e = _scalar(x, "operand")
+    e = scalar_operand(x, "operand")
     return ir.Imm(e, DType.I32 if is_int_expr(e) else DType.F32)
 
 
-def _promote(a: ir.Operand, b: ir.Operand) -> tuple[ir.Operand, ir.Operand]:
+def promote(a: ir.Operand, b: ir.Operand) -> tuple[ir.Operand, ir.Operand]:
     """Integer tiles meet floats as floats (FlexAttention users write q_idx * 0.5)."""
     from fadsl.frontend.tile_ops import cast as cast_op
 
@@ -365,9 +369,9 @@ def _float_kind(v: ir.Operand, t: TileType | None) -> DType | None:
     return DType.F32 if v.dtype is DType.F32 else None
 
 
-def _binary(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
-    lhs, rhs = _promote(_operand(a), _operand(b))
-    return _emit(cls, lhs=lhs, rhs=rhs)
+def binary_op(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
+    lhs, rhs = promote(as_operand(a), as_operand(b))
+    return emit_op(cls, lhs=lhs, rhs=rhs)
 
 
 def _logic(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
@@ -386,8 +390,8 @@ def _logic(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
         a = spread_like(a, b)
     if is_condition(b):
         b = spread_like(b, a)
-    return _binary(cls, a, b)
+    return binary_op(cls, a, b)
 
 
-def _is_scalar(x: Any) -> bool:
+def is_scalar(x: Any) -> bool:
     return not isinstance(x, Tile)

@@ -29,24 +29,24 @@ from fadsl.ir.builder import Builder
 from fadsl.ir.types import DType
 
 from fadsl.frontend.python_ops import (  # noqa: F401
-    _BINOPS,
-    _CMPOPS,
-    _SAFE_BUILTINS,
-    _bad_arguments,
-    _binds,
-    _const_value,
-    _describe,
-    _describe_value,
-    _eq,
-    _floordiv,
-    _helper_error,
-    _is_fadsl_op,
-    _is_plain_const,
-    _mod,
-    _ne,
-    _plain_params,
-    _qualified,
-    _type_text,
+    BINOPS,
+    CMPOPS,
+    SAFE_BUILTINS,
+    bad_arguments,
+    binds_arguments,
+    const_value,
+    describe,
+    describe_value,
+    python_eq,
+    python_floordiv,
+    helper_error,
+    is_fadsl_op,
+    is_plain_const,
+    python_mod,
+    python_ne,
+    plain_params,
+    qualified_name,
+    type_text,
     ops_grid,
     ops_pipelined,
 )
@@ -108,9 +108,7 @@ class Walker(ParamBinder, StatementWalker):
             )
         consts = tuple(
             sorted(
-                (k, _const_value(v))
-                for k, v in self.consts.items()
-                if _is_plain_const(v)
+                (k, const_value(v)) for k, v in self.consts.items() if is_plain_const(v)
             )
         )
         return ir.Kernel(
@@ -177,7 +175,7 @@ class Walker(ParamBinder, StatementWalker):
             method = getattr(self, "expr_" + type(node).__name__, None)
             if method is None:
                 raise KernelSyntaxError(
-                    f"{_describe(node)} is not supported inside a kernel",
+                    f"{describe(node)} is not supported inside a kernel",
                     self.loc(node),
                     hint="kernels use assignments, fd ops, arithmetic, `for` over "
                     "fd.grid/range/fd.pipelined and `if` on constants",
@@ -218,8 +216,8 @@ class Walker(ParamBinder, StatementWalker):
             return value
         if name in self.globals:
             return self.globals[name]
-        if name in _SAFE_BUILTINS:
-            return _SAFE_BUILTINS[name]
+        if name in SAFE_BUILTINS:
+            return SAFE_BUILTINS[name]
         known = list(self.env) + [k for k in self.globals if not k.startswith("__")]
         close = difflib.get_close_matches(name, known, n=1)
         raise KernelSyntaxError(
@@ -265,10 +263,10 @@ class Walker(ParamBinder, StatementWalker):
 
     def expr_BinOp(self, node: ast.BinOp) -> Any:
         a, b = self.expr(node.left), self.expr(node.right)
-        fn = _BINOPS.get(type(node.op))
+        fn = BINOPS.get(type(node.op))
         if fn is None:
             raise KernelSyntaxError(
-                f"operator {_describe(node.op)} is not supported", self.loc(node)
+                f"operator {describe(node.op)} is not supported", self.loc(node)
             )
         return self._operands_named(
             lambda: self._apply(lambda: fn(a, b), node), (node.left, a), (node.right, b)
@@ -279,7 +277,7 @@ class Walker(ParamBinder, StatementWalker):
         try:
             return thunk()
         except (DTypeError, ShapeError) as err:
-            notes = tuple(f"`{ast.unparse(n)}` is {_type_text(v)}" for n, v in operands)
+            notes = tuple(f"`{ast.unparse(n)}` is {type_text(v)}" for n, v in operands)
             raise type(err)(err.message, err.loc, err.hint, notes + err.notes) from None
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
@@ -297,10 +295,10 @@ class Walker(ParamBinder, StatementWalker):
                 hint="write (a < b) & (b < c) for masks",
             )
         a, b = self.expr(node.left), self.expr(node.comparators[0])
-        fn = _CMPOPS.get(type(node.ops[0]))
+        fn = CMPOPS.get(type(node.ops[0]))
         if fn is None:
             raise KernelSyntaxError(
-                f"{_describe(node.ops[0])} is not supported", self.loc(node)
+                f"{describe(node.ops[0])} is not supported", self.loc(node)
             )
         return self._operands_named(
             lambda: self._apply(lambda: fn(a, b), node),
@@ -344,15 +342,15 @@ class Walker(ParamBinder, StatementWalker):
     ) -> Any:
         if not callable(fn):
             raise KernelSyntaxError(
-                f"{_describe_value(fn)} is not callable", self.loc(node)
+                f"{describe_value(fn)} is not callable", self.loc(node)
             )
-        if _is_fadsl_op(fn) and not _binds(fn, args, kwargs):
-            raise _bad_arguments(fn, args, kwargs, self.loc(node))
-        if _is_fadsl_op(fn) or fn in _SAFE_BUILTINS.values():
+        if is_fadsl_op(fn) and not binds_arguments(fn, args, kwargs):
+            raise bad_arguments(fn, args, kwargs, self.loc(node))
+        if is_fadsl_op(fn) or fn in SAFE_BUILTINS.values():
             return self._apply(lambda: fn(*args, **kwargs), node)
         if inspect.isfunction(fn):
             return self._call_user(fn, args, kwargs, node)
-        name = _qualified(fn)
+        name = qualified_name(fn)
         same = getattr(tile_ops, name.rsplit(".", 1)[-1], None)
         raise KernelSyntaxError(
             f"calling `{name}` is not supported inside a kernel",
@@ -371,7 +369,7 @@ class Walker(ParamBinder, StatementWalker):
         except FadslError:
             raise
         except Exception as exc:  # the helper's own Python failed on tile proxies
-            raise _helper_error(fn, exc, self.loc(node)) from None
+            raise helper_error(fn, exc, self.loc(node)) from None
 
     def _apply(self, thunk: Any, node: ast.AST) -> Any:
         """Run an op; turn Python errors from bad operand kinds into kernel errors."""

@@ -16,7 +16,7 @@ from fadsl.frontend import ops, tile_ops
 from fadsl.frontend.source import in_package, traceback_loc
 from fadsl.ir.expr import as_expr
 
-_SAFE_BUILTINS = {
+SAFE_BUILTINS = {
     name: getattr(builtins, name)
     for name in (
         "min",
@@ -33,32 +33,32 @@ _SAFE_BUILTINS = {
         "round",
     )
 }
-_SAFE_BUILTINS.update({"True": True, "False": False, "None": None})
+SAFE_BUILTINS.update({"True": True, "False": False, "None": None})
 
-_BINOPS: dict[type, Any] = {
+BINOPS: dict[type, Any] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: _floordiv(a, b),
-    ast.Mod: lambda a, b: _mod(a, b),
+    ast.FloorDiv: lambda a, b: python_floordiv(a, b),
+    ast.Mod: lambda a, b: python_mod(a, b),
     ast.Pow: lambda a, b: a**b,
     ast.BitAnd: lambda a, b: a & b,
     ast.BitOr: lambda a, b: a | b,
 }
-_CMPOPS: dict[type, Any] = {
+CMPOPS: dict[type, Any] = {
     ast.Lt: lambda a, b: a < b,
     ast.LtE: lambda a, b: a <= b,
     ast.Gt: lambda a, b: a > b,
     ast.GtE: lambda a, b: a >= b,
-    ast.Eq: lambda a, b: _eq(a, b),
-    ast.NotEq: lambda a, b: _ne(a, b),
+    ast.Eq: lambda a, b: python_eq(a, b),
+    ast.NotEq: lambda a, b: python_ne(a, b),
     ast.Is: lambda a, b: a is b,
     ast.IsNot: lambda a, b: a is not b,
 }
 
 
-def _floordiv(a: Any, b: Any) -> Any:
+def python_floordiv(a: Any, b: Any) -> Any:
     if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
         return a // b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
@@ -66,7 +66,7 @@ def _floordiv(a: Any, b: Any) -> Any:
     return a // b
 
 
-def _mod(a: Any, b: Any) -> Any:
+def python_mod(a: Any, b: Any) -> Any:
     if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
         return a % b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
@@ -74,7 +74,7 @@ def _mod(a: Any, b: Any) -> Any:
     return a % b
 
 
-def _eq(a: Any, b: Any) -> Any:
+def python_eq(a: Any, b: Any) -> Any:
     if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
         return a == b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
@@ -82,7 +82,7 @@ def _eq(a: Any, b: Any) -> Any:
     return a == b
 
 
-def _ne(a: Any, b: Any) -> Any:
+def python_ne(a: Any, b: Any) -> Any:
     if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
         return a != b
     if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
@@ -90,7 +90,7 @@ def _ne(a: Any, b: Any) -> Any:
     return a != b
 
 
-def _binds(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
+def binds_arguments(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError:
@@ -100,14 +100,14 @@ def _binds(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> bool:
     return True
 
 
-def _bad_arguments(
+def bad_arguments(
     fn: Any, args: list[Any], kwargs: dict[str, Any], loc: Loc
 ) -> KernelSyntaxError:
     """fd.op(...) called with arguments its signature does not take."""
     sig = inspect.signature(fn)
     names = list(sig.parameters)
     unknown = [k for k in kwargs if k not in names]
-    hint = f"fd.{fn.__name__}({_plain_params(sig)})"
+    hint = f"fd.{fn.__name__}({plain_params(sig)})"
     if unknown:
         close = difflib.get_close_matches(unknown[0], names, n=1)
         problem = f"fd.{fn.__name__} has no keyword `{unknown[0]}`"
@@ -118,7 +118,7 @@ def _bad_arguments(
     return KernelSyntaxError(problem, loc, hint=hint)
 
 
-def _plain_params(sig: inspect.Signature) -> str:
+def plain_params(sig: inspect.Signature) -> str:
     """``block, pad=None`` (``*, `` before keyword-only ones): no annotations."""
     parts: list[str] = []
     for p in sig.parameters.values():
@@ -130,7 +130,7 @@ def _plain_params(sig: inspect.Signature) -> str:
     return ", ".join(parts)
 
 
-def _qualified(fn: Any) -> str:
+def qualified_name(fn: Any) -> str:
     name = getattr(fn, "__qualname__", None) or getattr(
         fn, "__name__", type(fn).__name__
     )
@@ -140,7 +140,7 @@ def _qualified(fn: Any) -> str:
     return f"{module}.{name}" if module and module != "builtins" else name
 
 
-def _type_text(v: Any) -> str:
+def type_text(v: Any) -> str:
     if isinstance(v, ops.Tile):
         return f"a tile {v.type}"
     return (
@@ -150,7 +150,7 @@ def _type_text(v: Any) -> str:
     )
 
 
-def _helper_error(fn: Any, exc: Exception, call: Loc) -> KernelSyntaxError:
+def helper_error(fn: Any, exc: Exception, call: Loc) -> KernelSyntaxError:
     """A Python error inside a helper (or a mod) the kernel calls, at the user's line."""
     where, name = traceback_loc(exc) or (call, fn.__name__)
     shown = where != call and not in_package(call.file)  # not from fadsl's FA2 library
@@ -176,12 +176,12 @@ def ops_pipelined() -> Any:
     return loops.pipelined
 
 
-def _is_fadsl_op(fn: Any) -> bool:
+def is_fadsl_op(fn: Any) -> bool:
     module = getattr(fn, "__module__", "") or ""
     return module.startswith("fadsl.frontend") or module.startswith("sympy")
 
 
-def _describe(node: ast.AST) -> str:
+def describe(node: ast.AST) -> str:
     name = type(node).__name__
     return {
         "Lambda": "a lambda",
@@ -219,14 +219,14 @@ def _describe(node: ast.AST) -> str:
     }.get(name, name)
 
 
-def _describe_value(v: Any) -> str:
+def describe_value(v: Any) -> str:
     name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
     return f"`{name}`" if name else f"a {type(v).__name__}"
 
 
-def _is_plain_const(v: Any) -> bool:
+def is_plain_const(v: Any) -> bool:
     return isinstance(v, (int, float, bool, str)) or v is None
 
 
-def _const_value(v: Any) -> Any:
+def const_value(v: Any) -> Any:
     return "None" if v is None else v

@@ -33,10 +33,10 @@ class StatementWalker:
                 )
             method = getattr(self, "stmt_" + type(node).__name__, None)
             if method is None:
-                from fadsl.frontend.python_ops import _describe
+                from fadsl.frontend.python_ops import describe
 
                 raise KernelSyntaxError(
-                    f"{_describe(node)} is not supported inside a kernel",
+                    f"{describe(node)} is not supported inside a kernel",
                     self.loc(node),
                     hint="kernels use assignments, fd ops, `for` over "
                     "fd.grid/range/fd.pipelined and `if` on constants",

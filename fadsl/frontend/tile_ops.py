@@ -15,12 +15,12 @@ from fadsl.errors import DTypeError, KernelSyntaxError
 from fadsl.frontend.ops import (
     Block,
     Tile,
-    _binary,
-    _emit,
-    _is_scalar,
-    _operand,
-    _promote,
-    _scalar,
+    binary_op,
+    emit_op,
+    is_scalar,
+    as_operand,
+    promote,
+    scalar_operand,
     current,
 )
 from fadsl.ir import nodes as ir
@@ -49,8 +49,8 @@ def load(block: Block, pad: float | None = None) -> Tile:
             "fd.load takes an indexed tensor parameter such as q[b, h, rows, :]",
             current().here(),
         )
-    pad_e = None if pad is None else _scalar(pad, "pad")
-    return _emit(
+    pad_e = None if pad is None else scalar_operand(pad, "pad")
+    return emit_op(
         ir.Load,
         hint=block.ref.param.name + "_t",
         src=block.ref.param.name,
@@ -129,16 +129,16 @@ def random_uniform(
             current().here(),
             hint="seed=(seed_lo, seed_hi)",
         )
-    return _emit(
+    return emit_op(
         ir.RandomUniform,
         hint="u",
-        shape=tuple(_scalar(d, "shape") for d in dims),
-        seed0=_scalar(seed[0], "seed"),
-        seed1=_scalar(seed[1], "seed"),
-        offset=_scalar(offset, "offset"),
-        stream=_scalar(stream, "stream"),
-        row_start=_scalar(row_start, "row_start"),
-        col_start=_scalar(col_start, "col_start"),
+        shape=tuple(scalar_operand(d, "shape") for d in dims),
+        seed0=scalar_operand(seed[0], "seed"),
+        seed1=scalar_operand(seed[1], "seed"),
+        offset=scalar_operand(offset, "offset"),
+        stream=scalar_operand(stream, "stream"),
+        row_start=scalar_operand(row_start, "row_start"),
+        col_start=scalar_operand(col_start, "col_start"),
     )
 
 
@@ -159,7 +159,7 @@ def dot(
             raise KernelSyntaxError(
                 f"fd.dot: `{name}` must be a tile", current().here()
             )
-    return _emit(
+    return emit_op(
         ir.Dot,
         hint="dot",
         a=a.value,
@@ -208,7 +208,7 @@ def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
         raise KernelSyntaxError(f"fd.{name} takes a tile", current().here())
     if x.dtype.is_int and cls is not ir.Abs and cls is not ir.Neg:
         x = cast(x, DType.F32)
-    return _emit(cls, x=x.value)
+    return emit_op(cls, x=x.value)
 
 
 def exp(x: Tile) -> Tile:
@@ -252,9 +252,9 @@ def maximum(a: Any, b: Any) -> Any:
         import numpy as np
 
         return np.maximum(a, b)
-    if _is_scalar(a) and _is_scalar(b):
-        return sympy.Max(_scalar(a, "maximum"), _scalar(b, "maximum"))
-    return _binary(ir.Maximum, a, b)
+    if is_scalar(a) and is_scalar(b):
+        return sympy.Max(scalar_operand(a, "maximum"), scalar_operand(b, "maximum"))
+    return binary_op(ir.Maximum, a, b)
 
 
 def minimum(a: Any, b: Any) -> Any:
@@ -263,9 +263,9 @@ def minimum(a: Any, b: Any) -> Any:
         import numpy as np
 
         return np.minimum(a, b)
-    if _is_scalar(a) and _is_scalar(b):
-        return sympy.Min(_scalar(a, "minimum"), _scalar(b, "minimum"))
-    return _binary(ir.Minimum, a, b)
+    if is_scalar(a) and is_scalar(b):
+        return sympy.Min(scalar_operand(a, "minimum"), scalar_operand(b, "minimum"))
+    return binary_op(ir.Minimum, a, b)
 
 
 def where(cond: Any, a: Any, b: Any) -> Tile:
@@ -293,8 +293,8 @@ def where(cond: Any, a: Any, b: Any) -> Tile:
                 hint="select between tiles, e.g. fd.where(h >= 2, score, -fd.inf)",
             )
         cond = spread_like(cond, like)
-    ca, cb = _promote(_operand(a), _operand(b))
-    return _emit(ir.Where, cond=_operand(cond), a=ca, b=cb)
+    ca, cb = promote(as_operand(a), as_operand(b))
+    return emit_op(ir.Where, cond=as_operand(cond), a=ca, b=cb)
 
 
 def cast(x: Tile, dtype: DType) -> Tile:
@@ -307,31 +307,31 @@ def cast(x: Tile, dtype: DType) -> Tile:
             current().here(),
             hint="use fd.f16, fd.bf16, fd.f32 or param.dtype",
         )
-    return _emit(ir.Cast, hint=x.value.name, x=x.value, dtype=dtype)
+    return emit_op(ir.Cast, hint=x.value.name, x=x.value, dtype=dtype)
 
 
 def row_max(x: Tile) -> Tile:
     """Maximum of each row of a 2-D tile: [R, C] -> [R]."""
     if not isinstance(x, Tile):
         raise KernelSyntaxError("fd.row_max takes a tile", current().here())
-    return _emit(ir.RowMax, x=x.value)
+    return emit_op(ir.RowMax, x=x.value)
 
 
 def row_sum(x: Tile) -> Tile:
     """Sum of each row of a 2-D tile: [R, C] -> [R]."""
     if not isinstance(x, Tile):
         raise KernelSyntaxError("fd.row_sum takes a tile", current().here())
-    return _emit(ir.RowSum, x=x.value)
+    return emit_op(ir.RowSum, x=x.value)
 
 
 def full(shape: Any, value: float, dtype: DType = DType.F32) -> Tile:
     """A tile filled with ``value``: fd.full((block_q,), -fd.inf, fd.f32)."""
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
-    return _emit(
+    return emit_op(
         ir.Full,
         hint="full",
-        shape=tuple(_scalar(d, "shape") for d in dims),
-        value=_scalar(value, "fill value"),
+        shape=tuple(scalar_operand(d, "shape") for d in dims),
+        value=scalar_operand(value, "fill value"),
         dtype=dtype,
     )
 
@@ -343,19 +343,19 @@ def zeros(shape: Any, dtype: DType = DType.F32) -> Tile:
 
 def arange(start: Any, size: Any) -> Tile:
     """Position indices ``start + [0, size)`` as i32: fd.arange(i * block_q, block_q)."""
-    return _emit(
+    return emit_op(
         ir.Arange,
         hint="idx",
-        start=_scalar(start, "arange start"),
-        size=_scalar(size, "arange size"),
+        start=scalar_operand(start, "arange start"),
+        size=scalar_operand(size, "arange size"),
     )
 
 
 def cdiv(a: Any, b: Any) -> Expr:
     """Ceiling division of scalars: number of blocks of size b covering a."""
-    return CeilDiv(_scalar(a, "cdiv"), _scalar(b, "cdiv"))
+    return CeilDiv(scalar_operand(a, "cdiv"), scalar_operand(b, "cdiv"))
 
 
 def floordiv(a: Any, b: Any) -> Expr:
     """Floor division of scalars."""
-    return FloorDiv(_scalar(a, "floordiv"), _scalar(b, "floordiv"))
+    return FloorDiv(scalar_operand(a, "floordiv"), scalar_operand(b, "floordiv"))

@@ -11,6 +11,7 @@ from fadsl.errors import Loc, ShapeError
 from fadsl.ir.expr import Expr
 from fadsl.ir.expr_print import to_text
 from fadsl.ir.types import (
+    shape_text,
     DType,
     ErrorType,
     ScalarType,
@@ -168,7 +169,7 @@ def broadcast_shapes(a: Shape, b: Shape, loc: Loc, what: str) -> Shape:
             out.append(db)
         else:
             raise ShapeError(
-                f"{what}: shapes {_shp(a)} and {_shp(b)} do not broadcast "
+                f"{what}: shapes {shape_text(a)} and {shape_text(b)} do not broadcast "
                 f"({to_text(da)} vs {to_text(db)})",
                 loc,
                 hint="dimensions must be equal or 1",
@@ -176,11 +177,7 @@ def broadcast_shapes(a: Shape, b: Shape, loc: Loc, what: str) -> Shape:
     return tuple(out)
 
 
-def _shp(s: Shape) -> str:
-    return "[" + ", ".join(to_text(d) for d in s) + "]"
-
-
-def _operand_desc(v: Operand) -> str:
+def operand_desc(v: Operand) -> str:
     if isinstance(v, Value):
         return f"{v} : {v.type}"
     return f"{v} : {v.dtype.value}"

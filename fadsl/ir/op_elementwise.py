@@ -18,7 +18,7 @@ from fadsl.ir.op_base import (
     TypeContext,
     Value,
     ValueOp,
-    _operand_desc,
+    operand_desc,
     broadcast_shapes,
     is_poisoned,
     op_name,
@@ -136,8 +136,8 @@ def _binary_dtype_shape(op: Binary) -> tuple[DType, Shape]:
     if ta is not None and tb is not None:
         if ta.dtype is not tb.dtype:
             raise DTypeError(
-                f"{name}: operand dtypes differ: {_operand_desc(op.lhs)} "
-                f"vs {_operand_desc(op.rhs)}",
+                f"{name}: operand dtypes differ: {operand_desc(op.lhs)} "
+                f"vs {operand_desc(op.rhs)}",
                 op.loc,
                 hint="cast one side explicitly, e.g. fd.cast(x, fd.f32)",
             )
@@ -284,15 +284,15 @@ class Where(ValueOp):
         tc = tile_type(self.cond)
         if tc is None or tc.dtype is not DType.BOOL:
             raise DTypeError(
-                f"where: the condition must be a bool tile, got {_operand_desc(self.cond)}",
+                f"where: the condition must be a bool tile, got {operand_desc(self.cond)}",
                 self.loc,
                 hint="build the condition with a comparison, e.g. q_idx >= kv_idx",
             )
         ta, tb = tile_type(self.a), tile_type(self.b)
         if ta is not None and tb is not None and ta.dtype is not tb.dtype:
             raise DTypeError(
-                f"where: branches differ in dtype: {_operand_desc(self.a)} vs "
-                f"{_operand_desc(self.b)}",
+                f"where: branches differ in dtype: {operand_desc(self.a)} vs "
+                f"{operand_desc(self.b)}",
                 self.loc,
                 hint="cast one branch explicitly",
             )

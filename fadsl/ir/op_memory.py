@@ -24,7 +24,7 @@ from fadsl.ir.op_base import (
     TypeContext,
     Value,
     ValueOp,
-    _shp,
+    shape_text,
     tile_type,
 )
 
@@ -103,7 +103,7 @@ class Store(Op):
         want = _index_shape(self.index)
         if tuple(t.shape) != tuple(want):
             raise ShapeError(
-                f"store to `{self.dst}`: tile {t} does not match the block {_shp(want)}",
+                f"store to `{self.dst}`: tile {t} does not match the block {shape_text(want)}",
                 self.loc,
             )
         if t.dtype is not p.type.dtype:
@@ -163,7 +163,7 @@ class RandomUniform(ValueOp):
     def infer(self, ctx: TypeContext) -> ValueType:
         if len(self.shape) != 2:
             raise ShapeError(
-                f"random_uniform makes 2-D tiles, got shape {_shp(self.shape)}",
+                f"random_uniform makes 2-D tiles, got shape {shape_text(self.shape)}",
                 self.loc,
             )
         return TileType(self.shape, DType.F32)

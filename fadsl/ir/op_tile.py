@@ -19,8 +19,8 @@ from fadsl.ir.op_base import (
     TypeContext,
     Value,
     ValueOp,
-    _operand_desc,
-    _shp,
+    operand_desc,
+    shape_text,
     op_name,
     tile_type,
 )
@@ -135,15 +135,15 @@ class Dot(ValueOp):
             return ErrorType()
         if ta.rank != 2 or tb.rank != 2:
             raise ShapeError(
-                f"dot takes 2-D tiles, got {_operand_desc(self.a)} and {_operand_desc(self.b)}",
+                f"dot takes 2-D tiles, got {operand_desc(self.a)} and {operand_desc(self.b)}",
                 self.loc,
             )
         m, ka = (ta.shape[1], ta.shape[0]) if self.transpose_a else ta.shape
         kb, n = (tb.shape[1], tb.shape[0]) if self.transpose_b else tb.shape
         if ka != kb:
             raise ShapeError(
-                f"dot: contraction sizes differ: a is {_shp(ta.shape)}"
-                f"{' (transposed)' if self.transpose_a else ''}, b is {_shp(tb.shape)}"
+                f"dot: contraction sizes differ: a is {shape_text(ta.shape)}"
+                f"{' (transposed)' if self.transpose_a else ''}, b is {shape_text(tb.shape)}"
                 f"{' (transposed)' if self.transpose_b else ''}: {to_text(ka)} vs {to_text(kb)}",
                 self.loc,
                 hint="for q @ k^T pass transpose_b=True",
