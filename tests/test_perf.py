@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +13,7 @@ import pytest
 
 from fadsl import target as targets
 from fadsl.commands import common
-from fadsl.perf import l2, native
+from fadsl.perf import calibration, l2, native
 from fadsl.perf.kernel import KernelModel
 
 ROOT = Path(__file__).parent.parent
@@ -100,26 +98,23 @@ def test_native_configuration_follows_the_cann_tiling() -> None:
     assert (four.pairs, four.rounds_per_core) == (16, 4)
     big = native.estimate(native.Shape(1, 1, 1, 32768), b2)
     assert (big.pairs, big.rounds_per_core) == (22, 6 * 32)
-    assert big.kv_hit == pytest.approx(1 - 1 / 22)
+    # 256 blocks: 21 AI cores read K/V 6 times, the last one twice; one pass from HBM
+    assert big.kv_hit == pytest.approx(1 - 1 / (21 * 6 + 2))
 
 
-def test_the_calibration_bench_meets_its_targets() -> None:
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "bench/kernel_model.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout
-    rows = [ln.split() for ln in out.splitlines() if ln.startswith("ascend")]
-    assert len(rows) == 7
-    for row in rows:
-        err = float(row[7].rstrip("%"))
-        if row[-1] == "fitted":
-            assert abs(err) < 0.5
-        elif row[0] == "ascend910_9391":
-            assert abs(err) <= 20
-    assert "launch_overhead_cycles" in out and "iteration_overhead_cycles" in out
-    assert "do not carry the fitted values" not in out
+def test_the_calibration_meets_its_targets_but_16k() -> None:
+    values = calibration.fit()
+    for k, v in values.items():  # the target file carries the fitted values
+        assert targets.get("ascend910b2").rate(k) == round(v)
+    for row in calibration.calibration(values):
+        if row.fitted:
+            assert abs(row.error) < 0.5
+        elif row.shape.S != 16384:
+            assert row.ok, row
+    # the published 910B2 times alone: 8K is on the line through 4K and 32K (time =
+    # fixed + per-round x rounds), 16K is 18% above it -- no such model meets 15% there
+    line = {s: us / on - 1 for s, _, us, on in calibration.published_line()}
+    assert abs(line[8192]) < 0.03 and line[16384] > 0.15
 
 
 def test_causal_reads_of_uneven_length_never_beat_the_compulsory_traffic() -> None:

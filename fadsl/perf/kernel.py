@@ -33,8 +33,9 @@ from fadsl.ir.op_base import Slice
 from fadsl.plan.footprint_eval import exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
+from fadsl.perf.schedule import Schedule, scaled_env, schedule_of
 from fadsl.target import Target
-from fadsl.perf.timeline_schedule import Scheduler, Step, Timer
+from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
 from fadsl.perf.timeline_steps import StepBuilder
 
 PROBE = 4
@@ -102,7 +103,9 @@ class KernelTime:
 class KernelModel:
     """The engine steps of one kernel on one target; ``estimate`` schedules them."""
 
-    def __init__(self, kernel: ir.Kernel, target: Target) -> None:
+    def __init__(
+        self, kernel: ir.Kernel, target: Target, schedule: Schedule | None = None
+    ) -> None:
         self.kernel, self.target = kernel, target
         self.cost = CostModel(kernel, target)
         grid = self.cost.grid
@@ -115,12 +118,19 @@ class KernelModel:
             )
         self.grid, self.loop = grid, loops[0]
         pos = grid.body.index(self.loop)
-        b = StepBuilder(grid, self.loop, target)
+        self.kv_schedule = schedule or schedule_of(self.loop)
+        self.stages = self.kv_schedule.stages
+        b = StepBuilder(grid, self.loop, target, self.kv_schedule.resident_l0)
         self.before = b.steps(grid.body[:pos], "init")
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
-        self.stages = max(1, self.loop.stages)
+        self.order = program_order(self.body, self.loop, self.kv_schedule)
         self._loads = _loads(grid, self.loop)
+
+    def scaled(self, env: Mapping[str, Any]) -> dict[str, Any]:
+        """``env`` as the modelled schedule sees it: a round of k KV blocks and k Q
+        blocks sharing a K/V load are one iteration / task (perf/schedule.py)."""
+        return scaled_env(env, self.kv_schedule, self.grid, self.loop, self.kernel)
 
     # -- one task --------------------------------------------------------------
 
@@ -132,7 +142,7 @@ class KernelModel:
 
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""
-        sched = Scheduler(self.loop, timer, self.body, self.stages, trips)
+        sched = Scheduler(self.loop, timer, self.order, self.kv_schedule, trips)
         sched.run(self.before, self.after, 0.0)
         return sched
 
@@ -152,6 +162,7 @@ class KernelModel:
     # -- the kernel ------------------------------------------------------------
 
     def estimate(self, env: Mapping[str, Any]) -> KernelTime:
+        env = self.scaled(env)
         bounds = self.cost.estimate(env)
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
         trips = self.cost.trips(env, extents).reshape(-1)

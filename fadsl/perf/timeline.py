@@ -26,7 +26,16 @@ Schedule rules (``timeline_schedule.Scheduler``):
 4. with s = 1 nothing is issued ahead: iteration j's loads wait until every step of
    iteration j - 1 has ended (the loop body runs as written);
 5. an iteration's SCALAR step (``iteration_overhead_cycles``) follows the vector core's
-   previous work, and the iteration's first compute step waits for it.
+   previous work, and the iteration's first compute step waits for it;
+6. with a workspace ring of R >= 2 slots the cube issues the steps that need no vector
+   value of their iteration R - 1 iterations ahead, a workspace write waits until its
+   slot's value of R iterations back was read, and the vector core runs the update on
+   P V one iteration late when nothing earlier needs it (``program_order``);
+7. with L0 depth b, MTE1 fills L0 for dot n after the cube ended dot n - b, and the cube
+   starts dot n after Fixpipe drained dot n - b.
+
+The loop's queue depth, ring, round length, resident operands, L0 depth and shared Q
+blocks come from ``fadsl/perf/schedule.py`` (read from the IR).
 
 Non-goals: cycle accuracy (see docs/cost-model.md); loops nested inside the KV loop
 (counted as one vector step).
@@ -102,12 +111,13 @@ class Timeline:
 def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline:
     """The modelled schedule of the task with the most KV iterations at ``env``."""
     model = KernelModel(kernel, target)
-    task = _task_point(model.grid, env)
-    point = {**env, **task}
+    kt = model.estimate(env)
+    seen = model.scaled(env)  # a round / shared Q blocks as one iteration / task
+    task = _task_point(model.grid, seen)
+    point = {**seen, **task}
     loop = model.loop
     trips = max(0, int(exact(loop.stop - loop.start, point)))
-    sched = model.schedule(model.timer(env), trips)
-    kt = model.estimate(env)
+    sched = model.schedule(model.timer(seen), trips)
     est = kt.bounds
     return Timeline(
         tuple(sched.events),

@@ -1,15 +1,17 @@
-"""Durations and the schedule of ``fadsl/perf/timeline.py``: rules 1-5 of its docstring.
+"""Durations and the schedule of ``fadsl/perf/timeline.py``: rules 1-7 of its docstring.
 
-``Step`` is one engine action of the program before it is placed; ``Scheduler`` places
-the steps of the task's own code, of every KV iteration (loads issued ``stages - 1``
-iterations ahead) and of its tail, in issue order, and records for each ``Event`` what
-held it back. ``Timer`` turns a step's work into seconds on its engine
+``Step`` is one engine action of the program before it is placed; ``program_order``
+decides the order the cube and vector programs issue a KV iteration's steps in (the
+schedule of ``fadsl/perf/schedule.py``); ``Scheduler`` places the steps of the task's
+own code, of every KV iteration and of its tail, in that order, and records for each
+``Event`` what held it back. ``Timer`` turns a step's work into seconds on its engine
 (``fadsl/perf/engines.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +20,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.plan.footprint_eval import exact
 from fadsl.perf.engines import LANES, Engines
+from fadsl.perf.schedule import Schedule
 
 ROUND = "__round"
 """The pseudo-value a KV iteration's SCALAR loop-control step defines."""
@@ -115,10 +118,14 @@ class Scheduler:
 
     loop: ir.For
     timer: Timer
-    body: list[Step]
-    stages: int
+    order: Order
+    """The KV iteration's steps in issue order (``program_order``, made once: the
+    Timer caches durations per step object)."""
+    plan: Schedule
     trips: int
     events: list[Event] = field(default_factory=list)
+    dots: list[tuple[int, tuple[str, int | None]]] = field(default_factory=list)
+    """CUBE events in issue order: (event index, key of the result)."""
     where: dict[tuple[str, int | None], int] = field(default_factory=dict)
     readers: dict[tuple[str, int | None], list[int]] = field(default_factory=dict)
     lane_free: dict[str, float] = field(
@@ -130,21 +137,28 @@ class Scheduler:
         self.flag = self.timer.engines.flag_s
         for s in before:
             self._place(s, None)
-        loads = [s for s in self.body if s.kind == "load"]
-        rest = [s for s in self.body if s.kind != "load"]
-        ahead = self.stages - 1
+        order = self.order
+        ahead, lead = self.plan.ahead, order.lead
         for j in range(min(ahead, self.trips)):
-            for s in loads:
-                self._place(s, j)
+            self._place_all(order.loads, j)
+        for j in range(min(lead, self.trips)):
+            self._place_all(order.cube_ahead, j)
         for j in range(self.trips):
-            issue = j + ahead
-            if issue < self.trips:
-                for s in loads:
-                    self._place(s, issue)
-            for s in rest:
-                self._place(s, j)
+            if j + ahead < self.trips:
+                self._place_all(order.loads, j + ahead)
+            if lead and j + lead < self.trips:
+                self._place_all(order.cube_ahead, j + lead)
+            self._place_all(order.now, j)
+            if order.deferred and j >= 1:
+                self._place_all(order.deferred, j - 1)
+        if order.deferred and self.trips:
+            self._place_all(order.deferred, self.trips - 1)
         for s in after:
             self._place(s, None)
+
+    def _place_all(self, steps: list[Step], j: int) -> None:
+        for s in steps:
+            self._place(s, j)
 
     def _place(self, step: Step, j: int | None) -> None:
         limits: dict[str, float] = {"unit": self.lane_free[step.lane]}
@@ -154,12 +168,12 @@ class Scheduler:
             if found is None:
                 continue
             deps.append(found)
-            delay = self.flag if step.kind == "ws_read" else 0.0
+            delay = self.flag if step.kind == "ws_read" and "@gm" in name else 0.0
             limits["flag" if delay else "inputs"] = max(
                 limits.get("flag" if delay else "inputs", 0.0),
                 self.events[found].end + delay,
             )
-        if step.kind == "load" and j is not None:
+        if j is not None:
             self._buffer_limits(step, j, limits)
         if step.kind == "scalar":  # the vector core's program runs in order
             limits["inputs"] = max(self.lane_free["VECTOR"], self.lane_free["SCALAR"])
@@ -181,21 +195,42 @@ class Scheduler:
             )
         )
         self.lane_free[step.lane] = end
+        if step.kind == "dot":
+            self.dots.append((idx, self._key(step.defs[0], j)))
         for d in step.defs:
             self.where[(d, j)] = idx
         for name in step.uses:
             self.readers.setdefault(self._key(name, j), []).append(idx)
 
     def _buffer_limits(self, step: Step, j: int, limits: dict[str, float]) -> None:
-        old = j - self.stages
-        if old >= 0:
-            users = self.readers.get((step.defs[0], old), [])
+        """Rules 3, 4, 6 and 7: a slot of a load queue, of a workspace ring or of L0
+        is reused only after its previous value was consumed."""
+        depth = self.plan.queue if step.kind == "load" else self.plan.ring
+        if step.kind in ("load", "ws_write") and j - depth >= 0:
+            users = self.readers.get((step.defs[0], j - depth), [])
             if users:
                 limits["buffer"] = max(self.events[u].end for u in users)
-        if self.stages == 1 and j > 0:
+        if step.kind == "load" and self.plan.queue == 1 and j > 0:
             limits["iteration"] = max(
                 e.end for e in self.events if e.iteration == j - 1
             )
+        if step.kind in ("mte1", "dot"):
+            self._l0_limits(step, limits)
+
+    def _l0_limits(self, step: Step, limits: dict[str, float]) -> None:
+        """Rule 7: with L0 depth b, MTE1 fills L0A/L0B for dot n after the cube ended
+        dot n - b; the cube starts dot n after the steps reading dot n - b's result
+        out of L0C (Fixpipe) ended."""
+        b = max(1, self.plan.l0_buffers)
+        if step.kind == "mte1" and len(self.dots) >= b:
+            limits["buffer"] = max(
+                limits.get("buffer", 0.0), self.events[self.dots[-b][0]].end
+            )
+        if step.kind == "dot" and len(self.dots) >= b:
+            users = self.readers.get(self.dots[-b][1], [])
+            if users:
+                drained = max(self.events[u].end for u in users)
+                limits["buffer"] = max(limits.get("buffer", 0.0), drained)
 
     def _key(self, name: str, j: int | None) -> tuple[str, int | None]:
         base = name.split("@")[0]
@@ -234,3 +269,91 @@ class Scheduler:
                 (self.loop.yields[results.index(name)].name, self.trips - 1)
             )
         return None
+
+
+CUBE_LANES = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")
+
+
+@dataclass(frozen=True)
+class Order:
+    """A KV iteration's steps in the order the programs issue them (rules 3, 6)."""
+
+    loads: list[Step]
+    cube_ahead: list[Step]
+    """Cube work that needs no vector result, issued ``lead`` iterations ahead."""
+    now: list[Step]
+    deferred: list[Step]
+    """Vector work on the cube's second result, issued after the next iteration's."""
+    lead: int
+
+
+def program_order(body: list[Step], loop: ir.For, plan: Schedule) -> Order:
+    """Rule 6: with a ring of R >= 2 workspace slots the cube core issues the steps
+    that need no vector-core value of their iteration (S = Q K^T and its write) R - 1
+    iterations ahead, and the vector core issues the steps that wait for a cube result
+    made from its own values (the read of P V and the update) one iteration late,
+    unless a step of the next iteration needs what they make (then in program order)."""
+    loads = [s for s in body if s.kind == "load"]
+    rest = [s for s in body if s.kind != "load"]
+    if plan.lead == 0:
+        return Order(loads, [], rest, [], 0)
+    carried = {a.name for a in loop.iter_args}
+    vector_made: set[str] = set()
+    after_vector: set[str] = set()
+    ahead: list[Step] = []
+    now: list[Step] = []
+    later: list[Step] = []
+    for s in rest:
+        uses = set(s.uses) - {ROUND}
+        on_cube = s.lane in CUBE_LANES
+        if on_cube and not uses & (vector_made | after_vector | carried):
+            ahead.append(dataclasses.replace(s, uses=tuple(sorted(uses))))
+        elif uses & after_vector or (on_cube and uses & vector_made):
+            after_vector.update(s.defs)
+            (now if on_cube else later).append(s)
+        else:
+            vector_made.update(s.defs)
+            now.append(s)
+    now, later = _defer(now, later, loop, rest)
+    return Order(loads, ahead, _gated(now), later, plan.lead)
+
+
+def _defer(
+    now: list[Step], later: list[Step], loop: ir.For, order: list[Step]
+) -> tuple[list[Step], list[Step]]:
+    """Move to ``later`` the vector steps of ``now`` that use a loop-carried value made
+    by a later step (acc * alpha before the update); keep program order when a step
+    left in ``now`` would need a value a later step makes."""
+    if not later:
+        return now, later
+    yields = {y.name: a.name for a, y in zip(loop.iter_args, loop.yields)}
+    moved = list(later)
+    while True:
+        made = {d for s in moved for d in s.defs}
+        late = made | {yields[d] for d in made if d in yields}
+        more = [
+            s
+            for s in now
+            if s not in moved and s.lane not in CUBE_LANES and set(s.uses) & late
+        ]
+        if not more:
+            break
+        moved += more
+    kept = [s for s in now if s not in moved]
+    if any(set(s.uses) & late for s in kept):
+        return _in_order(now + later, order), []
+    return kept, _in_order(moved, order)
+
+
+def _in_order(steps: list[Step], order: list[Step]) -> list[Step]:
+    return [s for s in order if s in steps]
+
+
+def _gated(steps: list[Step]) -> list[Step]:
+    """Rule 5 for the vector core's program: its first step waits for the loop
+    control (the cube's steps issued ahead no longer carry the gate)."""
+    out = list(steps)
+    i = next((i for i, s in enumerate(out) if s.kind != "scalar"), None)
+    if i is not None and ROUND not in out[i].uses:
+        out[i] = dataclasses.replace(out[i], uses=out[i].uses + (ROUND,))
+    return out

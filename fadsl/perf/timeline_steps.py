@@ -23,8 +23,14 @@ from fadsl.perf.timeline_schedule import ROUND, Step
 class StepBuilder:
     """Turns op sequences into engine steps, adding workspace transfers on split chips."""
 
-    def __init__(self, grid: ir.Grid, loop: ir.For, target: Target) -> None:
+    def __init__(
+        self, grid: ir.Grid, loop: ir.For, target: Target, resident: bool = False
+    ) -> None:
         self.target = target
+        self.in_loop = {r.name for op in walk(loop.body) for r in op.results()}
+        self.in_loop |= {a.name for a in loop.iter_args}
+        self.resident = resident
+        """Dot operands made outside the KV loop stay in L0 (perf/schedule.py)."""
         self.split = target.split
         self.part = ""
         self.alias: dict[str, str] = {}
@@ -130,6 +136,10 @@ class StepBuilder:
         w = Work()
         count_op(op, w, {}, False, 1)
         work = dict(w.amounts)
+        if self.resident:  # a loop-invariant operand is moved to L0 once, not here
+            for key, v in (("l0a_bytes", op.a), ("l0b_bytes", op.b)):
+                if self._name(v) not in self.in_loop:
+                    work.pop(key, None)
         uses = self._uses([op], "cube")
         res = op.result.name
         self.side[res] = "cube"

@@ -1,0 +1,134 @@
+"""The schedule decisions of a generated kernel, as the model reads them from the IR.
+
+The emitter turns the KV loop into the cube and vector programs the IR and the plan
+decide; the model (``perf/kernel.py``, ``perf/timeline_schedule.py``) must follow the
+same decisions, or a change to the generated schedule would not show in the figures.
+``schedule_of`` is the one place that reads them (docs/cost-model.md, "What the model
+reads from the IR"):
+
+- ``stages``: the KV loop's ``fd.pipelined(..., stages=s)``; loads go through queues of
+  s slots, issued s - 1 iterations ahead (the pipeline pass);
+- ``ring``: workspace slots per cube/vector hand-over. With R >= 2 the cube issues the
+  work that needs no vector result (S = Q K^T and its Fixpipe write) R - 1 iterations
+  ahead, and the vector core runs the update of iteration j - 1 after the softmax of
+  iteration j (the order of CANN's 3-deep ring, perf/native.py); a workspace write
+  waits until its slot's previous value (R iterations back) was read;
+- ``round_blocks``: KV blocks per cube/vector hand-over. A round of k blocks is modelled
+  as one iteration with the KV block constant k times larger (flags, loop control and
+  the output rescale once per round; the cube's sub-blocks are one dot);
+- ``resident_l0``: dot operands made outside the KV loop (Q) stay in L0A/L0B, so MTE1
+  moves only the operands that change per iteration;
+- ``l0_buffers``: L0A/L0B/L0C depth. With depth b, MTE1 may fill L0 for dot n only after
+  the cube finished dot n - b, and the cube may start dot n only after Fixpipe drained
+  the result of dot n - b from L0C;
+- ``shared_q_blocks``: Q blocks whose tasks share one K/V load (the two vector cores of
+  an AI core on neighbouring Q blocks). Modelled as one task with the Q block constant
+  that many times larger (each vector core then owns one whole Q block).
+
+Today's IR records only ``stages``; the others are read from the KV loop's attributes
+of the same names when the IR carries them (issue 16) and default to today's generated
+kernel (ring 1, 1 block per round, Q moved to L0 every iteration, L0 depth 1, no
+sharing). A test or a what-if passes a ``Schedule`` to ``KernelModel`` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from fadsl.errors import UsageError
+from fadsl.ir import nodes as ir
+from fadsl.ir.op_base import Slice
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What the model needs to know of the generated KV loop's schedule."""
+
+    stages: int = 1
+    ring: int = 1
+    round_blocks: int = 1
+    resident_l0: bool = False
+    l0_buffers: int = 1
+    shared_q_blocks: int = 1
+
+    @property
+    def lead(self) -> int:
+        """Iterations the cube runs ahead of the vector cores."""
+        return max(1, self.ring) - 1
+
+    @property
+    def ahead(self) -> int:
+        """Iterations loads are issued ahead: the queue's, or the cube's lead."""
+        return max(self.stages - 1, self.lead)
+
+    @property
+    def queue(self) -> int:
+        """Slots of a load queue (enough for the loads issued ahead)."""
+        return self.ahead + 1
+
+    def describe(self) -> str:
+        return (
+            f"stages {self.stages}, ring {self.ring}, {self.round_blocks} KV block(s) "
+            f"per round, loop-invariant dot operands "
+            f"{'resident in L0' if self.resident_l0 else 'moved to L0 every iteration'}, "
+            f"L0 depth {self.l0_buffers}, {self.shared_q_blocks} Q block(s) per K/V load"
+        )
+
+
+def schedule_of(loop: ir.For) -> Schedule:
+    """The schedule the IR gives the KV loop ``loop`` (see the module docstring)."""
+    values: dict[str, int | bool] = {"stages": max(1, loop.stages)}
+    for f in fields(Schedule):
+        if f.name != "stages" and hasattr(loop, f.name):
+            values[f.name] = getattr(loop, f.name)
+    return Schedule(**values)  # type: ignore[arg-type]
+
+
+def block_constant(
+    ops: tuple[ir.Op, ...], var_names: set[str], consts: set[str]
+) -> str:
+    """The tile constant sizing the loads of ``ops`` whose block moves with one of
+    ``var_names`` (``block_kv`` for the KV loop's K/V, ``block_q`` for the grid's Q);
+    '' when there is none."""
+    for op in ops:
+        if not isinstance(op, ir.Load):
+            continue
+        for ix in op.index:
+            if not isinstance(ix, Slice):
+                continue
+            moving = {str(v) for v in getattr(ix.start, "free_symbols", ())}
+            if moving & var_names:
+                found = {str(v) for v in getattr(ix.size, "free_symbols", ())} & consts
+                if len(found) == 1:
+                    return found.pop()
+    return ""
+
+
+def scaled_env(
+    env: Mapping[str, Any],
+    plan: Schedule,
+    grid: ir.Grid,
+    loop: ir.For,
+    kernel: ir.Kernel,
+) -> dict[str, Any]:
+    """``env`` with the KV block constant times ``round_blocks`` and the Q block
+    constant times ``shared_q_blocks`` (see the module docstring)."""
+    out = dict(env)
+    consts = {k for k, v in kernel.consts if isinstance(v, int)}
+    for factor, ops, names, what in (
+        (plan.round_blocks, loop.body, {loop.var}, "KV"),
+        (plan.shared_q_blocks, grid.body, set(grid.vars), "Q"),
+    ):
+        if factor == 1:
+            continue
+        name = block_constant(ops, names, consts)
+        if not name:
+            raise UsageError(
+                f"the kernel model cannot find the {what} block constant of "
+                f"`{kernel.name}` to model {factor} blocks per step",
+                kernel.loc,
+            )
+        out[name] = int(out[name]) * factor
+    return out
