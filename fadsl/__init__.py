@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from fadsl.errors import FadslError
 from fadsl.frontend.attention import attention
+from fadsl.frontend.attention_bwd import attention_backward
+from fadsl.frontend.tile_ops import atomic_add
 from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
 from fadsl.frontend.loops import grid, pipelined, serial
 from fadsl.frontend.mods import tensor
@@ -63,6 +65,8 @@ __all__ = [
     "numerics",
     "FadslError",
     "attention",
+    "attention_backward",
+    "atomic_add",
     "tensor",
     "random_uniform",
     "In",

@@ -81,6 +81,33 @@ def store(block: Block, value: Tile) -> None:
     )
 
 
+def atomic_add(block: Block, value: Tile) -> None:
+    """Add an f32 tile into a block of an output, summed over every grid point.
+
+    The output starts at 0, accumulates in f32 and is rounded to its dtype once after
+    the grid; tail positions are skipped. Points may add to the same positions (a
+    backward pass sums dQ over KV blocks this way). An output written with atomic_add
+    is written with nothing else.
+
+    Example: ``fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)``
+    """
+    if not isinstance(block, Block):
+        raise KernelSyntaxError(
+            "fd.atomic_add takes an indexed output such as dq[b, h, rows, :]",
+            current().here(),
+        )
+    if not isinstance(value, Tile):
+        raise KernelSyntaxError("fd.atomic_add adds a tile", current().here())
+    t = current()
+    t.builder.emit(
+        ir.AtomicAdd,
+        t.here(),
+        dst=block.ref.param.name,
+        index=block.index,
+        value=value.value,
+    )
+
+
 def load_scalar(block: Block) -> Expr:
     """Read one element of a tensor as a scalar: an integer (a block-sparse table
     entry, a sequence start) or an f32 value (a per-head ALiBi slope).

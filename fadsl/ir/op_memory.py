@@ -115,6 +115,47 @@ class Store(Op):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AtomicAdd(Store):
+    """dst[index] += value, summed over every grid point (tails are cut).
+
+    ``dst`` starts at 0 and accumulates in f32 (``value`` is an f32 tile); after the
+    grid it holds the sum rounded to its dtype once. Grid points may add to the same
+    positions: this is how a backward pass sums dQ over the KV blocks that see a Q
+    block (CANN: ``SetAtomicAdd<float>`` into an f32 workspace, then a cast). The
+    order of the additions is not defined, so the bits of the sum may vary by the
+    rounding of f32 additions. ``dst`` is written by atomic adds only.
+    """
+
+    def check(self, ctx: TypeContext) -> None:
+        p = _tensor_param(ctx, self.dst, self.loc)
+        assert isinstance(p.type, TensorType)
+        if p.kind is not ParamKind.OUT:
+            raise DTypeError(
+                f"atomic_add adds into outputs; `{self.dst}` is {p.kind.value}",
+                self.loc,
+                hint="declare it as fd.Out(...)",
+            )
+        _check_index(self.dst, self.index, p.type, self.loc)
+        t = tile_type(self.value)
+        if t is None:
+            return
+        want = _index_shape(self.index)
+        if tuple(t.shape) != tuple(want):
+            raise ShapeError(
+                f"atomic_add to `{self.dst}`: tile {t} does not match the block "
+                f"{_shp(want)}",
+                self.loc,
+            )
+        if t.dtype is not DType.F32 or not p.type.dtype.is_float:
+            raise DTypeError(
+                f"atomic_add to `{self.dst}` ({p.type}) adds an f32 tile, got "
+                f"{t.dtype.value}",
+                self.loc,
+                hint="add the f32 result of a dot; the output is rounded once at the end",
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoadScalar(Op):
     """Defines symbol ``name`` = src[index] (all point indices): an integer symbol for
     an integer tensor (loop bounds, block indices), a float one for f32 (ALiBi slopes).

@@ -735,6 +735,14 @@ CATALOGUE: tuple[Mistake, ...] = (
         "path; reduce over another axis, or use a head dim that is a multiple of 16.",
         ("check", "attn.py", "--shape", "B=1,N=2,Sq=64,Skv=64,D=40"),
     ),
+    kernel(
+        "atomic_add_not_f32",
+        "`atomic_add` of a tile that is not f32",
+        "fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
+        "fd.atomic_add(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
+        "Add the f32 tile (the result of a dot, or `fd.cast(x, fd.f32)`): the output "
+        "accumulates in f32 and is rounded to its dtype once, after the grid.",
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")

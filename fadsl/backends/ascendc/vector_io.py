@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from fadsl.backends.ascendc import gm
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
+from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import TileType
 
@@ -88,6 +89,13 @@ def _split(e: VectorEmitter, v: ir.Value) -> tuple[object, object]:
 
 
 def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
+    if isinstance(op, ir.AtomicAdd):
+        raise BackendError(
+            f"atomic_add into `{op.dst}` is not lowered to Ascend C yet",
+            op.loc,
+            hint="run it with `fadsl run` (the interpreter); docs/backward.md says "
+            "what the Ascend C backend lacks",
+        )
     v = op.value
     shift, size = _split(e, v)
     a = gm.access(_param(e, op.dst), op.index, e.names, shift, size)  # type: ignore[arg-type]

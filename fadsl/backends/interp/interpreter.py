@@ -7,7 +7,9 @@ inside their own bounds (``control.py``); the numpy semantics of every op live i
 
 Global memory: inputs are used as given (read-only views); outputs and scratch tensors
 start filled with NaN (integer ones with the poison of ``frame.POISON``: INT32_MIN for
-i32, 255 for u8, True for bool), so a position the kernel never writes is visible.
+i32, 255 for u8, True for bool), so a position the kernel never writes is visible;
+outputs that ``atomic_add`` writes start at 0 and are rounded from f32 sums after the
+grid (``atomics.py``).
 Floating-point warnings are silenced: inf and NaN are intended values (exp(-inf) = 0,
 fully masked rows).
 """
@@ -28,6 +30,7 @@ except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its thre
     threadpool_limits = None  # type: ignore[assignment]
 
 from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
+    atomics,
     control,
     cube,
     elementwise,
@@ -131,9 +134,12 @@ def _interpret(
         for p in kernel.params
         if isinstance(p.type, TensorType)
     }
-    machine = Machine(kernel, params, gm, threads)
+    machine = Machine(
+        kernel, params, gm, threads, sums=atomics.accumulators(kernel, gm)
+    )
     root = Frame(machine, None, None, (), syms)
     run_block(kernel.body, root)
+    atomics.finish(kernel, gm, machine.sums)
     outputs = {
         p.name: gm[p.name]
         for p in kernel.params

@@ -55,6 +55,8 @@ class Machine:
     threads: int = 1
     """Worker threads a grid may split its points over (``threads.py``)."""
     trips: dict[tuple[int, Path], Trips] = field(default_factory=dict)
+    sums: dict[str, np.ndarray] = field(default_factory=dict)
+    """f32 accumulators of the outputs atomic_add writes (``atomics.py``)."""
     _gm_f32: dict[str, np.ndarray] = field(default_factory=dict)
     _seq: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)

@@ -1,0 +1,134 @@
+"""FlashAttention-2 backward: the library tile program behind ``fd.attention_backward``.
+
+KV-major, as FlashAttention 2 and CANN's FlashAttentionScoreGrad: one grid point is
+one (batch, KV head, KV block) task. It keeps dK and dV of its block in fp32 and loops
+over the query heads of its group (GQA sums over them) and over the Q blocks that can
+see the block; per Q block it recomputes the scores and P = exp(S - lse) from the
+forward's LSE, then
+
+    dV += P^T dO,  dP = dO V^T,  Delta = rowsum(dO * O),  dS = P * (dP - Delta),
+    dK += dS^T Q,  dQ += dS K * scale   (atomic adds: Q blocks are shared by tasks)
+
+with dropout's mask regenerated from the forward's Philox counters and dS times the
+derivative of softcap. ``spec`` is the variant (an ``AttentionSpec``), decided while the
+kernel is read as in ``flash.py``, whose helpers (layouts, masks, dropout) this reuses.
+Frames in this file count as user code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fadsl as fd
+from fadsl.frontend.mods import positions
+from fadsl.lib.flash import block_of, dropout, keep, lse_block, scores, task, with_rng
+
+
+def flash_attention_backward(
+    q: fd.In("B", "N", "Sq", "D"),
+    k: fd.In("B", "Nkv", "Skv", "D"),
+    v: fd.In("B", "Nkv", "Skv", "D"),
+    o: fd.In("B", "N", "Sq", "D"),
+    do: fd.In("B", "N", "Sq", "D"),
+    lse: fd.In("B", "N", "Sq", dtype=fd.f32),
+    dq: fd.Out("B", "N", "Sq", "D"),
+    dk: fd.Out("B", "Nkv", "Skv", "D"),
+    dv: fd.Out("B", "Nkv", "Skv", "D"),
+    cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
+    cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
+    seed: fd.In(2, dtype=fd.i32),
+    offset: fd.In(1, dtype=fd.i32),
+    scale: fd.Scalar = "D ** -0.5",
+    spec: object = None,
+    block_q: int = 128,
+    block_kv: int = 128,
+):
+    for b, hk, j in fd.grid(B, Nkv, fd.cdiv(Skv, block_kv)):
+        q0, q_len, kv0, kv_len = 0, Sq, 0, Skv
+        if spec.varlen:
+            q0 = fd.load_scalar(cu_seqlens_q[b])
+            q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
+            kv0 = fd.load_scalar(cu_seqlens_kv[b])
+            kv_len = fd.load_scalar(cu_seqlens_kv[b + 1]) - kv0
+        cols = fd.ds(
+            kv0 + j * block_kv, block_kv, kv0 + kv_len if spec.varlen else None
+        )
+        kt = fd.load(block_of(spec, k, b, hk, cols, D), pad=0)
+        vt = fd.load(block_of(spec, v, b, hk, cols, D), pad=0)
+        kv_idx = positions(j * block_kv, block_kv, 1)
+        dk_acc = fd.zeros((block_kv, D), fd.f32)
+        dv_acc = fd.zeros((block_kv, D), fd.f32)
+        lo, hi = q_blocks(spec, j, q_len, kv_len, block_q, block_kv)
+        for g in range(N // Nkv):
+            h = hk * (N // Nkv) + g
+            for i in range(lo, hi):
+                rows = fd.ds(
+                    q0 + i * block_q, block_q, q0 + q_len if spec.varlen else None
+                )
+                qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
+                q_idx = positions(i * block_q, block_q, 0)
+                t = task(b, h, hk, q0, kv0, q_len, kv_len, qt, q_idx, D, scale)
+                if spec.dropout_p > 0.0:
+                    t = with_rng(t, seed, offset, b * N + h)
+                do_t = fd.load(block_of(spec, do, b, h, rows, D), pad=0)
+                ot = fd.load(block_of(spec, o, b, h, rows, D), pad=0)
+                lse_t = fd.load(lse_block(spec, lse, b, h, rows), pad=0)
+                delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
+                raw = fd.dot(qt, kt, transpose_b=True) * scale
+                s = scores(spec, raw, t, kv_idx)
+                s = fd.where(keep(spec, t, kv_idx) & (q_idx < q_len), s, -fd.inf)
+                lse_safe = fd.where(
+                    lse_t == -fd.inf, 0.0, lse_t
+                )  # rows that see nothing
+                p = fd.exp(s - lse_safe[:, None])
+                dp = fd.dot(do_t, vt, transpose_b=True)
+                if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
+                    pd = dropout(spec, t, p, j * block_kv)
+                    dp = dropout(spec, t, dp, j * block_kv)
+                    dv_acc = dv_acc + fd.dot(
+                        fd.cast(pd, v.dtype), do_t, transpose_a=True
+                    )
+                else:
+                    dv_acc = dv_acc + fd.dot(
+                        fd.cast(p, v.dtype), do_t, transpose_a=True
+                    )
+                ds = chain(spec, p * (dp - delta[:, None]), raw)
+                ds_in = fd.cast(ds, q.dtype)
+                dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
+                fd.atomic_add(
+                    block_of(spec, dq, b, h, rows, D), fd.dot(ds_in, kt) * scale
+                )
+        fd.store(block_of(spec, dk, b, hk, cols, D), fd.cast(dk_acc * scale, dk.dtype))
+        fd.store(block_of(spec, dv, b, hk, cols, D), fd.cast(dv_acc, dv.dtype))
+
+
+def chain(spec: Any, ds: Any, raw: Any) -> Any:
+    """dS with respect to the scaled scores: times softcap's derivative 1 - tanh^2."""
+    if spec.softcap is not None:
+        th = fd.tanh(raw / spec.softcap)
+        ds = ds * (1.0 - th * th)
+    return ds
+
+
+def q_blocks(
+    spec: Any, j: Any, q_len: Any, kv_len: Any, block_q: Any, block_kv: Any
+) -> tuple[Any, Any]:
+    """Q blocks [lo, hi) that causal / window masks let see KV block j.
+
+    Row r sees column c when r + shift - left <= c <= r + shift + right (bottom-right
+    alignment, shift = kv_len - q_len); KV blocks past a packed sequence see none.
+    """
+    n_q = fd.cdiv(q_len, block_q)
+    first, last = j * block_kv, j * block_kv + block_kv - 1
+    shift = kv_len - q_len
+    lo, hi = 0, n_q
+    left, right = spec.window if spec.window is not None else (-1, -1)
+    if spec.causal:
+        right = 0 if right < 0 else min(right, 0)
+    if right >= 0:
+        lo = fd.floordiv(fd.maximum(first - shift - right, 0), block_q)
+    if left >= 0:
+        hi = fd.minimum(n_q, fd.cdiv(fd.maximum(last - shift + left + 1, 0), block_q))
+    if spec.varlen:
+        hi = hi * fd.minimum(1, fd.maximum(kv_len - first, 0))
+    return lo, hi

@@ -1,0 +1,116 @@
+"""``fd.attention_backward`` in the interpreter: dq, dk, dv by the tolerance rule.
+
+Every supported variant x fp16/bf16 x shapes with tails (GQA N=8, Nkv=2; Sq != Skv, so
+causal is bottom-right aligned and some rows see no key) must pass
+``fadsl.numerics.compare`` against the float64 gradients of ``attention_grad_ref``
+(itself checked by finite differences in test_attention_grad_ref.py); then what the
+rule alone would not catch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from attkit import assert_passes, run
+
+import fadsl as fd
+
+doc = fd.tensor(
+    "doc",
+    "Skv",
+    dtype="i32",
+    init=lambda shape, rng: np.sort(rng.integers(0, 5, shape)),
+)
+
+
+def same_doc(b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return doc[q_idx] == doc[kv_idx]
+
+
+def alibi(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return score - 0.1 * (q_idx - kv_idx)
+
+
+VARIANTS = {
+    "plain": dict(),
+    "causal": dict(causal=True),
+    "window": dict(window=(50, 10)),
+    "window_left_causal": dict(window=(45, -1), causal=True),
+    "softcap": dict(softcap=4.0, scale=0.3),
+    "document_mask": dict(mask_mod=same_doc),
+    "dropout": dict(dropout_p=0.25, causal=True),
+    "bsnd": dict(layout="BSND", causal=True),
+    "bsh": dict(layout="BSH", window=(60, 30)),
+    "tnd": dict(layout="TND", causal=True),
+}
+KERNELS = {n: fd.attention_backward(name=n, **kw) for n, kw in VARIANTS.items()}
+SHAPES = [
+    dict(B=2, N=8, Nkv=2, Sq=130, Skv=130, D=64),  # tails in both dims, GQA
+    dict(B=1, N=2, Sq=150, Skv=77, D=64),  # Sq > Skv: causal rows that see nothing
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_gradients_match_float64_reference(name: str, dtype: str) -> None:
+    for shape in SHAPES:
+        if name == "document_mask":  # doc is indexed by q and kv positions
+            shape = dict(shape, Skv=shape["Sq"])
+        r = run(KERNELS[name], shape, dtype)
+        assert_passes(r)
+        assert sorted(v.name for v in r.check.verdicts) == ["dk", "dq", "dv"]
+
+
+def test_fp32() -> None:
+    assert_passes(run(KERNELS["causal"], SHAPES[1], "fp32"))
+
+
+def test_a_wrong_gradient_fails_the_rule() -> None:
+    """The check is not vacuous: dq of a kernel with another scale fails it."""
+    r = run(KERNELS["plain"], SHAPES[1])
+    wrong = run(KERNELS["plain"], SHAPES[1], inputs=r.inputs, sets={"block_q": 32})
+    assert_passes(wrong)
+    from fadsl import runio
+
+    bad = dict(r.out, dq=(r.out["dq"].astype(np.float32) * 1.01).astype(np.float16))
+    check = runio.check_outputs(r.binding, r.inputs, bad)
+    assert not {v.name: v.passed for v in check.verdicts}["dq"]
+
+
+def test_rows_that_see_no_key_have_zero_dq() -> None:
+    r = run(KERNELS["causal"], dict(B=1, N=2, Sq=150, Skv=100, D=64))
+    assert_passes(r)
+    assert (r.out["dq"][0, :, :50] == 0).all()
+    assert np.isfinite(r.out["dq"].astype(np.float32)).all()
+
+
+def test_gqa_sums_dk_dv_over_the_group() -> None:
+    """With Nkv=1 and every query head given the same q and do, dk is N times the
+    dk of one head."""
+    shape = dict(B=1, N=4, Nkv=1, Sq=64, Skv=64, D=64)
+    r = run(KERNELS["causal"], shape, "fp32")
+    one = run(KERNELS["causal"], dict(shape, N=1), "fp32")
+    same = {n: np.repeat(one.inputs[n], 4, axis=1) for n in ("q", "o", "do", "lse")}
+    kv = {n: one.inputs[n] for n in ("k", "v")}
+    four = run(KERNELS["causal"], shape, "fp32", inputs=dict(r.inputs, **same, **kv))
+    for g in ("dk", "dv"):
+        np.testing.assert_allclose(four.out[g], 4 * one.out[g], rtol=1e-5, atol=1e-5)
+
+
+def test_inputs_are_consistent_with_the_forward() -> None:
+    """Seeded o and lse are the forward's outputs for the seeded q, k, v."""
+    shape = dict(B=1, N=2, Sq=100, Skv=90, D=64)
+    r = run(KERNELS["causal"], shape)
+    fwd = fd.attention(name="fwd", causal=True, return_lse=True)
+    f = run(fwd, shape, inputs={n: r.inputs[n] for n in ("q", "k", "v")})
+    np.testing.assert_allclose(
+        r.inputs["o"].astype(np.float32), f.out["o"].astype(np.float32), atol=2e-3
+    )
+    np.testing.assert_allclose(r.inputs["lse"], f.out["lse"], rtol=1e-5)
+
+
+def test_score_mod_is_refused_at_the_mod() -> None:
+    with pytest.raises(fd.FadslError, match="does not take a score_mod yet") as err:
+        fd.attention_backward(name="alibi", score_mod=alibi)
+    assert err.value.loc is not None and err.value.loc.file == __file__
+    assert err.value.loc.line == alibi.__code__.co_firstlineno
