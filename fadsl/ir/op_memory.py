@@ -87,6 +87,19 @@ class Store(Op):
     value: Value
     OPERANDS: ClassVar[tuple[str, ...]] = ("value",)
 
+    def check_block(self, p: Param, what: str) -> TileType | None:
+        """The index fits ``p`` and the tile has the block's shape; the tile's type."""
+        assert isinstance(p.type, TensorType)
+        _check_index(self.dst, self.index, p.type, self.loc)
+        t = tile_type(self.value)
+        want = _index_shape(self.index)
+        if t is not None and tuple(t.shape) != tuple(want):
+            raise ShapeError(
+                f"{what} to `{self.dst}`: tile {t} does not match the block {shape_text(want)}",
+                self.loc,
+            )
+        return t
+
     def check(self, ctx: TypeContext) -> None:
         p = _tensor_param(ctx, self.dst, self.loc)
         assert isinstance(p.type, TensorType)
@@ -96,16 +109,9 @@ class Store(Op):
                 self.loc,
                 hint="declare it as fd.Out(...) or fd.Scratch(...)",
             )
-        _check_index(self.dst, self.index, p.type, self.loc)
-        t = tile_type(self.value)
+        t = self.check_block(p, "store")
         if t is None:
             return
-        want = _index_shape(self.index)
-        if tuple(t.shape) != tuple(want):
-            raise ShapeError(
-                f"store to `{self.dst}`: tile {t} does not match the block {shape_text(want)}",
-                self.loc,
-            )
         if t.dtype is not p.type.dtype:
             raise DTypeError(
                 f"store to `{self.dst}` ({p.type}): tile is {t.dtype.value}",
@@ -135,17 +141,9 @@ class AtomicAdd(Store):
                 self.loc,
                 hint="declare it as fd.Out(...)",
             )
-        _check_index(self.dst, self.index, p.type, self.loc)
-        t = tile_type(self.value)
+        t = self.check_block(p, "atomic_add")
         if t is None:
             return
-        want = _index_shape(self.index)
-        if tuple(t.shape) != tuple(want):
-            raise ShapeError(
-                f"atomic_add to `{self.dst}`: tile {t} does not match the block "
-                f"{_shp(want)}",
-                self.loc,
-            )
         if t.dtype is not DType.F32 or not p.type.dtype.is_float:
             raise DTypeError(
                 f"atomic_add to `{self.dst}` ({p.type}) adds an f32 tile, got "

@@ -18,7 +18,7 @@ import numpy as np
 
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
-from fadsl.backends.interp.memory import _Block, _plan, _transposed
+from fadsl.backends.interp.memory import _Block, _plan, _transposed, in_block_order
 from fadsl.ir.nodes import AtomicAdd, Kernel, Op
 from fadsl.ir.types import TensorType
 from fadsl.numerics import np_dtype
@@ -66,12 +66,8 @@ def _atomic_add(op: AtomicAdd, fr: Frame) -> None:
 
 def _add(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
     """arr[block] += value of every point (the inverse of ``memory._gather``)."""
-    inverse = tuple(int(i) for i in np.argsort(block.to_tile))
-    value = value.transpose(inverse)
+    value = in_block_order(block, value)
     lead = block.k + len(block.vsizes)
-    value = value[
-        (slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)
-    ]
     target = _transposed(arr, block.order)
     if not block.batched:
         rows = value.reshape((-1,) + value.shape[block.k :])

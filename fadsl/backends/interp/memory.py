@@ -184,13 +184,17 @@ def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
     return data
 
 
-def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
+def in_block_order(block: _Block, value: np.ndarray) -> np.ndarray:
+    """A tile's data in the block's index order, uniform tails cut (what is written)."""
     inverse = tuple(int(i) for i in np.argsort(block.to_tile))
     value = value.transpose(inverse)
     lead = block.k + len(block.vsizes)
-    value = value[
-        (slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)
-    ]
+    return value[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)]
+
+
+def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
+    value = in_block_order(block, value)
+    lead = block.k + len(block.vsizes)
     target = _transposed(arr, block.order)
     arrays = [ix for ix in block.index if isinstance(ix, np.ndarray)]
     bshape = (
