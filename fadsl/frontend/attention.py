@@ -25,13 +25,13 @@ from fadsl.ir.types import DType
 DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
 BLOCK_MASK = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
 
-_QO_DIMS: dict[str, tuple[str, ...]] = {
+QO_DIMS: dict[str, tuple[str, ...]] = {
     "BNSD": ("B", "N", "Sq", "D"),
     "BSND": ("B", "Sq", "N", "D"),
     "BSH": ("B", "Sq", "N * D"),
     "TND": ("Sq", "N", "D"),
 }
-_KV_DIMS: dict[str, tuple[str, ...]] = {
+KV_DIMS: dict[str, tuple[str, ...]] = {
     "BNSD": ("B", "Nkv", "Skv", "D"),
     "BSND": ("B", "Skv", "Nkv", "D"),
     "BSH": ("B", "Skv", "Nkv * D"),
@@ -218,7 +218,7 @@ def _param_specs(
     spec: AttentionSpec, base: tuple[ParamSpec, ...]
 ) -> tuple[ParamSpec, ...]:
     """The kernel's parameters: tensors for the layout and variant, scale, constants."""
-    qo, kv = _QO_DIMS[spec.layout], _KV_DIMS[spec.layout]
+    qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
     out = [
         ParamSpec("q", "in", qo),
         ParamSpec("k", "in", kv),
@@ -249,7 +249,7 @@ def _param_specs(
         )
     out.append(scale)
     out += [p for p in base if p.kind == "const"]
-    _check_names(spec, out)
+    check_extra_names(spec, out)
     return tuple(out)
 
 
@@ -274,7 +274,7 @@ _RESERVED = frozenset(
 )
 
 
-def _check_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
+def check_extra_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
     for t in spec.extras:
         if t.name in _RESERVED:
             raise UsageError(

@@ -17,11 +17,11 @@ from typing import Any
 from fadsl.errors import Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend.attention import (
-    _KV_DIMS,
-    _QO_DIMS,
+    KV_DIMS,
+    QO_DIMS,
     AttentionKernel,
     AttentionSpec,
-    _check_names,
+    check_extra_names,
 )
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.frontend.mods import find_tensors, mod_loc
@@ -94,7 +94,7 @@ def _param_specs(
     spec: BackwardSpec, base: tuple[ParamSpec, ...]
 ) -> tuple[ParamSpec, ...]:
     """q, k, v, o, do, lse in; dq, dk, dv out; then the variant's other inputs."""
-    qo, kv = _QO_DIMS[spec.layout], _KV_DIMS[spec.layout]
+    qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
     lse = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
     out = [
         ParamSpec("q", "in", qo),
@@ -119,7 +119,7 @@ def _param_specs(
         )
     out.append(scale)
     out += [p for p in base if p.kind == "const"]
-    _check_names(spec, out)
+    check_extra_names(spec, out)
     _check_backward_names(spec)
     return tuple(out)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
-from fadsl.backends.interp.memory import _Block, _plan, _transposed, in_block_order
+from fadsl.backends.interp.memory import GmBlock, plan_block, transposed, in_block_order
 from fadsl.ir.nodes import AtomicAdd, Kernel, Op
 from fadsl.ir.types import TensorType
 from fadsl.numerics import np_dtype
@@ -57,18 +57,18 @@ def finish(
 @impl(AtomicAdd)
 def _atomic_add(op: AtomicAdd, fr: Frame) -> None:
     p = fr.machine.params[op.dst]
-    block = _plan(fr, p, op.index, "write", op.loc)
+    block = plan_block(fr, p, op.index, "write", op.loc)
     target = fr.machine.sums[op.dst]
     value = np.asarray(fr.val(op.value), np.float32)
     with _LOCK:
         _add(target, block, value)
 
 
-def _add(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
+def _add(arr: np.ndarray, block: GmBlock, value: np.ndarray) -> None:
     """arr[block] += value of every point (the inverse of ``memory._gather``)."""
     value = in_block_order(block, value)
     lead = block.k + len(block.vsizes)
-    target = _transposed(arr, block.order)
+    target = transposed(arr, block.order)
     if not block.batched:
         rows = value.reshape((-1,) + value.shape[block.k :])
         for row in rows:  # every point adds to the same block, in batch order

@@ -32,7 +32,7 @@ from fadsl.ir.types import DType, TensorType
 
 
 @dataclass
-class _Block:
+class GmBlock:
     """The positions one Load or Store touches, for every point of a frame."""
 
     order: tuple[int, ...]
@@ -83,9 +83,9 @@ def _check_range(
     )
 
 
-def _plan(
+def plan_block(
     fr: Frame, p: Param, index: tuple[Index, ...], access: str, loc: Loc
-) -> _Block:
+) -> GmBlock:
     shape = fr.machine.gm[p.name].shape
     points: list[tuple[int, Any]] = []
     varying: list[tuple[int, np.ndarray, int]] = []
@@ -145,7 +145,7 @@ def _plan(
     if valid is not None:
         arrays = [ix for ix in idx if isinstance(ix, np.ndarray)]
         valid = np.broadcast_to(valid, np.broadcast_shapes(*(a.shape for a in arrays)))
-    return _Block(order, tuple(idx), k, batched, to_tile, vsizes, tuple(cut), valid)
+    return GmBlock(order, tuple(idx), k, batched, to_tile, vsizes, tuple(cut), valid)
 
 
 def _bounded(
@@ -161,12 +161,12 @@ def _bounded(
     return np.broadcast_to(start, shape).astype(np.int64), np.broadcast_to(limit, shape)
 
 
-def _transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+def transposed(arr: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
     return arr if order == tuple(range(arr.ndim)) else arr.transpose(order)
 
 
-def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
-    data = _transposed(arr, block.order)[block.index]
+def _gather(arr: np.ndarray, block: GmBlock, fill: Any) -> np.ndarray:
+    data = transposed(arr, block.order)[block.index]
     if not block.batched:
         data = data.reshape((1,) * block.k + data.shape)
     lead = block.k + len(block.vsizes)
@@ -184,7 +184,7 @@ def _gather(arr: np.ndarray, block: _Block, fill: Any) -> np.ndarray:
     return data
 
 
-def in_block_order(block: _Block, value: np.ndarray) -> np.ndarray:
+def in_block_order(block: GmBlock, value: np.ndarray) -> np.ndarray:
     """A tile's data in the block's index order, uniform tails cut (what is written)."""
     inverse = tuple(int(i) for i in np.argsort(block.to_tile))
     value = value.transpose(inverse)
@@ -192,10 +192,10 @@ def in_block_order(block: _Block, value: np.ndarray) -> np.ndarray:
     return value[(slice(None),) * lead + tuple(slice(0, kept) for _, kept in block.cut)]
 
 
-def _scatter(arr: np.ndarray, block: _Block, value: np.ndarray) -> None:
+def _scatter(arr: np.ndarray, block: GmBlock, value: np.ndarray) -> None:
     value = in_block_order(block, value)
     lead = block.k + len(block.vsizes)
-    target = _transposed(arr, block.order)
+    target = transposed(arr, block.order)
     arrays = [ix for ix in block.index if isinstance(ix, np.ndarray)]
     bshape = (
         np.broadcast_shapes(*(a.shape[: block.k] for a in arrays)) if arrays else ()
@@ -244,7 +244,7 @@ def _load(op: Load, fr: Frame) -> Any:
     p, arr = _gm(fr, op.src)
     assert isinstance(p.type, TensorType)
     dtype = p.type.dtype
-    block = _plan(fr, p, op.index, "read", op.loc)
+    block = plan_block(fr, p, op.index, "read", op.loc)
     fill = _fill(fr, op, dtype)
     data = _gather(arr, block, fill)
     if op.into is not None:
@@ -264,7 +264,7 @@ def _load(op: Load, fr: Frame) -> Any:
 @impl(Store)
 def _store(op: Store, fr: Frame) -> None:
     p, arr = _gm(fr, op.dst)
-    block = _plan(fr, p, op.index, "write", op.loc)
+    block = plan_block(fr, p, op.index, "write", op.loc)
     _scatter(arr, block, fr.val(op.value))
 
 
