@@ -13,17 +13,19 @@ Non-goals: times and rates (cost_model), anything about buffers (check_resources
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 
-from fadsl.errors import UsageError
+from fadsl.errors import InternalError, UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
+from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, TensorType, TileType
 from fadsl.target import Target
 
-TRANSCENDENTAL = (ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
 FREE = (
     ir.ExpandDims,
     ir.QueueAlloc,
@@ -32,6 +34,7 @@ FREE = (
     ir.Dequeue,
     ir.FreeTensor,
 )
+"""Views and queue bookkeeping: no work of their own."""
 WORK_KEYS = (
     "mte2_bytes",
     "mte3_bytes",
@@ -135,27 +138,103 @@ def value_bytes(v: ir.Value) -> Expr:
     return elems(v.type) * v.type.dtype.itemsize
 
 
+@dataclass(frozen=True)
+class At:
+    """Where an op is counted: the op making each value, split chip, times it runs."""
+
+    producers: dict[ir.Value, ir.Op]
+    split: bool
+    times: Expr
+
+
+CostOf = Callable[[Any, Work, At], None]
+"""(op, the work it adds to, where it runs) -> None."""
+
+COST: OpTable[CostOf] = OpTable("cost entry", "COST", "cost", "fadsl/cost_work.py")
+cost = COST.register
+
+
 def count_op(
     op: ir.Op, w: Work, producers: dict[ir.Value, ir.Op], split: bool, times: Expr
 ) -> None:
-    if isinstance(op, FREE):
-        return
-    if isinstance(op, ir.Load):
-        w.add("mte2_bytes", times * value_bytes(op.result))
-    elif isinstance(op, ir.Store):
-        w.add("mte3_bytes", times * value_bytes(op.value))
-    elif isinstance(op, ir.Dot):
-        count_dot(op, w, producers, split, times)
-    elif isinstance(op, TRANSCENDENTAL):
-        w.add("vector_transcendental", times * elems(op.result.type))
-    elif isinstance(op, ir.Reduce):
-        w.add("vector_ops", times * elems(op.x.type))
-    elif isinstance(op, ir.ValueOp):
-        w.add("vector_ops", times * elems(op.result.type))
-    if split and not isinstance(op, ir.Dot):
+    entry = COST.lookup(type(op))
+    if entry is None:
+        raise InternalError(f"{ir.op_name(type(op))} has no cost entry", op.loc)
+    at = At(producers, split, times)
+    entry(op, w, at)
+    if split and not isinstance(op, (ir.Dot, *FREE)):
         for v in op.operand_values():
             if isinstance(producers.get(v), ir.Dot):
                 cross(v, w, times)
+
+
+@cost(*FREE, ir.LoadScalar)
+def _free(op: ir.Op, w: Work, at: At) -> None:
+    """Views, queue bookkeeping and scalar reads: no engine work counted."""
+
+
+@cost(ir.Grid, ir.For)
+def _loop(op: ir.Op, w: Work, at: At) -> None:
+    """A loop adds nothing itself: count_body counts its body, times its trips."""
+
+
+@cost(ir.Load)
+def _load(op: ir.Load, w: Work, at: At) -> None:
+    w.add("mte2_bytes", at.times * value_bytes(op.result))
+
+
+@cost(ir.Store)
+def _store(op: ir.Store, w: Work, at: At) -> None:
+    w.add("mte3_bytes", at.times * value_bytes(op.value))
+
+
+@cost(ir.Dot)
+def _dot(op: ir.Dot, w: Work, at: At) -> None:
+    count_dot(op, w, at.producers, at.split, at.times)
+
+
+@cost(ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
+def _transcendental(op: ir.Unary, w: Work, at: At) -> None:
+    """One transcendental element-operation per element."""
+    w.add("vector_transcendental", at.times * elems(op.result.type))
+
+
+@cost(ir.RowMax, ir.RowSum)
+def _reduce(op: ir.Reduce, w: Work, at: At) -> None:
+    """One element-operation per element read."""
+    w.add("vector_ops", at.times * elems(op.x.type))
+
+
+@cost(
+    ir.Abs,
+    ir.Neg,
+    ir.Not,
+    ir.Floor,
+    ir.Add,
+    ir.Sub,
+    ir.Mul,
+    ir.Div,
+    ir.Maximum,
+    ir.Minimum,
+    ir.FloorDivide,
+    ir.Remainder,
+    ir.Lt,
+    ir.Le,
+    ir.Gt,
+    ir.Ge,
+    ir.Eq,
+    ir.Ne,
+    ir.And,
+    ir.Or,
+    ir.Where,
+    ir.Cast,
+    ir.Full,
+    ir.Arange,
+    ir.RandomUniform,
+)
+def _elementwise(op: ir.ValueOp, w: Work, at: At) -> None:
+    """One element-operation per result element."""
+    w.add("vector_ops", at.times * elems(op.result.type))
 
 
 def cross(v: ir.Value, w: Work, times: Expr) -> None:

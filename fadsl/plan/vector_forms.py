@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, Shape
 
 REPEAT_BYTES = 256
@@ -58,41 +60,94 @@ class Form:
 
 
 ShapeOf = Callable[[ir.Operand], Shape | None]
+FormOf = Callable[[Any, ShapeOf, dict[ir.Value, ir.Op]], Form]
+"""(op, per-core shape of an operand, defining op of each value) -> the op's form."""
 
-_ARITH = (ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
-_COMPARE = (ir.Lt, ir.Le, ir.Gt, ir.Ge, ir.Eq, ir.Ne)
-_UNARY = (ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt, ir.Floor)
+FORMS: OpTable[FormOf] = OpTable(
+    "vector instruction form",
+    "FORMS",
+    "form",
+    "fadsl/passes/vector_forms.py",
+)
+form = FORMS.register
+FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have forms")
+FORMS.not_applicable(
+    ir.Load,
+    ir.Store,
+    ir.LoadScalar,
+    ir.QueueAlloc,
+    ir.AllocTensor,
+    ir.Enqueue,
+    ir.Dequeue,
+    ir.FreeTensor,
+    why="data movement or queue bookkeeping (vector_io / cube), no vector instruction",
+)
+FORMS.not_applicable(ir.Dot, why="runs on the cube unit (backends/ascendc/cube.py)")
+FORMS.not_applicable(
+    ir.And,
+    ir.Or,
+    ir.Not,
+    ir.FloorDivide,
+    ir.Remainder,
+    why="passes/lower_vector rewrites it (masks into selects, // and % into f32 ops)",
+)
+
+ARITH = (ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
+COMPARE = (ir.Lt, ir.Le, ir.Gt, ir.Ge, ir.Eq, ir.Ne)
 
 
-def is_compare(op: ir.Op) -> bool:
-    return isinstance(op, _COMPARE)
+def is_compare(op: ir.Op | None) -> bool:
+    return isinstance(op, COMPARE)
 
 
 def form_of(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     """The form of vector op ``op``; ``shape`` gives per-core shapes of operands."""
-    if isinstance(op, _UNARY):
-        return Form("unary")
-    if isinstance(op, ir.Tanh):
-        return Form("tanh", (TempSpec("dup", _result_shape(op, shape), _dtype(op)),))
-    if isinstance(op, ir.Cast):
-        return Form("cast")
-    if isinstance(op, ir.Full):
-        return Form("dup")
-    if isinstance(op, ir.Arange):
-        return Form("iota")
-    if isinstance(op, ir.RandomUniform):
-        return Form("philox")
-    if isinstance(op, ir.ExpandDims):
-        return Form("view")
-    if isinstance(op, (ir.RowMax, ir.RowSum)):
-        return _reduce_form(op, shape)
-    if isinstance(op, _ARITH):
-        return _arith_form(op, shape)
-    if isinstance(op, _COMPARE):
-        return Form("fused")
-    if isinstance(op, ir.Where):
-        return _where_form(op, shape, defs)
-    raise BackendError(f"{ir.op_name(type(op))} has no vector instruction form", op.loc)
+    fn = FORMS.lookup(type(op))
+    if fn is None:
+        raise BackendError(
+            f"{ir.op_name(type(op))} has no vector instruction form", op.loc
+        )
+    return fn(op, shape, defs)
+
+
+@form(ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt, ir.Floor)
+def _unary(op: ir.Unary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("unary")
+
+
+@form(ir.Tanh)
+def _tanh(op: ir.Tanh, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("tanh", (TempSpec("dup", _result_shape(op, shape), _dtype(op)),))
+
+
+@form(ir.Cast)
+def _cast(op: ir.Cast, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("cast")
+
+
+@form(ir.Full)
+def _full(op: ir.Full, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("dup")
+
+
+@form(ir.Arange)
+def _arange(op: ir.Arange, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("iota")
+
+
+@form(ir.RandomUniform)
+def _random(op: ir.RandomUniform, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("philox")
+
+
+@form(ir.ExpandDims)
+def _view(op: ir.ExpandDims, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("view")
+
+
+@form(*COMPARE)
+def _fused(op: ir.Binary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form("fused")
 
 
 def _dtype(op: ir.ValueOp) -> DType:
@@ -114,7 +169,8 @@ def elems_per_block(dtype: DType) -> int:
     return BLOCK_BYTES // dtype.itemsize
 
 
-def _reduce_form(op: ir.Reduce, shape: ShapeOf) -> Form:
+@form(ir.RowMax, ir.RowSum)
+def _reduce_form(op: ir.Reduce, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     s = shape(op.x)
     assert s is not None and len(s) == 2
     dt = op.x.type.dtype  # type: ignore[union-attr]
@@ -151,7 +207,8 @@ def _is_col(s: Shape | None, r: Shape) -> bool:
     )
 
 
-def _arith_form(op: ir.Binary, shape: ShapeOf) -> Form:
+@form(*ARITH)
+def _arith_form(op: ir.Binary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     sa, sb = shape(op.lhs), shape(op.rhs)
     sr = _result_shape(op, shape)
     dt = _dtype(op)
@@ -182,6 +239,7 @@ def _text(s: Shape | None) -> str:
     return "scalar" if s is None else shape_text(s)
 
 
+@form(ir.Where)
 def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     sr = _result_shape(op, shape)
     dt = _dtype(op)

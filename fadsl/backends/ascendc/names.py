@@ -26,22 +26,6 @@ CTYPE = {
 
 CMPMODE = {ir.Lt: "LT", ir.Le: "LE", ir.Gt: "GT", ir.Ge: "GE", ir.Eq: "EQ", ir.Ne: "NE"}
 FLIPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "EQ": "EQ", "NE": "NE"}
-BIN = {
-    ir.Add: "ADD",
-    ir.Sub: "SUB",
-    ir.Mul: "MUL",
-    ir.Div: "DIV",
-    ir.Maximum: "MAX",
-    ir.Minimum: "MIN",
-}
-LEVEL2 = {
-    ir.Add: "Add",
-    ir.Sub: "Sub",
-    ir.Mul: "Mul",
-    ir.Div: "Div",
-    ir.Maximum: "Max",
-    ir.Minimum: "Min",
-}
 ROWS = "ROWS"
 ROWS_SYMBOL = "ROWS%"
 ROW0_SYMBOL = "row0%"

@@ -306,7 +306,7 @@ class VectorEmitter(CoreEmitter):
         form = self.vec.forms.get(pos)
         if form is None or form.name in ("view", "fused"):
             return []
-        rule = RULES.get(type(op))
+        rule = RULES.lookup(type(op))
         if rule is None:
             raise BackendError(f"{ir.op_name(type(op))} has no Ascend C rule", op.loc)
         temps = _temp_names(form)

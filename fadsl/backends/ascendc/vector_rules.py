@@ -2,6 +2,8 @@
 
 Each rule gets the op, its form, C++ names of operands/result/temporaries and returns
 lines of C++. Non-trivial sequences live in fadsl_tile.h; rules only choose the call.
+``RULES`` applies to every op class with a vector form (``FORMS``): each has a rule
+here (or, for ``where``, in vector_where.py) or is marked not applicable.
 """
 
 from __future__ import annotations
@@ -9,39 +11,42 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from fadsl.backends.ascendc.names import BIN, LEVEL2
-from fadsl.errors import BackendError
+from fadsl.backends.ascendc.names import CMPMODE
 from fadsl.ir import nodes as ir
+from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, TileType
-from fadsl.plan.vector_forms import Form, elems_per_repeat
+from fadsl.plan.vector_forms import FORMS, Form
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
 
 Rule = Callable[["VectorEmitter", ir.Op, Form, tuple[str, ...]], list[str]]
-RULES: dict[type, Rule] = {}
+RULES: OpTable[Rule] = OpTable(
+    "Ascend C vector rule",
+    "RULES",
+    "rule",
+    "fadsl/backends/ascendc/vector_rules.py",
+    filled_by=(__name__, "fadsl.backends.ascendc.vector_where"),
+    scope=FORMS,
+)
+rule = RULES.register
+RULES.not_applicable(
+    ir.ExpandDims, why="form `view`: the same buffer seen with a unit axis"
+)
+RULES.not_applicable(
+    *CMPMODE, why="form `fused`: the where that reads it emits the Compare (names.py)"
+)
 
-_UNARY = {
-    ir.Exp: "AscendC::Exp",
-    ir.Log: "AscendC::Ln",
-    ir.Abs: "AscendC::Abs",
-    ir.Sqrt: "AscendC::Sqrt",
+_BINARY = {
+    # op: (level-2 call on two tiles, fadsl::Bin of the broadcast helpers, the call
+    # with a scalar operand; a tile - scalar is Adds of -scalar, / scalar Muls of 1 / it)
+    ir.Add: ("Add", "ADD", "Adds"),
+    ir.Sub: ("Sub", "SUB", "Adds"),
+    ir.Mul: ("Mul", "MUL", "Muls"),
+    ir.Div: ("Div", "DIV", "Muls"),
+    ir.Maximum: ("Max", "MAX", "Maxs"),
+    ir.Minimum: ("Min", "MIN", "Mins"),
 }
-_SCALAR = {
-    ir.Add: "AscendC::Adds",
-    ir.Mul: "AscendC::Muls",
-    ir.Maximum: "AscendC::Maxs",
-    ir.Minimum: "AscendC::Mins",
-}
-
-
-def rule(*classes: type) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for c in classes:
-            RULES[c] = fn
-        return fn
-
-    return register
 
 
 def tile_dtype(v: ir.Value) -> DType:
@@ -107,18 +112,58 @@ def full(
     ]
 
 
-@rule(ir.Exp, ir.Log, ir.Abs, ir.Sqrt, ir.Neg, ir.Exp2, ir.Floor)
-def unary(
-    e: VectorEmitter, op: ir.Unary, form: Form, temps: tuple[str, ...]
+def _level2(e: VectorEmitter, op: ir.Unary, call: str) -> list[str]:
+    """One level-2 unary instruction ``call(dst, src, count)`` over the tile."""
+    return [f"{call}({e.var(op.result)}, {e.var(op.x)}, {e.count(op.result)});"]
+
+
+@rule(ir.Exp)
+def exp(e: VectorEmitter, op: ir.Exp, form: Form, temps: tuple[str, ...]) -> list[str]:
+    return _level2(e, op, "AscendC::Exp")
+
+
+@rule(ir.Log)
+def log(e: VectorEmitter, op: ir.Log, form: Form, temps: tuple[str, ...]) -> list[str]:
+    return _level2(e, op, "AscendC::Ln")
+
+
+@rule(ir.Abs)
+def abs_(e: VectorEmitter, op: ir.Abs, form: Form, temps: tuple[str, ...]) -> list[str]:
+    return _level2(e, op, "AscendC::Abs")
+
+
+@rule(ir.Sqrt)
+def sqrt(
+    e: VectorEmitter, op: ir.Sqrt, form: Form, temps: tuple[str, ...]
 ) -> list[str]:
-    dst, src, n = e.var(op.result), e.var(op.x), e.count(op.result)
-    if isinstance(op, ir.Floor):  # float -> float Cast rounds to an integral value
-        return [f"AscendC::Cast({dst}, {src}, AscendC::RoundMode::CAST_FLOOR, {n});"]
-    if isinstance(op, ir.Neg):
-        return [f"AscendC::Muls({dst}, {src}, {e.lit(-1.0, tile_dtype(op.x))}, {n});"]
-    if isinstance(op, ir.Exp2):
-        return [f"fadsl::Exp2({dst}, {src}, {n});"]
-    return [f"{_UNARY[type(op)]}({dst}, {src}, {n});"]
+    return _level2(e, op, "AscendC::Sqrt")
+
+
+@rule(ir.Exp2)
+def exp2(
+    e: VectorEmitter, op: ir.Exp2, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    return _level2(e, op, "fadsl::Exp2")
+
+
+@rule(ir.Floor)
+def floor(
+    e: VectorEmitter, op: ir.Floor, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    """A float -> float Cast rounds to an integral value."""
+    return [
+        f"AscendC::Cast({e.var(op.result)}, {e.var(op.x)}, "
+        f"AscendC::RoundMode::CAST_FLOOR, {e.count(op.result)});"
+    ]
+
+
+@rule(ir.Neg)
+def neg(e: VectorEmitter, op: ir.Neg, form: Form, temps: tuple[str, ...]) -> list[str]:
+    minus_one = e.lit(-1.0, tile_dtype(op.x))
+    return [
+        f"AscendC::Muls({e.var(op.result)}, {e.var(op.x)}, {minus_one}, "
+        f"{e.count(op.result)});"
+    ]
 
 
 @rule(ir.Tanh)
@@ -130,7 +175,7 @@ def tanh(
     ]
 
 
-@rule(ir.Add, ir.Sub, ir.Mul, ir.Div, ir.Maximum, ir.Minimum)
+@rule(*_BINARY)
 def binary(
     e: VectorEmitter, op: ir.Binary, form: Form, temps: tuple[str, ...]
 ) -> list[str]:
@@ -138,7 +183,7 @@ def binary(
     name = form.name
     if name == "full":
         return [
-            f"AscendC::{LEVEL2[type(op)]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"
+            f"AscendC::{_BINARY[type(op)][0]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"
         ]
     if name == "scalar":
         return _scalar(e, op, dst, n, dt)
@@ -160,12 +205,10 @@ def binary(
 def _scalar(e: VectorEmitter, op: ir.Binary, dst: str, n: str, dt: DType) -> list[str]:
     tile, imm = (op.lhs, op.rhs) if isinstance(op.lhs, ir.Value) else (op.rhs, op.lhs)
     assert isinstance(imm, ir.Imm)
-    src = e.var(tile)
-    if isinstance(op, ir.Sub):
-        return [f"AscendC::Adds({dst}, {src}, {e.imm(imm, dt, negate=True)}, {n});"]
-    if isinstance(op, ir.Div):
-        return [f"AscendC::Muls({dst}, {src}, {e.imm(imm, dt, reciprocal=True)}, {n});"]
-    return [f"{_SCALAR[type(op)]}({dst}, {src}, {e.imm(imm, dt)}, {n});"]
+    value = e.imm(
+        imm, dt, negate=isinstance(op, ir.Sub), reciprocal=isinstance(op, ir.Div)
+    )
+    return [f"AscendC::{_BINARY[type(op)][2]}({dst}, {e.var(tile)}, {value}, {n});"]
 
 
 def _broadcast(
@@ -173,7 +216,7 @@ def _broadcast(
 ) -> list[str]:
     shape = e.shape(op.result)
     rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
-    bin_ = f"fadsl::Bin::{BIN[type(op)]}"
+    bin_ = f"fadsl::Bin::{_BINARY[type(op)][1]}"
     a_small = e.shape(op.lhs) != shape
     big, small = (op.rhs, op.lhs) if a_small else (op.lhs, op.rhs)
     first = "true" if a_small else "false"
@@ -207,31 +250,3 @@ def reduce(
         f"{fn}({e.var(op.result)}, {e.var(op.x)}, {work}, {e.names.expr(shape[0])}, "
         f"{e.names.expr(shape[1])});"
     ]
-
-
-def check_rules() -> list[str]:
-    """Vector op classes without a rule (for the registry completeness test)."""
-    from fadsl.plan.vector_forms import _ARITH, _UNARY
-
-    wanted = (
-        set(_ARITH)
-        | set(_UNARY)
-        | {
-            ir.Tanh,
-            ir.Cast,
-            ir.Full,
-            ir.Arange,
-            ir.RowMax,
-            ir.RowSum,
-            ir.Where,
-            ir.RandomUniform,
-        }
-    )
-    return sorted(c.__name__ for c in wanted if c not in RULES)
-
-
-# The where rule and its mask helpers live in their own module; importing it registers
-# ir.Where in RULES (it needs ``rule`` above, hence the import at the bottom).
-from fadsl.backends.ascendc import vector_where  # noqa: E402,F401
-
-__all__ = ["RULES", "rule", "check_rules", "BackendError", "elems_per_repeat"]

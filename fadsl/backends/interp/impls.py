@@ -3,8 +3,9 @@
 An impl receives the op and the ``Frame`` it runs in. It returns the op's result (an
 array ``[n or 1, *tile]`` in the result's dtype, a ``Handle`` or a ``QueueRef``) for a
 ``ValueOp``, or None; ``run_block`` stores results. The impls live in modules by op
-family (``elementwise``, ``memory``, ``queues``, ``control``); importing
-``fadsl.backends.interp.interpreter`` registers all of them.
+family (``elementwise``, ``memory``, ``queues``, ``control``, ...), listed in
+``IMPLS.filled_by``; importing ``fadsl.backends.interp.interpreter`` (or
+``IMPLS.load()``) registers all of them. ``IMPLS`` is an ``ir.op_table.OpTable``.
 """
 
 from __future__ import annotations
@@ -14,24 +15,35 @@ from typing import Any, TypeVar
 
 from fadsl.backends.interp.frame import Frame
 from fadsl.errors import InternalError
-from fadsl.ir.nodes import Op, Value, ValueOp, all_op_classes, op_name
+from fadsl.ir.nodes import Op, Value, ValueOp, op_name
+from fadsl.ir.op_table import OpTable
 
 Impl = Callable[[Any, Frame], Any]
-IMPLS: dict[type[Op], Impl] = {}
+IMPLS: OpTable[Impl] = OpTable(
+    "interpreter impl",
+    "IMPLS",
+    "impl",
+    "fadsl/backends/interp/elementwise.py (or the module of its op family)",
+    filled_by=tuple(
+        f"fadsl.backends.interp.{m}"
+        for m in (
+            "control",
+            "cube",
+            "elementwise",
+            "memory",
+            "queues",
+            "random",
+            "reductions",
+        )
+    ),
+)
 
 F = TypeVar("F", bound=Impl)
 
 
 def impl(cls: type[Op]) -> Callable[[F], F]:
     """Register the numpy semantics of op class ``cls``."""
-
-    def register(fn: F) -> F:
-        if cls in IMPLS:
-            raise InternalError(f"two interpreter impls for {cls.__name__}")
-        IMPLS[cls] = fn
-        return fn
-
-    return register
+    return IMPLS.register(cls)
 
 
 def run_block(
@@ -60,4 +72,4 @@ def run_block(
 
 def missing_impls() -> list[str]:
     """Names of IR op classes without an ``@impl`` (the registry completeness check)."""
-    return [cls.__name__ for cls in all_op_classes() if cls not in IMPLS]
+    return [cls.__name__ for cls in IMPLS.missing()]

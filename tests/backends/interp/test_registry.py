@@ -21,7 +21,7 @@ def test_the_check_notices_a_missing_impl(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_registering_twice_is_refused() -> None:
-    with pytest.raises(InternalError, match="two interpreter impls for Exp"):
+    with pytest.raises(InternalError, match="a second interpreter impl for Exp"):
         impls.impl(ir.Exp)(lambda op, fr: None)
 
 

@@ -1,0 +1,84 @@
+"""Every IR op class has an entry in every per-op table that applies to it.
+
+The tables (``fadsl.ir.op_table.OpTable``): the interpreter's impls, the vector
+instruction forms, the Ascend C vector rules, the cost entries, and any table added
+later, found by importing every fadsl module. An op class either has an entry or is
+marked not applicable with a reason; the failure message names the file and decorator
+that would add the missing entry (docs/architecture.md, "Adding an op").
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import fadsl
+from fadsl.errors import InternalError
+from fadsl.ir import nodes as ir
+from fadsl.ir.op_table import TABLES, OpTable
+
+
+def _import_everything() -> None:
+    for module in pkgutil.walk_packages(fadsl.__path__, "fadsl."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+
+
+def _missing(tables: list[OpTable]) -> list[str]:  # type: ignore[type-arg]
+    return [t.how_to_add(cls) for t in tables for cls in t.missing()]
+
+
+def test_every_op_class_has_an_entry_in_every_table() -> None:
+    _import_everything()
+    missing = _missing(TABLES)
+    assert not missing, (
+        "IR op classes without an entry in a per-op table "
+        "(docs/architecture.md, 'Adding an op'):\n  " + "\n  ".join(missing)
+    )
+
+
+def test_the_tables_are_the_known_ones() -> None:
+    _import_everything()
+    names = sorted(t.name for t in TABLES)
+    assert names == ["COST", "FORMS", "IMPLS", "RULES"]
+
+
+@pytest.mark.parametrize("name", ["COST", "FORMS", "IMPLS", "RULES"])
+def test_a_removed_entry_is_named_with_its_file_and_decorator(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _import_everything()
+    table = next(t for t in TABLES if t.name == name)
+    table.load()
+    cls = ir.Exp
+    monkeypatch.delitem(table, cls)
+    (message,) = _missing([table])
+    assert f"`@{table.decorator}(ir.Exp)`" in message
+    assert table.home.split()[0] in message
+    assert f"`{name}.not_applicable(ir.Exp" in message
+
+
+def test_a_rule_is_needed_wherever_a_form_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    _import_everything()
+    rules = next(t for t in TABLES if t.name == "RULES")
+    forms = next(t for t in TABLES if t.name == "FORMS")
+    assert not rules.applies_to(ir.Dot)  # FORMS: not applicable (the cube emits it)
+    monkeypatch.delitem(forms, ir.Tanh)
+    monkeypatch.delitem(rules, ir.Tanh)
+    assert forms.missing() == [ir.Tanh] and rules.missing() == [ir.Tanh]
+
+
+def test_entries_and_exemptions_do_not_overlap() -> None:
+    table: OpTable[int] = OpTable("test entry", "T", "t", "nowhere.py")
+    TABLES.remove(table)
+    table.add(ir.Exp, 1)
+    with pytest.raises(InternalError, match="a second test entry for Exp"):
+        table.add(ir.Exp, 2)
+    with pytest.raises(InternalError, match="Exp is already in T"):
+        table.not_applicable(ir.Exp, why="-")
+    table.not_applicable(ir.Log, why="-")
+    with pytest.raises(InternalError, match="Log has a test entry and is marked"):
+        table.add(ir.Log, 3)
+    assert not table.applies_to(ir.Log) and table.applies_to(ir.Tanh)
