@@ -7,6 +7,7 @@ the kernel being read (``fadsl.frontend.ops`` holds the proxies and the tracer).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import sympy
@@ -215,22 +216,17 @@ def _eager(*xs: Any) -> bool:
     )
 
 
-_NUMPY_UNARY = {
-    "exp": "exp",
-    "exp2": "exp2",
-    "log": "log",
-    "tanh": "tanh",
-    "sqrt": "sqrt",
-    "abs": "abs",
-    "floor": "floor",
-}
-
-
-def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
+def _unary(
+    cls: type[ir.Unary], x: Any, eager: Callable[[Any], Any] | None = None
+) -> Tile:
+    """``fd.<name>(x)`` for op class ``cls`` (``name`` is its IR name): the op on a tile,
+    or on numpy arrays (a mod's float64 reference) ``eager``, by default numpy's
+    function of the same name."""
+    name = ir.op_name(cls)
     if _eager(x):
         import numpy as np
 
-        return getattr(np, _NUMPY_UNARY[name])(x)
+        return eager(x) if eager is not None else getattr(np, name)(x)
     if not isinstance(x, Tile):
         raise KernelSyntaxError(f"fd.{name} takes a tile", current().here())
     if x.dtype.is_int and cls is not ir.Abs and cls is not ir.Neg:
@@ -240,37 +236,37 @@ def _unary(cls: type[ir.Unary], x: Any, name: str) -> Tile:
 
 def exp(x: Tile) -> Tile:
     """Elementwise e**x."""
-    return _unary(ir.Exp, x, "exp")
+    return _unary(ir.Exp, x)
 
 
 def exp2(x: Tile) -> Tile:
     """Elementwise 2**x."""
-    return _unary(ir.Exp2, x, "exp2")
+    return _unary(ir.Exp2, x)
 
 
 def log(x: Tile) -> Tile:
     """Elementwise natural logarithm."""
-    return _unary(ir.Log, x, "log")
+    return _unary(ir.Log, x)
 
 
 def tanh(x: Tile) -> Tile:
     """Elementwise tanh (softcap: ``cap * fd.tanh(s / cap)``)."""
-    return _unary(ir.Tanh, x, "tanh")
+    return _unary(ir.Tanh, x)
 
 
 def sqrt(x: Tile) -> Tile:
     """Elementwise square root."""
-    return _unary(ir.Sqrt, x, "sqrt")
+    return _unary(ir.Sqrt, x)
 
 
 def floor(x: Tile) -> Tile:
     """Elementwise floor (the largest integral value <= x)."""
-    return _unary(ir.Floor, x, "floor")
+    return _unary(ir.Floor, x)
 
 
 def abs(x: Tile) -> Tile:  # noqa: A001 - mirrors numpy / torch naming
     """Elementwise |x|."""
-    return _unary(ir.Abs, x, "abs")
+    return _unary(ir.Abs, x)
 
 
 def maximum(a: Any, b: Any) -> Any:
