@@ -254,6 +254,18 @@ def tanh(x: Tile) -> Tile:
     return _unary(ir.Tanh, x)
 
 
+def sigmoid(x: Tile) -> Tile:
+    """Elementwise logistic sigmoid 1 / (1 + e**-x)."""
+    return _unary(ir.Sigmoid, x, _sigmoid64)
+
+
+def _sigmoid64(x: Any) -> Any:
+    """The float64 reference: exp(-log(1 + e**-x)), without overflow for any x."""
+    import numpy as np
+
+    return np.exp(-np.logaddexp(0.0, -np.asarray(x, np.float64)))
+
+
 def sqrt(x: Tile) -> Tile:
     """Elementwise square root."""
     return _unary(ir.Sqrt, x)

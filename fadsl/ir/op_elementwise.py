@@ -72,6 +72,11 @@ class Tanh(Unary):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Sigmoid(Unary):
+    """out = 1 / (1 + exp(-x))"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sqrt(Unary):
     """out = sqrt(x)"""
 

@@ -193,7 +193,7 @@ def _dot(op: ir.Dot, w: Work, at: At) -> None:
     count_dot(op, w, at.producers, at.split, at.times)
 
 
-@cost(ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sqrt)
+@cost(ir.Exp, ir.Exp2, ir.Log, ir.Tanh, ir.Sigmoid, ir.Sqrt)
 def _transcendental(op: ir.Unary, w: Work, at: At) -> None:
     """One transcendental element-operation per element."""
     w.add("vector_transcendental", at.times * elems(op.result.type))

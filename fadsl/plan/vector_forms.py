@@ -16,7 +16,7 @@ A form names how the Ascend C backend computes an op on per-core tiles:
   mask_full / mask_cols / mask_outer
                                 a where: Compare (or CompareScalar per row) into a bit
                                 mask temporary, then Select
-  tanh                          tanh from Exp with a temporary
+  tanh, sigmoid                 Exp, Adds and a Div of a temporary holding a constant
   view                          expand_dims: the same buffer seen with a unit axis
 The planner (vector_plan) allocates the temporaries; the backend emits the form.
 """
@@ -115,9 +115,11 @@ def _unary(op: ir.Unary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     return Form("unary")
 
 
-@form(ir.Tanh)
-def _tanh(op: ir.Tanh, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("tanh", (TempSpec("dup", _result_shape(op, shape), _dtype(op)),))
+@form(ir.Tanh, ir.Sigmoid)
+def _with_constant(op: ir.Unary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    """An Exp sequence dividing a temporary that holds a constant (2s or 1s)."""
+    temp = TempSpec("dup", _result_shape(op, shape), _dtype(op))
+    return Form(ir.op_name(type(op)), (temp,))
 
 
 @form(ir.Cast)

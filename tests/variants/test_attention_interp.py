@@ -57,6 +57,11 @@ def stripes(score, b, h, q_idx, kv_idx):
     return score + 0.25 * ((kv_idx % 7) - 3)
 
 
+def sigmoid_gate(score, b, h, q_idx, kv_idx):
+    # keys more than about 64 positions behind the query fade out; scores get a boost
+    return score + fd.sigmoid(score) - 4.0 * fd.sigmoid((q_idx - kv_idx - 64) * 0.125)
+
+
 def late_rows(b, h, q_idx, kv_idx):
     return (q_idx >= 40) & (kv_idx >= 0)
 
@@ -78,6 +83,7 @@ VARIANTS = {
     "tnd_mask": dict(layout="TND", mask_mod=band, softcap=3.0, return_lse=True),
     "dropout": dict(dropout_p=0.25, causal=True, return_lse=True),
     "integer_div_mod": dict(mask_mod=chunked, score_mod=stripes, return_lse=True),
+    "sigmoid_gate": dict(score_mod=sigmoid_gate, causal=True, return_lse=True),
 }
 KERNELS = {name: fd.attention(name=name, **kw) for name, kw in VARIANTS.items()}
 SHAPES = [

@@ -1,7 +1,8 @@
 """One rule per vector op: the Ascend C calls of its instruction form (vector_forms).
 
 Each rule gets the op, its form, C++ names of operands/result/temporaries and returns
-lines of C++. Non-trivial sequences live in fadsl_tile.h; rules only choose the call.
+lines of C++: a few level-2 calls, or one call of a fadsl_tile.h helper for sequences
+that need loops or repeat parameters.
 ``RULES`` applies to every op class with a vector form (``FORMS``): each has a rule
 here (or, for ``where``, in vector_where.py) or is marked not applicable.
 """
@@ -172,6 +173,25 @@ def tanh(
 ) -> list[str]:
     return [
         f"fadsl::Tanh({e.var(op.result)}, {e.var(op.x)}, {temps[0]}, {e.count(op.result)});"
+    ]
+
+
+@rule(ir.Sigmoid)
+def sigmoid(
+    e: VectorEmitter, op: ir.Sigmoid, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    """1 / (1 + exp(-x)), the sequence of asc-devkit's own Sigmoid (sigmoid_impl.h) in
+    level-2 calls; ``temps[0]`` holds the 1s that Div divides."""
+    dst, n, dt = e.var(op.result), e.count(op.result), tile_dtype(op.x)
+    return [
+        f"AscendC::Muls({dst}, {e.var(op.x)}, {e.lit(-1.0, dt)}, {n});",
+        f"AscendC::Duplicate({temps[0]}, {e.lit(1.0, dt)}, {n});",
+        "AscendC::PipeBarrier<PIPE_V>();",
+        f"AscendC::Exp({dst}, {dst}, {n});",
+        "AscendC::PipeBarrier<PIPE_V>();",
+        f"AscendC::Adds({dst}, {dst}, {e.lit(1.0, dt)}, {n});",
+        "AscendC::PipeBarrier<PIPE_V>();",
+        f"AscendC::Div({dst}, {temps[0]}, {dst}, {n});",
     ]
 
 

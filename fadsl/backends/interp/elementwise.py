@@ -51,6 +51,7 @@ from fadsl.ir.nodes import (
     Operand,
     Or,
     Remainder,
+    Sigmoid,
     Sqrt,
     Sub,
     Tanh,
@@ -262,6 +263,20 @@ def _log(op: Log, fr: Frame) -> np.ndarray:
 @impl(Tanh)
 def _tanh(op: Tanh, fr: Frame) -> np.ndarray:
     return _unary(op, fr, np.tanh)
+
+
+@impl(Sigmoid)
+def _sigmoid(op: Sigmoid, fr: Frame) -> np.ndarray:
+    return _unary(op, fr, _sigmoid_steps)
+
+
+def _sigmoid_steps(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """1 / (1 + exp(-x)) one rounded step at a time, as the generated code computes it
+    (Muls by -1, Exp, Adds 1, Div of 1 by it): exp(-x) = inf gives 0, never NaN."""
+    t = np.negative(x, out=out)
+    np.exp(t, out=t)
+    np.add(t, t.dtype.type(1), out=t)
+    return np.divide(t.dtype.type(1), t, out=t)
 
 
 @impl(Sqrt)

@@ -183,6 +183,7 @@ UNARY: list[tuple[type[ir.Unary], Callable[[Any], Any], tuple[DType, ...], bool]
     (ir.Exp2, np.exp2, FLOATS, False),
     (ir.Log, np.log, FLOATS, True),
     (ir.Tanh, np.tanh, FLOATS, False),
+    (ir.Sigmoid, lambda x: np.exp(-np.logaddexp(0.0, -x)), FLOATS, False),
     (ir.Sqrt, np.sqrt, FLOATS, True),
     (ir.Abs, np.abs, NUMERIC, False),
     (ir.Neg, np.negative, NUMERIC, False),
@@ -214,6 +215,30 @@ def test_unary(
     out = kit.run(x=x).outputs["o"]
     assert out.dtype == np_dtype(dtype)
     _assert_close(out, ref(x.astype(np.float64)), dtype, atol=1e-37)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.value)
+def test_sigmoid_saturates_without_nan(dtype: DType) -> None:
+    """Far from 0 exp(-x) overflows the dtype (x < -88.7 in f32): 1 / inf = 0, as the
+    generated Muls/Exp/Adds/Div sequence gives; the float64 logistic is within the
+    dtype's smallest normal of it, and inf / -inf give exactly 1 / 0."""
+    edges = [-1e4, -103.0, -90.0, -88.0, -30.0, -17.0, 0.0, 17.0, 30.0, 1e4]
+    xs = np.concatenate([[-np.inf], np.linspace(-12, 12, 37), edges, [np.inf]])
+    x = np.broadcast_to(xs, (G, 1, xs.size)).astype(np_dtype(dtype))
+    kit = Kit()
+    kit.inp("x", x.shape, dtype)
+    kit.out("o", x.shape, dtype)
+
+    def body(b: Any) -> None:
+        t = kit.op(ir.Sigmoid, x=kit.load("x", *_block(x.shape[1:])))
+        kit.store("o", t, *_block(x.shape[1:]))
+
+    kit.grid([G], body)
+    out = kit.run(x=x).outputs["o"].astype(np.float64)
+    want = np.exp(-np.logaddexp(0.0, -x.astype(np.float64)))
+    tiny = float(np.finfo(np.float16 if dtype is F16 else np.float32).tiny)
+    np.testing.assert_allclose(out, want, rtol=2 * RTOL[dtype], atol=tiny)
+    assert (out[..., 0] == 0).all() and (out[..., -1] == 1).all()
 
 
 # ----------------------------------------------------------------------------
