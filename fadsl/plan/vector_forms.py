@@ -110,9 +110,23 @@ def form_of(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     return fn(op, shape, defs)
 
 
-@form(ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt, ir.Floor)
-def _unary(op: ir.Unary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("unary")
+_FIXED = {
+    **{
+        c: "unary" for c in (ir.Exp, ir.Exp2, ir.Log, ir.Abs, ir.Neg, ir.Sqrt, ir.Floor)
+    },
+    ir.Cast: "cast",
+    ir.Full: "dup",
+    ir.Arange: "iota",
+    ir.RandomUniform: "philox",
+    ir.ExpandDims: "view",
+    **{c: "fused" for c in COMPARE},
+}
+"""Ops whose form has no temporaries and depends on nothing but their class."""
+
+
+@form(*_FIXED)
+def _fixed(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    return Form(_FIXED[type(op)])
 
 
 @form(ir.Tanh, ir.Sigmoid)
@@ -120,36 +134,6 @@ def _with_constant(op: ir.Unary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) ->
     """An Exp sequence dividing a temporary that holds a constant (2s or 1s)."""
     temp = TempSpec("dup", _result_shape(op, shape), _dtype(op))
     return Form(ir.op_name(type(op)), (temp,))
-
-
-@form(ir.Cast)
-def _cast(op: ir.Cast, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("cast")
-
-
-@form(ir.Full)
-def _full(op: ir.Full, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("dup")
-
-
-@form(ir.Arange)
-def _arange(op: ir.Arange, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("iota")
-
-
-@form(ir.RandomUniform)
-def _random(op: ir.RandomUniform, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("philox")
-
-
-@form(ir.ExpandDims)
-def _view(op: ir.ExpandDims, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("view")
-
-
-@form(*COMPARE)
-def _fused(op: ir.Binary, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    return Form("fused")
 
 
 def _dtype(op: ir.ValueOp) -> DType:
