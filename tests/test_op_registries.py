@@ -21,9 +21,17 @@ from fadsl.ir.op_table import TABLES, OpTable
 
 
 def _import_everything() -> None:
+    """Import every fadsl module (but __main__), so that every table exists and is
+    filled; a module needing an optional dependency that is not installed (torch) is
+    skipped."""
     for module in pkgutil.walk_packages(fadsl.__path__, "fadsl."):
-        if not module.name.endswith("__main__"):
+        if module.name.endswith("__main__"):
+            continue
+        try:
             importlib.import_module(module.name)
+        except ModuleNotFoundError as err:
+            if err.name is None or err.name.split(".")[0] == "fadsl":
+                raise
 
 
 def _missing(tables: list[OpTable]) -> list[str]:  # type: ignore[type-arg]
@@ -39,10 +47,13 @@ def test_every_op_class_has_an_entry_in_every_table() -> None:
     )
 
 
-def test_the_tables_are_the_known_ones() -> None:
+def test_the_check_sees_the_tables() -> None:
+    """The check above is not vacuous: the four tables of today are found (and any
+    later one: TABLES lists every table created)."""
     _import_everything()
-    names = sorted(t.name for t in TABLES)
-    assert names == ["COST", "FORMS", "IMPLS", "RULES"]
+    names = [t.name for t in TABLES]
+    assert {"COST", "FORMS", "IMPLS", "RULES"} <= set(names)
+    assert len(names) == len(set(names)), names
 
 
 @pytest.mark.parametrize("name", ["COST", "FORMS", "IMPLS", "RULES"])
