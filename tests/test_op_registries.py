@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +94,10 @@ def test_entries_and_exemptions_do_not_overlap() -> None:
     with pytest.raises(InternalError, match="Log has a test entry and is marked"):
         table.add(ir.Log, 3)
     assert not table.applies_to(ir.Log) and table.applies_to(ir.Tanh)
+
+
+def test_every_table_names_a_file_that_exists() -> None:
+    _import_everything()
+    root = Path(fadsl.__file__).resolve().parents[1]
+    stale = [t.name for t in TABLES if not (root / t.home.split()[0]).is_file()]
+    assert not stale, f"tables whose `home` is not a file: {stale}"

@@ -150,7 +150,7 @@ class At:
 CostOf = Callable[[Any, Work, At], None]
 """(op, the work it adds to, where it runs) -> None."""
 
-COST: OpTable[CostOf] = OpTable("cost entry", "COST", "cost", "fadsl/cost_work.py")
+COST: OpTable[CostOf] = OpTable("cost entry", "COST", "cost", "fadsl/perf/cost_work.py")
 cost = COST.register
 
 

@@ -67,7 +67,7 @@ FORMS: OpTable[FormOf] = OpTable(
     "vector instruction form",
     "FORMS",
     "form",
-    "fadsl/passes/vector_forms.py",
+    "fadsl/plan/vector_forms.py",
 )
 form = FORMS.register
 FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have forms")
