@@ -20,11 +20,13 @@ generated kernel and of the native reference in the same model, their ratio and
 issue 16's target (>= 0.80 at S >= 8K, >= 0.70 at S = 4K, causal >= 0.70).
 
     python3 bench/kernel_model.py        # exit status 1 when a target is missed
+    python3 bench/kernel_model.py --what-if ring=3,round_blocks=8   # part 2, what if
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -90,14 +92,19 @@ def part1() -> bool:
     return ok and not stale
 
 
-def generated_rows() -> list[tuple[bool, int, int, float, float, str]]:
-    """(causal, N, S, generated TFLOPS, native TFLOPS, schedule) per issue-16 shape."""
+def generated_rows(
+    what_if: dict[str, int] | None = None,
+) -> list[tuple[bool, int, int, float, float, str]]:
+    """(causal, N, S, generated TFLOPS, native TFLOPS, schedule) per issue-16 shape.
+    ``what_if`` replaces fields of the schedule read from the IR (a question, not the
+    generated kernel)."""
     from fadsl.commands import common
     from fadsl.perf.kernel import KernelModel
+    from fadsl.perf.schedule import schedule_of
 
     t = targets.get(GENERATED)
     out = []
-    models: dict[bool, tuple[KernelModel, dict[str, int]]] = {}
+    models: dict[bool, KernelModel] = {}
     for causal, n, s in GEN_SHAPES:
         args = argparse.Namespace(
             file=os.path.join(ROOT, "examples", "fa2.py"),
@@ -108,22 +115,35 @@ def generated_rows() -> list[tuple[bool, int, int, float, float, str]]:
         )
         binding = common.build(args)
         if causal not in models:
-            models[causal] = (KernelModel(binding.kernel, t), {})
-        model = models[causal][0]
+            models[causal] = KernelModel(binding.kernel, t)
+            if what_if:
+                plan = schedule_of(models[causal].loop)
+                plan = dataclasses.replace(plan, **what_if)
+                models[causal] = KernelModel(binding.kernel, t, plan)
+        model = models[causal]
         kt = model.estimate(binding.env())
         shape = native.Shape(1, n, n, s, 128, causal)
         useful = native.useful_flops(shape)
         nat = native.estimate(shape, t)
-        out.append(
-            (
-                causal,
-                n,
-                s,
-                useful / kt.time_s / 1e12,
-                nat.tflops,
-                model.kv_schedule.describe(),
+        row = (useful / kt.time_s / 1e12, nat.tflops, model.kv_schedule.describe())
+        out.append((causal, n, s, *row))
+    return out
+
+
+def parse_what_if(text: str) -> dict[str, int]:
+    """``ring=3,round_blocks=8,...`` (fields of fadsl/perf/schedule.py's Schedule)."""
+    from fadsl.perf.schedule import Schedule
+
+    names = {f.name for f in dataclasses.fields(Schedule)}
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, _, value = item.partition("=")
+        if key.strip() not in names or not value.strip().isdigit():
+            raise SystemExit(
+                f"--what-if: expected NAME=INT with NAME one of {sorted(names)}, "
+                f"got {item!r}"
             )
-        )
+        out[key.strip()] = int(value)
     return out
 
 
@@ -132,15 +152,18 @@ def target16(causal: bool, s: int) -> float:
     return 0.70 if causal or s < 8192 else 0.80
 
 
-def part2() -> bool:
-    rows = generated_rows()
+def part2(what_if: dict[str, int] | None = None) -> bool:
+    rows = generated_rows(what_if)
     print()
+    if what_if:
+        print("WHAT-IF: the schedule below is not the one the IR gives (--what-if)")
     print(
         f"2. generated fa2 vs the native reference, both MODELLED on {GENERATED} "
         "(B=1, D=128, fp16;\n   TFLOPS = useful FLOPs / modelled time, causal counts "
         "S(S+1)/2 pairs per head)"
     )
-    print(f"   generated schedule (from the IR): {rows[0][5]}")
+    label = "schedule (what-if)" if what_if else "generated schedule (from the IR)"
+    print(f"   {label}: {rows[0][5]}")
     print(
         f"{'causal':>6} {'N':>2} {'S':>6}  {'generated':>9}  {'native':>6}  "
         f"{'ratio':>5}  {'target':>6}  met"
@@ -161,8 +184,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--what-if",
+        default="",
+        help="part 2 with schedule fields replaced, e.g. ring=3,round_blocks=8 "
+        "(stages, ring, round_blocks, resident_l0, l0_buffers, shared_q_blocks)",
+    )
+    what_if = parse_what_if(parser.parse_args().what_if)
     ok1 = part1()
-    ok2 = part2()
+    ok2 = part2(what_if)
     print()
     print(
         "every figure above except 'published' is MODELLED, not measured (no NPU here)"
