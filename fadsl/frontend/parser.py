@@ -25,6 +25,7 @@ from fadsl.frontend.source import boundary, node_loc
 from fadsl.frontend.params import ParamBinder
 from fadsl.frontend.statements import StatementWalker
 from fadsl.ir import nodes as ir
+from fadsl.ir.atomic_rules import atomic_conflicts
 from fadsl.ir.builder import Builder
 from fadsl.ir.types import DType
 
@@ -111,12 +112,17 @@ class Walker(ParamBinder, StatementWalker):
                 (k, const_value(v)) for k, v in self.consts.items() if is_plain_const(v)
             )
         )
+        body = self.builder.finish()
+        for message, loc in atomic_conflicts(body):
+            raise KernelSyntaxError(
+                message, loc, hint="write the output with fd.atomic_add only"
+            )
         return ir.Kernel(
             name=self.kdef.name,
             params=tuple(self.params),
             shape_syms=tuple(self.shape_syms),
             consts=consts,
-            body=self.builder.finish(),
+            body=body,
             loc=self.kdef.loc,
         )
 

@@ -27,6 +27,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import ErrorGroup, InternalError, IRParseError, Loc
+from fadsl.ir.atomic_rules import atomic_conflicts
 from fadsl.ir.nodes import (
     AllocTensor,
     For,
@@ -122,6 +123,8 @@ class _Verifier(IRVisitor):
                 kernel.loc,
             )
         self.visit_block(kernel.body)
+        for message, loc in atomic_conflicts(kernel.body):
+            self.report(message, loc, "write the output with atomic_add only")
 
     # --- ops --------------------------------------------------------------------
     def generic_visit(self, op: Op) -> None:

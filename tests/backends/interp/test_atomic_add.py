@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,33 @@ def test_an_input_is_refused() -> None:
 
     with pytest.raises(DTypeError, match="adds into outputs"):
         bad.build()
+
+
+def test_a_store_into_an_atomic_output_is_refused() -> None:
+    @fd.kernel
+    def bad(
+        x: fd.In("S", "D", dtype=fd.f32),
+        y: fd.Out("S", "D", dtype=fd.f32),
+        block: int = 16,
+    ):
+        for i in fd.grid(fd.cdiv(S, block)):
+            xt = fd.load(x[fd.ds(i * block, block), :], pad=0)
+            fd.atomic_add(y[fd.ds(0, block), :], xt)
+            fd.store(y[fd.ds(i * block, block), :], xt)
+
+    with pytest.raises(fd.FadslError, match="which atomic_add writes") as err:
+        bad.build()
+    assert "fd.store(y[" in err.value.loc.source_line()
+
+
+def test_textual_ir_that_loads_an_atomic_output_is_refused() -> None:
+    from fadsl.ir.text.parser import parse_kernel
+
+    sample = Path(__file__).resolve().parents[2] / "ir_samples" / "atomic_add.fir"
+    text = sample.read_text().replace(
+        "    %xt_1 = cast",
+        "    %tt = load() {src = total, index = [b, block*i +: block, 0 +: D]} "
+        ": f16[block, D]\n    %xt_1 = cast",
+    )
+    with pytest.raises(fd.FadslError, match="load of `total`, which atomic_add"):
+        parse_kernel(text, "bad.fir")
