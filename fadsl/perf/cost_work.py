@@ -183,7 +183,7 @@ def _load(op: ir.Load, w: Work, at: At) -> None:
     w.add("mte2_bytes", at.times * value_bytes(op.result))
 
 
-@cost(ir.Store)
+@cost(ir.Store, ir.AtomicAdd)
 def _store(op: ir.Store, w: Work, at: At) -> None:
     w.add("mte3_bytes", at.times * value_bytes(op.value))
 

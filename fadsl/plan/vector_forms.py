@@ -74,6 +74,7 @@ FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have form
 FORMS.not_applicable(
     ir.Load,
     ir.Store,
+    ir.AtomicAdd,
     ir.LoadScalar,
     ir.QueueAlloc,
     ir.AllocTensor,

@@ -27,6 +27,7 @@ IMPLS: OpTable[Impl] = OpTable(
     filled_by=tuple(
         f"fadsl.backends.interp.{m}"
         for m in (
+            "atomics",
             "control",
             "cube",
             "elementwise",
