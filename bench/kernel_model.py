@@ -189,7 +189,8 @@ def main() -> int:
         "--what-if",
         default="",
         help="part 2 with schedule fields replaced, e.g. ring=3,round_blocks=8 "
-        "(stages, ring, round_blocks, resident_l0, l0_buffers, shared_q_blocks)",
+        "(stages, ring, round_blocks, resident_l0, l0_buffers, shared_q_blocks, "
+        "defer_update)",
     )
     what_if = parse_what_if(parser.parse_args().what_if)
     ok1 = part1()

@@ -64,7 +64,7 @@ def test_a_deferred_update_leaves_the_vector_core_as_the_bound(tmp_path: Path) -
     assert UPDATE in src
     late = tmp_path / "fa2_late.py"
     late.write_text(src.replace(UPDATE, LATE))  # acc * alpha after P is handed over
-    model = _model(Schedule(stages=2, ring=3), late)
+    model = _model(Schedule(stages=2, ring=3, defer_update=True), late)
     assert [s.name.split(" (")[0] for s in model.order.deferred] == [
         "vector update -> t_14",
         "ws dot_1 read",
@@ -74,8 +74,10 @@ def test_a_deferred_update_leaves_the_vector_core_as_the_bound(tmp_path: Path) -
     own = _seconds(model, "scalar", "ws dot read", "vector")
     assert _period(model) == pytest.approx(own, rel=1e-12)
     # fa2.py as written multiplies acc before P leaves: no deferral, a longer period
-    kept = _model(Schedule(stages=2, ring=3))
+    kept = _model(Schedule(stages=2, ring=3, defer_update=True))
     assert kept.order.deferred == [] and _period(kept) > _period(model) * 1.3
+    # and without defer_update (the emitter's order) nothing is deferred either
+    assert _model(Schedule(stages=2, ring=3), late).order.deferred == []
 
 
 def test_a_resident_q_moves_only_k_to_l0() -> None:
@@ -127,6 +129,7 @@ def test_the_schedule_is_read_from_the_kv_loop() -> None:
     assert schedule_of(SimpleNamespace(stages=2)) == Schedule(stages=2)
     loop = SimpleNamespace(stages=3, ring=3, round_blocks=8, resident_l0=True)
     assert schedule_of(loop) == Schedule(3, 3, 8, True, 1, 1)
+    assert schedule_of(SimpleNamespace(stages=2, ring=0)).lead == 0  # planner's choice
 
 
 def _best_max_load(loads: list[int], parts: int) -> int:

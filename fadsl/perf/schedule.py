@@ -8,11 +8,15 @@ reads from the IR"):
 
 - ``stages``: the KV loop's ``fd.pipelined(..., stages=s)``; loads go through queues of
   s slots, issued s - 1 iterations ahead (the pipeline pass);
-- ``ring``: workspace slots per cube/vector hand-over. With R >= 2 the cube issues the
-  work that needs no vector result (S = Q K^T and its Fixpipe write) R - 1 iterations
-  ahead, and the vector core runs the update of iteration j - 1 after the softmax of
-  iteration j (the order of CANN's 3-deep ring, perf/native.py); a workspace write
-  waits until its slot's previous value (R iterations back) was read;
+- ``ring``: workspace slots of the results the cube makes without vector input
+  (stage A: S = Q K^T). With R >= 2 the cube issues stage A (with the loads only it
+  reads, K) R - 1 iterations ahead of the rest of the iteration, as passes/ring.py
+  emits it; a stage-A workspace write waits until its slot's value of R iterations
+  back was read; the other hand-overs keep one slot;
+- ``defer_update``: the vector core runs the steps on the cube's stage-B result (the
+  read of P V and the update) one iteration late, after the next softmax (the order
+  of CANN's 3-deep ring, perf/native.py), when the IR's dependencies allow it; those
+  results then get two slots;
 - ``round_blocks``: KV blocks per cube/vector hand-over. A round of k blocks is modelled
   as one iteration with the KV block constant k times larger (flags, loop control and
   the output rescale once per round; the cube's sub-blocks are one dot);
@@ -25,10 +29,11 @@ reads from the IR"):
   an AI core on neighbouring Q blocks). Modelled as one task with the Q block constant
   that many times larger (each vector core then owns one whole Q block).
 
-Today's IR records only ``stages``; the others are read from the KV loop's attributes
-of the same names when the IR carries them (issue 16) and default to today's generated
-kernel (ring 1, 1 block per round, Q moved to L0 every iteration, L0 depth 1, no
-sharing). A test or a what-if passes a ``Schedule`` to ``KernelModel`` directly.
+The fields are read from the KV loop's attributes of the same names when the IR
+carries them (issue 16: ``stages`` always, the others as the IR gains them; a ring of
+0, "the planner chooses", counts as 1 until the planner's choice is read here) and
+default to the generated kernel before issue 16 (ring 1, 1 block per round, Q moved to
+L0 every iteration, L0 depth 1, no sharing, no deferral). A test or a what-if passes a ``Schedule`` to ``KernelModel`` directly.
 """
 
 from __future__ import annotations
@@ -52,21 +57,12 @@ class Schedule:
     resident_l0: bool = False
     l0_buffers: int = 1
     shared_q_blocks: int = 1
+    defer_update: bool = False
 
     @property
     def lead(self) -> int:
         """Iterations the cube runs ahead of the vector cores."""
         return max(1, self.ring) - 1
-
-    @property
-    def ahead(self) -> int:
-        """Iterations loads are issued ahead: the queue's, or the cube's lead."""
-        return max(self.stages - 1, self.lead)
-
-    @property
-    def queue(self) -> int:
-        """Slots of a load queue (enough for the loads issued ahead)."""
-        return self.ahead + 1
 
     def describe(self) -> str:
         return (
@@ -74,6 +70,7 @@ class Schedule:
             f"per round, loop-invariant dot operands "
             f"{'resident in L0' if self.resident_l0 else 'moved to L0 every iteration'}, "
             f"L0 depth {self.l0_buffers}, {self.shared_q_blocks} Q block(s) per K/V load"
+            + (", update deferred" if self.defer_update else "")
         )
 
 

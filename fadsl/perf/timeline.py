@@ -27,15 +27,16 @@ Schedule rules (``timeline_schedule.Scheduler``):
    iteration j - 1 has ended (the loop body runs as written);
 5. an iteration's SCALAR step (``iteration_overhead_cycles``) follows the vector core's
    previous work, and the iteration's first compute step waits for it;
-6. with a workspace ring of R >= 2 slots the cube issues the steps that need no vector
-   value of their iteration R - 1 iterations ahead, a workspace write waits until its
-   slot's value of R iterations back was read, and the vector core runs the update on
-   P V one iteration late when nothing earlier needs it (``program_order``);
+6. with a workspace ring of R >= 2 slots the cube issues stage A (the steps that need
+   no vector value of their iteration, with the loads only they read) R - 1 iterations
+   ahead, and a stage-A workspace write waits until its slot's value of R iterations
+   back was read; with ``defer_update`` the vector core runs the update on P V one
+   iteration late when nothing earlier needs it (``program_order``);
 7. with L0 depth b, MTE1 fills L0 for dot n after the cube ended dot n - b, and the cube
    starts dot n after Fixpipe drained dot n - b.
 
-The loop's queue depth, ring, round length, resident operands, L0 depth and shared Q
-blocks come from ``fadsl/perf/schedule.py`` (read from the IR).
+The loop's queue depth, ring, deferral, round length, resident operands, L0 depth and
+shared Q blocks come from ``fadsl/perf/schedule.py`` (read from the IR).
 
 Non-goals: cycle accuracy (see docs/cost-model.md); loops nested inside the KV loop
 (counted as one vector step).

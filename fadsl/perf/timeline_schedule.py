@@ -138,16 +138,16 @@ class Scheduler:
         for s in before:
             self._place(s, None)
         order = self.order
-        ahead, lead = self.plan.ahead, order.lead
+        ahead, lead = self.plan.stages - 1, order.lead
         for j in range(min(ahead, self.trips)):
-            self._place_all(order.loads, j)
-        for j in range(min(lead, self.trips)):
-            self._place_all(order.cube_ahead, j)
+            self._place_all(order.a_loads + order.loads, j)
+        for j in range(min(lead, self.trips)):  # the cube's prologue of stage A
+            self._stage_a(j, ahead)
         for j in range(self.trips):
+            if lead and j + lead < self.trips:
+                self._stage_a(j + lead, ahead)
             if j + ahead < self.trips:
                 self._place_all(order.loads, j + ahead)
-            if lead and j + lead < self.trips:
-                self._place_all(order.cube_ahead, j + lead)
             self._place_all(order.now, j)
             if order.deferred and j >= 1:
                 self._place_all(order.deferred, j - 1)
@@ -155,6 +155,12 @@ class Scheduler:
             self._place_all(order.deferred, self.trips - 1)
         for s in after:
             self._place(s, None)
+
+    def _stage_a(self, j: int, ahead: int) -> None:
+        """Stage A of iteration ``j``, after the loads it prefetches for j + ahead."""
+        if j + ahead < self.trips:
+            self._place_all(self.order.a_loads, j + ahead)
+        self._place_all(self.order.cube_ahead, j)
 
     def _place_all(self, steps: list[Step], j: int) -> None:
         for s in steps:
@@ -205,12 +211,12 @@ class Scheduler:
     def _buffer_limits(self, step: Step, j: int, limits: dict[str, float]) -> None:
         """Rules 3, 4, 6 and 7: a slot of a load queue, of a workspace ring or of L0
         is reused only after its previous value was consumed."""
-        depth = self.plan.queue if step.kind == "load" else self.plan.ring
+        depth = self.plan.stages if step.kind == "load" else self.order.slots(step)
         if step.kind in ("load", "ws_write") and j - depth >= 0:
             users = self.readers.get((step.defs[0], j - depth), [])
             if users:
                 limits["buffer"] = max(self.events[u].end for u in users)
-        if step.kind == "load" and self.plan.queue == 1 and j > 0:
+        if step.kind == "load" and self.plan.stages == 1 and j > 0:
             limits["iteration"] = max(
                 e.end for e in self.events if e.iteration == j - 1
             )
@@ -279,20 +285,35 @@ class Order:
     """A KV iteration's steps in the order the programs issue them (rules 3, 6)."""
 
     loads: list[Step]
+    """Loads issued ``stages - 1`` iterations ahead of the iteration's own work."""
     cube_ahead: list[Step]
-    """Cube work that needs no vector result, issued ``lead`` iterations ahead."""
+    """Stage A: cube work that needs no vector result, issued ``lead`` iterations
+    ahead of the rest of its iteration."""
     now: list[Step]
     deferred: list[Step]
-    """Vector work on the cube's second result, issued after the next iteration's."""
+    """Vector work on the cube's stage-B result, issued after the next iteration's."""
     lead: int
+    ring: int = 1
+    a_loads: list[Step] = field(default_factory=list)
+    """Loads only stage A reads (K): prefetched with stage A, ``stages - 1`` ahead."""
+
+    def slots(self, step: Step) -> int:
+        """Workspace slots of a write: the ring for stage-A results, two for results
+        a deferred step reads, else one."""
+        if any(step is s for s in self.cube_ahead):
+            return self.ring
+        if any(set(step.defs) & set(s.uses) for s in self.deferred):
+            return 2
+        return 1
 
 
 def program_order(body: list[Step], loop: ir.For, plan: Schedule) -> Order:
     """Rule 6: with a ring of R >= 2 workspace slots the cube core issues the steps
-    that need no vector-core value of their iteration (S = Q K^T and its write) R - 1
-    iterations ahead, and the vector core issues the steps that wait for a cube result
-    made from its own values (the read of P V and the update) one iteration late,
-    unless a step of the next iteration needs what they make (then in program order)."""
+    that need no vector-core value of their iteration (stage A: S = Q K^T and its
+    write, with the loads only they read) R - 1 iterations ahead; with
+    ``defer_update`` the vector core issues the steps that wait for a cube result made
+    from its own values (the read of P V and the update) one iteration late, unless a
+    step of the next iteration needs what they make (then in program order)."""
     loads = [s for s in body if s.kind == "load"]
     rest = [s for s in body if s.kind != "load"]
     if plan.lead == 0:
@@ -314,8 +335,13 @@ def program_order(body: list[Step], loop: ir.For, plan: Schedule) -> Order:
         else:
             vector_made.update(s.defs)
             now.append(s)
-    now, later = _defer(now, later, loop, rest)
-    return Order(loads, ahead, _gated(now), later, plan.lead)
+    if plan.defer_update:
+        now, later = _defer(now, later, loop, rest)
+    else:
+        now, later = _in_order(now + later, rest), []
+    a_loads = [ld for ld in loads if _only_read_by(ld, rest, ahead)]
+    b_loads = [ld for ld in loads if ld not in a_loads]
+    return Order(b_loads, ahead, _gated(now), later, plan.lead, plan.ring, a_loads)
 
 
 def _defer(
@@ -347,6 +373,14 @@ def _defer(
 
 def _in_order(steps: list[Step], order: list[Step]) -> list[Step]:
     return [s for s in order if s in steps]
+
+
+def _only_read_by(load: Step, steps: list[Step], stage_a: list[Step]) -> bool:
+    """Whether only stage-A steps read ``load`` (compared by name: stage-A steps are
+    copies without the loop-control gate)."""
+    names = {s.name for s in stage_a}
+    readers = [s for s in steps if set(load.defs) & set(s.uses)]
+    return bool(readers) and all(s.name in names for s in readers)
 
 
 def _gated(steps: list[Step]) -> list[Step]:
