@@ -231,6 +231,27 @@ class Binding:
         out.update(self.scalars)
         return out
 
+    def model_env(self) -> dict[str, Any]:
+        """``env`` plus the values the performance model assumes for scalars the kernel
+        reads from its inputs, from the kernel definition's ``modelled_scalars`` (a
+        paged kernel: every sequence as long as its block table allows)."""
+        from fadsl.ir.nodes import LoadScalar
+        from fadsl.ir.visitor import IRVisitor
+
+        out = self.env()
+        hint = getattr(self.kdef, "modelled_scalars", None)
+        values: dict[str, int] = hint(self.shape) if hint is not None else {}
+        if not values:
+            return out
+
+        class Reads(IRVisitor):
+            def visit_LoadScalar(self, op: LoadScalar) -> None:
+                if op.src in values:
+                    out[op.name] = values[op.src]
+
+        Reads().visit_kernel(self.kernel)
+        return out
+
     def ref_consts(self) -> dict[str, Any]:
         """Constants and scalars, as a reference function receives them."""
         out = dict(self.consts)

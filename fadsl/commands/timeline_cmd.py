@@ -52,7 +52,7 @@ def main(args: argparse.Namespace) -> int:
     kind = _picture_kind(args.output)
     target = resolve(args.target, args.target_file)
     binding = common.build(args)
-    tl = build(binding.kernel, target, binding.env())
+    tl = build(binding.kernel, target, binding.model_env())
     title = _title(binding, target)
     print(report(tl, title, args.iterations))
     if kind is not None:

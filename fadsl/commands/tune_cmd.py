@@ -182,7 +182,7 @@ def _search_stages(
     from fadsl.perf.kernel import KernelModel
 
     binding = _bind(chosen, args, stages)
-    env = binding.env()
+    env = binding.model_env()
     columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
     used = _prescreen(binding.kernel, target, env, columns)
     ok = np.ones(len(grid), dtype=bool)
@@ -255,7 +255,7 @@ def _recheck(
         if stages not in kernels:
             kernels[stages] = _bind(chosen, args, stages)
         binding = kernels[stages]
-        env = {**binding.env(), **values}
+        env = {**binding.model_env(), **values}
         _, plan = planned(binding.kernel, target, env)
         report = check(plan, target, env)
         if not report.ok:

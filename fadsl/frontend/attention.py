@@ -15,28 +15,18 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
+from fadsl.frontend.attention_params import (
+    BLOCK_MASK,
+    DEFAULT_SHAPE,
+    PAGED_SHAPE,
+    param_specs,
+)
 from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType
-
-DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
-BLOCK_MASK = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
-
-QO_DIMS: dict[str, tuple[str, ...]] = {
-    "BNSD": ("B", "N", "Sq", "D"),
-    "BSND": ("B", "Sq", "N", "D"),
-    "BSH": ("B", "Sq", "N * D"),
-    "TND": ("Sq", "N", "D"),
-}
-KV_DIMS: dict[str, tuple[str, ...]] = {
-    "BNSD": ("B", "Nkv", "Skv", "D"),
-    "BSND": ("B", "Skv", "Nkv", "D"),
-    "BSH": ("B", "Skv", "Nkv * D"),
-    "TND": ("Skv", "Nkv", "D"),
-}
 
 
 @dataclass(frozen=True)
@@ -56,6 +46,11 @@ class AttentionSpec:
     layout: str
     dtype: DType
     extras: tuple[ExtraTensor, ...]
+    paged_kv: bool = False
+    """K and V come from a paged cache through a block table (fadsl/lib/paged.py)."""
+    page_size: int = 0
+    pack_gqa: bool = False
+    """Paged: one task holds the query heads of one KV head at one query position."""
 
     @property
     def varlen(self) -> bool:
@@ -63,8 +58,9 @@ class AttentionSpec:
 
     @property
     def block_sparse(self) -> bool:
-        """A mask_mod gets a block mask made ahead (not for packed varlen sequences)."""
-        return self.mask_mod is not None and not self.varlen
+        """A mask_mod gets a block mask made ahead (not for packed varlen sequences,
+        nor for a paged cache, whose pages are each masked as they are read)."""
+        return self.mask_mod is not None and not self.varlen and not self.paged_kv
 
     def check_score(self, score: Any, scores: ops.Tile) -> Any:
         """score_mod's result must be a float tile shaped like the scores it was given."""
@@ -115,18 +111,19 @@ class AttentionKernel(KernelDef):
 
     def __init__(self, spec: AttentionSpec, loc: Loc) -> None:
         from fadsl.lib.flash import flash_attention
+        from fadsl.lib.paged import paged_attention
 
         super().__init__(
-            flash_attention,
+            paged_attention if spec.paged_kv else flash_attention,
             spec.name,
             spec.dtype,
             {"spec": spec},
-            DEFAULT_SHAPE,
+            PAGED_SHAPE if spec.paged_kv else DEFAULT_SHAPE,
             _bound_reference(spec),
         )
         self.spec = spec
         self.loc = loc
-        self.specs = _param_specs(spec, self.specs)
+        self.specs = param_specs(spec, self.specs)
 
     def build(self, consts: Mapping[str, Any] | None = None, dtype: DType | None = None):  # type: ignore[no-untyped-def]
         if consts and "spec" in consts:
@@ -184,6 +181,13 @@ class AttentionKernel(KernelDef):
     def derived(self) -> tuple[str, ...]:
         return BLOCK_MASK if self.spec.block_sparse else ()
 
+    def modelled_scalars(self, shape: Mapping[str, int]) -> dict[str, int]:
+        """What `tune` and `timeline` assume for inputs the kernel reads as scalars: a
+        paged kernel's sequences as long as the block table allows."""
+        if not self.spec.paged_kv or "MaxPages" not in shape:
+            return {}
+        return {"seqlens_kv": shape["MaxPages"] * self.spec.page_size}
+
     def kv_blocks(
         self,
         shape: Mapping[str, int],
@@ -214,94 +218,6 @@ def _divisor(n: int, nkv: int) -> int:
     return max(d for d in range(1, nkv + 1) if n % d == 0)
 
 
-def _param_specs(
-    spec: AttentionSpec, base: tuple[ParamSpec, ...]
-) -> tuple[ParamSpec, ...]:
-    """The kernel's parameters: tensors for the layout and variant, scale, constants."""
-    qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
-    out = [
-        ParamSpec("q", "in", qo),
-        ParamSpec("k", "in", kv),
-        ParamSpec("v", "in", kv),
-        ParamSpec("o", "out", qo),
-    ]
-    if spec.return_lse:
-        dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
-        out.append(ParamSpec("lse", "out", dims, DType.F32))
-    keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
-    keep |= set(BLOCK_MASK) if spec.block_sparse else set()
-    keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
-    by_name = {p.name: p for p in base}
-    out += [
-        by_name[n]
-        for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK + ("seed", "offset")
-        if n in keep
-    ]
-    out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
-    scale = by_name["scale"]
-    if spec.scale is not None:
-        scale = ParamSpec(
-            "scale",
-            "scalar",
-            dtype=scale.dtype,
-            default=float(spec.scale),
-            has_default=True,
-        )
-    out.append(scale)
-    out += [p for p in base if p.kind == "const"]
-    check_extra_names(spec, out)
-    return tuple(out)
-
-
-_RESERVED = frozenset(
-    (
-        "q",
-        "k",
-        "v",
-        "o",
-        "lse",
-        "cu_seqlens_q",
-        "cu_seqlens_kv",
-        "seed",
-        "offset",
-        "scale",
-        "spec",
-        "block_q",
-        "block_kv",
-        "stages",
-    )
-    + BLOCK_MASK
-)
-
-
-def check_extra_names(spec: AttentionSpec, params: list[ParamSpec]) -> None:
-    for t in spec.extras:
-        if t.name in _RESERVED:
-            raise UsageError(
-                f"fd.tensor({t.name!r}) has the name of a parameter of the attention "
-                "kernel",
-                t.loc,
-                hint="rename the extra tensor",
-            )
-        if t.name in _library_names():
-            raise UsageError(
-                f"fd.tensor({t.name!r}) has the name of a shape symbol or of a name "
-                "the attention program (fadsl/lib/flash.py) reads; as a parameter it "
-                "would hide it",
-                t.loc,
-                hint="rename the extra tensor",
-            )
-
-
-def _library_names() -> frozenset[str]:
-    """Shape symbols, and the module globals ``flash_attention`` reads (``fd``, its
-    helpers): an extra tensor is a parameter of it, so it must not take these names."""
-    from fadsl.lib import flash
-
-    read = set(flash.flash_attention.__code__.co_names) & set(vars(flash))
-    return frozenset(DEFAULT_SHAPE) | frozenset(read)
-
-
 # ----------------------------------------------------------------------------
 # The public builder
 # ----------------------------------------------------------------------------
@@ -319,6 +235,9 @@ def attention(
     dropout_p: float = 0.0,
     layout: str = "BNSD",
     dtype: str = "fp16",
+    paged_kv: bool = False,
+    page_size: int | None = None,
+    pack_gqa: bool | None = None,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -338,6 +257,12 @@ def attention(
         layout: "BNSD", "BSND", "BSH", or "TND" (packed variable-length sequences with
             the inputs ``cu_seqlens_q`` / ``cu_seqlens_kv``, i32[B + 1]).
         dtype: "fp16", "bf16" or "fp32".
+        paged_kv: K and V come from a paged cache: the inputs ``k_cache``, ``v_cache``
+            [Pages, page_size, Nkv, D], ``block_table`` (i32 [B, MaxPages]) and
+            ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md).
+        page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
+        pack_gqa: paged: one task holds the query heads of one KV head at one query
+            position (default: on unless a mod is given or return_lse).
 
     Returns:
         The kernel (assign it at module level for the fadsl CLI).
@@ -350,6 +275,17 @@ def attention(
     """
     loc = user_frame_loc() or Loc("<unknown>", 1)
     check_kernel_name(name, loc)
+    has_mods = score_mod is not None or mask_mod is not None
+    page = args.paged(
+        paged_kv,
+        page_size,
+        pack_gqa,
+        args.layout(layout, loc),
+        args.probability(dropout_p, loc),
+        has_mods,
+        return_lse is True,
+        loc,
+    )
     spec = AttentionSpec(
         name=name,
         score_mod=args.mod(score_mod, 5, "score_mod", loc),
@@ -363,5 +299,8 @@ def attention(
         layout=args.layout(layout, loc),
         dtype=args.dtype(dtype, loc),
         extras=find_tensors(score_mod, mask_mod),
+        paged_kv=page[0],
+        page_size=page[1],
+        pack_gqa=page[2],
     )
     return AttentionKernel(spec, loc)

@@ -134,3 +134,68 @@ def dtype(value: Any, loc: Loc) -> DType:
     if dt not in (DType.F16, DType.BF16, DType.F32):
         raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
     return dt
+
+
+PAGE_SIZES = range(16, 513, 16)
+
+
+def paged(
+    paged_kv: Any,
+    page_size: Any,
+    pack_gqa: Any,
+    layout: str,
+    dropout_p: float,
+    has_mods: bool,
+    return_lse: bool,
+    loc: Loc,
+) -> tuple[bool, int, bool]:
+    """``(paged_kv, page_size, pack_gqa)`` of a kernel over a paged KV cache.
+
+    A page is 16 to 512 rows, a multiple of 16 (CANN's IncreFlashAttention takes the
+    same range for fp16/bf16 caches); the query layout is BNSD or BSND; there is no
+    dropout (inference). ``pack_gqa=None`` packs the heads of a group unless a mod
+    would see the head of a row or the LSE is returned.
+    """
+    on = flag(paged_kv, "paged_kv", loc)
+    if not on:
+        for name, value in (("page_size", page_size), ("pack_gqa", pack_gqa)):
+            if value is not None:
+                raise UsageError(
+                    f"{name}={value!r} without paged_kv=True",
+                    loc,
+                    hint=f"add paged_kv=True for a paged KV cache, or leave {name} out",
+                )
+        return False, 0, False
+    size = 128 if page_size is None else page_size
+    if isinstance(size, bool) or not isinstance(size, int) or size not in PAGE_SIZES:
+        raise UsageError(
+            f"page_size must be a multiple of 16 from 16 to 512, got {size!r}",
+            loc,
+            hint="a page is one KV block of the kernel: 128 is the usual size",
+        )
+    if layout not in ("BNSD", "BSND") or dropout_p > 0.0:
+        what = f"layout={layout!r}" if dropout_p == 0.0 else "dropout_p > 0"
+        raise UsageError(
+            f"paged_kv=True with {what}: a paged kernel takes q in layout BNSD or "
+            "BSND, without dropout",
+            loc,
+            hint='use layout="BNSD" or layout="BSND" and dropout_p=0.0',
+        )
+    if pack_gqa is None:
+        return True, size, not (has_mods or return_lse)
+    pack = flag(pack_gqa, "pack_gqa", loc)
+    if pack and (has_mods or return_lse):
+        what = "return_lse=True" if return_lse else "a score_mod or mask_mod"
+        why = (
+            "the LSE of a packed tile's rows (query heads) are Sq elements apart in "
+            "`lse`, a store the kernel cannot make in one copy"
+            if return_lse
+            else "the rows of a packed tile are different query heads, and a mod "
+            "sees one head per tile"
+        )
+        raise UsageError(
+            f"pack_gqa=True with {what}: {why}",
+            loc,
+            hint=f"leave pack_gqa out (it is off with {what})",
+        )
+    return True, size, pack

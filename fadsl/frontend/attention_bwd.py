@@ -16,13 +16,8 @@ from typing import Any
 
 from fadsl.errors import Loc, UsageError
 from fadsl.frontend import attention_args as args
-from fadsl.frontend.attention import (
-    KV_DIMS,
-    QO_DIMS,
-    AttentionKernel,
-    AttentionSpec,
-    check_extra_names,
-)
+from fadsl.frontend.attention import AttentionKernel, AttentionSpec
+from fadsl.frontend.attention_params import KV_DIMS, QO_DIMS, check_extra_names
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.frontend.mods import find_tensors, mod_loc
 from fadsl.frontend.source import user_frame_loc

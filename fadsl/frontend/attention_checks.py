@@ -32,6 +32,10 @@ def check_inputs(
         for name, total, packed in _TOTALS:
             if name in inputs:
                 _offsets(name, inputs[name], total, shape[total], packed, loc)
+    if spec.paged_kv and "seqlens_kv" in inputs:
+        from fadsl.frontend.paged_checks import check_paged
+
+        check_paged(spec.page_size, loc, shape, inputs)
     if spec.block_sparse and any(n in inputs for n in _PAIRS):
         _block_mask(spec, loc, shape, consts, inputs)
 

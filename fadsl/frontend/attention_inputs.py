@@ -27,6 +27,8 @@ def make_inputs(
 ) -> dict[str, np.ndarray]:
     """The special inputs of one seeded run (q, k, v are left to the caller's N(0, 1))."""
     out: dict[str, np.ndarray] = {}
+    if spec.paged_kv:
+        out.update(paged_cache(spec.page_size, shape, rng))
     if spec.varlen:
         out["cu_seqlens_q"] = split_lengths(shape["Sq"], shape["B"], rng)
         out["cu_seqlens_kv"] = split_lengths(shape["Skv"], shape["B"], rng)
@@ -39,6 +41,26 @@ def make_inputs(
         out[t.name] = _extra(t, shape, consts, rng)
     out.update(derived_inputs(spec, shape, consts, out))
     return out
+
+
+def paged_cache(
+    page: int, shape: dict[str, int], rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """``block_table`` and ``seqlens_kv`` of a seeded paged cache.
+
+    The pages are dealt out in a shuffled order (distinct while ``Pages`` allows);
+    lengths are uneven, mostly not multiples of the page size, and the last
+    sequence of a batch of several has length 1.
+    """
+    b, max_pages, pages = shape["B"], shape["MaxPages"], shape["Pages"]
+    table = np.resize(rng.permutation(pages), b * max_pages).reshape(b, max_pages)
+    lengths = rng.integers(1, max_pages * page + 1, size=b)
+    if b > 1:
+        lengths[-1] = 1
+    return {
+        "block_table": table.astype(np.int32),
+        "seqlens_kv": lengths.astype(np.int32),
+    }
 
 
 def split_lengths(total: int, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -148,12 +170,29 @@ def kv_block_pairs(
     inputs: Mapping[str, np.ndarray],
 ) -> int:
     """Q-block x KV-block pairs a dense kernel would compute, over batches and heads."""
+    if spec.paged_kv:
+        return paged_block_pairs(spec, shape, consts, inputs)
     bq, bk = int(consts["block_q"]), int(consts["block_kv"])
     if not spec.varlen:
         return shape["B"] * shape["N"] * -(-shape["Sq"] // bq) * -(-shape["Skv"] // bk)
     lq = np.diff(inputs["cu_seqlens_q"].astype(np.int64))
     lk = np.diff(inputs["cu_seqlens_kv"].astype(np.int64))
     return int(shape["N"] * np.sum(-(-lq // bq) * -(-lk // bk)))
+
+
+def paged_block_pairs(
+    spec: Any,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+    inputs: Mapping[str, np.ndarray],
+) -> int:
+    """Task x page pairs without masks: every task of sequence b reads all its pages."""
+    bq = int(consts["block_q"])
+    tasks = shape["N"] * -(-shape["Sq"] // bq)
+    if spec.pack_gqa:
+        tasks = shape["Nkv"] * -(-(shape["N"] // shape["Nkv"]) // bq) * shape["Sq"]
+    lengths = inputs["seqlens_kv"].astype(np.int64)
+    return int(tasks * np.sum(-(-lengths // spec.page_size)))
 
 
 __all__ = [

@@ -89,6 +89,9 @@ def sequences(
     spec: Any, inputs: Mapping[str, np.ndarray], shape: Mapping[str, int]
 ) -> Iterator[Sequence]:
     """Every sequence of the batch with its tensors in [S, N, D] order."""
+    if spec.paged_kv:
+        yield from paged_sequences(spec, inputs, shape)
+        return
     q, k, v = inputs["q"], inputs["k"], inputs["v"]
     n, nkv, d = shape["N"], shape["Nkv"], shape["D"]
     if spec.varlen:
@@ -115,6 +118,25 @@ def sequences(
                 v[b].reshape(-1, nkv, d),
             )
         yield Sequence(spec, b, *parts, slice(None))
+
+
+def paged_sequences(
+    spec: Any, inputs: Mapping[str, np.ndarray], shape: Mapping[str, int]
+) -> Iterator[Sequence]:
+    """Sequence b of a paged cache: its keys are the rows of the pages
+    ``block_table[b, 0], block_table[b, 1], ...`` one after another, cut at
+    ``seqlens_kv[b]`` (gathered here with numpy, not with the kernel's code)."""
+    q, table, lengths = inputs["q"], inputs["block_table"], inputs["seqlens_kv"]
+    page = spec.page_size
+    for b in range(shape["B"]):
+        length = int(lengths[b])
+        pages = table[b, : -(-length // page)].astype(np.int64)
+        k, v = (
+            np.concatenate([inputs[c][p] for p in pages] + [inputs[c][:0, 0]])[:length]
+            for c in ("k_cache", "v_cache")
+        )
+        qb = q[b].transpose(1, 0, 2) if spec.layout == "BNSD" else q[b]
+        yield Sequence(spec, b, qb, k, v, slice(None))
 
 
 def _head(

@@ -76,15 +76,18 @@ def flash_attention(
             lo, hi = kv_blocks(spec, i, q_len, kv_len, block_q, block_kv)
             for j in fd.pipelined(lo, hi, stages=stages):
                 m, l, acc = kv_step(spec, t, k, v, j, block_kv, m, l, acc, True)
-        l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-        fd.store(
-            block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
-        )
+        out_lse = None
         if spec.return_lse:
-            fd.store(
-                lse_block(spec, lse, b, h, rows),
-                fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)),
-            )
+            out_lse = lse_block(spec, lse, b, h, rows)
+        finish(block_of(spec, o, b, h, rows, D), out_lse, o.dtype, m, l, acc)
+
+
+def finish(o_block: Any, lse_block: Any, dtype: Any, m: Any, l: Any, acc: Any) -> None:
+    """Store the normalised output (and the LSE when ``lse_block`` is given)."""
+    l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+    fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+    if lse_block is not None:
+        fd.store(lse_block, fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
 
 
 def task(
@@ -187,6 +190,22 @@ def kv_step(
     kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
     vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)
+    return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, masked)
+
+
+def softmax_step(
+    spec: Any,
+    t: Any,
+    kt: Any,
+    vt: Any,
+    kv_idx: Any,
+    col0: Any,
+    m: Any,
+    l: Any,
+    acc: Any,
+    masked: bool,
+) -> tuple[Any, Any, Any]:
+    """The online softmax over one loaded K/V block whose first key is ``col0``."""
     s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
     if masked:
         s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)
@@ -196,8 +215,8 @@ def kv_step(
     alpha = fd.exp(m - m_safe)
     l = l * alpha + fd.row_sum(p)
     if spec.dropout_p > 0.0:
-        p = dropout(spec, t, p, j * block_kv)
-    acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+        p = dropout(spec, t, p, col0)
+    acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
     return m_new, l, acc
 
 

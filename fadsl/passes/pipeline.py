@@ -103,6 +103,8 @@ class _Pipeliner:
         self.queues = queues
         self.ahead = loop.stages - 1
         self.var = isym(loop.var)
+        self.read_at: dict[str, dict[sympy.Symbol, sympy.Expr]] = {}
+        """Per issued iteration: the body's scalars already re-read for it."""
 
     def rewrite(self) -> ir.Op | tuple[ir.Op, ...]:
         loads = [
@@ -118,13 +120,13 @@ class _Pipeliner:
         return loop if prologue is None else (prologue, loop)
 
     def _moves(self, load: ir.Load) -> bool:
-        for ix in load.index:
-            exprs = (ix.at,) if isinstance(ix, ir.Point) else (ix.start, ix.size)
-            if isinstance(ix, ir.Slice) and ix.stop is not None:
-                exprs += (ix.stop,)
-            if any(self.var in e.free_symbols for e in exprs):
-                return True
-        return False
+        """The load's block changes with the loop variable, directly or through a
+        scalar the body reads at an index that does (a page of a block table)."""
+        moving = {self.var.name}
+        for op in self.loop.body:
+            if isinstance(op, ir.LoadScalar) and moving & set(_index_names(op.index)):
+                moving.add(op.name)
+        return bool(moving & set(_index_names(load.index)))
 
     def _queue(self, load: ir.Load) -> ir.Value:
         t = load.result.type
@@ -147,12 +149,43 @@ class _Pipeliner:
         t = load.result.type
         slot = ir.Value(self.names.fresh(load.result.name + "_slot"), t)
         filled = ir.Value(self.names.fresh(load.result.name + "_next"), t)
-        index = tuple(_subst_index(ix, self.var, at) for ix in load.index)
-        return [
+        reads, subs = self._scalars_at(load.index, at)
+        index = tuple(_subst_index(ix, self.var, at, subs) for ix in load.index)
+        return reads + [
             ir.AllocTensor(result=slot, queue=q, loc=loc),
             replace(load, result=filled, index=index, into=slot, loc=loc),
             ir.Enqueue(queue=q, x=filled, loc=loc),
         ]
+
+    def _scalars_at(
+        self, index: tuple[ir.Index, ...], at: sympy.Expr
+    ) -> tuple[list[ir.Op], dict[sympy.Symbol, sympy.Expr]]:
+        """The body's scalar reads an issued load's index needs, re-read at ``at``.
+
+        A page of a paged cache is ``block_table[b, j]``, read in the body of the loop:
+        the load issued for iteration ``at`` reads ``block_table[b, at]`` into a fresh
+        name first (and, in turn, the reads that index depends on).
+        """
+        scalars = {
+            op.name: op for op in self.loop.body if isinstance(op, ir.LoadScalar)
+        }
+        reads: list[ir.Op] = []
+        subs = self.read_at.setdefault(str(at), {self.var: at})  # shared by the loads
+        pending = [n for n in _index_names(index) if n in scalars]
+        while pending:
+            name = pending.pop()
+            if isym(name) in subs:
+                continue
+            op = scalars[name]
+            inner = [n for n in _index_names(op.index) if n in scalars]
+            if any(isym(n) not in subs for n in inner):
+                pending += [name] + inner
+                continue
+            fresh = self.names.fresh(name + "_next")
+            index = tuple(e.subs(subs, simultaneous=True) for e in op.index)
+            reads.append(replace(op, name=fresh, index=index, loc=op.loc.derived(NAME)))
+            subs[isym(name)] = isym(fresh)
+        return reads, subs
 
     def _issue_loop(
         self, plan: list[tuple[ir.Load, ir.Value]], start: sympy.Expr, stop: sympy.Expr
@@ -198,11 +231,35 @@ class _Pipeliner:
         return tuple(head + out)
 
 
-def _subst_index(ix: ir.Index, var: sympy.Symbol, at: sympy.Expr) -> ir.Index:
+def _subst_index(
+    ix: ir.Index,
+    var: sympy.Symbol,
+    at: sympy.Expr,
+    scalars: dict[sympy.Symbol, sympy.Expr] | None = None,
+) -> ir.Index:
+    subs = dict(scalars or {})
+    subs[var] = at
+
+    def sub(e: sympy.Expr) -> sympy.Expr:
+        return e.subs(subs, simultaneous=True)
+
     if isinstance(ix, ir.Point):
-        return ir.Point(ix.at.subs(var, at))
-    stop = None if ix.stop is None else ix.stop.subs(var, at)
-    return ir.Slice(ix.start.subs(var, at), ix.size.subs(var, at), stop)
+        return ir.Point(sub(ix.at))
+    stop = None if ix.stop is None else sub(ix.stop)
+    return ir.Slice(sub(ix.start), sub(ix.size), stop)
+
+
+def _index_names(index: tuple[ir.Index, ...] | tuple[sympy.Expr, ...]) -> list[str]:
+    """Names of the symbols an index (of a load, or of a scalar read) depends on."""
+    exprs: list[sympy.Expr] = []
+    for ix in index:
+        if isinstance(ix, ir.Point):
+            exprs.append(ix.at)
+        elif isinstance(ix, ir.Slice):
+            exprs += [ix.start, ix.size] + ([] if ix.stop is None else [ix.stop])
+        else:
+            exprs.append(ix)
+    return sorted({s.name for e in exprs for s in e.free_symbols})
 
 
 def _insert_free(out: list[ir.Op], load: ir.Load, q: ir.Value, loop: ir.For) -> None:

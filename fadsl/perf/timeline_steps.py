@@ -181,7 +181,8 @@ class StepBuilder:
         kind = self.part or (
             "softmax" if any(isinstance(o, ir.Exp) for o in group) else "update"
         )
-        name = f"vector {kind} -> {defs[-1]} ({lines})"
+        made = defs[-1] if defs else "scalars"  # a group of scalar reads only
+        name = f"vector {kind} -> {made} ({lines})"
         uses = self._uses(group, "vector")
         out.append(
             Step("VECTOR", "vector", name, uses, defs, dict(w.amounts), "", len(group))

@@ -96,6 +96,19 @@ kernel = fd.attention(name="gather", score_mod=bias)
 """A mod that indexes one extra tensor with another, for ``index_input_out_of_range``."""
 
 
+PAGED_SHAPE = "B=2,N=2,Nkv=1,Sq=1,D=64,Pages=4,MaxPages=2"
+PAGED_FILES = {
+    "decode.py": 'import fadsl as fd\n\nkernel = fd.attention(name="decode", '
+    "paged_kv=True, page_size=16)\n",
+    "inputs/q.bin": "zeros:512",
+    "inputs/k_cache.bin": "zeros:8192",
+    "inputs/v_cache.bin": "zeros:8192",
+    "inputs/block_table.bin": "i32:0,1,2,3",
+    "inputs/seqlens_kv.bin": "i32:20,30",
+}
+"""A paged decode kernel's inputs (pages of 16 rows), for the ``paged_`` mistakes."""
+
+
 def out_meta(shape: list[int], same_error: float | None = None) -> str:
     """meta.json of a run folder holding one fp16 output `o` (and its check)."""
     entry = {"kind": "out", "dtype": "float16", "shape": shape, "file": "o.bin"}
@@ -742,6 +755,29 @@ CATALOGUE: tuple[Mistake, ...] = (
         "fd.atomic_add(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))",
         "Add the f32 tile (the result of a dot, or `fd.cast(x, fd.f32)`): the output "
         "accumulates in f32 and is rounded to its dtype once, after the grid.",
+    ),
+    Mistake(
+        "paged_page_out_of_range",
+        "A block table naming a page the cache does not have",
+        "Every column a sequence uses, `block_table[b, 0 .. cdiv(seqlens_kv[b], "
+        "page_size) - 1]`, holds a page number in `[0, Pages)`; the other columns "
+        "are not read.",
+        ("run", "decode.py", "--shape", PAGED_SHAPE)
+        + ("--inputs", "inputs", "-o", "out"),
+        files=dict(PAGED_FILES, **{"inputs/block_table.bin": "i32:0,1,2,9"}),
+        shown=f"fadsl run decode.py --shape {PAGED_SHAPE} --inputs inputs -o out"
+        "   # inputs/block_table.bin holds 0, 1, 2, 9",
+    ),
+    Mistake(
+        "paged_length_past_table",
+        "A sequence longer than its block table",
+        "A sequence has at most `MaxPages * page_size` keys: give the block table "
+        "more columns.",
+        ("run", "decode.py", "--shape", PAGED_SHAPE)
+        + ("--inputs", "inputs", "-o", "out"),
+        files=dict(PAGED_FILES, **{"inputs/seqlens_kv.bin": "i32:20,40"}),
+        shown=f"fadsl run decode.py --shape {PAGED_SHAPE} --inputs inputs -o out"
+        "   # inputs/seqlens_kv.bin holds 20, 40",
     ),
 )
 

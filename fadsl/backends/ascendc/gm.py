@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import sympy
 
+from fadsl.backends.ascendc import guards
 from fadsl.backends.ascendc.names import Names
-from fadsl.backends.ascendc.view import Line
+from fadsl.backends.ascendc.view import Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import TensorType
@@ -80,10 +81,12 @@ def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
     return ub, f"({a.stride} - {a.valid_cols}) * sizeof({ctype})"
 
 
-def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Line]:
+def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Stmt]:
     """``const T x = srcGm.GetValue(i);``: a scalar the scalar unit reads from GM (loop
     bounds, block indices, slopes); both the cube and the vector cores read their own.
+    Indirect indices are range-guarded before and after the read (``guards.py``).
     """
+    before = guards.index_guards(kernel, op, names)
     p = next(x for x in kernel.params if x.name == op.src)
     assert isinstance(p.type, TensorType)
     names.local(op.name)
@@ -91,9 +94,8 @@ def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Line
         sum((i * s for i, s in zip(op.index, strides(p.type.shape))), sympy.Integer(0))
     )
     ct = "float" if p.type.dtype.is_float else "int64_t"
-    return [
-        Line(
-            f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
-            f"{names.gm(op.src)}.GetValue({flat}));"
-        )
-    ]
+    read = Line(
+        f"const {ct} {names.symbols[op.name]} = static_cast<{ct}>("
+        f"{names.gm(op.src)}.GetValue({flat}));"
+    )
+    return before + [read] + guards.value_guards(kernel, op, names)

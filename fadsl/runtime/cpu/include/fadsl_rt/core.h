@@ -191,4 +191,10 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
     }
     return workspace;
 }
+// Trap (kernel_operator_sys_var_intf.h:55; docs "Trap": stops the AI Core on the NPU, an
+// assert in CANN's CPU mode). fadsl's guards call it on an index out of range.
+[[noreturn]] __aicore__ inline void Trap() {
+    fadsl_rt::Fail("Trap", "the kernel stopped itself (a fadsl guard found an index out of range; "
+                           "the comment above the Trap in the kernel names it)");
+}
 }  // namespace AscendC

@@ -1,0 +1,135 @@
+"""The parameters of ``fd.attention`` kernels: tensors for the layout and the variant.
+
+Dense kernels read ``k`` / ``v`` in the layout of ``q``; paged ones (``paged_kv=True``)
+read the cache ``k_cache`` / ``v_cache`` ``[Pages, page_size, Nkv, D]`` through
+``block_table`` (i32 ``[B, MaxPages]``) and ``seqlens_kv`` (i32 ``[B]``). Extra tensors
+of the mods come after the built-in inputs; their names must not hide a parameter, a
+shape symbol or a name the library program reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fadsl.errors import UsageError
+from fadsl.frontend.kernel import ParamSpec
+from fadsl.ir.types import DType
+
+DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
+PAGED_SHAPE = {
+    "B": 4,
+    "N": 32,
+    "Nkv": 8,
+    "Sq": 1,
+    "D": 128,
+    "Pages": 64,
+    "MaxPages": 16,
+}
+BLOCK_MASK = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices")
+PAGED = ("k_cache", "v_cache", "block_table", "seqlens_kv")
+
+QO_DIMS: dict[str, tuple[str, ...]] = {
+    "BNSD": ("B", "N", "Sq", "D"),
+    "BSND": ("B", "Sq", "N", "D"),
+    "BSH": ("B", "Sq", "N * D"),
+    "TND": ("Sq", "N", "D"),
+}
+KV_DIMS: dict[str, tuple[str, ...]] = {
+    "BNSD": ("B", "Nkv", "Skv", "D"),
+    "BSND": ("B", "Skv", "Nkv", "D"),
+    "BSH": ("B", "Skv", "Nkv * D"),
+    "TND": ("Skv", "Nkv", "D"),
+}
+
+
+def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:
+    """The kernel's parameters: tensors for the layout and variant, scale, constants."""
+    qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
+    out = [ParamSpec("q", "in", qo)]
+    if spec.paged_kv:
+        cache = ("Pages", spec.page_size, "Nkv", "D")
+        out += [ParamSpec(n, "in", cache) for n in ("k_cache", "v_cache")]
+        out += [
+            ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
+            ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
+        ]
+    else:
+        out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", kv)]
+    out.append(ParamSpec("o", "out", qo))
+    if spec.return_lse:
+        dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
+        out.append(ParamSpec("lse", "out", dims, DType.F32))
+    keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
+    keep |= set(BLOCK_MASK) if spec.block_sparse else set()
+    keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
+    by_name = {p.name: p for p in base}
+    out += [
+        by_name[n]
+        for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK + ("seed", "offset")
+        if n in keep
+    ]
+    out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
+    scale = by_name["scale"]
+    if spec.scale is not None:
+        scale = ParamSpec(
+            "scale",
+            "scalar",
+            dtype=scale.dtype,
+            default=float(spec.scale),
+            has_default=True,
+        )
+    out.append(scale)
+    out += [p for p in base if p.kind == "const"]
+    check_extra_names(spec, out)
+    return tuple(out)
+
+
+_RESERVED = frozenset(
+    (
+        "q",
+        "k",
+        "v",
+        "o",
+        "lse",
+        "cu_seqlens_q",
+        "cu_seqlens_kv",
+        "seed",
+        "offset",
+        "scale",
+        "spec",
+        "block_q",
+        "block_kv",
+        "stages",
+    )
+    + BLOCK_MASK
+    + PAGED
+)
+
+
+def check_extra_names(spec: Any, params: list[ParamSpec]) -> None:
+    for t in spec.extras:
+        if t.name in _RESERVED:
+            raise UsageError(
+                f"fd.tensor({t.name!r}) has the name of a parameter of the attention "
+                "kernel",
+                t.loc,
+                hint="rename the extra tensor",
+            )
+        if t.name in _library_names():
+            raise UsageError(
+                f"fd.tensor({t.name!r}) has the name of a shape symbol or of a name "
+                "the attention program (fadsl/lib/flash.py) reads; as a parameter it "
+                "would hide it",
+                t.loc,
+                hint="rename the extra tensor",
+            )
+
+
+def _library_names() -> frozenset[str]:
+    """Shape symbols, and the module globals ``flash_attention`` reads (``fd``, its
+    helpers): an extra tensor is a parameter of it, so it must not take these names."""
+    from fadsl.lib import flash, paged
+
+    read = set(flash.flash_attention.__code__.co_names) & set(vars(flash))
+    read |= set(paged.paged_attention.__code__.co_names) & set(vars(paged))
+    return frozenset(DEFAULT_SHAPE) | {"Pages", "MaxPages"} | frozenset(read)
