@@ -17,7 +17,7 @@ import numpy as np
 
 from fadsl.errors import Loc, UsageError
 from fadsl.ir.expr import as_expr, evaluate, free_names
-from fadsl.ir.nodes import Load, LoadScalar, Param, Point, Store
+from fadsl.ir.nodes import For, Load, LoadScalar, Param, Point, Store
 from fadsl.ir.visitor import IRVisitor
 
 _CLI_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
@@ -108,13 +108,23 @@ class IndexUse:
 
 
 def index_uses(kernel: Any) -> list[IndexUse]:
-    """Every point index of a load or store that depends on one loaded integer."""
+    """Every point index of a load or store that depends on one loaded integer read
+    at indices fixed by the grid. An integer read at an index a ``for`` loop chooses
+    (``block_table[b, j]``) is left out: the loop may read only some elements (the
+    pages of a sequence), and checking all would refuse columns never read; the kernel
+    definition's own rules check those, and the interpreter faults on a bad read."""
     scalars: dict[str, str] = {}
     points: list[tuple[str, int, Any, Loc]] = []
+    loops: set[str] = set()
 
     class Walk(IRVisitor):
+        def visit_For(self, op: For) -> None:
+            loops.add(op.var)
+            self.generic_visit(op)
+
         def visit_LoadScalar(self, op: LoadScalar) -> None:
-            scalars[op.name] = op.src
+            if not any(free_names(as_expr(e)) & loops for e in op.index):
+                scalars[op.name] = op.src
             points.extend((op.src, d, e, op.loc) for d, e in enumerate(op.index))
 
         def visit_Load(self, op: Load) -> None:

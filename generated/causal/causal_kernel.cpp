@@ -75,7 +75,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV));
                  ++jPre) {
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(kTSlot,
                                   kGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -84,7 +84,7 @@ public:
                                   static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)),
                                   D, D, BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(vTSlot,
                                   vGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -113,7 +113,7 @@ public:
                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
                                                          BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -123,7 +123,7 @@ public:
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
                         BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
-                    // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
@@ -137,11 +137,11 @@ public:
                         D, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -171,9 +171,9 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T111);
                 AscendC::LocalTensor<half> t111 = t111L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t111, t111WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -209,7 +209,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
                 }
                 t111L1.FreeTensor(t111);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -219,13 +219,13 @@ public:
 private:
     AscendC::TPipe pipe_;
     CausalTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:187)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:188)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:191)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %dot, %dot_1 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %dot, %dot_1 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, D]
@@ -302,13 +302,13 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                // flash.py:189  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
@@ -316,10 +316,10 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
-                // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t51 = t.ReinterpretCast<float>();
                 {
@@ -347,7 +347,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // flash.py:193  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
@@ -357,7 +357,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t7 = tmp0Buf.Get<float>();
                 AscendC::Max(t7, m, t6, ROWS);
-                // flash.py:194  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -368,7 +368,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t9, mask, dup, t7, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:195  p = fd.exp(s - m_safe[:, None])
+                // flash.py:214  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t52.ReinterpretCast<float>();
                 {
@@ -378,13 +378,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = t10.ReinterpretCast<float>();
                 AscendC::Exp(t11, t10, ROWS * BLOCK_KV);
-                // flash.py:196  alpha = fd.exp(m - m_safe)
+                // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Sub(t12, m, t9, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = mBuf.Get<float>();
                 AscendC::Exp(t13, t12, ROWS);
-                // flash.py:197  l = l * alpha + fd.row_sum(p)
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
@@ -396,7 +396,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -422,27 +422,26 @@ public:
                 // carry %t_7 into the state of %m
                 AscendC::Muls(m, t7, 1.0f, ROWS);
             }
-            // flash.py:79  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-            AscendC::LocalTensor<float> lSafe = tmp1Buf.Get<float>();
+            // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::LocalTensor<float> t20 = tmp1Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Select(lSafe, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
+                AscendC::Select(t20, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:81  block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
+            // flash.py:88  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t21 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t21, acc, lSafe, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t21, acc, t20, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t211 = outQue.AllocTensor<half>();
             AscendC::Cast(t211, t21, AscendC::RoundMode::CAST_RINT, D * ROWS);
-            // flash.py:80  fd.store(
             outQue.EnQue(t211);
             t211 = outQue.DeQue<half>();
             {
@@ -458,9 +457,9 @@ public:
                 }
             }
             outQue.FreeTensor(t211);
-            // flash.py:86  fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)),
+            // flash.py:90  fd.store(lse_block, fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
             AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
-            AscendC::Ln(t23, lSafe, ROWS);
+            AscendC::Ln(t23, t20, ROWS);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = mBuf.Get<float>();
             AscendC::Add(t24, m, t23, ROWS);
@@ -474,7 +473,6 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t25, mask, dup, t24, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:84  fd.store(
             outQue.EnQue(t25);
             t25 = outQue.DeQue<float>();
             {
@@ -508,16 +506,16 @@ private:
     AscendC::TPipe pipe_;
     CausalTiling tiling_;
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_6, %t_7 (flash.py:60)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %l_safe, %t_23 (flash.py:60)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_20, %t_23 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9 (flash.py:189)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9 (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:190)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_15 (flash.py:192)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (flash.py:194)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_11_1, %t_21_1, %t_25 (flash.py:200)
+        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:209)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_15 (flash.py:211)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_11_1, %t_21_1, %t_25 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Nkv, Skv, D]

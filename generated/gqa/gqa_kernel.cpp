@@ -71,7 +71,7 @@ public:
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jPre) {
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kTSlot,
@@ -80,7 +80,7 @@ public:
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     D * tiling_.Nkv, BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vTSlot,
@@ -99,7 +99,7 @@ public:
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -108,7 +108,7 @@ public:
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                         D * tiling_.Nkv, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
-                    // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
@@ -121,11 +121,11 @@ public:
                         D, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -155,9 +155,9 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T81);
                 AscendC::LocalTensor<half> t81 = t81L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t81, t81WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -193,7 +193,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
                 }
                 t81L1.FreeTensor(t81);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -203,13 +203,13 @@ public:
 private:
     AscendC::TPipe pipe_;
     GqaTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;    // L1 operand: operand (flash.py:187)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;    // L1 operand: operand (flash.py:188)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;    // L1 operand: operand (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;    // L1 operand: operand (flash.py:191)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;   // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t81L1;  // L1 operand: %t_8_1 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;    // L0A operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;    // L0B operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;   // L0C result: %dot, %dot_1 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t81L1;  // L1 operand: %t_8_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;    // L0A operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;    // L0B operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;   // L0C result: %dot, %dot_1 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                 // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                 // in `k` f16[B, Skv, Nkv, D]
     AscendC::GlobalTensor<half> vGm;                 // in `v` f16[B, Skv, Nkv, D]
@@ -273,13 +273,13 @@ public:
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                // flash.py:189  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
@@ -287,7 +287,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t2 = t.ReinterpretCast<float>();
                 {
@@ -300,7 +300,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // flash.py:193  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
                 {
@@ -310,7 +310,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t4 = tmp0Buf.Get<float>();
                 AscendC::Max(t4, m, t3, ROWS);
-                // flash.py:194  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp1Buf.Get<float>();
                 {
@@ -321,7 +321,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t6, mask, dup, t4, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:195  p = fd.exp(s - m_safe[:, None])
+                // flash.py:214  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t7 = t2.ReinterpretCast<float>();
                 {
@@ -331,13 +331,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = t7.ReinterpretCast<float>();
                 AscendC::Exp(t8, t7, ROWS * BLOCK_KV);
-                // flash.py:196  alpha = fd.exp(m - m_safe)
+                // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
                 AscendC::Sub(t9, m, t6, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = mBuf.Get<float>();
                 AscendC::Exp(t10, t9, ROWS);
-                // flash.py:197  l = l * alpha + fd.row_sum(p)
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, t10, ROWS);
@@ -349,7 +349,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Add(t13, t11, t12, ROWS);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -375,27 +375,26 @@ public:
                 // carry %t_4 into the state of %m
                 AscendC::Muls(m, t4, 1.0f, ROWS);
             }
-            // flash.py:79  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-            AscendC::LocalTensor<float> lSafe = tmp0Buf.Get<float>();
+            // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Select(lSafe, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
+                AscendC::Select(t17, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:81  block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
+            // flash.py:88  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t18 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t18, acc, lSafe, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t18, acc, t17, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t181 = outQue.AllocTensor<half>();
             AscendC::Cast(t181, t18, AscendC::RoundMode::CAST_RINT, D * ROWS);
-            // flash.py:80  fd.store(
             outQue.EnQue(t181);
             t181 = outQue.DeQue<half>();
             {
@@ -414,9 +413,9 @@ public:
                 }
             }
             outQue.FreeTensor(t181);
-            // flash.py:86  fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)),
+            // flash.py:90  fd.store(lse_block, fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
             AscendC::LocalTensor<float> t20 = tmp0Buf.Get<float>();
-            AscendC::Ln(t20, lSafe, ROWS);
+            AscendC::Ln(t20, t17, ROWS);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t21 = mBuf.Get<float>();
             AscendC::Add(t21, m, t20, ROWS);
@@ -430,7 +429,6 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t22, mask, dup, t21, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:84  fd.store(
             outQue.EnQue(t22);
             t22 = outQue.DeQue<float>();
             {
@@ -467,13 +465,13 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;    // state: %l, %t_11, %t_13 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (flash.py:66)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp0Buf;  // temp: %idx_2, %t_3, %t_4, %l_safe, %t_20 (flash.py:189)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6 (flash.py:189)
+        tmp0Buf;  // temp: %idx_2, %t_3, %t_4, %t_17, %t_20 (flash.py:192)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6 (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:190)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_12 (flash.py:194)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (flash.py:194)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_8_1, %t_18_1, %t_22 (flash.py:200)
+        inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:209)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_12 (flash.py:213)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_8_1, %t_18_1, %t_22 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Skv, Nkv, D]
     AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Skv, Nkv, D]

@@ -75,7 +75,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV));
                  ++jPre) {
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kTSlot,
@@ -84,7 +84,7 @@ public:
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     D * tiling_.Nkv, BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vTSlot,
@@ -113,7 +113,7 @@ public:
                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
                                                          BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -122,7 +122,7 @@ public:
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                         D * tiling_.Nkv, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
-                    // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
@@ -135,11 +135,11 @@ public:
                         D, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -169,9 +169,9 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
                 }
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T141);
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141, t141WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -207,7 +207,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
                 }
                 t141L1.FreeTensor(t141);
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -217,13 +217,13 @@ public:
 private:
     AscendC::TPipe pipe_;
     SoftcapTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:187)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:188)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:191)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %dot, %dot_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %dot, %dot_1 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %dot, %dot_1 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, Sq, D*N]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, Skv, D*Nkv]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Skv, D*Nkv]
@@ -298,13 +298,13 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                // flash.py:189  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
@@ -312,7 +312,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:207  s = spec.softcap * fd.tanh(s / spec.softcap)
+                // flash.py:226  s = spec.softcap * fd.tanh(s / spec.softcap)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t1 = t.ReinterpretCast<float>();
                 AscendC::Muls(t1, t, 0.03333333333333333f, ROWS * BLOCK_KV);
@@ -326,10 +326,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
                 AscendC::Muls(t3, t2, 30.0f, ROWS * BLOCK_KV);
-                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
                 AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
-                // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t81 = tmp0Buf.Get<float>();
                 {
@@ -357,7 +357,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // flash.py:193  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -367,7 +367,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = tmp2Buf.Get<float>();
                 AscendC::Max(t10, m, t9, ROWS);
-                // flash.py:194  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = tmp3Buf.Get<float>();
                 {
@@ -378,7 +378,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t12, mask, dup, t10, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:195  p = fd.exp(s - m_safe[:, None])
+                // flash.py:214  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = tmp0Buf.Get<float>();
                 {
@@ -388,13 +388,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = tmp0Buf.Get<float>();
                 AscendC::Exp(t14, t13, ROWS * BLOCK_KV);
-                // flash.py:196  alpha = fd.exp(m - m_safe)
+                // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = mBuf.Get<float>();
                 AscendC::Exp(t16, t15, ROWS);
-                // flash.py:197  l = l * alpha + fd.row_sum(p)
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
@@ -406,7 +406,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -431,27 +431,26 @@ public:
                 // carry %t_10 into the state of %m
                 AscendC::Muls(m, t10, 1.0f, ROWS);
             }
-            // flash.py:79  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-            AscendC::LocalTensor<float> lSafe = lBuf.Get<float>();
+            // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::LocalTensor<float> t23 = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Select(lSafe, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
+                AscendC::Select(t23, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:81  block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
+            // flash.py:88  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, lSafe, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t241 = outQue.AllocTensor<half>();
             AscendC::Cast(t241, t24, AscendC::RoundMode::CAST_RINT, D * ROWS);
-            // flash.py:80  fd.store(
             outQue.EnQue(t241);
             t241 = outQue.DeQue<half>();
             {
@@ -481,14 +480,14 @@ private:
         tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_3, %t_8_1, %t_8_2, %t_13, %t_14 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %idx_f (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;      // state: %m, %t_15, %t_16 (flash.py:64)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;      // state: %l, %t_17, %t_19, %l_safe (flash.py:65)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;      // state: %l, %t_17, %t_19, %t_23 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;    // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %idx_2_f, %t_9, %t_10 (flash.py:189)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;    // staging: %dot, %t, %t_1, %dot_1 (flash.py:190)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_5, %t_12 (flash.py:207)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %t_18 (flash.py:192)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:194)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_14_1, %t_24_1 (flash.py:200)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %idx_2_f, %t_9, %t_10 (flash.py:192)
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;    // staging: %dot, %t, %t_1, %dot_1 (flash.py:209)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_5, %t_12 (flash.py:226)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %t_18 (flash.py:211)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_14_1, %t_24_1 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, Sq, D*N]
     AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Skv, D*Nkv]
     AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Skv, D*Nkv]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fadsl as fd
-from fadsl import runio
+from fadsl.io import runio
 from fadsl.backends.interp import interpret
 from fadsl.commands.common import Binding
 from fadsl.ir.types import DType
@@ -50,7 +50,7 @@ def run(kdef: Any, shape: dict[str, int], given: dict[str, np.ndarray] | None = 
     b = Binding(kernel, full, {"scale": shape["D"] ** -0.5}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(given if given is not None else _inputs(shape))
-    from fadsl.input_checks import check_index_inputs
+    from fadsl.io.input_checks import check_index_inputs
 
     check_index_inputs(b, data)
     out = interpret(run_pipeline(kernel), b.env(), data).outputs

@@ -78,7 +78,7 @@ def test_decode_with_lse_in_the_cpu_runtime(sq: int, tmp_path: Path) -> None:
 def test_guards_stop_the_generated_kernel(name: str, index, value: int) -> None:  # type: ignore[no-untyped-def]
     """The interpreter refuses these inputs before any work; the generated kernel,
     given them anyway, stops at its guard instead of reading another page."""
-    from fadsl import runio
+    from fadsl.io import runio
     from fadsl.commands import common, sim_cmd
     from fadsl.target import resolve
 

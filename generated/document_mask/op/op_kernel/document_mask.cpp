@@ -106,13 +106,17 @@ public:
             // flash.py:69  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
                 // flash.py:70  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
                 const int64_t kvIndicesS = static_cast<int64_t>(
                     kv_indicesGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                                fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT,
@@ -123,7 +127,7 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT);
                 kT = kTL1.DeQue<half>();
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> vT = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT,
@@ -137,7 +141,7 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT);
                 vT = vTL1.DeQue<half>();
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -168,7 +172,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
                 }
                 kTL1.FreeTensor(kT);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T131);
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t131, t131WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -213,13 +217,17 @@ public:
             // flash.py:72  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
                 // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
                 const int64_t fullKvIndicesS = static_cast<int64_t>(full_kv_indicesGm.GetValue(
                     (tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                          fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:187  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT1 = kT1L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT1,
@@ -230,7 +238,7 @@ public:
                     D, BLOCK_KV);
                 kT1L1.EnQue(kT1);
                 kT1 = kT1L1.DeQue<half>();
-                // flash.py:188  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> vT1 = vT1L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT1,
@@ -245,7 +253,7 @@ public:
                     BLOCK_KV);
                 vT1L1.EnQue(vT1);
                 vT1 = vT1L1.DeQue<half>();
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -276,7 +284,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT2);
                 }
                 kT1L1.FreeTensor(kT1);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T271);
                 AscendC::LocalTensor<half> t271 = t271L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t271, t271WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -322,15 +330,15 @@ private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t (flash.py:187)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t (flash.py:188)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kT1L1;   // L1 operand: %k_t_1 (flash.py:187)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vT1L1;   // L1 operand: %v_t_1 (flash.py:188)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t271L1;  // L1 operand: %t_27_1 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;  // L0A operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t (flash.py:191)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kT1L1;   // L1 operand: %k_t_1 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vT1L1;   // L1 operand: %v_t_1 (flash.py:191)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t271L1;  // L1 operand: %t_27_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;  // L0A operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, Nkv, Skv, D]
@@ -436,19 +444,23 @@ public:
             // flash.py:69  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
                 // flash.py:70  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
                 const int64_t kvIndicesS = static_cast<int64_t>(
                     kv_indicesGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                                fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:189  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * kvIndicesS), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
@@ -456,7 +468,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:226  ok = ok & (kv_idx <= t.q_idx + shift)
+                // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // document_mask.py:30  return doc[q_idx] == doc[kv_idx]
@@ -527,7 +539,7 @@ public:
                 AscendC::LocalTensor<float> docT2F = tmp4Buf.Get<float>();
                 AscendC::Cast(docT2F, docT2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 inQue1.FreeTensor(docT2);
-                // flash.py:192  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t71 = t.ReinterpretCast<float>();
                 {
@@ -570,7 +582,7 @@ public:
                                         AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                     }
                 }
-                // flash.py:193  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp3Buf.Get<float>();
                 {
@@ -580,7 +592,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp3Buf.Get<float>();
                 AscendC::Max(t9, m, t8, ROWS);
-                // flash.py:194  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = tmp2Buf.Get<float>();
                 {
@@ -591,7 +603,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t11, mask, dup, t9, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:195  p = fd.exp(s - m_safe[:, None])
+                // flash.py:214  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = t73.ReinterpretCast<float>();
                 {
@@ -601,13 +613,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t12.ReinterpretCast<float>();
                 AscendC::Exp(t13, t12, ROWS * BLOCK_KV);
-                // flash.py:196  alpha = fd.exp(m - m_safe)
+                // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t14 = mBuf.Get<float>();
                 AscendC::Sub(t14, m, t11, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Exp(t15, t14, ROWS);
-                // flash.py:197  l = l * alpha + fd.row_sum(p)
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
@@ -619,7 +631,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t18 = lBuf.Get<float>();
                 AscendC::Add(t18, t16, t17, ROWS);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
@@ -652,13 +664,17 @@ public:
             // flash.py:72  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
                 // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
                 const int64_t fullKvIndicesS = static_cast<int64_t>(full_kv_indicesGm.GetValue(
                     (tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                          fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:190  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT2);
                 AscendC::LocalTensor<float> dot2 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot2, dot2WsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
@@ -666,7 +682,7 @@ public:
                 dot2 = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:193  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t22 = tmp1Buf.Get<float>();
                 {
@@ -676,7 +692,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
                 AscendC::Max(t23, m, t22, ROWS);
-                // flash.py:194  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t25 = tmp3Buf.Get<float>();
                 {
@@ -687,7 +703,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t25, mask, dup, t23, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:195  p = fd.exp(s - m_safe[:, None])
+                // flash.py:214  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t26 = t21.ReinterpretCast<float>();
                 {
@@ -697,13 +713,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t27 = t26.ReinterpretCast<float>();
                 AscendC::Exp(t27, t26, ROWS * BLOCK_KV);
-                // flash.py:196  alpha = fd.exp(m - m_safe)
+                // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t28 = mBuf.Get<float>();
                 AscendC::Sub(t28, m, t25, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t29 = mBuf.Get<float>();
                 AscendC::Exp(t29, t28, ROWS);
-                // flash.py:197  l = l * alpha + fd.row_sum(p)
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Mul(t30, l, t29, ROWS);
@@ -715,7 +731,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t32 = lBuf.Get<float>();
                 AscendC::Add(t32, t30, t31, ROWS);
-                // flash.py:200  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
@@ -741,27 +757,26 @@ public:
                 // carry %t_23 into the state of %m
                 AscendC::Muls(m, t23, 1.0f, ROWS);
             }
-            // flash.py:79  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
-            AscendC::LocalTensor<float> lSafe = lBuf.Get<float>();
+            // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::LocalTensor<float> t36 = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Select(lSafe, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
+                AscendC::Select(t36, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:81  block_of(spec, o, b, h, rows, D), fd.cast(acc / l_safe[:, None], o.dtype)
+            // flash.py:88  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t37 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, lSafe, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, t36, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t371 = outQue.AllocTensor<half>();
             AscendC::Cast(t371, t37, AscendC::RoundMode::CAST_RINT, D * ROWS);
-            // flash.py:80  fd.store(
             outQue.EnQue(t371);
             t371 = outQue.DeQue<half>();
             {
@@ -788,19 +803,19 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_22, %t_23 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_14, %t_15, %t_28, %t_29 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %l_safe (flash.py:65)
+        lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %t_36 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         accBuf;  // state: %acc, %t_19, %acc_2, %t_33, %acc_5, %t_37 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_11, %t_17 (flash.py:189)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_11, %t_17 (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_7_1, %t_7_2, %t_7_3, %t_12, %t_13, %dot_1, %dot_2, %t_21, %t_26,
-                // %t_27, %dot_3 (flash.py:190)
+                // %t_27, %dot_3 (flash.py:209)
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue1;  // staging: %doc_t, %doc_t_2 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp3Buf;  // temp: %doc_t_f, %t_8, %t_9, %t_25, %t_31 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %doc_t_2_f (document_mask.py:30)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:192)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:200)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:211)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Nkv, Skv, D]
