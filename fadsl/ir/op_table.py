@@ -4,7 +4,10 @@ Each layer owns its tables (the interpreter's impls, the vector instruction form
 Ascend C rules, the cost entries); this module is only their shared mechanism:
 
     RULES: OpTable[Rule] = OpTable(
-        "Ascend C vector rule", "RULES", "rule", "fadsl/backends/ascendc/vector_rules.py"
+        "Ascend C vector rule",
+        "RULES",
+        "rule",
+        "fadsl/backends/ascendc/vector_rules.py",
     )
     rule = RULES.register
 
@@ -15,10 +18,11 @@ Ascend C rules, the cost entries); this module is only their shared mechanism:
 
 An op class either has an entry or is marked not applicable with a reason; a table may
 apply only where another table applies (``scope``: an op that can have a vector form
-needs an Ascend C rule, so a new op is reported missing from both at once). ``missing()`` lists the classes that have neither, and
-``how_to_add()`` says which file and decorator would add one; tests/test_op_registries.py
-checks every table this way. ``filled_by`` names the modules whose decorators fill the
-table, so that checking or using it never depends on who imported what first.
+needs an Ascend C rule, so a new op is reported missing from both at once).
+``missing()`` lists the classes that have neither, and ``how_to_add()`` says which file
+and decorator would add one; tests/test_op_registries.py checks every table this way.
+``filled_by`` names the modules whose decorators fill the table, so that checking or
+using it never depends on who imported what first.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ RULES.not_applicable(
 
 _BINARY = {
     # op: (level-2 call on two tiles, fadsl::Bin of the broadcast helpers, the call
-    # with a scalar operand; a tile - scalar is Adds of -scalar, / scalar Muls of 1 / it)
+    # with a scalar operand: tile - s is Adds of -s, tile / s is Muls of 1 / s)
     ir.Add: ("Add", "ADD", "Adds"),
     ir.Sub: ("Sub", "SUB", "Adds"),
     ir.Mul: ("Mul", "MUL", "Muls"),
@@ -202,9 +202,8 @@ def binary(
     dst, n, dt = e.var(op.result), e.count(op.result), tile_dtype(op.result)
     name = form.name
     if name == "full":
-        return [
-            f"AscendC::{_BINARY[type(op)][0]}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"
-        ]
+        call = _BINARY[type(op)][0]
+        return [f"AscendC::{call}({dst}, {e.var(op.lhs)}, {e.var(op.rhs)}, {n});"]
     if name == "scalar":
         return _scalar(e, op, dst, n, dt)
     if name == "rscalar":
