@@ -19,7 +19,7 @@ from fadsl.frontend import attention_args as args
 from fadsl.frontend.attention import AttentionKernel, AttentionSpec
 from fadsl.frontend.attention_params import KV_DIMS, QO_DIMS, check_extra_names
 from fadsl.frontend.kernel import KernelDef, ParamSpec
-from fadsl.frontend.mods import find_tensors, mod_loc
+from fadsl.frontend.mods import find_tensors
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.ir.types import DType
@@ -159,7 +159,7 @@ def attention_backward(
     check_kernel_name(name, loc)
     spec = BackwardSpec(
         name=name,
-        score_mod=_no_score_mod(score_mod, loc),
+        score_mod=args.mod(score_mod, 5, "score_mod", loc),
         mask_mod=args.mod(mask_mod, 4, "mask_mod", loc),
         causal=args.flag(causal, "causal", loc),
         window=args.window(window, loc, causal is True),
@@ -172,17 +172,3 @@ def attention_backward(
         extras=find_tensors(score_mod, mask_mod),
     )
     return AttentionBackwardKernel(spec, loc)
-
-
-def _no_score_mod(fn: Any, loc: Loc) -> Callable[..., Any] | None:
-    """score_mod in the backward: refused until its derivative is generated."""
-    fn = args.mod(fn, 5, "score_mod", loc)
-    if fn is not None:
-        raise UsageError(
-            f"fd.attention_backward does not take a score_mod yet (`{fn.__name__}`): "
-            "its derivative in the score is not generated",
-            mod_loc(fn),
-            hint="softcap, causal, window, mask_mod and dropout have backward kernels; "
-            "docs/backward.md lists what is supported",
-        )
-    return fn

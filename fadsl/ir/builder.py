@@ -81,6 +81,14 @@ class Builder:
         block[-1] = replace(last, result=renamed)
         return renamed
 
+    def mark(self) -> int:
+        """A position in the open block, for ``ops_since``."""
+        return len(self._blocks[-1])
+
+    def ops_since(self, mark: int) -> tuple[Op, ...]:
+        """The ops appended to the open block after ``mark`` (a traced call's ops)."""
+        return tuple(self._blocks[-1][mark:])
+
     def append(self, op: Op) -> None:
         self._blocks[-1].append(op)
 

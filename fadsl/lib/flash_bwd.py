@@ -10,8 +10,9 @@ forward's LSE, then
     dK += dS^T Q,  dQ += dS K * scale   (atomic adds: Q blocks are shared by tasks)
 
 with dropout's mask regenerated from the forward's Philox counters and dS times the
-derivative of softcap. ``spec`` is the variant (an ``AttentionSpec``), decided while the
-kernel is read as in ``flash.py``, whose helpers (layouts, masks, dropout) this reuses.
+derivative of softcap and score_mod (``frontend/mod_grad.py`` differentiates the
+traced mod). ``spec`` is the variant (an ``AttentionSpec``), decided while the kernel
+is read as in ``flash.py``, whose helpers (layouts, masks, dropout) this reuses.
 Frames in this file count as user code.
 """
 
@@ -21,7 +22,16 @@ from typing import Any
 
 import fadsl as fd
 from fadsl.frontend.mods import positions
-from fadsl.lib.flash import block_of, dropout, keep, lse_block, scores, task, with_rng
+from fadsl.frontend.mod_grad import score_mod_with_grad
+from fadsl.lib.flash import (
+    block_of,
+    dropout,
+    keep,
+    lse_block,
+    mod_scalars,
+    task,
+    with_rng,
+)
 
 
 def flash_attention_backward(
@@ -75,7 +85,7 @@ def flash_attention_backward(
                 lse_t = fd.load(lse_block(spec, lse, b, h, rows), pad=0)
                 delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
                 raw = fd.dot(qt, kt, transpose_b=True) * scale
-                s = scores(spec, raw, t, kv_idx)
+                s, dscore = scores_grad(spec, raw, t, kv_idx)
                 s = fd.where(keep(spec, t, kv_idx) & (q_idx < q_len), s, -fd.inf)
                 lse_safe = fd.where(
                     lse_t == -fd.inf, 0.0, lse_t
@@ -92,7 +102,9 @@ def flash_attention_backward(
                     dv_acc = dv_acc + fd.dot(
                         fd.cast(p, v.dtype), do_t, transpose_a=True
                     )
-                ds = chain(spec, p * (dp - delta[:, None]), raw)
+                ds = p * (dp - delta[:, None])
+                if dscore is not None:  # softcap's and score_mod's chain rule
+                    ds = ds * dscore
                 ds_in = fd.cast(ds, q.dtype)
                 dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
                 fd.atomic_add(
@@ -102,12 +114,25 @@ def flash_attention_backward(
         fd.store(block_of(spec, dv, b, hk, cols, D), fd.cast(dv_acc, dv.dtype))
 
 
-def chain(spec: Any, ds: Any, raw: Any) -> Any:
-    """dS with respect to the scaled scores: times softcap's derivative 1 - tanh^2."""
+def scores_grad(spec: Any, raw: Any, t: Any, kv_idx: Any) -> tuple[Any, Any]:
+    """The forward's scores (scaled -> softcap -> score_mod) and their derivative in
+    the scaled scores (None when it is 1)."""
+    s, deriv = raw, None
     if spec.softcap is not None:
         th = fd.tanh(raw / spec.softcap)
-        ds = ds * (1.0 - th * th)
-    return ds
+        s, deriv = spec.softcap * th, 1.0 - th * th
+    if spec.score_mod is not None:
+        b, h = mod_scalars(t)
+        s, dmod = score_mod_with_grad(spec, s, b, h, t.q_idx, kv_idx)
+        deriv = product(deriv, 0.0 if dmod is None else dmod)
+    return s, deriv
+
+
+def product(a: Any, b: Any) -> Any:
+    """a * b, where None is 1 (no factor)."""
+    if a is None:
+        return None if isinstance(b, float) and b == 1.0 else b
+    return a * b
 
 
 def q_blocks(

@@ -779,6 +779,22 @@ CATALOGUE: tuple[Mistake, ...] = (
         shown=f"fadsl run decode.py --shape {PAGED_SHAPE} --inputs inputs -o out"
         "   # inputs/seqlens_kv.bin holds 20, 40",
     ),
+    Mistake(
+        "score_mod_not_differentiable",
+        "A backward of a score_mod that has no derivative in the score",
+        "The backward multiplies dS by d score_mod / d score: write the mod with "
+        "+ - * /, exp, tanh, abs, minimum, maximum, and choose branches with "
+        "`fd.where` (a comparison may pick; it cannot be a number).",
+        ("ir", "bwd.py"),
+        files={
+            "bwd.py": "import fadsl as fd\n\n\n"
+            "def stepped(score, b, h, q_idx, kv_idx):\n"
+            "    return fd.floor(score)\n\n\n"
+            'kernel = fd.attention_backward(name="stepped", score_mod=stepped)\n'
+        },
+        shown="def stepped(score, b, h, q_idx, kv_idx):\n    return fd.floor(score)\n\n"
+        'kernel = fd.attention_backward(name="stepped", score_mod=stepped)',
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")

@@ -27,8 +27,27 @@ def same_doc(b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
     return doc[q_idx] == doc[kv_idx]
 
 
+slopes = fd.tensor(
+    "slopes",
+    "N",
+    init=lambda shape, rng: -(2.0 ** (-8.0 * (np.arange(shape[0]) + 1) / shape[0])),
+)
+
+
 def alibi(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
-    return score - 0.1 * (q_idx - kv_idx)
+    return score + slopes[h] * (q_idx - kv_idx)
+
+
+def relative(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return fd.where(q_idx >= kv_idx, score * 0.5 + 1.0, score - fd.abs(score) * 0.25)
+
+
+def squash(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return fd.tanh(score / 3.0) * 3.0 + fd.exp(-fd.abs(score)) * 0.1
+
+
+def stepped(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return fd.floor(score)
 
 
 VARIANTS = {
@@ -37,6 +56,9 @@ VARIANTS = {
     "window": dict(window=(50, 10)),
     "window_left_causal": dict(window=(45, -1), causal=True),
     "softcap": dict(softcap=4.0, scale=0.3),
+    "alibi": dict(score_mod=alibi, causal=True),
+    "score_mod_where": dict(score_mod=relative),
+    "score_mod_softcap": dict(score_mod=squash, softcap=5.0),
     "document_mask": dict(mask_mod=same_doc),
     "dropout": dict(dropout_p=0.25, causal=True),
     "bsnd": dict(layout="BSND", causal=True),
@@ -110,8 +132,9 @@ def test_inputs_are_consistent_with_the_forward() -> None:
     np.testing.assert_allclose(r.inputs["lse"], f.out["lse"], rtol=1e-5)
 
 
-def test_score_mod_is_refused_at_the_mod() -> None:
-    with pytest.raises(fd.FadslError, match="does not take a score_mod yet") as err:
-        fd.attention_backward(name="alibi", score_mod=alibi)
+def test_a_score_mod_without_derivative_is_refused_at_the_mod() -> None:
+    kdef = fd.attention_backward(name="stepped", score_mod=stepped)
+    with pytest.raises(fd.FadslError, match="not differentiable in the score") as err:
+        kdef.build()
     assert err.value.loc is not None and err.value.loc.file == __file__
-    assert err.value.loc.line == alibi.__code__.co_firstlineno
+    assert "fd.floor(score)" in err.value.loc.source_line()
