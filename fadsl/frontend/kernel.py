@@ -113,8 +113,10 @@ class KernelDef:
         consts: Mapping[str, Any] | None = None,
         default_shape: Mapping[str, int] | None = None,
         reference: Callable[..., Any] | None = None,
+        inputs: Callable[..., Any] | None = None,
     ) -> None:
         self.fn = fn
+        self.input_maker = inputs
         self.name = name or fn.__name__
         self.dtype = dtype
         self.fixed_consts = dict(consts or {})
@@ -134,6 +136,15 @@ class KernelDef:
             hint="run it with `fadsl run FILE.py --shape ...` or "
             "fadsl.interpret(kernel, shape=..., inputs=...)",
         )
+
+    def make_inputs(
+        self, shape: Mapping[str, int], consts: Mapping[str, Any], rng: Any
+    ) -> dict[str, Any]:
+        """Seeded inputs the kernel makes itself (``inputs=`` of ``fd.kernel``); the
+        rest are N(0, 1)."""
+        if self.input_maker is None:
+            return {}
+        return dict(self.input_maker(dict(shape), dict(consts), rng))
 
     @property
     def const_defaults(self) -> dict[str, Any]:
@@ -221,6 +232,7 @@ def kernel(
     dtype: str | DType = "fp16",
     default_shape: Mapping[str, int] | None = None,
     reference: Callable[..., Any] | None = None,
+    inputs: Callable[..., Any] | None = None,
 ) -> Any:
     """Declare a tile kernel.
 
@@ -229,6 +241,9 @@ def kernel(
         dtype: element dtype of tensors that do not name one (overridden by --dtype).
         default_shape: shape used by `fadsl compile` when --shape is not given.
         reference: float64 numpy reference ``ref(inputs: dict, shape: dict) -> dict``.
+        inputs: ``make(shape: dict, consts: dict, rng) -> dict`` of seeded inputs that
+            must agree with each other (a backward's ``o`` and ``lse``); the inputs it
+            leaves out are N(0, 1).
 
     Example::
 
@@ -239,7 +254,7 @@ def kernel(
 
     def wrap(f: Callable[..., Any]) -> KernelDef:
         try:
-            return KernelDef(f, name, dt, None, default_shape, reference)
+            return KernelDef(f, name, dt, None, default_shape, reference, inputs)
         except FadslError:
             raise
 

@@ -1,0 +1,105 @@
+"""FlashAttention-2 backward as a hand-written fadsl tile program (layout BNSD).
+
+From q, k, v, the forward's output o and row log-sum-exp lse, and the output gradient
+do, it computes dq, dk, dv. One grid point is one (batch, head, KV block) task
+(KV-major, as FlashAttention 2 and CANN's FlashAttentionScoreGrad): dK and dV of the
+block stay in f32; per Q block that can see it, P = exp(S - lse) is recomputed, then
+
+    dV += P^T dO,  dP = dO V^T,  Delta = rowsum(dO * O),  dS = P * (dP - Delta),
+    dK += dS^T Q * scale,  dQ += dS K * scale
+
+dQ is shared by the tasks of every KV block, so it is summed with ``fd.atomic_add``
+(f32, rounded to the output dtype once after the grid). Causal attention is
+bottom-right aligned, as in examples/fa2.py: Q blocks wholly above the diagonal are
+skipped. ``fadsl run`` makes q, k, v, do random and o, lse the forward's outputs.
+
+This example runs in the interpreter only (hence its own folder: every examples/*.py
+compiles to a checked-in generated/ project, and the Ascend C backend does not lower a
+transposed-A dot or atomic_add yet; docs/backward.md).
+
+    fadsl run examples/backward/fa2_bwd.py --shape B=1,N=2,Sq=300,Skv=200,D=64 \\
+        --set causal=True -o out/
+"""
+
+import fadsl as fd
+
+
+def _spec(consts: dict):  # type: ignore[no-untyped-def]
+    return fd.attention_backward(name="fa2_bwd_ref", causal=bool(consts.get("causal")))
+
+
+def _shape(shape: dict) -> dict:
+    return dict(shape, Nkv=shape["N"])
+
+
+def reference(inputs: dict, shape: dict, consts: dict, dtype=None) -> dict:
+    """dq, dk, dv by the analytic formulas (fadsl's float64 gradient reference, which a
+    test checks against finite differences of the forward)."""
+    from fadsl.frontend.attention_grad_ref import reference as grads
+
+    return grads(_spec(consts).spec, inputs, _shape(shape), consts, dtype)
+
+
+def make_inputs(shape: dict, consts: dict, rng) -> dict:  # type: ignore[no-untyped-def]
+    """q, k, v, do ~ N(0, 1); o and lse from the float64 forward of those q, k, v."""
+    from fadsl.frontend.attention_bwd_inputs import make_inputs as consistent
+
+    return consistent(_spec(consts).spec, _shape(shape), consts, rng)
+
+
+@fd.kernel(
+    dtype="fp16",
+    default_shape=dict(B=1, N=8, Sq=4096, Skv=4096, D=128),
+    reference=reference,
+    inputs=make_inputs,
+)
+def fa2_bwd(
+    q: fd.In("B", "N", "Sq", "D"),
+    k: fd.In("B", "N", "Skv", "D"),
+    v: fd.In("B", "N", "Skv", "D"),
+    o: fd.In("B", "N", "Sq", "D"),
+    do: fd.In("B", "N", "Sq", "D"),
+    lse: fd.In("B", "N", "Sq", dtype=fd.f32),
+    dq: fd.Out("B", "N", "Sq", "D"),
+    dk: fd.Out("B", "N", "Skv", "D"),
+    dv: fd.Out("B", "N", "Skv", "D"),
+    scale: fd.Scalar = "D ** -0.5",
+    causal: bool = False,
+    block_q: int = 128,
+    block_kv: int = 128,
+):
+    B, N, Sq, D = q.shape
+    Skv = k.shape[2]
+    for b, h, j in fd.grid(B, N, fd.cdiv(Skv, block_kv)):
+        cols = fd.ds(j * block_kv, block_kv)
+        kt = fd.load(k[b, h, cols, :], pad=0)
+        vt = fd.load(v[b, h, cols, :], pad=0)
+        kv_idx = fd.arange(j * block_kv, block_kv)
+        dk_acc = fd.zeros((block_kv, D), fd.f32)
+        dv_acc = fd.zeros((block_kv, D), fd.f32)
+        first = 0
+        if causal:
+            # row r sees column c <= r + Skv - Sq: Q blocks above this KV block see none
+            first = fd.floordiv(fd.maximum(j * block_kv - (Skv - Sq), 0), block_q)
+        for i in range(first, fd.cdiv(Sq, block_q)):
+            rows = fd.ds(i * block_q, block_q)
+            qt = fd.load(q[b, h, rows, :], pad=0)
+            dot = fd.load(do[b, h, rows, :], pad=0)
+            ot = fd.load(o[b, h, rows, :], pad=0)
+            lse_t = fd.load(lse[b, h, rows], pad=0)
+            q_idx = fd.arange(i * block_q, block_q)
+            delta = fd.row_sum(fd.cast(dot, fd.f32) * fd.cast(ot, fd.f32))
+            s = fd.dot(qt, kt, transpose_b=True) * scale
+            keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
+            if causal:
+                keep = keep & (kv_idx[None, :] <= q_idx[:, None] + (Skv - Sq))
+            s = fd.where(keep, s, -fd.inf)
+            lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see no key
+            p = fd.exp(s - lse_safe[:, None])
+            dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+            dp = fd.dot(dot, vt, transpose_b=True)
+            ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
+            dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
+            fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
+        fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
+        fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))
