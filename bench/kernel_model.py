@@ -19,6 +19,8 @@ N=1 and N=8, D=128, fp16 on 910B2, non-causal and causal, the modelled TFLOPS of
 generated kernel and of the native reference in the same model, their ratio and
 issue 16's target (>= 0.80 at S >= 8K, >= 0.70 at S = 4K, causal >= 0.70).
 
+Part 3 prints the decode bandwidth of examples/decode_paged.py (bench/decode_model.py).
+
     python3 bench/kernel_model.py        # exit status 1 when a target is missed
     python3 bench/kernel_model.py --what-if ring=3,round_blocks=8   # part 2, what if
 """
@@ -195,6 +197,10 @@ def main() -> int:
     what_if = parse_what_if(parser.parse_args().what_if)
     ok1 = part1()
     ok2 = part2(what_if)
+    print()
+    from decode_model import part3  # bench/decode_model.py (issue 18)
+
+    part3()
     print()
     print(
         "every figure above except 'published' is MODELLED, not measured (no NPU here)"

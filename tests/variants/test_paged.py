@@ -176,3 +176,32 @@ def test_example_passes_and_its_reference_agrees_with_the_library() -> None:
     mine = module.reference(data, binding.shape, consts)
     lib = library_reference(module.kernel.spec, data, binding.shape, consts)
     np.testing.assert_allclose(mine["o"], lib["o"], rtol=1e-9, atol=1e-9)
+
+
+def test_check_tune_timeline_model_the_example(tmp_path: Any) -> None:
+    """The commands that model the kernel take every sequence at the block table's full
+    length (Binding.model_env); the model bench prints a bandwidth fraction for it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    shape = "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=32"
+    base = [sys.executable, "-m", "fadsl"]
+    example = str(root / "examples" / "decode_paged.py")
+    for cmd in (
+        ["check", example, "--shape", shape],
+        ["timeline", example, "--shape", shape, "-o", str(tmp_path / "t.svg")],
+        ["tune", example, "--shape", shape, "--top", "2"],
+    ):
+        proc = subprocess.run(base + cmd, cwd=root, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "MODELLED" in proc.stdout and "block_q" in proc.stdout
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        from decode_model import decode_rows
+    finally:
+        sys.path.remove(str(root / "bench"))
+    rows = decode_rows()
+    assert [r[0] for r in rows] == [1, 8] and all(0 < r[2] <= 1 for r in rows)
+    assert rows[0][3] == 8  # B * Nkv packed tasks: the idle cores split-KV would use

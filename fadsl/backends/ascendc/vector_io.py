@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from fadsl.backends.ascendc import gm
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
-from fadsl.errors import BackendError
+from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import TileType
 
@@ -88,6 +88,25 @@ def _split(e: VectorEmitter, v: ir.Value) -> tuple[object, object]:
     return shift, e.shape(v)[0]
 
 
+def _whole_blocks(v: ir.Value, what: str, loc: Loc) -> None:
+    """DataCopyPad starts every row of a UB tile at a 32-byte boundary, and fadsl's UB
+    tiles are dense: a tile of several rows narrower than whole 32-byte blocks
+    ([rows, 1] f32) would be copied from the wrong UB addresses. Refused rather than
+    generated wrong."""
+    t = v.type
+    assert isinstance(t, TileType)
+    if len(t.shape) != 2 or t.shape[0] == 1 or not t.shape[1].is_Integer:
+        return
+    row = int(t.shape[1]) * t.dtype.itemsize
+    if row % 32:
+        raise BackendError(
+            f"{what} of a {t} tile: each row is {row} bytes, not whole 32-byte blocks, "
+            "so DataCopyPad cannot move its rows from a dense UB tile",
+            loc,
+            hint="store rows of 32-byte multiples (e.g. a 1-D tile)",
+        )
+
+
 def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     if isinstance(op, ir.AtomicAdd):
         raise BackendError(
@@ -97,6 +116,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
             "what the Ascend C backend lacks",
         )
     v = op.value
+    _whole_blocks(v, f"store to `{op.dst}`", op.loc)
     shift, size = _split(e, v)
     a = gm.access(_param(e, op.dst), op.index, e.names, shift, size)  # type: ignore[arg-type]
     ct = _ct(v)
