@@ -226,14 +226,20 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _named(w: Walker, value: Any, name: str) -> Any:
-    """Name the tile after the user's variable when this statement just created it."""
-    if isinstance(value, ops.Tile):
+    """Name the tile after the user's variable when this statement just created it
+    (not when the statement is ``y = x`` for an ``x`` the last statement made: ``x``
+    keeps its value, which renaming would leave undefined)."""
+    if isinstance(value, ops.Tile) and not _bound(w, value.value):
         renamed = w.builder.rename_last(value.value, name)
         if renamed is not None:
             tile = copy.copy(value)  # keeps a subclass (position tiles of mods)
             tile.value = renamed
             return tile
     return value
+
+
+def _bound(w: Walker, value: ir.Value) -> bool:
+    return any(isinstance(x, ops.Tile) and x.value == value for x in w.env.values())
 
 
 def _unpack(w: Walker, value: Any, n: int, node: ast.AST) -> tuple[Any, ...]:
