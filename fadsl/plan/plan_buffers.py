@@ -129,6 +129,15 @@ def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
 
 
 def _split_rows(sides: Sides, target: Target) -> Expr | None:
+    for d in sides.dots:
+        if d.transpose_a:  # type: ignore[union-attr]
+            raise BackendError(
+                "dot(transpose_a=True) is not lowered for the cube yet, so this "
+                "kernel has no Ascend C plan (resources are not checked)",
+                d.loc,
+                hint="run it with `fadsl run` (the interpreter); a backward pass "
+                "(docs/backward.md) is interpreter-only for now",
+            )
     rows = {
         d.result.type.shape[0]
         for d in sides.dots  # type: ignore[union-attr]
