@@ -29,27 +29,20 @@ try:  # imported with numpy, not inside a run (15 ms here, counted as run time b
 except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its threads
     threadpool_limits = None  # type: ignore[assignment]
 
-from fadsl.backends.interp import (  # noqa: F401  (registers the impls)
-    atomics,
-    control,
-    cube,
-    elementwise,
-    memory,
-    queues,
-    random,
-    reductions,
-)
+from fadsl.backends.interp import atomics
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.heap import reuse_freed_memory
 from fadsl.backends.interp.storage import nan_of
 from fadsl.backends.interp.threads import thread_count
-from fadsl.backends.interp.impls import run_block
+from fadsl.backends.interp.impls import IMPLS, run_block
 from fadsl.errors import ExecutionError, FadslError
 from fadsl.ir.expr import evaluate
 from fadsl.ir.nodes import Kernel, Param, ParamKind
 from fadsl.ir.types import ScalarType, TensorType
 from fadsl.numerics import np_dtype
+
+IMPLS.load()  # the op families' modules (IMPLS.filled_by) register their impls
 
 
 @dataclass(frozen=True)
