@@ -52,6 +52,9 @@ ALLOWED: dict[str, set[str]] = {
     }
     | BASE,
     "cli": {"commands", "errors", "version"},
+    # the PyTorch operator: the interpreter through the Python API (the run command's
+    # path until fd.interpret is on main)
+    "torch": {"torch", "__init__", "ir", "commands", "backends"} | BASE,
     "__init__": {"frontend", "errors", "version", "numerics", "lib"},
 }
 

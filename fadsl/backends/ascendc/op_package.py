@@ -16,6 +16,7 @@ from typing import Any
 import sympy
 
 from fadsl.ir import nodes as ir
+from fadsl.ir.dims import linear_source
 from fadsl.ir.expr import isym
 from fadsl.ir.expr_print import to_cxx
 from fadsl.ir.types import DType, ScalarType, TensorType
@@ -254,18 +255,7 @@ def _symbols(
 def _from_input(
     s: sympy.Symbol, inputs: list, fixed: dict
 ) -> tuple[int, int, int, int] | None:
-    for i, p in enumerate(inputs):
-        for j, d in enumerate(p.type.shape):
-            e = sympy.expand(sympy.sympify(d).subs(fixed))
-            if e.free_symbols != {s}:
-                continue
-            poly = sympy.Poly(e, s) if e.is_polynomial(s) else None
-            if poly is None or poly.degree() != 1:
-                continue
-            a, b = (int(c) for c in poly.all_coeffs())
-            if a > 0:
-                return i, j, a, b
-    return None
+    return linear_source(s, [p.type.shape for p in inputs], fixed)
 
 
 def _checks(

@@ -1,0 +1,141 @@
+"""fadsl kernels as PyTorch operators (extra ``fadsl[torch]``; docs/pytorch.md).
+
+``fadsl.torch.op(forward, backward=None)`` registers ``torch.ops.fadsl.<name>``, a
+``torch.library`` custom operator taking and returning tensors:
+
+- CPU: fadsl's numpy interpreter (golden outputs in a PyTorch test);
+- Meta / fake tensors: the output shapes and dtypes the kernel declares, so functions
+  calling it trace under ``torch.compile``;
+- autograd, with ``backward``: the backward kernel, run the same way;
+- PrivateUse1 (an NPU through torch_npu), only when torch_npu imports: the CANN
+  operator package ``fadsl compile`` writes under ``op/``, through aclnn. UNVERIFIED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fadsl.errors import UsageError
+from fadsl.torch.spec import Spec, given_scalars, spec_of
+
+_LIBRARY: list[Any] = []
+_OPS: dict[str, TorchOp] = {}
+
+
+class TorchOp:
+    """A registered operator; calling it calls ``torch.ops.fadsl.<name>``."""
+
+    def __init__(self, spec: Spec, kernel: Any, consts: dict, dtype: Any) -> None:
+        self.spec = spec
+        self.kernel = kernel
+        self.consts = consts
+        self.dtype = dtype
+        self.backward: TorchOp | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def __call__(self, *tensors: Any, **scalars: Any) -> Any:
+        import torch
+
+        return getattr(torch.ops.fadsl, self.name)(*tensors, **scalars)
+
+    def run_cpu(self, *tensors: Any, **scalars: Any) -> Any:
+        from fadsl.torch.convert import from_numpy, to_numpy
+        from fadsl.torch.interp import interpret
+
+        arrays = {n: to_numpy(t) for n, t in zip(self.spec.inputs, tensors)}
+        consts = {**self.consts, **given_scalars(self.spec, scalars)}
+        out = interpret(self.kernel, consts, self.dtype, arrays)
+        pairs = zip(self.spec.outputs, self.spec.output_dtypes)
+        result = tuple(from_numpy(out[n], dt) for n, dt in pairs)
+        return result[0] if len(result) == 1 else result
+
+    def run_fake(self, *tensors: Any, **scalars: Any) -> Any:
+        import torch
+
+        shapes = self.spec.output_shapes([list(t.shape) for t in tensors])
+        result = tuple(
+            tensors[0].new_empty(s, dtype=getattr(torch, dt))
+            for s, dt in zip(shapes, self.spec.output_dtypes)
+        )
+        return result[0] if len(result) == 1 else result
+
+
+def op(
+    forward: Any,
+    backward: Any = None,
+    *,
+    consts: Mapping[str, Any] | None = None,
+    dtype: Any = None,
+) -> TorchOp:
+    """Register ``forward`` (what ``@fd.kernel`` or ``fd.attention`` returns) as
+    ``torch.ops.fadsl.<name>``; with ``backward`` (e.g. ``fd.attention_backward``),
+    autograd runs it. ``consts`` fixes tile constants (as ``--set``); runtime scalars
+    are keyword arguments of each call. Registering the same kernel again returns the
+    operator already registered."""
+    _require_torch()
+    fwd = _register(forward, consts, dtype)
+    if backward is not None and fwd.backward is None:
+        from fadsl.torch.autograd import attach
+
+        attach(fwd, _register(backward, consts, dtype), _LIBRARY[0])
+    return fwd
+
+
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "fadsl.torch needs PyTorch, which is not installed",
+            None,
+            hint="pip install 'fadsl[torch]' (a CPU build is enough off the NPU)",
+        ) from None
+
+
+def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> TorchOp:
+    import torch
+
+    import fadsl
+
+    if not isinstance(kernel, fadsl.KernelDef):
+        raise UsageError(
+            f"fadsl.torch.op: expected a kernel, got {type(kernel).__name__}",
+            None,
+            hint="pass what @fd.kernel or fd.attention(...) returns",
+        )
+    known = _OPS.get(kernel.name)
+    if known is not None:
+        if known.kernel is not kernel:
+            raise UsageError(
+                f"fadsl.torch.op: an operator fadsl::{kernel.name} is already "
+                "registered for another kernel",
+                kernel.loc,
+                hint="give each kernel its own name (torch keeps operators per process)",
+            )
+        return known
+    tiles = {k: v for k, v in (consts or {}).items() if k in kernel.const_defaults}
+    spec = spec_of(kernel.build(tiles, _dtype(dtype)))
+    if not _LIBRARY:
+        _LIBRARY.append(torch.library.Library("fadsl", "FRAGMENT"))
+    lib = _LIBRARY[0]
+    made = TorchOp(spec, kernel, dict(consts or {}), dtype)
+    lib.define(spec.schema)
+    lib.impl(spec.name, made.run_cpu, "CPU")
+    torch.library.register_fake(f"fadsl::{spec.name}", made.run_fake, lib=lib)
+    from fadsl.torch.npu import register_npu
+
+    register_npu(made, lib)
+    _OPS[kernel.name] = made
+    return made
+
+
+def _dtype(dtype: Any) -> Any:
+    if dtype is None:
+        return None
+    from fadsl.ir.types import DType
+
+    return dtype if isinstance(dtype, DType) else DType.parse(str(dtype))

@@ -1,0 +1,113 @@
+"""What a kernel looks like to PyTorch: its operator schema, and its outputs' shapes and
+dtypes from its inputs' shapes (the kernel's own declarations, so the fake (meta)
+implementation and the interpreter agree)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fadsl.errors import UsageError
+from fadsl.ir import nodes as ir
+from fadsl.ir.types import DType, ScalarType, TensorType
+
+TORCH_DTYPE = {
+    DType.F16: "float16",
+    DType.BF16: "bfloat16",
+    DType.F32: "float32",
+    DType.I32: "int32",
+    DType.U8: "uint8",
+    DType.BOOL: "bool",
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    inputs: tuple[str, ...]
+    input_dtypes: tuple[str, ...]
+    outputs: tuple[str, ...]
+    output_dtypes: tuple[str, ...]
+    scalars: tuple[str, ...]
+    int_scalars: frozenset[str]
+    kernel: ir.Kernel
+
+    @property
+    def schema(self) -> str:
+        """``name(Tensor q, ..., *, float? scale=None) -> Tensor`` (or a tuple)."""
+        args = [f"Tensor {n}" for n in self.inputs]
+        if self.scalars:
+            kinds = ["int" if s in self.int_scalars else "float" for s in self.scalars]
+            args += ["*"] + [f"{k}? {s}=None" for k, s in zip(kinds, self.scalars)]
+        outs = ", ".join("Tensor" for _ in self.outputs)
+        ret = outs if len(self.outputs) == 1 else f"({outs})"
+        return f"{self.name}({', '.join(args)}) -> {ret}"
+
+    def output_shapes(self, shapes: Sequence[Sequence[int]]) -> list[list[int]]:
+        """The outputs' shapes for inputs of ``shapes`` (as the interpreter makes them)."""
+        from fadsl.ir.dims import solve
+        from fadsl.ir.expr import evaluate, isym
+
+        k = self.kernel
+        fixed = {
+            isym(n): v
+            for n, v in k.consts
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+        decl = [self._param(n).type.shape for n in self.inputs]
+        syms = [isym(s) for s in k.shape_syms]
+        env = solve(syms, decl, shapes, fixed)
+        if env is not None:
+            full = {**env, **dict(k.consts)}
+            want = [[int(evaluate(d, full)) for d in dims] for dims in decl]
+            env = env if want == [list(s) for s in shapes] else None
+        if env is None:
+            raise UsageError(
+                f"fadsl.torch: the inputs' shapes {[list(s) for s in shapes]} do not "
+                f"give kernel `{k.name}`'s shape symbols {', '.join(k.shape_syms)}",
+                k.loc,
+                hint="pass tensors with the dims the kernel declares",
+            )
+        env.update({n: v for n, v in k.consts})
+        return [
+            [int(evaluate(d, env)) for d in self._param(n).type.shape]
+            for n in self.outputs
+        ]
+
+    def _param(self, name: str) -> ir.Param:
+        return next(p for p in self.kernel.params if p.name == name)
+
+
+def spec_of(kernel: ir.Kernel) -> Spec:
+    ins = [
+        p
+        for p in kernel.params
+        if p.kind is ir.ParamKind.IN and isinstance(p.type, TensorType)
+    ]
+    outs = [
+        p
+        for p in kernel.params
+        if p.kind is ir.ParamKind.OUT and isinstance(p.type, TensorType)
+    ]
+    scalars = [p for p in kernel.params if p.kind is ir.ParamKind.SCALAR]
+    ints = frozenset(
+        p.name
+        for p in scalars
+        if isinstance(p.type, ScalarType) and not p.type.dtype.is_float
+    )
+    return Spec(
+        kernel.name,
+        tuple(p.name for p in ins),
+        tuple(TORCH_DTYPE[p.type.dtype] for p in ins),
+        tuple(p.name for p in outs),
+        tuple(TORCH_DTYPE[p.type.dtype] for p in outs),
+        tuple(p.name for p in scalars),
+        ints,
+        kernel,
+    )
+
+
+def given_scalars(spec: Spec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalars the caller passed (None means: the kernel's default)."""
+    return {n: v for n, v in values.items() if v is not None and n in spec.scalars}

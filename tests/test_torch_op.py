@@ -1,0 +1,158 @@
+"""fadsl.torch (issue 19 item 2): a kernel as a torch.library operator.
+
+Its CPU implementation is the interpreter, so its outputs equal ``fadsl run``'s on the
+same inputs bit for bit; its fake implementation lets torch.compile trace it. Every test
+here skips, with the reason, where PyTorch is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="fadsl.torch needs PyTorch (pip install 'fadsl[torch]')"
+)
+
+import fadsl.torch as ft  # noqa: E402
+from fadsl.errors import FadslError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _example(name: str) -> object:
+    spec = importlib.util.spec_from_file_location(
+        f"torch_op_{name}", ROOT / "examples" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def fa2() -> object:
+    return ft.op(_example("fa2").fa2)
+
+
+@pytest.fixture(scope="module")
+def causal() -> object:
+    return ft.op(_example("causal").kernel)
+
+
+def _fadsl_run(
+    tmp: Path, example: str, shape: str, inputs: dict, sets: list[str]
+) -> dict:
+    folder = tmp / "in"
+    folder.mkdir()
+    for name, t in inputs.items():
+        t.numpy().tofile(folder / f"{name}.bin")
+    cmd = [
+        sys.executable,
+        "-m",
+        "fadsl",
+        "run",
+        str(ROOT / "examples" / f"{example}.py"),
+    ]
+    cmd += ["--shape", shape, "--inputs", str(folder), "-o", str(tmp / "out")]
+    cmd += [a for s in sets for a in ("--set", s)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return {p.stem: p for p in (tmp / "out").glob("*.bin")}
+
+
+def _inputs(n_q: int, n_kv: int, seed: int) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    shapes = {"q": (1, 2, n_q, 128), "k": (1, 2, n_kv, 128), "v": (1, 2, n_kv, 128)}
+    return {
+        name: torch.randn(s, generator=g, dtype=torch.float32).to(torch.float16)
+        for name, s in shapes.items()
+    }
+
+
+def test_forward_equals_fadsl_run_on_the_same_inputs(
+    fa2: object, tmp_path: Path
+) -> None:
+    x = _inputs(130, 200, 0)
+    got = fa2(x["q"], x["k"], x["v"], scale=0.07)
+    files = _fadsl_run(
+        tmp_path, "fa2", "B=1,N=2,Sq=130,Skv=200,D=128", x, ["scale=0.07"]
+    )
+    want = np.fromfile(files["o"], dtype=np.float16).reshape(got.shape)
+    assert got.dtype == torch.float16
+    assert np.array_equal(got.numpy(), want)
+
+
+def test_an_attention_variant_returns_every_output_as_fadsl_run(
+    causal: object, tmp_path: Path
+) -> None:
+    x = _inputs(96, 160, 1)
+    o, lse = causal(x["q"], x["k"], x["v"])
+    shape = "B=1,N=2,Nkv=2,Sq=96,Skv=160,D=128"
+    files = _fadsl_run(tmp_path, "causal", shape, x, [])
+    assert np.array_equal(
+        o.numpy(), np.fromfile(files["o"], np.float16).reshape(o.shape)
+    )
+    assert lse.dtype == torch.float32 and lse.shape == (1, 2, 96)
+    assert np.array_equal(
+        lse.numpy(), np.fromfile(files["lse"], np.float32).reshape(lse.shape)
+    )
+
+
+def test_torch_compile_of_a_function_calling_the_op_runs(fa2: object) -> None:
+    x = _inputs(64, 64, 2)
+
+    def block(q: object, k: object, v: object) -> object:
+        return fa2(q * 0.5, k, v).float() * 2
+
+    compiled = torch.compile(block, fullgraph=True)
+    assert torch.equal(compiled(x["q"], x["k"], x["v"]), block(x["q"], x["k"], x["v"]))
+
+
+def test_the_fake_implementation_gives_the_declared_shapes(causal: object) -> None:
+    q = torch.empty(2, 4, 33, 128, dtype=torch.float16, device="meta")
+    kv = torch.empty(2, 4, 70, 128, dtype=torch.float16, device="meta")
+    o, lse = causal(q, kv, kv)
+    assert o.shape == (2, 4, 33, 128) and o.device.type == "meta"
+    assert lse.shape == (2, 4, 33) and lse.dtype == torch.float32
+
+
+def test_shapes_the_kernel_cannot_read_are_a_fadsl_error(fa2: object) -> None:
+    q = torch.empty(1, 2, 64, 128, dtype=torch.float16, device="meta")
+    with pytest.raises(FadslError, match="shape symbols"):
+        fa2(q, q[:, :, :, :64], q)
+
+
+def test_one_name_one_kernel(fa2: object) -> None:
+    import fadsl as fd
+
+    assert ft.op(fa2.kernel) is fa2
+    other = fd.attention(name="fa2")
+    with pytest.raises(FadslError, match="already registered"):
+        ft.op(other)
+
+
+def test_gradients_with_the_backward_kernel() -> None:
+    import fadsl as fd
+
+    backward = getattr(fd, "attention_backward", None)
+    if backward is None:
+        pytest.skip("no backward kernels on main yet (fd.attention_backward)")
+    fwd = fd.attention(name="torch_grad_fwd", return_lse=True, dtype="fp32")
+    op = ft.op(fwd, backward(name="torch_grad_bwd", dtype="fp32"))
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (
+        torch.randn(1, 1, 16, 32, generator=g, dtype=torch.float32, requires_grad=True)
+        for _ in range(3)
+    )
+    o, _ = op(q, k, v)
+    o.square().sum().backward()
+    ref = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    s = ref[0] @ ref[1].transpose(-1, -2) * 32**-0.5
+    (s.softmax(-1) @ ref[2]).square().sum().backward()
+    for got, want in zip((q, k, v), ref):
+        assert torch.allclose(got.grad.double(), want.grad, atol=1e-4, rtol=1e-3)
