@@ -25,9 +25,13 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
                 bwd.kernel.loc,
             )
 
-    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+    def setup_context(
+        ctx: Any, inputs: tuple, output: Any, keyword_only_inputs: Any = None
+    ) -> None:
         result = output if isinstance(output, tuple) else (output,)
         ctx.save_for_backward(*inputs[: len(ins)], *result)
+        given = dict(keyword_only_inputs or {})
+        ctx.scalars = {n: given.get(n) for n in bwd.spec.scalars}
 
     def backward(ctx: Any, *grads: Any) -> tuple:
         saved = ctx.saved_tensors
@@ -35,7 +39,7 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
         have.update(zip(outs, saved[len(ins) :]))
         for name, g in zip(outs, grads):
             have["d" + name] = g if g is not None else torch.zeros_like(have[name])
-        result = bwd(*(have[n].contiguous() for n in bwd.spec.inputs))
+        result = bwd(*(have[n].contiguous() for n in bwd.spec.inputs), **ctx.scalars)
         result = result if isinstance(result, tuple) else (result,)
         by_name = dict(zip(bwd.spec.outputs, result))
         return tuple(by_name.get("d" + n) for n in ins)
