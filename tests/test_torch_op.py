@@ -169,3 +169,14 @@ def test_gradients_with_the_backward_kernel_pass_the_tolerance_rule() -> None:
     for name, got, r, s in zip(("dq", "dk", "dv"), (q, k, v), ref, same):
         verdict = compare(name, got.grad.numpy(), r, s, DType.F32)
         assert verdict.passed, verdict.line()
+
+
+def test_the_readme_example_runs() -> None:
+    """README.md's fadsl.torch block (marked run-by this file) runs as written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    mark = "<!-- run-by: tests/test_torch_op.py -->"
+    block = text[text.index(mark) :].split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 (our own README)
+    assert scope["o"].shape == (1, 2, 128, 128) and scope["lse"].shape == (1, 2, 128)
+    assert torch.equal(scope["o"], scope["o2"])
