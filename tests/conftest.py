@@ -9,7 +9,7 @@ test fails with a unified diff; ``pytest --update-golden`` rewrites the files in
 (creating folders as needed) and lists them at the end of the run.
 
 The suite also sets ``FADSL_VERIFY=1`` so that ``run_pipeline`` verifies the IR between
-passes (house style 3.3).
+passes (house style 3.3), and puts the checkout first on ``PYTHONPATH`` for subprocesses.
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("FADSL_VERIFY", "1")
+# Subprocesses (``python -m fadsl`` from a temporary folder) import the checkout under
+# test, not whatever fadsl happens to be installed, and work without an install at all.
+_ROOT = str(Path(__file__).resolve().parents[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+)
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 _UPDATED = pytest.StashKey[list]()
