@@ -101,3 +101,37 @@ def test_every_table_names_a_file_that_exists() -> None:
     root = Path(fadsl.__file__).resolve().parents[1]
     stale = [t.name for t in TABLES if not (root / t.home.split()[0]).is_file()]
     assert not stale, f"tables whose `home` is not a file: {stale}"
+
+
+# Unary ops a kernel reaches through a Python operator rather than an fd function.
+_OPERATORS: dict[type[ir.Op], str] = {ir.Neg: "-x", ir.Not: "~x"}
+
+
+def _unexported_unary_ops() -> list[str]:
+    from fadsl.ir.op_base import op_name
+
+    unary = [c for c in ir.all_op_classes() if issubclass(c, ir.Unary)]
+    return [
+        f"{c.__name__} has no user function: add `def {op_name(c)}(x)` calling "
+        f"_unary(ir.{c.__name__}, x) in fadsl/frontend/tile_ops.py and export it in "
+        "fadsl/__init__.py (import and __all__)"
+        for c in unary
+        if c not in _OPERATORS
+        and not (op_name(c) in fadsl.__all__ and callable(getattr(fadsl, op_name(c))))
+    ]
+
+
+def test_every_unary_op_has_an_fd_function() -> None:
+    """The last two files of a new unary op (the frontend function and its export) are
+    named too, so the messages of this module name every file but the IR class."""
+    missing = _unexported_unary_ops()
+    assert not missing, "\n".join(missing)
+
+
+def test_an_unexported_unary_op_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fadsl, "__all__", [n for n in fadsl.__all__ if n != "sigmoid"])
+    assert _unexported_unary_ops() == [
+        "Sigmoid has no user function: add `def sigmoid(x)` calling "
+        "_unary(ir.Sigmoid, x) in fadsl/frontend/tile_ops.py and export it in "
+        "fadsl/__init__.py (import and __all__)"
+    ]
