@@ -34,6 +34,36 @@ def test_vector_core_reading_cube_result_before_waiting(exe):
     )
 
 
+def test_two_slot_ring_with_release_flags_passes(exe, tmp_path):
+    po = tmp_path / "o.bin"
+    assert "done" in assert_ok(run(exe, "ring_ok", str(po)))
+    out = np.fromfile(po, dtype=np.float32).reshape(3, 4, 16, 16)[0]
+    q = ((np.arange(256) * 7) % 11 - 5).astype(np.float32).reshape(16, 16)
+    for i in range(4):
+        np.testing.assert_array_equal(out[i], 2 * (i + 1) * q + i)
+
+
+def test_ring_slot_reused_before_its_consumer_released_it(exe):
+    """A one-slot ring with the cube one iteration ahead: the cube overwrites S_i before
+    the vector cores released it (or before they even read it); either order fails."""
+    assert_aborted(
+        run(exe, "ring_too_shallow"),
+        "a workspace slot overwritten before its consumer released it",
+    )
+
+
+def test_ring_slot_overwritten_after_the_read_without_a_release(exe):
+    """The vector cores have read the slot (the cube pauses first) but set no flag after
+    the read that the cube waited for: the cube's Fixpipe is the failing call."""
+    assert_aborted(
+        run(exe, "ring_war"),
+        "Fixpipe",
+        "on AIC 0 (block 0)",
+        "a workspace slot overwritten before its consumer released it",
+        "were read by AIV",
+    )
+
+
 def test_cube_core_reading_vector_output_before_waiting(exe):
     assert_aborted(
         run(exe, "aic_reads_early"),

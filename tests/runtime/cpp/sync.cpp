@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "tikicpulib.h"
 
@@ -128,6 +129,69 @@ extern "C" __global__ __aicore__ void aic_reads_early(GM_ADDR, GM_ADDR, GM_ADDR 
         CrossCoreWaitFlag(3);
     }
 }
+// A ring of `slots` workspace slots (one flag per slot, QK_READY + slot): the AIC computes
+// S_i into slot i % slots, running ahead of the AIVs; before reusing a slot it waits for the
+// SOFTMAX_DONE of the iteration that last used it when `release` is set. With slots = 2 and the
+// release wait the ring is correct; with slots = 1 (too shallow for the lead of one iteration) a
+// slot is overwritten before the AIVs released it.
+// `pause`: the AIC sleeps (host code, test only) before each reuse so the AIVs have read the
+// slot by then: the overwrite is then caught on the AIC, as a write-after-read.
+template <uint32_t slots, bool release, bool pause = false>
+__aicore__ inline void Ring(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR out) {
+    if ASCEND_IS_AIC {
+        GlobalTensor<half> qg, kg;
+        GlobalTensor<float> wg;
+        qg.SetGlobalBuffer((__gm__ half*)q, T16);
+        CubeTile cube;
+        uint32_t waited = 0;
+        for (uint32_t i = 0; i < ITERS; ++i) {
+            if (release && i >= slots) {
+                CrossCoreWaitFlag(SOFTMAX_DONE);
+                ++waited;
+            }
+            if (pause && i >= slots) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            kg.SetGlobalBuffer((__gm__ half*)k + i * T16, T16);
+            wg.SetGlobalBuffer((__gm__ float*)ws + (i % slots) * T16, T16);
+            cube.Run(qg, kg, wg);
+            CrossCoreSetFlag<2, PIPE_FIX>(QK_READY + 4 + i % slots);
+        }
+        for (; waited < ITERS; ++waited) CrossCoreWaitFlag(SOFTMAX_DONE);
+    }
+    if ASCEND_IS_AIV {
+        const int64_t sub = GetSubBlockIdx();
+        GlobalTensor<float> wg, og;
+        TPipe pipe;
+        TQue<TPosition::VECIN, 1> in;
+        TQue<TPosition::VECOUT, 1> o;
+        pipe.InitBuffer(in, 1, 128 * 4);
+        pipe.InitBuffer(o, 1, 128 * 4);
+        for (uint32_t i = 0; i < ITERS; ++i) {
+            CrossCoreWaitFlag(QK_READY + 4 + i % slots);
+            wg.SetGlobalBuffer((__gm__ float*)ws + (i % slots) * T16 + sub * 128, 128);
+            og.SetGlobalBuffer((__gm__ float*)out + i * T16 + sub * 128, 128);
+            auto t = in.AllocTensor<float>();
+            DataCopy(t, wg, 128);
+            in.EnQue(t);
+            auto s = in.DeQue<float>();
+            auto r = o.AllocTensor<float>();
+            Muls(r, s, 2.0f, 128);
+            Adds(r, r, static_cast<float>(i), 128);
+            in.FreeTensor(s);
+            o.EnQue(r);
+            auto r2 = o.DeQue<float>();
+            DataCopy(og, r2, 128);
+            o.FreeTensor(r2);
+            CrossCoreSetFlag<2, PIPE_MTE3>(SOFTMAX_DONE);
+        }
+    }
+}
+extern "C" __global__ __aicore__ void ring_ok(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR o) { Ring<2, true>(q, k, ws, o); }
+extern "C" __global__ __aicore__ void ring_too_shallow(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR o) {
+    Ring<1, false>(q, k, ws, o);
+}
+extern "C" __global__ __aicore__ void ring_war(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR o) {
+    Ring<1, false, true>(q, k, ws, o);
+}
 extern "C" __global__ __aicore__ void deadlock(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR) {
     if ASCEND_IS_AIC { CrossCoreWaitFlag(5); }
     if ASCEND_IS_AIV { CrossCoreWaitFlag(6); }
@@ -231,6 +295,9 @@ int main(int argc, char** argv) {
     if (c == "handshake") ICPU_RUN_KF(handshake, blocks, q, k, ws, o);
     else if (c == "read_before_wait") ICPU_RUN_KF(read_before_wait, blocks, q, k, ws, o);
     else if (c == "aic_reads_early") ICPU_RUN_KF(aic_reads_early, 1, q, k, ws, o);
+    else if (c == "ring_ok") ICPU_RUN_KF(ring_ok, 1, q, k, ws, o);
+    else if (c == "ring_too_shallow") ICPU_RUN_KF(ring_too_shallow, 1, q, k, ws, o);
+    else if (c == "ring_war") ICPU_RUN_KF(ring_war, 1, q, k, ws, o);
     else if (c == "deadlock") ICPU_RUN_KF(deadlock, 2, q, k, ws, o);
     else if (c == "deadlock_after_exit") ICPU_RUN_KF(deadlock_after_exit, 1, q, k, ws, o);
     else if (c == "unconsumed") ICPU_RUN_KF(unconsumed, 1, q, k, ws, o);

@@ -7,6 +7,12 @@
 // where the epoch is the setter slot value the write will be published under. A core may read
 // (or overwrite) bytes last written by another core W only if its clock has W's slot >= epoch,
 // i.e. it waited on a flag that W set after the write (directly or transitively).
+// Reads are remembered too: a read by core R of bytes another core wrote records (R, R's epoch),
+// and a later write of those bytes by any core C other than R requires C's clock to cover that
+// epoch, i.e. C waited on a flag R set after its read (R released the bytes). This is what
+// catches a GM workspace ring slot reused before its consumer released it; a slot overwritten
+// before the consumer even read it shows at that read (the consumer waited for the earlier
+// write of the same writer, `prev`).
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -14,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 #include "core.h"
 
@@ -24,11 +31,17 @@ struct GmRegion {
     size_t size;
     int id;
 };
+struct GmReader {
+    int core;
+    uint32_t epoch;  // the reader's clock entry + 1 at the read: its next flag publishes it
+};
 struct GmSeg {
     uintptr_t end;
     int core;
     uint32_t epoch;
     const char* api;
+    uint32_t prev = 0;  // epoch of the first of the same writer's earlier writes of these bytes (0: none)
+    std::vector<GmReader> readers{};  // other cores that read these bytes since the write
 };
 struct GmState {
     std::mutex mu;
@@ -104,7 +117,9 @@ inline void CheckVisibleLocked(const char* api, uintptr_t lo, uintptr_t hi, bool
         const CoreCtx& w = *L->cores[s.core];
         const uintptr_t a = std::max(lo, it->first), b = std::min(hi, s.end);
         std::string what;
-        if (!isWrite && w.kind == AscendC::AIC && c.kind == AscendC::AIV)
+        if (!isWrite && s.prev != 0 && c.vc[s.core] >= s.prev)
+            what = "a workspace slot overwritten before its consumer released it: ";
+        else if (!isWrite && w.kind == AscendC::AIC && c.kind == AscendC::AIV)
             what = "read of a cube result before waiting: ";
         else if (!isWrite)
             what = Str("read of ", Role(w.kind), "-core output before waiting: ");
@@ -113,14 +128,76 @@ inline void CheckVisibleLocked(const char* api, uintptr_t lo, uintptr_t hi, bool
         what += Str(DescribeGm(a, b - a), " were written by ", s.api, " on ", w.name,
                     ", and this core has not waited (CrossCoreWaitFlag) on a flag that ", w.name,
                     " set after that write");
+        if (!isWrite && s.prev != 0 && c.vc[s.core] >= s.prev)
+            what += Str(" (it waited for the earlier write of these bytes, which ", w.name,
+                        " overwrote before this core read it)");
         Fail(api, what);
+    }
+}
+// Requires Gm().mu. Splits the segment that strictly contains x at x.
+inline void SplitAtLocked(uintptr_t x) {
+    auto& segs = Gm().segs;
+    auto it = segs.upper_bound(x);
+    if (it == segs.begin()) return;
+    --it;
+    if (it->first < x && it->second.end > x) {
+        GmSeg right = it->second;
+        it->second.end = x;
+        segs.emplace(x, right);
+    }
+}
+// Requires Gm().mu. A write by the current core of [lo, hi): every other core that read those
+// bytes since they were written must have released them (this core waited on a flag it set
+// after the read).
+inline void CheckReleasedLocked(const char* api, uintptr_t lo, uintptr_t hi) {
+    CoreCtx& c = *t_core;
+    auto& segs = Gm().segs;
+    auto it = segs.upper_bound(lo);
+    if (it != segs.begin()) --it;
+    for (; it != segs.end() && it->first < hi; ++it) {
+        if (it->second.end <= lo) continue;
+        for (const GmReader& r : it->second.readers) {
+            if (r.core == c.gid || c.vc[r.core] >= r.epoch) continue;
+            LaunchState* L = Launch();
+            const uintptr_t a = std::max(lo, it->first), b = std::min(hi, it->second.end);
+            Fail(api, Str("a workspace slot overwritten before its consumer released it: ", DescribeGm(a, b - a),
+                          " were read by ", L->cores[r.core]->name, " (after ", it->second.api, " on ",
+                          L->cores[it->second.core]->name, " wrote them), and this core has not waited "
+                          "(CrossCoreWaitFlag) on a flag that ", L->cores[r.core]->name, " set after that read"));
+        }
+    }
+}
+// Requires Gm().mu. Remembers the current core as a reader of [lo, hi) where another core wrote.
+inline void RecordReadLocked(uintptr_t lo, uintptr_t hi) {
+    CoreCtx& c = *t_core;
+    SplitAtLocked(lo);
+    SplitAtLocked(hi);
+    auto& segs = Gm().segs;
+    const uint32_t epoch = c.vc[c.gid] + 1;
+    for (auto it = segs.lower_bound(lo); it != segs.end() && it->first < hi; ++it) {
+        if (it->second.core == c.gid) continue;
+        auto& rs = it->second.readers;
+        auto r = std::find_if(rs.begin(), rs.end(), [&](const GmReader& x) { return x.core == c.gid; });
+        if (r == rs.end())
+            rs.push_back(GmReader{c.gid, epoch});
+        else
+            r->epoch = std::max(r->epoch, epoch);
     }
 }
 // Requires Gm().mu. Records the current core as last writer of [lo, hi).
 inline void AssignWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
     CoreCtx& c = *t_core;
     auto& segs = Gm().segs;
-    const GmSeg mine{hi, c.gid, c.vc[c.gid] + 1, api};
+    GmSeg mine{hi, c.gid, c.vc[c.gid] + 1, api};
+    {
+        auto o = segs.upper_bound(lo);
+        if (o != segs.begin()) --o;
+        for (; o != segs.end() && o->first < hi; ++o) {
+            if (o->second.end <= lo || o->second.core != c.gid || o->second.epoch >= mine.epoch) continue;
+            const uint32_t first = o->second.prev != 0 ? o->second.prev : o->second.epoch;
+            mine.prev = mine.prev == 0 ? first : std::min(mine.prev, first);
+        }
+    }
     auto it = segs.lower_bound(lo);
     if (it != segs.begin()) {
         auto p = std::prev(it);
@@ -144,7 +221,7 @@ inline void AssignWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
     if (ins != segs.begin()) {  // merge with an identical left neighbour
         auto p = std::prev(ins);
         if (p->second.end == lo && p->second.core == mine.core && p->second.epoch == mine.epoch &&
-            p->second.api == mine.api) {
+            p->second.api == mine.api && p->second.prev == mine.prev && p->second.readers.empty()) {
             p->second.end = hi;
             segs.erase(ins);
         }
@@ -159,7 +236,12 @@ inline void GmAccess(const char* api, const void* p, size_t n, bool isWrite, con
     std::lock_guard<std::mutex> g(Gm().mu);
     CheckGmRangeLocked(api, lo, n);
     CheckVisibleLocked(api, lo, lo + n, isWrite);
-    if (isWrite) AssignWriterLocked(lo, lo + n, api);
+    if (isWrite) {
+        CheckReleasedLocked(api, lo, lo + n);
+        AssignWriterLocked(lo, lo + n, api);
+    } else {
+        RecordReadLocked(lo, lo + n);
+    }
     body();
 }
 inline void GmResetShadow() {
