@@ -13,6 +13,7 @@ import pytest
 
 from fadsl import target as targets
 from fadsl.cli import main
+from fadsl.ir import nodes as ir
 from fadsl.commands import common
 from fadsl.perf.timeline import Event, Timeline, build
 
@@ -83,10 +84,25 @@ def test_double_buffering_overlaps_the_next_load_with_this_compute() -> None:
 
 
 def test_one_stage_loads_the_next_block_only_after_this_one() -> None:
+    """Except the K block: the cube runs one iteration ahead (plan/ring.py), so its
+    stage A, the K load with S = Q K^T, comes before the rest of iteration j."""
     tl = _timeline(1)
     for j in range(tl.iterations - 1):
         done = max(e.end for e in tl.of(j))
-        assert all(ld.start >= done for ld in tl.of(j + 1, "load")), j
+        loads = tl.of(j + 1, "load")
+        assert any(ld.name == "load kt (k)" for ld in loads)
+        late = [ld for ld in loads if ld.name != "load kt (k)"]
+        assert late and all(ld.start >= done for ld in late), j
+
+
+def test_the_cube_computes_the_next_scores_during_this_softmax() -> None:
+    """Ring of two slots: S_{j+1} = Q K_{j+1}^T is on the cube while the vector cores run
+    the softmax of S_j (before the ring, it waited for P_j and P_j @ V)."""
+    tl = _timeline(2)
+    for j in range(1, tl.iterations - 1):
+        softmax = next(e for e in tl.of(j, "vector") if "softmax" in e.name)
+        nxt = next(e for e in tl.of(j + 1, "dot") if e.name.startswith("cube dot ="))
+        assert nxt.start < softmax.end, j
 
 
 def _slow_loads(tname: str = "ascend910b1") -> targets.Target:
@@ -98,12 +114,31 @@ def _slow_loads(tname: str = "ascend910b1") -> targets.Target:
     return dataclasses.replace(t, rates=rates)
 
 
+def _ring_off(kernel: ir.Kernel) -> ir.Kernel:
+    """``kernel`` with every loop at ring = 1: the cube waits for P_j before S_{j+1}."""
+
+    def body(ops: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
+        out = []
+        for op in ops:
+            if isinstance(op, ir.For):
+                op = dataclasses.replace(op, ring=1, body=body(op.body))
+            elif isinstance(op, ir.Grid):
+                op = dataclasses.replace(op, body=body(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return dataclasses.replace(kernel, body=body(kernel.body))
+
+
 def test_double_buffering_is_faster_and_the_closed_form_bounds_it() -> None:
+    """With the ring off. (With the cube one iteration ahead, loads 20x slower make a
+    second stage slower: the cube's in-order MTE2 then copies P behind two prefetches.)
+    """
     kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
     slow = _slow_loads()
     tls = {}
     for stages in (1, 2):
-        kernel = kdef.build({"stages": stages, "causal": False})
+        kernel = _ring_off(kdef.build({"stages": stages, "causal": False}))
         env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": stages}
         tls[stages] = build(kernel, slow, env)
     two, one = tls[2], tls[1]
@@ -112,6 +147,17 @@ def test_double_buffering_is_faster_and_the_closed_form_bounds_it() -> None:
     assert _timeline(2).makespan <= _timeline(1).makespan
     # the closed form's perfect overlap is a lower bound of the schedule's period
     assert two.overlapped_iteration_s <= two.period()
+
+
+def test_the_ring_shortens_the_schedule() -> None:
+    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": 2}
+    t = targets.get("ascend910b1")
+    for target in (t, _slow_loads()):
+        kernel = kdef.build({"stages": 2, "causal": False})
+        ring, off = build(kernel, target, env), build(_ring_off(kernel), target, env)
+        assert ring.lead == 1 and off.lead == 0
+        assert ring.makespan < off.makespan, target.name
 
 
 def test_split_chips_pass_values_through_the_workspace() -> None:

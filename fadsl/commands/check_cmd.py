@@ -102,7 +102,7 @@ def table(
     """The human-readable report (see module docstring)."""
     lines = [_title(report, plan, target, binding), ""]
     lines += _space_rows(report) + [""]
-    lines += _buffer_rows(report) + [""]
+    lines += _buffer_rows(report, plan) + [""]
     lines += _core_lines(report, plan)
     lines += [""] + _formula_lines(report, plan, target)
     verdict = "fits" if report.ok else "DOES NOT FIT"
@@ -156,7 +156,9 @@ def _space_rows(report: ResourceReport) -> list[str]:
     return _grid(rows, {2, 3, 4})
 
 
-def _buffer_rows(report: ResourceReport) -> list[str]:
+def _buffer_rows(report: ResourceReport, plan: BufferPlan) -> list[str]:
+    from fadsl.plan.footprint_eval import exact
+
     rows = [
         (
             "buffer",
@@ -183,6 +185,20 @@ def _buffer_rows(report: ResourceReport) -> list[str]:
                 f"{u.bytes:,}",
                 b.loc.short() if b.loc else "",
                 b.role,
+            )
+        )
+    for w in plan.workspaces:  # per AI core; a ring holds one tile per slot
+        rows.append(
+            (
+                w.name,
+                "AIC+AIV",
+                "GM",
+                _shape(w.shape, report.env),
+                w.dtype.value,
+                str(w.slots),
+                f"{exact(w.bytes(), report.env):,}",
+                w.loc.short() if w.loc else "",
+                "workspace " + w.role,
             )
         )
     return _grid(rows, {5, 6})

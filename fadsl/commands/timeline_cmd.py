@@ -111,7 +111,7 @@ def report(tl: Timeline, title: str, iterations: int) -> str:
     lines = [
         title,
         f"one task (grid point {point}) on one core of {tl.block_dim}: "
-        f"{tl.iterations} KV iterations, stages = {tl.stages}; every time is MODELLED "
+        f"{tl.iterations} KV iterations, stages = {tl.stages}, ring = {tl.lead + 1}; every time is MODELLED "
         "(docs/cost-model.md), not measured",
         f"per iteration: MTE2 {w['mte2_bytes']:,} B, MTE3 {w['mte3_bytes']:,} B, "
         f"workspace {w['ws_bytes']:,} B, cube {w['cube_flops'] + w['cube_f32_flops']:,} "

@@ -53,6 +53,10 @@ class For(Op):
     ``iter_args`` start as ``inits``; each iteration's ``yields`` become the next
     iteration's ``iter_args``; after the loop they are ``results``. A pipelined loop
     with ``stages`` = s overlaps loads of iteration j+1..j+s-1 with compute of j.
+    ``ring`` = r > 1 runs the cube core's dots that need no vector result r - 1
+    iterations ahead through GM workspace rings of r slots (``plan/ring.py``); 1 runs
+    the body as written; 0 (the default) lets the planner choose. It changes the
+    schedule, never the values.
     """
 
     var: str
@@ -60,6 +64,7 @@ class For(Op):
     stop: Expr
     kind: LoopKind = LoopKind.SERIAL
     stages: int = 1
+    ring: int = 0
     inits: tuple[Value, ...] = ()
     iter_args: tuple[Value, ...] = ()
     body: tuple[Op, ...] = ()

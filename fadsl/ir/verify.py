@@ -162,6 +162,10 @@ class _Verifier(IRVisitor):
 
     def visit_For(self, op: For) -> None:
         self.check_symbols((op.start, op.stop), op.loc, "the loop bounds")
+        if op.ring < 0:
+            self.report(
+                f"loop `{op.var}` has ring = {op.ring} (0: planner's choice)", op.loc
+            )
         self.check_uses_of(op.inits, op.loc)
         _check_carried(self, op)
         with self.scope((op.var,)):

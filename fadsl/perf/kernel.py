@@ -118,7 +118,7 @@ class KernelModel:
             )
         self.grid, self.loop = grid, loops[0]
         pos = grid.body.index(self.loop)
-        self.kv_schedule = schedule or schedule_of(self.loop)
+        self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
         self.stages = self.kv_schedule.stages
         b = StepBuilder(grid, self.loop, target, self.kv_schedule.resident_l0)
         self.before = b.steps(grid.body[:pos], "init")

@@ -79,6 +79,8 @@ class Timeline:
     """The closed-form bounds of the whole kernel at the same point."""
     kernel: KernelTime
     """The headline: this schedule dealt over the cores (perf/kernel.py)."""
+    lead: int = 0
+    """Iterations the cube runs ahead of the vector cores (the loop's ring - 1)."""
 
     @property
     def makespan(self) -> float:
@@ -131,6 +133,7 @@ def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline
         est.per_iteration,
         est,
         kt,
+        model.kv_schedule.lead,
     )
 
 

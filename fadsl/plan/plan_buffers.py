@@ -19,7 +19,7 @@ Non-goals: emitting code; choosing block sizes (tune); proving fit (check_resour
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy
@@ -31,6 +31,7 @@ from fadsl.ir.types import DType, Shape, TileType
 from fadsl.plan.api_fields import field_uses
 from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
+from fadsl.plan import ring
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.vector_plan import VectorPlanner
@@ -59,6 +60,15 @@ class Lowering:
     grid: ir.Grid
     env: dict[str, Any]
     """Values of shape symbols and tile constants the plan was made with."""
+    rings: dict[int, ring.Ring] = field(default_factory=dict)
+    """Loops whose cube runs ahead (``plan/ring.py``), by ``id`` of the loop op."""
+
+    def ring_of(self, value: str) -> ring.Ring | None:
+        """The ring holding the workspace of exchanged value ``value``, if any."""
+        for r in self.rings.values():
+            if value in r.stages.ring_values:
+                return r
+        return None
 
     @property
     def kernel_grid_body(self) -> tuple[ir.Op, ...]:
@@ -98,7 +108,8 @@ def lower(
     buffers = tuple(cube_bufs) + tuple(
         _ub_buffers(vec, "AIV" if target.split else "AICORE")
     )
-    workspaces = _workspaces(sides) if target.split else ()
+    rings = ring.choose(grid, sides, target.split)
+    workspaces = _workspaces(sides, rings) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
     kernel_type = (
         ("MIX_AIC_1_2" if sides.dots else "AIV_ONLY") if target.split else "AICORE"
@@ -118,6 +129,7 @@ def lower(
         {q.result.name: q for q in queues.values()},
         grid,
         env,
+        rings,
     )
     return replace(low, plan=replace(bp, fields=field_uses(low)))
 
@@ -358,7 +370,9 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
     return out
 
 
-def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
+def _workspaces(sides: Sides, rings: dict[int, ring.Ring]) -> tuple[Workspace, ...]:
+    """One workspace per exchanged value; a ring value has one slot per ring entry."""
+    depth = {v: r.depth for r in rings.values() for v in r.stages.ring_values}
     out = []
     for values, way in (
         (sides.to_vector, "cube -> vector"),
@@ -367,10 +381,16 @@ def _workspaces(sides: Sides) -> tuple[Workspace, ...]:
         for v in values:
             t = v.type
             assert isinstance(t, TileType)
-            note = f"%{v.name} ({way})"
+            slots = depth.get(v.name, 1)
+            note = f"%{v.name} ({way})" + (f", ring of {slots}" if slots > 1 else "")
             out.append(
                 Workspace(
-                    camel(v.name) + "Ws", t.shape, t.dtype, 1, note, sides.defs[v].loc
+                    camel(v.name) + "Ws",
+                    t.shape,
+                    t.dtype,
+                    slots,
+                    note,
+                    sides.defs[v].loc,
                 )
             )
     return tuple(out)

@@ -76,7 +76,7 @@ def _side_of(op: ir.Op, s: Sides, queues: dict[ir.Value, ir.QueueAlloc]) -> str:
     if isinstance(op, ir.Dot):
         s.dots.append(op)
         return CUBE
-    queue = _queue_of(op, s)
+    queue = queue_of(op, s)
     if queue is not None:
         q = queues.get(queue)
         return CUBE if q is not None and q.position in ("A1", "B1") else VECTOR
@@ -90,7 +90,7 @@ def _side_of(op: ir.Op, s: Sides, queues: dict[ir.Value, ir.QueueAlloc]) -> str:
     return VECTOR
 
 
-def _queue_of(op: ir.Op, s: Sides) -> ir.Value | None:
+def queue_of(op: ir.Op, s: Sides) -> ir.Value | None:
     if isinstance(op, (ir.AllocTensor, ir.Dequeue, ir.Enqueue, ir.FreeTensor)):
         return op.queue
     if isinstance(op, ir.Load) and op.into is not None:

@@ -414,7 +414,8 @@ def test_real_plan_matches_hand_computation(
     report = cr.check(plan, t, env)
     assert {s.space: s.used for s in report.spaces} == _hand_fa2(bq, bkv, d, t.split)
     assert report.cores.tasks == 8 * -(-4096 // bq)
-    want_ws = 4 * bq * bkv + 4 * bq * d + 2 * bq * bkv if t.split else 0
+    # S (f32) in a ring of two slots (plan/ring.py), P @ V (f32) and P (fp16) in one
+    want_ws = 2 * 4 * bq * bkv + 4 * bq * d + 2 * bq * bkv if t.split else 0
     assert report.workspace_bytes == want_ws
 
 

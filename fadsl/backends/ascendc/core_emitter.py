@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.view import Stmt
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import isym
 from fadsl.plan.plan_buffers import Lowering
 
 
@@ -38,3 +43,64 @@ class CoreEmitter:
 
     def setup(self) -> None:
         """State of the subclass, made after the shared fields are set."""
+
+    def ring_slot(self, value: str) -> tuple[str, str] | None:
+        """(flag ID, element offset of the slot) of an exchange that has a workspace
+        ring (``plan/ring.py``): slot ``(var - start) % depth`` of the loop; None for a
+        one-slot exchange."""
+        r = self.low.ring_of(value)
+        if r is None:
+            return None
+        it = self.names.expr(isym(r.loop.var) - r.loop.start)
+        slot = f"({it}) % {r.depth}"
+        v = next(
+            x
+            for x in list(self.sides.to_vector) + list(self.sides.to_cube)
+            if x.name == value
+        )
+        elems = self.names.count(v.type.shape)  # type: ignore[union-attr]
+        flag = f"static_cast<uint16_t>({self.flags[value]} + {slot})"
+        return flag, f"{slot} * {elems}"
+
+    def flag_of(self, value: str) -> str:
+        """The flag ID expression of exchange ``value`` (its ring slot's, if any)."""
+        ring = self.ring_slot(value)
+        return ring[0] if ring else self.flags[value]
+
+    def ws_of(self, value: str) -> str:
+        """The GlobalTensor of exchange ``value`` at its ring slot, if any."""
+        ring = self.ring_slot(value)
+        return f"{self.ws[value]}[{ring[1]}]" if ring else self.ws[value]
+
+    @contextmanager
+    def rebound(self, var: str, cxx: str) -> Iterator[None]:
+        """Print IR loop variable ``var`` as ``cxx`` (code of a later iteration)."""
+        self.names.local(var)
+        old = self.names.symbols[var]
+        self.names.symbols[var] = cxx
+        try:
+            yield
+        finally:
+            self.names.symbols[var] = old
+
+
+def positions(body: tuple[ir.Op, ...]) -> tuple[dict[int, int], dict[int, int]]:
+    """Program points of ``linearize`` (vector_slots): ``id(op)`` -> point, and for a
+    loop ``id(loop)`` -> the point of its end."""
+    at: dict[int, int] = {}
+    end: dict[int, int] = {}
+    counter = [0]
+
+    def number(ops: tuple[ir.Op, ...]) -> None:
+        for op in ops:
+            counter[0] += 1
+            at[id(op)] = counter[0]
+            if isinstance(op, ir.For):
+                number(op.body)
+                counter[0] += 1
+                end[id(op)] = counter[0]
+            elif isinstance(op, ir.Grid):
+                number(op.body)
+
+    number(body)
+    return at, end

@@ -9,18 +9,21 @@ FIX pipes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 
 from fadsl.backends.ascendc import gm
-from fadsl.backends.ascendc.core_emitter import CoreEmitter
+from fadsl.backends.ascendc.core_emitter import CoreEmitter, positions
 from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr
+from fadsl.ir.expr import Expr, isym
 from fadsl.ir.types import DType, TileType
 from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.ring import Ring
 from fadsl.plan.sides import CUBE
 
 
@@ -28,6 +31,7 @@ class CubeEmitter(CoreEmitter):
     def setup(self) -> None:
         self.ends = _last_uses(self.low)
         self.alias: dict[str, str] = {}
+        self.at, self.end_at = positions(self.low.kernel_grid_body)
 
     def _var(self, v: ir.Value) -> str:
         return self.alias.get(v.name, self.names.var(v.name))
@@ -62,7 +66,7 @@ class CubeEmitter(CoreEmitter):
     def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
         out: list[Stmt] = []
         for op in body:
-            self.pos += 1
+            self.pos = self.at[id(op)]
             if isinstance(op, ir.For):
                 out += self._loop(op)
                 continue
@@ -77,10 +81,13 @@ class CubeEmitter(CoreEmitter):
         return out
 
     def _loop(self, op: ir.For) -> list[Stmt]:
+        ring = self.low.rings.get(id(op))
+        if ring is not None:
+            return self._ring_loop(op, ring)
         var = self.names.var(op.var)
         self.last_loc = None
         body = self.walk(op.body)
-        self.pos += 1
+        self.pos = self.end_at[id(op)]
         self.last_loc = None
         frees = self._frees(self.pos)  # tiles read in the loop, last used at its end
         if not body:
@@ -90,6 +97,69 @@ class CubeEmitter(CoreEmitter):
             f"{self.names.expr(op.stop)}; ++{var})"
         )
         return [Line(source_comment(op.loc)), Block(header, tuple(body))] + frees
+
+    def _ring_loop(self, op: ir.For, ring: Ring) -> list[Stmt]:
+        """The cube runs ahead (plan/ring.py): stage A of iteration j + lead before
+        stage B of iteration j, after a prologue of stage A for the first ``lead``."""
+        var = self.names.var(op.var)
+        ahead = self.names.m.claim("ring", op.var, var + "Ahead", ("kernel",))
+        first = ring.stages.ahead
+        early = self._part(op.body, lambda o: id(o) in first)
+        late = self._part(
+            op.body, lambda o: id(o) not in first or isinstance(o, ir.LoadScalar)
+        )
+        start, stop = self.names.expr(op.start), self.names.expr(op.stop)
+        lead = ring.lead
+
+        def stage_a(lo: str, hi: str) -> Block:
+            self.last_loc = None
+            with self.rebound(op.var, ahead):
+                body = self.walk(early)
+            header = (
+                f"for (int64_t {ahead} = {lo}; {ahead} < fadsl::Min<int64_t>({hi}, "
+                f"{stop}); ++{ahead})"
+            )
+            return Block(header, tuple(body))
+
+        what = (
+            f"// ring of {ring.depth} workspace slots: the cube runs {lead} iteration"
+            f"{'s' if lead > 1 else ''} ahead, stage A (no vector input) of iteration "
+            f"{op.var} + {lead}, then stage B of {op.var}"
+        )
+        at = isym(op.var)
+        prologue = stage_a(start, self.names.expr(op.start + lead))
+        ahead_a = stage_a(self.names.expr(at + lead), self.names.expr(at + lead + 1))
+        self.last_loc = None
+        body = [ahead_a] + self.walk(late)
+        self.pos = self.end_at[id(op)]
+        self.last_loc = None
+        frees = self._frees(self.pos)
+        header = f"for (int64_t {var} = {start}; {var} < {stop}; ++{var})"
+        return [
+            Line(source_comment(op.loc)),
+            Line(what),
+            prologue,
+            Block(header, tuple(body)),
+        ] + frees
+
+    def _part(
+        self, body: tuple[ir.Op, ...], keep: Callable[[ir.Op], bool]
+    ) -> tuple[ir.Op, ...]:
+        """The ops of ``body`` that ``keep`` selects; a nested loop keeps the selected
+        part of its body (at the program points of the original)."""
+        out: list[ir.Op] = []
+        for op in body:
+            if not isinstance(op, ir.For):
+                if keep(op):
+                    out.append(op)
+                continue
+            inner = self._part(op.body, keep)
+            if inner:
+                part = replace(op, body=inner)
+                self.at[id(part)] = self.at[id(op)]
+                self.end_at[id(part)] = self.end_at[id(op)]
+                out.append(part)
+        return tuple(out)
 
     def _frees(self, pos: int) -> list[Stmt]:
         out: list[Stmt] = []
@@ -220,10 +290,10 @@ class CubeEmitter(CoreEmitter):
         rows, cols = (self.names.expr(d) for d in t.shape)
         name = self.names.var(v.name)
         return name, [
-            Line(f"AscendC::CrossCoreWaitFlag({self.flags[v.name]});"),
+            Line(f"AscendC::CrossCoreWaitFlag({self.flag_of(v.name)});"),
             Line(f"AscendC::LocalTensor<{ct}> {name} = {home}.AllocTensor<{ct}>();"),
             Line(
-                f"fadsl::CopyNdToNz({name}, {self.ws[v.name]}, {rows}, {cols}, {cols}, {rows});"
+                f"fadsl::CopyNdToNz({name}, {self.ws_of(v.name)}, {rows}, {cols}, {cols}, {rows});"
             ),
             Line(f"{home}.EnQue({name});"),
             Line(f"{name} = {home}.DeQue<{ct}>();"),
@@ -282,14 +352,14 @@ class CubeEmitter(CoreEmitter):
         ]
         if v in self.sides.to_vector:
             lines += [
-                f"AscendC::Fixpipe({self.ws[v.name]}, cL0Tile, AscendC::FixpipeParamsV220{{"
+                f"AscendC::Fixpipe({self.ws_of(v.name)}, cL0Tile, AscendC::FixpipeParamsV220{{"
                 f'fadsl::Field<uint16_t>({n}, "FixpipeParamsV220.nSize"), '
                 f'fadsl::Field<uint16_t>({m}, "FixpipeParamsV220.mSize"), '
                 f'fadsl::Field<uint16_t>({m}, "FixpipeParamsV220.srcStride"), '
                 f'fadsl::Field<uint32_t>({n}, "FixpipeParamsV220.dstStride"), false, '
                 "QuantMode_t::NoQuant, 0, 1, 0, 0, 0});",
                 "cL0.FreeTensor(cL0Tile);",
-                f"AscendC::CrossCoreSetFlag<2, PIPE_FIX>({self.flags[v.name]});",
+                f"AscendC::CrossCoreSetFlag<2, PIPE_FIX>({self.flag_of(v.name)});",
             ]
         else:
             lines.append("cL0.FreeTensor(cL0Tile);")

@@ -98,9 +98,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         kernel_type=low.plan.kernel_type,
         target=low.target.name,
         constants=_constants(k, consts, comptime, low, ws_offsets, ws_bytes, names),
-        flags=tuple(
-            Flag(flags[v], i, why) for i, (v, why) in enumerate(_flag_list(low))
-        ),
+        flags=tuple(Flag(flags[v], i, why) for v, i, why in _flag_ids(low)),
         tiling_name=host + "Tiling",
         tiling=_tiling_fields(k, runtime, names),
         params=_gm_params(k, comptime, consts, runtime, names, host),
@@ -166,6 +164,26 @@ def _flag_list(low: Lowering) -> list[tuple[str, str]]:
             f"{len(out)} cube/vector exchanges exceed the {MAX_FLAGS} "
             "cross-core flags",
             low.kernel.loc,
+        )
+    return out
+
+
+def _flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
+    """(value, first flag ID, comment): a ring value takes one ID per slot."""
+    out: list[tuple[str, int, str]] = []
+    at = 0
+    for v, why in _flag_list(low):
+        r = low.ring_of(v)
+        if r is None:
+            out.append((v, at, why))
+            at += 1
+            continue
+        why += f" ring slot s: this ID + s ({r.depth} slots)"
+        out.append((v, at, why))
+        at += r.depth
+    if at > MAX_FLAGS:
+        raise BackendError(
+            f"{at} cross-core flags exceed the {MAX_FLAGS} flag IDs", low.kernel.loc
         )
     return out
 
@@ -353,10 +371,13 @@ def with_gm(cls: Any, low: Lowering, names: Names, ws: dict[str, str]) -> Any:
                 f"AscendC::GlobalTensor<{ct}> {name};", "", f"GM workspace: {w.role}"
             )
         )
+        count = names.count(w.shape)
+        if w.slots > 1:
+            count = f"{w.slots} * {count}"
         init.append(
             Line(
                 f"{name}.SetGlobalBuffer((__gm__ {ct}*)(workspace + group * WORKSPACE_BYTES_PER_CORE"
-                f" + {offset}), {names.count(w.shape)});"
+                f" + {offset}), {count});"
             )
         )
     init += [Line(m.init) for m in cls.members if m.init]

@@ -58,7 +58,10 @@ def build_project(
     files = render_all(binding.kernel.name, context)
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
-    files[f"{binding.kernel.name}.fir"] = print_kernel(binding.kernel).encode()
+    from fadsl.plan.ring import annotate
+
+    shown = annotate(binding.kernel, low.rings)  # the .fir shows the chosen rings
+    files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
     files.update(op_files(binding, emitted, context, files))
     from fadsl.plan.resource_report import report_json
 

@@ -51,13 +51,12 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     v = dot.result
     shape = e.shape(v)
     cols = e.names.expr(shape[1])
-    out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flags[v.name]});")]
+    out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flag_of(v.name)});")]
     out += e._declare(v)
+    ring = e.ring_slot(v.name)
+    at = f"{ring[1]} + row0 * {cols}" if ring else f"row0 * {cols}"
     out.append(
-        Line(
-            f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[row0 * {cols}], "
-            f"{e.count(v)});"
-        )
+        Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[{at}], {e.count(v)});")
     )
     return out + _enque_deque(e, v)
 
@@ -73,7 +72,7 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
             f"{e.count(v)});"
         )
     )
-    out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flags[v.name]});"))
+    out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});"))
     return out
 
 

@@ -46,6 +46,32 @@ struct CubeTile {
     }
 };
 
+// AIV: out = 2 * S + i for its 8 rows of S (128 floats), then SOFTMAX_DONE to the AIC.
+struct VecTile {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> in;
+    TQue<TPosition::VECOUT, 1> o;
+    __aicore__ inline VecTile() {
+        pipe.InitBuffer(in, 1, 128 * 4);
+        pipe.InitBuffer(o, 1, 128 * 4);
+    }
+    __aicore__ inline void Run(const GlobalTensor<float>& wg, const GlobalTensor<float>& og, uint32_t i) {
+        auto t = in.AllocTensor<float>();
+        DataCopy(t, wg, 128);
+        in.EnQue(t);
+        auto s = in.DeQue<float>();
+        auto r = o.AllocTensor<float>();
+        Muls(r, s, 2.0f, 128);
+        Adds(r, r, static_cast<float>(i), 128);
+        in.FreeTensor(s);
+        o.EnQue(r);
+        auto r2 = o.DeQue<float>();
+        DataCopy(og, r2, 128);
+        o.FreeTensor(r2);
+        CrossCoreSetFlag<2, PIPE_MTE3>(SOFTMAX_DONE);
+    }
+};
+
 // FA-shaped handshake: per iteration the AIC publishes S_i, each AIV takes 8 rows, computes
 // 2*S_i + i into `out` and hands the workspace back. skipWait: AIV spins on GM instead of waiting.
 template <bool skipWait>
@@ -69,11 +95,7 @@ __aicore__ inline void Handshake(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR out) 
         const int64_t b = GetBlockIdx() / GetSubBlockNum(), sub = GetSubBlockIdx();
         GlobalTensor<float> wg, og;
         wg.SetGlobalBuffer((__gm__ float*)ws + b * T16 + sub * 128, 128);
-        TPipe pipe;
-        TQue<TPosition::VECIN, 1> in;
-        TQue<TPosition::VECOUT, 1> o;
-        pipe.InitBuffer(in, 1, 128 * 4);
-        pipe.InitBuffer(o, 1, 128 * 4);
+        VecTile vec;
         for (uint32_t i = 0; i < ITERS; ++i) {
             if (skipWait) {
                 while (wg.GetValue(0) != wg.GetValue(0)) {  // spin while the poison NaN is there
@@ -82,19 +104,7 @@ __aicore__ inline void Handshake(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR out) 
                 CrossCoreWaitFlag(QK_READY);
             }
             og.SetGlobalBuffer((__gm__ float*)out + (b * ITERS + i) * T16 + sub * 128, 128);
-            auto t = in.AllocTensor<float>();
-            DataCopy(t, wg, 128);
-            in.EnQue(t);
-            auto s = in.DeQue<float>();
-            auto r = o.AllocTensor<float>();
-            Muls(r, s, 2.0f, 128);
-            Adds(r, r, static_cast<float>(i), 128);
-            in.FreeTensor(s);
-            o.EnQue(r);
-            auto r2 = o.DeQue<float>();
-            DataCopy(og, r2, 128);
-            o.FreeTensor(r2);
-            CrossCoreSetFlag<2, PIPE_MTE3>(SOFTMAX_DONE);
+            vec.Run(wg, og, i);
         }
     }
 }
@@ -160,28 +170,12 @@ __aicore__ inline void Ring(GM_ADDR q, GM_ADDR k, GM_ADDR ws, GM_ADDR out) {
     if ASCEND_IS_AIV {
         const int64_t sub = GetSubBlockIdx();
         GlobalTensor<float> wg, og;
-        TPipe pipe;
-        TQue<TPosition::VECIN, 1> in;
-        TQue<TPosition::VECOUT, 1> o;
-        pipe.InitBuffer(in, 1, 128 * 4);
-        pipe.InitBuffer(o, 1, 128 * 4);
+        VecTile vec;
         for (uint32_t i = 0; i < ITERS; ++i) {
             CrossCoreWaitFlag(QK_READY + 4 + i % slots);
             wg.SetGlobalBuffer((__gm__ float*)ws + (i % slots) * T16 + sub * 128, 128);
             og.SetGlobalBuffer((__gm__ float*)out + i * T16 + sub * 128, 128);
-            auto t = in.AllocTensor<float>();
-            DataCopy(t, wg, 128);
-            in.EnQue(t);
-            auto s = in.DeQue<float>();
-            auto r = o.AllocTensor<float>();
-            Muls(r, s, 2.0f, 128);
-            Adds(r, r, static_cast<float>(i), 128);
-            in.FreeTensor(s);
-            o.EnQue(r);
-            auto r2 = o.DeQue<float>();
-            DataCopy(og, r2, 128);
-            o.FreeTensor(r2);
-            CrossCoreSetFlag<2, PIPE_MTE3>(SOFTMAX_DONE);
+            vec.Run(wg, og, i);
         }
     }
 }

@@ -1,0 +1,230 @@
+"""Cross-iteration pipelining of cube and vector work (CANN's "preload"): which loops run
+the cube core ahead of the vector cores, through GM workspace rings of how many slots.
+
+In a loop whose dots exchange tiles with the vector cores (fa2: S = Q K^T out, P in,
+P @ V out), the cube's ops split into two stages:
+
+* stage A: the ops that need nothing the vector cores make in that iteration (the K
+  load, S = Q K^T and its Fixpipe);
+* stage B: the rest (waiting for P, its read, the V load, P @ V and its Fixpipe).
+
+With a ring of ``r`` slots the cube runs stage A of iteration ``j + r - 1`` before stage
+B of iteration ``j``: it computes S_{j+1} while the vector cores run the softmax of S_j.
+Each stage-A result the vector cores read (S) lives in a ring of ``r`` GM workspace
+slots, slot ``(j - start) % r``, each slot with its own cross-core flag
+(``FLAG + slot``). Every other exchange keeps one slot.
+
+Why ``r`` slots are enough and no extra "slot free" flag is needed (the CPU runtime checks
+it at run time, fadsl/runtime/cpu/README.md): when the cube writes S_{j+r-1} it has
+waited for the vector-made operands of iterations < j (stage B of j - 1), which the
+vector cores write only after reading every stage-A result of that iteration (condition
+3 below); so of the slots, only S_j .. S_{j+r-2} can still be unread: r - 1 slots, the
+r-th is free. A one-slot exchange written in stage B (P @ V) or by the vector cores (P)
+is released by the iteration order itself, as without the ring, provided stage B sends
+something back (condition 2).
+
+A loop is eligible when (1) it has a dot whose operand the vector cores make (stage B)
+and a stage-A dot the vector cores read; (2) a stage-B dot result goes to the vector
+cores; (3) in the loop body every stage-A result is first read by the vector cores
+before the first vector-made dot operand is written; (4) no cube tile is read by both
+stages; (5) the loop reads no GM scalar (``load_scalar``). The depth is the loop's
+``ring`` attribute when the IR sets one (1 turns it off), else ``DEFAULT_DEPTH``; the
+flags of all exchanges (one per slot) must fit the 16 cross-core flag IDs, else the depth
+drops to 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from fadsl.errors import ScheduleError
+from fadsl.ir import nodes as ir
+from fadsl.plan.sides import CUBE, Sides, queue_of, walk
+
+DEFAULT_DEPTH = 2
+"""Slots of a stage-A ring: the cube runs one iteration ahead."""
+MAX_FLAGS = 16
+"""CrossCoreSetFlag flag IDs 0..15 (asc-devkit CrossCoreSetFlag(ISASI).md)."""
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The split of one loop's cube ops."""
+
+    ahead: frozenset[int]
+    """ids of the cube ops of stage A (top level or inside loops nested in the body),
+    and of the loop's GM scalar reads (``load_scalar``: both stages compute them, each
+    for its own iteration)."""
+    ring_values: tuple[str, ...]
+    """Stage-A dot results the vector cores read: each gets a ring of slots."""
+
+
+@dataclass(frozen=True)
+class Ring:
+    """The chosen schedule of one loop."""
+
+    loop: ir.For
+    depth: int
+    """Slots of each ring workspace (and flag IDs of its exchange)."""
+    stages: Stages
+    lead: int
+    """Iterations the cube runs ahead of the vector cores: depth - 1 (fewer slots would
+    let the cube overwrite a slot the vector cores have not released; the CPU runtime
+    stops such a kernel, tests/backends/ascendc/test_ring_sim.py)."""
+
+
+def split(loop: ir.For, sides: Sides) -> Stages | str:
+    """The stages of ``loop``'s cube ops, or why it is not eligible."""
+    ops = list(walk(loop.body))
+    made_here = {r for op in ops for r in op.results()}
+    late: set[ir.Value] = {v for v in sides.to_cube if v in made_here}
+    behind: set[int] = set()
+    for op in ops:
+        if isinstance(op, ir.Dot) and (op.a in late or op.b in late):
+            behind.add(id(op))
+            late.add(op.result)
+    if not behind:
+        return "no dot in the loop reads a tile the vector cores make"
+    queues = _late_queues(ops, behind, sides)
+    if isinstance(queues, str):
+        return queues
+    for op in ops:
+        q = queue_of(op, sides)
+        if q is not None and q in queues:
+            behind.add(id(op))
+        elif (
+            isinstance(op, ir.Load) and op.into is None and _read_by(op, behind, sides)
+        ):
+            behind.add(id(op))
+    cube = [op for op in ops if sides.op_side.get(id(op)) == CUBE]
+    scalars = [op for op in ops if isinstance(op, ir.LoadScalar)]
+    ahead = frozenset(
+        [id(op) for op in cube if id(op) not in behind] + [id(op) for op in scalars]
+    )
+    ring = tuple(
+        op.result.name
+        for op in cube
+        if isinstance(op, ir.Dot) and id(op) in ahead and op.result in sides.to_vector
+    )
+    back = [
+        op
+        for op in cube
+        if isinstance(op, ir.Dot) and id(op) in behind and op.result in sides.to_vector
+    ]
+    if not ring:
+        return "no dot result the vector cores read can be computed ahead"
+    if not back:
+        return "no result of the dots that wait for the vector cores goes back to them"
+    order = _reads_first(loop, ring, sides)
+    if order:
+        return order
+    return Stages(ahead, ring)
+
+
+def _late_queues(
+    ops: list[ir.Op], behind: set[int], sides: Sides
+) -> set[ir.Value] | str:
+    """Queues whose tiles only stage-B dots read (their loads move with stage B)."""
+    late: set[ir.Value] = set()
+    for op in ops:
+        if not isinstance(op, (ir.Dequeue, ir.Load)) or (
+            isinstance(op, ir.Load) and op.into is not None
+        ):
+            continue
+        readers = [r for r in sides.readers.get(op.result, []) if isinstance(r, ir.Dot)]
+        stages = {id(r) in behind for r in readers}
+        if len(stages) > 1:
+            return f"the tile %{op.result.name} is read by dots of both stages"
+        if stages == {True} and isinstance(op, ir.Dequeue):
+            late.add(op.queue)
+    return late
+
+
+def _read_by(op: ir.Load, behind: set[int], sides: Sides) -> bool:
+    readers = sides.readers.get(op.result, [])
+    return bool(readers) and all(id(r) in behind for r in readers)
+
+
+def _reads_first(loop: ir.For, ring: tuple[str, ...], sides: Sides) -> str:
+    """Condition 3: each ring value is first read before any vector-made operand."""
+    sent = [
+        i for i, op in enumerate(loop.body) for r in op.results() if r in sides.to_cube
+    ]
+    if not sent:
+        return "the vector-made dot operand is not made in the loop body"
+    for name in ring:
+        first = next(
+            (i for i, op in enumerate(loop.body) if _reads(op, name, sides)), None
+        )
+        if first is not None and first > min(sent):
+            return f"%{name} is first read after the vector cores send their operand"
+    return ""
+
+
+def _reads(op: ir.Op, name: str, sides: Sides) -> bool:
+    for o in [op] + list(walk(getattr(op, "body", ()))):
+        if sides.op_side.get(id(o)) == CUBE:
+            continue
+        if any(v.name == name for v in o.operand_values()):
+            return True
+    return False
+
+
+def choose(grid: ir.Grid, sides: Sides, split_chip: bool) -> dict[int, Ring]:
+    """The ring of every eligible loop of ``grid`` (by ``id`` of the loop op)."""
+    if not split_chip:
+        return {}
+    out: dict[int, Ring] = {}
+    for op in walk(grid.body):
+        if not isinstance(op, ir.For) or not any(
+            isinstance(o, ir.Dot) for o in op.body
+        ):
+            continue
+        stages = split(op, sides)
+        wanted = op.ring or DEFAULT_DEPTH
+        if isinstance(stages, str):
+            if op.ring > 1:
+                raise ScheduleError(
+                    f"ring = {op.ring} cannot be honoured for this loop: {stages}",
+                    op.loc,
+                    hint="remove the ring attribute (or set ring = 1)",
+                )
+            continue
+        if wanted > 1:
+            out[id(op)] = Ring(op, wanted, stages, wanted - 1)
+    base = len(sides.to_vector) + len(sides.to_cube)
+    extra = sum(r.lead * len(r.stages.ring_values) for r in out.values())
+    if base + extra > MAX_FLAGS:
+        return {}
+    return out
+
+
+def annotate(kernel: ir.Kernel, rings: dict[int, Ring]) -> ir.Kernel:
+    """``kernel`` (as read, before the passes) with each ring loop's ``ring`` set to its
+    depth, so that its textual IR shows the schedule; loops match by variable and line.
+    """
+    depth = {
+        (r.loop.var, r.loop.loc.file, r.loop.loc.line): r.depth for r in rings.values()
+    }
+
+    def body(ops: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
+        out = []
+        for op in ops:
+            if isinstance(op, ir.For):
+                d = depth.get((op.var, op.loc.file, op.loc.line), op.ring)
+                op = replace(op, ring=d, body=body(op.body))
+            elif isinstance(op, ir.Grid):
+                op = replace(op, body=body(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return replace(kernel, body=body(kernel.body))
+
+
+def flag_count(sides: Sides, rings: dict[int, Ring]) -> int:
+    """Cross-core flag IDs the kernel uses: one per workspace slot that has a flag."""
+    extra = sum(r.lead * len(r.stages.ring_values) for r in rings.values())
+    return len(sides.to_vector) + len(sides.to_cube) + extra
+
+
+__all__ = ["DEFAULT_DEPTH", "MAX_FLAGS", "Ring", "Stages", "choose", "split"]

@@ -1,0 +1,106 @@
+"""The cube/vector ring (plan/ring.py): which loops run the cube ahead, how deep their
+workspace rings are, what the plan, the checker and the textual IR say about it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fadsl import target as targets
+from fadsl.commands.common import load_source, select
+from fadsl.errors import ScheduleError
+from fadsl.ir.text.parser import parse_kernel
+from fadsl.ir.text.printer import print_kernel
+from fadsl.passes import run_pipeline
+from fadsl.plan import ring
+from fadsl.plan.plan_buffers import Lowering, kernel_env, lower
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+SHAPE = dict(B=1, N=2, Sq=512, Skv=512, D=128)
+
+
+def _kernel(example: str, **consts: object):  # type: ignore[no-untyped-def]
+    kdef = select(load_source(os.path.join(ROOT, "examples", f"{example}.py")), None)
+    return kdef.build(consts)
+
+
+def _lower(kernel, tname: str = "ascend910b1") -> Lowering:  # type: ignore[no-untyped-def]
+    t = targets.get(tname)
+    env = {**kernel_env(kernel), **SHAPE, "Nkv": 2}
+    return lower(run_pipeline(kernel, t), t, env)
+
+
+def _slots(low: Lowering) -> dict[str, int]:
+    return {w.name: w.slots for w in low.plan.workspaces}
+
+
+def test_fa2_runs_the_cube_one_iteration_ahead_through_a_two_slot_ring() -> None:
+    low = _lower(_kernel("fa2"))
+    (r,) = low.rings.values()
+    assert (r.depth, r.lead, r.loop.var) == (2, 1, "j")
+    assert r.stages.ring_values == ("dot",)
+    assert _slots(low) == {"dotWs": 2, "dot1Ws": 1, "p1Ws": 1}
+    ws = {w.name: w for w in low.plan.workspaces}
+    assert str(ws["dotWs"].bytes()) == "8*block_kv*block_q"
+    assert "ring of 2" in ws["dotWs"].role
+    assert ring.flag_count(low.sides, low.rings) == 4
+
+
+def test_coupled_chips_have_no_ring() -> None:
+    low = _lower(_kernel("fa2"), "ascend910a")
+    assert low.rings == {} and low.plan.workspaces == ()
+
+
+def _fa2_text(attrs: str) -> str:
+    low = _lower(_kernel("fa2"))
+    text = print_kernel(ring.annotate(_kernel("fa2"), low.rings))
+    assert "pipelined(stages = 2, ring = 2)" in text
+    return text.replace("ring = 2", attrs)
+
+
+@pytest.mark.parametrize("attrs, depth", [("ring = 1", None), ("ring = 3", 3)])
+def test_the_textual_ir_sets_the_ring(attrs: str, depth: int | None) -> None:
+    low = _lower(parse_kernel(_fa2_text(attrs)))
+    if depth is None:
+        assert low.rings == {} and set(_slots(low).values()) == {1}
+    else:
+        (r,) = low.rings.values()
+        assert (r.depth, r.lead) == (depth, depth - 1)
+        assert _slots(low)["dotWs"] == depth
+
+
+def test_a_ring_the_loop_cannot_have_is_refused_at_its_line() -> None:
+    """fa3 reads its second score block only after it sent the first P block."""
+    low = _lower(_kernel("fa3"))
+    assert low.rings == {}
+    text = print_kernel(_kernel("fa3"))
+    assert "2) pipelined iter(" in text
+    text = text.replace("2) pipelined iter(", "2) pipelined(ring = 2) iter(", 1)
+    with pytest.raises(ScheduleError) as exc:
+        _lower(parse_kernel(text))
+    assert "ring = 2 cannot be honoured" in exc.value.message
+    assert "first read after the vector cores send their operand" in exc.value.message
+
+
+def test_without_enough_flag_ids_the_ring_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ring, "MAX_FLAGS", 3)
+    low = _lower(_kernel("fa2"))
+    assert low.rings == {} and set(_slots(low).values()) == {1}
+
+
+def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from fadsl.cli import main
+
+    out = tmp_path / "fa2"
+    assert (
+        main(["compile", os.path.join(ROOT, "examples", "fa2.py"), "-o", str(out)]) == 0
+    )
+    fir = (out / "fa2.fir").read_text()
+    assert "pipelined(stages = 2, ring = 2)" in fir
+    cpp = (out / "fa2_kernel.cpp").read_text()
+    assert "static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2)" in cpp
+    assert "dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV]" in cpp
+    assert "constexpr uint16_t FLAG_DOT1 = 2;" in cpp
