@@ -11,18 +11,19 @@
 
 namespace {
 
-constexpr int64_t BLOCK_KV = 128;                    // tile constant `block_kv`
-constexpr int64_t BLOCK_Q = 64;                      // tile constant `block_q`
-constexpr int64_t STAGES = 2;                        // tile constant `stages`
-constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
-constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector)
-constexpr int64_t DOT1WS_OFFSET = 32768;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t P1WS_OFFSET = 65536;               // bytes: %p_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 81920;  // GM workspace bytes per AI core
-constexpr uint16_t FLAG_DOT = 0;   // cross-core flag: cube -> vector: %dot is in its workspace
-constexpr uint16_t FLAG_DOT1 = 1;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_P1 = 2;    // cross-core flag: vector -> cube: %p_1 is in its workspace
+constexpr int64_t BLOCK_KV = 128;                     // tile constant `block_kv`
+constexpr int64_t BLOCK_Q = 64;                       // tile constant `block_q`
+constexpr int64_t STAGES = 2;                         // tile constant `stages`
+constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
+constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
+constexpr int64_t DOT1WS_OFFSET = 65536;              // bytes: %dot_1 (cube -> vector)
+constexpr int64_t P1WS_OFFSET = 98304;                // bytes: %p_1 (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 114688;  // GM workspace bytes per AI core
+constexpr uint16_t FLAG_DOT =
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_P1 = 3;    // cross-core flag: vector -> cube: %p_1 is in its workspace
 
 // The cube core (one per AI Core).
 class Fa1Cube {
@@ -40,7 +41,7 @@ public:
         l_runGm.SetGlobalBuffer((__gm__ float*)l_run, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
@@ -92,10 +93,15 @@ public:
                     qtQ.EnQue(qtSlot);
                 }
                 // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):
-                for (int64_t i1 = 0; i1 < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i1) {
+                // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
+                // iteration i_1 + 1, then stage B of i_1
+                for (int64_t i1Ahead = 0;
+                     i1Ahead < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                     ++i1Ahead) {
                     // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):  [pipeline]
-                    for (int64_t i1Pre1 = (i1 + 1);
-                         i1Pre1 < fadsl::Min<int64_t>((i1 + 2), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                    for (int64_t i1Pre1 = (i1Ahead + 1);
+                         i1Pre1 <
+                         fadsl::Min<int64_t>((i1Ahead + 2), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
                          ++i1Pre1) {
                         // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> qtSlot1 = qtQ.AllocTensor<half>();
@@ -129,7 +135,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm, cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(i1Ahead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -137,10 +143,69 @@ public:
                                              fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
-                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 2));
                     }
                     // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
                     qtQ.FreeTensor(qt);
+                }
+                for (int64_t i1 = 0; i1 < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i1) {
+                    for (int64_t i1Ahead = (i1 + 1);
+                         i1Ahead <
+                         fadsl::Min<int64_t>((i1 + 2), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                         ++i1Ahead) {
+                        // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):  [pipeline]
+                        for (int64_t i1Pre1 = (i1Ahead + 1);
+                             i1Pre1 <
+                             fadsl::Min<int64_t>((i1Ahead + 2), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                             ++i1Pre1) {
+                            // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
+                            AscendC::LocalTensor<half> qtSlot1 = qtQ.AllocTensor<half>();
+                            fadsl::CopyNdToNz(
+                                qtSlot1,
+                                qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
+                                     (D * BLOCK_Q * i1Pre1))],
+                                static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre1, BLOCK_Q, tiling_.Sq)), D,
+                                D, BLOCK_Q);
+                            qtQ.EnQue(qtSlot1);
+                        }
+                        // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
+                        AscendC::LocalTensor<half> qt = qtQ.DeQue<half>();
+                        // fa1.py:84  s = fd.dot(qt, kt, transpose_b=True) * scale
+                        {
+                            AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                            fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                            aL0.EnQue(aL0Tile);
+                            AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                            fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
+                            bL0.EnQue(bL0Tile);
+                            aL0Tile = aL0.DeQue<half>();
+                            bL0Tile = bL0.DeQue<half>();
+                            AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                            AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
+                                          AscendC::MmadParams{
+                                              fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                              fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                              fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                            aL0.FreeTensor(aL0Tile);
+                            bL0.FreeTensor(bL0Tile);
+                            cL0.EnQue(cL0Tile);
+                            cL0Tile = cL0.DeQue<float>();
+                            AscendC::Fixpipe(
+                                dotWsGm[(i1Ahead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                AscendC::FixpipeParamsV220{
+                                    fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                    fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                    fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                    fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"), false,
+                                    QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                            cL0.FreeTensor(cL0Tile);
+                            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                                static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 2));
+                        }
+                        // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
+                        qtQ.FreeTensor(qt);
+                    }
                     // fa1.py:97  acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt),
                     AscendC::CrossCoreWaitFlag(FLAG_P1);
                     AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
@@ -201,7 +266,7 @@ private:
     AscendC::GlobalTensor<float> o_runGm;           // scratch `o_run` f32[B, N, Sq, D]
     AscendC::GlobalTensor<float> m_runGm;           // scratch `m_run` f32[B, N, Sq]
     AscendC::GlobalTensor<float> l_runGm;           // scratch `l_run` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube)
 };
@@ -222,7 +287,7 @@ public:
         l_runGm.SetGlobalBuffer((__gm__ float*)l_run, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
@@ -545,9 +610,10 @@ public:
                     // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> acc = accQ.DeQue<float>();
                     // fa1.py:84  s = fd.dot(qt, kt, transpose_b=True) * scale
-                    AscendC::CrossCoreWaitFlag(FLAG_DOT);
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i1) % 2));
                     AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
+                    AscendC::DataCopy(dot, dotWsGm[(i1) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                      ROWS * BLOCK_KV);
                     inQue.EnQue(dot);
                     dot = inQue.DeQue<float>();
                     AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
@@ -858,7 +924,7 @@ private:
     AscendC::GlobalTensor<float> o_runGm;                  // scratch `o_run` f32[B, N, Sq, D]
     AscendC::GlobalTensor<float> m_runGm;                  // scratch `m_run` f32[B, N, Sq]
     AscendC::GlobalTensor<float> l_runGm;                  // scratch `l_run` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                  // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;                  // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;                 // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> p1WsGm;                    // GM workspace: %p_1 (vector -> cube)
 };
