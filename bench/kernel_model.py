@@ -102,7 +102,6 @@ def generated_rows(
     generated kernel)."""
     from fadsl.commands import common
     from fadsl.perf.kernel import KernelModel
-    from fadsl.perf.schedule import schedule_of
 
     t = targets.get(GENERATED)
     out = []
@@ -119,7 +118,7 @@ def generated_rows(
         if causal not in models:
             models[causal] = KernelModel(binding.kernel, t)
             if what_if:
-                plan = schedule_of(models[causal].loop)
+                plan = models[causal].kv_schedule
                 plan = dataclasses.replace(plan, **what_if)
                 models[causal] = KernelModel(binding.kernel, t, plan)
         model = models[causal]

@@ -30,10 +30,12 @@ reads from the IR"):
   that many times larger (each vector core then owns one whole Q block).
 
 The fields are read from the KV loop's attributes of the same names when the IR
-carries them (issue 16: ``stages`` always, the others as the IR gains them; a ring of
-0, "the planner chooses", counts as 1 until the planner's choice is read here) and
-default to the generated kernel before issue 16 (ring 1, 1 block per round, Q moved to
-L0 every iteration, L0 depth 1, no sharing, no deferral). A test or a what-if passes a ``Schedule`` to ``KernelModel`` directly.
+carries them (issue 16: ``stages`` always, the others as the IR gains them; ``ring``
+is the planner's choice, ``plan/ring.py``, when ``schedule_of`` is given the grid and
+the target, as ``KernelModel`` does; without them a ring of 0, "the planner chooses",
+counts as 1) and default to the generated kernel before issue 16 (ring 1, 1 block per
+round, Q moved to L0 every iteration, L0 depth 1, no sharing, no deferral). A test or a
+what-if passes a ``Schedule`` to ``KernelModel`` directly.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
+from fadsl.target import Target
 
 
 @dataclass(frozen=True)
@@ -74,13 +77,30 @@ class Schedule:
         )
 
 
-def schedule_of(loop: ir.For) -> Schedule:
-    """The schedule the IR gives the KV loop ``loop`` (see the module docstring)."""
+def schedule_of(
+    loop: ir.For, grid: ir.Grid | None = None, target: Target | None = None
+) -> Schedule:
+    """The schedule the IR gives the KV loop ``loop`` (see the module docstring).
+
+    With ``grid`` and ``target``, ``ring`` is the depth the planner gives the loop
+    (``plan/ring.py``: the loop's attribute if set, else its own choice), as the
+    generated kernel has it."""
     values: dict[str, int | bool] = {"stages": max(1, loop.stages)}
     for f in fields(Schedule):
         if f.name != "stages" and hasattr(loop, f.name):
             values[f.name] = getattr(loop, f.name)
+    if grid is not None and target is not None and hasattr(loop, "ring"):
+        values["ring"] = planned_ring(grid, loop, target)
     return Schedule(**values)  # type: ignore[arg-type]
+
+
+def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:
+    """The workspace ring depth the planner gives ``loop`` (1: no ring)."""
+    from fadsl.plan import ring
+    from fadsl.plan.sides import classify
+
+    chosen = ring.choose(grid, classify(grid, {}), target.split)
+    return chosen[id(loop)].depth if id(loop) in chosen else 1
 
 
 def block_constant(
