@@ -15,13 +15,14 @@ constexpr int64_t BLOCK_Q = 16;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                        // tile constant `stages`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector)
-constexpr int64_t DOT1WS_OFFSET = 8192;              // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T101WS_OFFSET = 16384;             // bytes: %t_10_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 20480;  // GM workspace bytes per AI core
-constexpr uint16_t FLAG_DOT = 0;   // cross-core flag: cube -> vector: %dot is in its workspace
-constexpr uint16_t FLAG_DOT1 = 1;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T101 = 2;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace
+constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector), ring of 2
+constexpr int64_t DOT1WS_OFFSET = 16384;             // bytes: %dot_1 (cube -> vector)
+constexpr int64_t T101WS_OFFSET = 24576;             // bytes: %t_10_1 (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 28672;  // GM workspace bytes per AI core
+constexpr uint16_t FLAG_DOT =
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_T101 = 3;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace
 
 // The cube core (one per AI Core).
 class DecodePagedCube {
@@ -39,7 +40,7 @@ public:
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                128 * BLOCK_Q);
+                                2 * 128 * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
@@ -145,15 +146,19 @@ public:
                 vCacheTQ.EnQue(vCacheTSlot);
             }
             // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):
-            for (int64_t j = 0; j < fadsl::Min<int64_t>(
-                                        fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                        fadsl::CeilDiv<int64_t>(
-                                            fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
-                 ++j) {
+            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
+            // iteration j + 1, then stage B of j
+            for (int64_t jAhead = 0;
+                 jAhead < fadsl::Min<int64_t>(
+                              1, fadsl::Min<int64_t>(
+                                     fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                     fadsl::CeilDiv<int64_t>(
+                                         fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
+                 ++jAhead) {
                 // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
-                for (int64_t jPre1 = (j + 1);
+                for (int64_t jPre1 = (jAhead + 1);
                      jPre1 < fadsl::Min<int64_t>(
-                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
+                                 fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
@@ -183,6 +188,158 @@ public:
                         }
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
+                }
+                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
+                    // fadsl guard: block_table index 1 out of [0, MaxPages)
+                    AscendC::Trap();
+                }
+                const int64_t blockTableS =
+                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
+                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
+                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                {
+                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                    aL0.EnQue(aL0Tile);
+                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                    fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
+                    bL0.EnQue(bL0Tile);
+                    aL0Tile = aL0.DeQue<half>();
+                    bL0Tile = bL0.DeQue<half>();
+                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                    AscendC::Mmad(
+                        cL0Tile, aL0Tile, bL0Tile,
+                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                            fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                            fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                    aL0.FreeTensor(aL0Tile);
+                    bL0.FreeTensor(bL0Tile);
+                    cL0.EnQue(cL0Tile);
+                    cL0Tile = cL0.DeQue<float>();
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * 128 * BLOCK_Q], cL0Tile,
+                                     AscendC::FixpipeParamsV220{
+                                         fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                         fadsl::Field<uint32_t>(128, "FixpipeParamsV220.dstStride"), false,
+                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                    cL0.FreeTensor(cL0Tile);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                }
+                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                kCacheTQ.FreeTensor(kCacheT);
+            }
+            for (int64_t j = 0; j < fadsl::Min<int64_t>(
+                                        fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                        fadsl::CeilDiv<int64_t>(
+                                            fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                 ++j) {
+                for (int64_t jAhead = (j + 1);
+                     jAhead <
+                     fadsl::Min<int64_t>(
+                         (j + 2), fadsl::Min<int64_t>(
+                                      fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                      fadsl::CeilDiv<int64_t>(
+                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
+                     ++jAhead) {
+                    // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    for (int64_t jPre1 = (jAhead + 1);
+                         jPre1 <
+                         fadsl::Min<int64_t>(
+                             fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
+                             fadsl::CeilDiv<int64_t>(
+                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                         ++jPre1) {
+                        // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                        if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
+                            // fadsl guard: block_table index 1 out of [0, MaxPages)
+                            AscendC::Trap();
+                        }
+                        const int64_t blockTableSNext1 =
+                            static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
+                        if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
+                            // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
+                            AscendC::Trap();
+                        }
+                        // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                        AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
+                        {
+                            const int64_t validRows =
+                                fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre1 + seqlensKvS)));
+                            if (validRows > 0) {
+                                fadsl::CopyNdToNz(
+                                    kCacheTSlot1,
+                                    k_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext1 +
+                                               (D * ((x) / (fadsl::CeilDiv<int64_t>(
+                                                               ((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))],
+                                    static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                            }
+                        }
+                        kCacheTQ.EnQue(kCacheTSlot1);
+                    }
+                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                    if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
+                        // fadsl guard: block_table index 1 out of [0, MaxPages)
+                        AscendC::Trap();
+                    }
+                    const int64_t blockTableS =
+                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
+                    // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
+                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * 128 * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(128, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    }
+                    // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    kCacheTQ.FreeTensor(kCacheT);
+                }
+                // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                for (int64_t jPre1 = (j + 1);
+                     jPre1 < fadsl::Min<int64_t>(
+                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
+                                 fadsl::CeilDiv<int64_t>(
+                                     fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                     ++jPre1) {
+                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
+                        // fadsl guard: block_table index 1 out of [0, MaxPages)
+                        AscendC::Trap();
+                    }
+                    const int64_t blockTableSNext1 =
+                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
+                    if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
+                        // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
+                        AscendC::Trap();
+                    }
                     // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
@@ -207,42 +364,8 @@ public:
                 }
                 const int64_t blockTableS =
                     static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + j)));
-                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
-                AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
-                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
-                    bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
-                    bL0Tile = bL0.DeQue<half>();
-                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(128, "MmadParams.n"),
-                                            fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
-                    bL0.FreeTensor(bL0Tile);
-                    cL0.EnQue(cL0Tile);
-                    cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm, cL0Tile,
-                                     AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(128, "FixpipeParamsV220.dstStride"), false,
-                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
-                    cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
-                }
-                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
-                kCacheTQ.FreeTensor(kCacheT);
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T101);
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
@@ -302,7 +425,7 @@ private:
     AscendC::GlobalTensor<int32_t> block_tableGm;       // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;        // in `seqlens_kv` i32[B]
     AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube)
 };
@@ -323,7 +446,7 @@ public:
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                128 * BLOCK_Q);
+                                2 * 128 * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
@@ -422,9 +545,9 @@ public:
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
                 AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, 128);
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT);
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[row0 * 128], 64 * BLOCK_Q);
+                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * 128 * BLOCK_Q + row0 * 128], 64 * BLOCK_Q);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
@@ -604,7 +727,7 @@ private:
     AscendC::GlobalTensor<int32_t> block_tableGm;         // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;          // in `seqlens_kv` i32[B]
     AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> t101WsGm;                 // GM workspace: %t_10_1 (vector -> cube)
 };

@@ -19,19 +19,21 @@ constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector)
-constexpr int64_t DOT1WS_OFFSET = 65536;              // bytes: %dot_1 (cube -> vector)
-constexpr int64_t DOT2WS_OFFSET = 131072;             // bytes: %dot_2 (cube -> vector)
-constexpr int64_t DOT3WS_OFFSET = 196608;             // bytes: %dot_3 (cube -> vector)
-constexpr int64_t T131WS_OFFSET = 262144;             // bytes: %t_13_1 (vector -> cube)
-constexpr int64_t T271WS_OFFSET = 294912;             // bytes: %t_27_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
-constexpr uint16_t FLAG_DOT = 0;   // cross-core flag: cube -> vector: %dot is in its workspace
-constexpr uint16_t FLAG_DOT1 = 1;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_DOT2 = 2;  // cross-core flag: cube -> vector: %dot_2 is in its workspace
-constexpr uint16_t FLAG_DOT3 = 3;  // cross-core flag: cube -> vector: %dot_3 is in its workspace
-constexpr uint16_t FLAG_T131 = 4;  // cross-core flag: vector -> cube: %t_13_1 is in its workspace
-constexpr uint16_t FLAG_T271 = 5;  // cross-core flag: vector -> cube: %t_27_1 is in its workspace
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
+constexpr int64_t DOT2WS_OFFSET = 196608;             // bytes: %dot_2 (cube -> vector), ring of 2
+constexpr int64_t DOT3WS_OFFSET = 327680;             // bytes: %dot_3 (cube -> vector)
+constexpr int64_t T131WS_OFFSET = 393216;             // bytes: %t_13_1 (vector -> cube)
+constexpr int64_t T271WS_OFFSET = 425984;             // bytes: %t_27_1 (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 458752;  // GM workspace bytes per AI core
+constexpr uint16_t FLAG_DOT =
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_DOT2 =
+    3;  // cross-core flag: cube -> vector: %dot_2 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT3 = 5;  // cross-core flag: cube -> vector: %dot_3 is in its workspace
+constexpr uint16_t FLAG_T131 = 6;  // cross-core flag: vector -> cube: %t_13_1 is in its workspace
+constexpr uint16_t FLAG_T271 = 7;  // cross-core flag: vector -> cube: %t_27_1 is in its workspace
 
 // The cube core (one per AI Core).
 class DocumentMaskCube {
@@ -60,12 +62,12 @@ public:
         docGm.SetGlobalBuffer((__gm__ int32_t*)doc, tiling_.Skv);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
-            BLOCK_KV * BLOCK_Q);
+            2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
@@ -104,9 +106,11 @@ public:
                 kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                           (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
             // flash.py:69  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
-            for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
+            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
+            // iteration jp + 1, then stage B of jp
+            for (int64_t jpAhead = 0; jpAhead < fadsl::Min<int64_t>(1, kvNumBlocksS); ++jpAhead) {
                 // flash.py:70  j = fd.load_scalar(kv_indices[b, h, i, jp])
-                if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                if (jpAhead < 0 || jpAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
                 }
@@ -115,7 +119,7 @@ public:
                                                fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
-                                           (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
+                                           (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
@@ -127,20 +131,6 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT);
                 kT = kTL1.DeQue<half>();
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
-                AscendC::LocalTensor<half> vT = vTL1.AllocTensor<half>();
-                fadsl::CopyNdToNz(
-                    vT,
-                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                         (D * BLOCK_KV * kvIndicesS))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D, D,
-                    BLOCK_KV);
-                fadsl::ZeroTailRows(
-                    vT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
-                    BLOCK_KV);
-                vTL1.EnQue(vT);
-                vT = vTL1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
@@ -161,7 +151,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm, cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jpAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -169,9 +159,93 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jpAhead) % 2));
                 }
                 kTL1.FreeTensor(kT);
+            }
+            for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
+                for (int64_t jpAhead = (jp + 1); jpAhead < fadsl::Min<int64_t>((jp + 2), kvNumBlocksS);
+                     ++jpAhead) {
+                    // flash.py:70  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                    if (jpAhead < 0 || jpAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                        // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                        AscendC::Trap();
+                    }
+                    const int64_t kvIndicesS = static_cast<int64_t>(kv_indicesGm.GetValue(
+                        (tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
+                         (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                          fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
+                         (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                    AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        kT,
+                        kGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                             (D * BLOCK_KV * kvIndicesS))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                        D, BLOCK_KV);
+                    kTL1.EnQue(kT);
+                    kT = kTL1.DeQue<half>();
+                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dotWsGm[(jpAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT + (jpAhead) % 2));
+                    }
+                    kTL1.FreeTensor(kT);
+                }
+                // flash.py:70  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
+                const int64_t kvIndicesS = static_cast<int64_t>(
+                    kv_indicesGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                                               fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
+                                           (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                                            fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
+                                           (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                AscendC::LocalTensor<half> vT = vTL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    vT,
+                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                         (D * BLOCK_KV * kvIndicesS))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D, D,
+                    BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    vT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
+                vTL1.EnQue(vT);
+                vT = vTL1.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T131);
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
@@ -215,9 +289,11 @@ public:
                 full_kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                                (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
             // flash.py:72  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
-            for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
+            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
+            // iteration jf + 1, then stage B of jf
+            for (int64_t jfAhead = 0; jfAhead < fadsl::Min<int64_t>(1, fullKvNumBlocksS); ++jfAhead) {
                 // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
-                if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                if (jfAhead < 0 || jfAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
                 }
@@ -226,7 +302,7 @@ public:
                          fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
-                     (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
+                     (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT1 = kT1L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
@@ -238,21 +314,6 @@ public:
                     D, BLOCK_KV);
                 kT1L1.EnQue(kT1);
                 kT1 = kT1L1.DeQue<half>();
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
-                AscendC::LocalTensor<half> vT1 = vT1L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(
-                    vT1,
-                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                         (D * BLOCK_KV * fullKvIndicesS))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
-                    D, BLOCK_KV);
-                fadsl::ZeroTailRows(
-                    vT1,
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
-                    BLOCK_KV);
-                vT1L1.EnQue(vT1);
-                vT1 = vT1L1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
@@ -273,7 +334,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot2WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot2WsGm[(jfAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -281,9 +342,94 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT2);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT2 + (jfAhead) % 2));
                 }
                 kT1L1.FreeTensor(kT1);
+            }
+            for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
+                for (int64_t jfAhead = (jf + 1); jfAhead < fadsl::Min<int64_t>((jf + 2), fullKvNumBlocksS);
+                     ++jfAhead) {
+                    // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                    if (jfAhead < 0 || jfAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                        // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                        AscendC::Trap();
+                    }
+                    const int64_t fullKvIndicesS = static_cast<int64_t>(full_kv_indicesGm.GetValue(
+                        (tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
+                         (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                          fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
+                         (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                    AscendC::LocalTensor<half> kT1 = kT1L1.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        kT1,
+                        kGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                             (D * BLOCK_KV * fullKvIndicesS))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)),
+                        D, D, BLOCK_KV);
+                    kT1L1.EnQue(kT1);
+                    kT1 = kT1L1.DeQue<half>();
+                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dot2WsGm[(jfAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT2 + (jfAhead) % 2));
+                    }
+                    kT1L1.FreeTensor(kT1);
+                }
+                // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
+                    AscendC::Trap();
+                }
+                const int64_t fullKvIndicesS = static_cast<int64_t>(full_kv_indicesGm.GetValue(
+                    (tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                         fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
+                     (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
+                      fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
+                     (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                AscendC::LocalTensor<half> vT1 = vT1L1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    vT1,
+                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                         (D * BLOCK_KV * fullKvIndicesS))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    D, BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    vT1,
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
+                vT1L1.EnQue(vT1);
+                vT1 = vT1L1.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T271);
                 AscendC::LocalTensor<half> t271 = t271L1.AllocTensor<half>();
@@ -351,9 +497,9 @@ private:
     AscendC::GlobalTensor<int32_t>
         full_kv_indicesGm;  // in `full_kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
     AscendC::GlobalTensor<int32_t> docGm;   // in `doc` i32[Skv]
-    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector)
+    AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
     AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube)
     AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube)
@@ -386,12 +532,12 @@ public:
         docGm.SetGlobalBuffer((__gm__ int32_t*)doc, tiling_.Skv);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
-            BLOCK_KV * BLOCK_Q);
+            2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
@@ -461,9 +607,10 @@ public:
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT);
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (jp) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
+                AscendC::DataCopy(dot, dotWsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
@@ -675,9 +822,10 @@ public:
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT2);
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT2 + (jf) % 2));
                 AscendC::LocalTensor<float> dot2 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot2, dot2WsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
+                AscendC::DataCopy(dot2, dot2WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
                 inQue.EnQue(dot2);
                 dot2 = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
@@ -828,9 +976,9 @@ private:
     AscendC::GlobalTensor<int32_t>
         full_kv_indicesGm;  // in `full_kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
     AscendC::GlobalTensor<int32_t> docGm;   // in `doc` i32[Skv]
-    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector)
+    AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
     AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube)
     AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube)

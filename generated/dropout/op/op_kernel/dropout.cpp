@@ -19,13 +19,14 @@ constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector)
-constexpr int64_t DOT1WS_OFFSET = 65536;              // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T191WS_OFFSET = 131072;             // bytes: %t_19_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 163840;  // GM workspace bytes per AI core
-constexpr uint16_t FLAG_DOT = 0;   // cross-core flag: cube -> vector: %dot is in its workspace
-constexpr uint16_t FLAG_DOT1 = 1;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T191 = 2;  // cross-core flag: vector -> cube: %t_19_1 is in its workspace
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
+constexpr int64_t T191WS_OFFSET = 196608;             // bytes: %t_19_1 (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 229376;  // GM workspace bytes per AI core
+constexpr uint16_t FLAG_DOT =
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_T191 = 3;  // cross-core flag: vector -> cube: %t_19_1 is in its workspace
 
 // The cube core (one per AI Core).
 class DropoutCube {
@@ -42,7 +43,7 @@ public:
         offsetGm.SetGlobalBuffer((__gm__ int32_t*)offset, 1);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         t191WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T191WS_OFFSET),
@@ -107,20 +108,25 @@ public:
                 vTQ.EnQue(vTSlot);
             }
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
-            for (int64_t j = 0;
-                 j < fadsl::Min<int64_t>(
-                         fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
+            // iteration j + 1, then stage B of j
+            for (int64_t jAhead = 0;
+                 jAhead <
+                 fadsl::Min<int64_t>(
+                     1, fadsl::Min<int64_t>(
+                            fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                            fadsl::CeilDiv<int64_t>(
+                                fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
+                                BLOCK_KV)));
+                 ++jAhead) {
+                // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                for (int64_t jPre1 = (jAhead + 1);
+                     jPre1 <
+                     fadsl::Min<int64_t>(
+                         fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
                          fadsl::CeilDiv<int64_t>(
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
-                 ++j) {
-                // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
-                for (int64_t jPre1 = (j + 1);
-                     jPre1 < fadsl::Min<int64_t>(
-                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
-                                 fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
-                                                                                 (BLOCK_Q * i) + BLOCK_Q)),
-                                                         BLOCK_KV));
                      ++jPre1) {
                     // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
@@ -132,24 +138,9 @@ public:
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
                         BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
-                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        vTSlot1,
-                        vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                             (D * BLOCK_KV * jPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
-                        BLOCK_KV);
-                    fadsl::ZeroTailRows(
-                        vTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
-                    vTQ.EnQue(vTSlot1);
                 }
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
-                AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
@@ -170,7 +161,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm, cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -178,10 +169,109 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
+            }
+            for (int64_t j = 0;
+                 j < fadsl::Min<int64_t>(
+                         fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                         fadsl::CeilDiv<int64_t>(
+                             fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
+                             BLOCK_KV));
+                 ++j) {
+                for (int64_t jAhead = (j + 1);
+                     jAhead <
+                     fadsl::Min<int64_t>(
+                         (j + 2), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                                      fadsl::CeilDiv<int64_t>(
+                                                          fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
+                                                          BLOCK_KV)));
+                     ++jAhead) {
+                    // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    for (int64_t jPre1 = (jAhead + 1);
+                         jPre1 <
+                         fadsl::Min<int64_t>(
+                             fadsl::Min<int64_t>((jAhead + 2),
+                                                 fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
+                             fadsl::CeilDiv<int64_t>(
+                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
+                                 BLOCK_KV));
+                         ++jPre1) {
+                        // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                        // [pipeline]
+                        AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
+                        fadsl::CopyNdToNz(
+                            kTSlot1,
+                            kGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                                 (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                                 (D * BLOCK_KV * jPre1))],
+                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
+                            D, BLOCK_KV);
+                        kTQ.EnQue(kTSlot1);
+                    }
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
+                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    }
+                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    kTQ.FreeTensor(kT);
+                }
+                // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                for (int64_t jPre1 = (j + 1);
+                     jPre1 < fadsl::Min<int64_t>(
+                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
+                                 fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                                 (BLOCK_Q * i) + BLOCK_Q)),
+                                                         BLOCK_KV));
+                     ++jPre1) {
+                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        vTSlot1,
+                        vGm[(D * tiling_.Nkv * tiling_.Skv * b +
+                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                             (D * BLOCK_KV * jPre1))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
+                        BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        vTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
+                    vTQ.EnQue(vTSlot1);
+                }
+                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T191);
                 AscendC::LocalTensor<half> t191 = t191L1.AllocTensor<half>();
@@ -241,7 +331,7 @@ private:
     AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, D]
     AscendC::GlobalTensor<int32_t> seedGm;            // in `seed` i32[2]
     AscendC::GlobalTensor<int32_t> offsetGm;          // in `offset` i32[1]
-    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> t191WsGm;             // GM workspace: %t_19_1 (vector -> cube)
 };
@@ -261,7 +351,7 @@ public:
         offsetGm.SetGlobalBuffer((__gm__ int32_t*)offset, 1);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         t191WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T191WS_OFFSET),
@@ -324,9 +414,10 @@ public:
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT);
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
+                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
@@ -515,7 +606,7 @@ private:
     AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, N, Sq, D]
     AscendC::GlobalTensor<int32_t> seedGm;                // in `seed` i32[2]
     AscendC::GlobalTensor<int32_t> offsetGm;              // in `offset` i32[1]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector)
+    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> t191WsGm;                 // GM workspace: %t_19_1 (vector -> cube)
 };
