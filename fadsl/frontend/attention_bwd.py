@@ -24,17 +24,14 @@ from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.ir.types import DType
 
+BLOCK_MASK_T = ("q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")
 DEFAULT_SHAPE = {"B": 1, "N": 8, "Nkv": 8, "Sq": 2048, "Skv": 2048, "D": 128}
 
 
 @dataclass(frozen=True)
 class BackwardSpec(AttentionSpec):
-    """A variant as its backward kernel reads it: every KV block is visited (no block
-    mask; a mask_mod is evaluated on each block)."""
-
-    @property
-    def block_sparse(self) -> bool:
-        return False
+    """A variant as its backward kernel reads it (a mask_mod on fixed-length sequences
+    gets the forward's block mask transposed: Q blocks per KV block)."""
 
 
 class AttentionBackwardKernel(AttentionKernel):
@@ -71,7 +68,14 @@ class AttentionBackwardKernel(AttentionKernel):
         consts: Mapping[str, Any],
         inputs: Mapping[str, Any],
     ) -> dict[str, Any]:
-        return {}
+        """The transposed block mask, for --inputs folders."""
+        from fadsl.frontend.attention_bwd_inputs import derived_inputs
+
+        return derived_inputs(self.spec, dict(shape), dict(consts), inputs)
+
+    @property
+    def derived(self) -> tuple[str, ...]:
+        return BLOCK_MASK_T if self.spec.block_sparse else ()
 
 
 def _bound_reference(spec: BackwardSpec) -> Callable[..., dict[str, Any]]:
@@ -103,9 +107,10 @@ def _param_specs(
         ParamSpec("dv", "out", kv),
     ]
     keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
+    keep |= set(BLOCK_MASK_T) if spec.block_sparse else set()
     keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
     by_name = {p.name: p for p in base}
-    out += [by_name[n] for n in sorted(keep)]
+    out += [p for p in base if p.name in keep]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
     scale = by_name["scale"]
     if spec.scale is not None:
@@ -121,7 +126,7 @@ def _param_specs(
 
 def _check_backward_names(spec: BackwardSpec) -> None:
     for t in spec.extras:
-        if t.name in ("do", "dq", "dk", "dv"):
+        if t.name in ("do", "dq", "dk", "dv") + BLOCK_MASK_T:
             raise UsageError(
                 f"fd.tensor({t.name!r}) has the name of a parameter of the backward "
                 "kernel",

@@ -9,19 +9,24 @@ offset, the mods' tensors) come from ``attention_inputs.make_inputs``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from fadsl.frontend.attention_bwd import BLOCK_MASK_T
 from fadsl.frontend.attention_grad_ref import forward_outputs
+from fadsl.frontend.attention_inputs import block_lists, classify_blocks
 from fadsl.frontend.attention_inputs import make_inputs as variant_inputs
+from fadsl.frontend.attention_ref import keep_mask
+from fadsl.frontend.mods import eager_tensors
 from fadsl.numerics import np_dtype
 
 
 def make_inputs(
     spec: Any, shape: dict[str, int], consts: dict[str, Any], rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    out = variant_inputs(spec, shape, consts, rng)
+    out = variant_inputs(spec, shape, consts, rng)  # the forward's block mask too
     dtype = np_dtype(spec.dtype)
     qo, kv = dims(spec.layout, shape, "N", "Sq"), dims(spec.layout, shape, "Nkv", "Skv")
     for name, size in (("q", qo), ("k", kv), ("v", kv), ("do", qo)):
@@ -29,7 +34,39 @@ def make_inputs(
     fwd = forward_outputs(spec, out, shape, consts)
     out["o"] = fwd["o"].astype(dtype)
     out["lse"] = fwd["lse"].astype(np.float32)
+    out.update(derived_inputs(spec, shape, consts, out))
     return out
+
+
+
+
+def derived_inputs(
+    spec: Any,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+    inputs: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """The forward's block mask transposed for the KV-major loop (a mask_mod on
+    fixed-length sequences): per (batch, head, KV block) the Q blocks the masks leave
+    partly kept and wholly kept. A block with a Q or KV tail is never full (the
+    kernel masks tails in partial blocks only)."""
+    if not spec.block_sparse:
+        return {}
+    bq, bk = int(consts["block_q"]), int(consts["block_kv"])
+    b_, n_, sq, skv = shape["B"], shape["N"], shape["Sq"], shape["Skv"]
+    nq, nk = -(-sq // bq), -(-skv // bk)
+    part = np.zeros((b_, n_, nk, nq), bool)
+    full = np.zeros((b_, n_, nk, nq), bool)
+    whole_rows = (np.minimum(bq, sq - bq * np.arange(nq)) == bq)[:, None]
+    with eager_tensors({t.name: inputs[t.name] for t in spec.extras}):
+        for b in range(b_):
+            for h in range(n_):
+                p, f = classify_blocks(keep_mask(spec, b, h, sq, skv), bq, bk)
+                full[b, h] = (f & whole_rows).T
+                part[b, h] = (p | (f & ~whole_rows)).T
+    num, idx = block_lists(part)
+    full_num, full_idx = block_lists(full)
+    return dict(zip(BLOCK_MASK_T, (num, idx, full_num, full_idx)))
 
 
 def dims(layout: str, shape: dict[str, int], heads: str, seq: str) -> tuple[int, ...]:
@@ -43,4 +80,4 @@ def dims(layout: str, shape: dict[str, int], heads: str, seq: str) -> tuple[int,
     }[layout]
 
 
-__all__ = ["make_inputs", "dims"]
+__all__ = ["BLOCK_MASK_T", "make_inputs", "derived_inputs", "dims"]

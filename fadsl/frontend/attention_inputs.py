@@ -128,8 +128,8 @@ def derived_inputs(
                 part[b, h], full[b, h] = classify_blocks(
                     keep_mask(spec, b, h, sq, skv), bq, bk
                 )
-    kv_num, kv_idx = _lists(part)
-    full_num, full_idx = _lists(full)
+    kv_num, kv_idx = block_lists(part)
+    full_num, full_idx = block_lists(full)
     return {
         "kv_num_blocks": kv_num,
         "kv_indices": kv_idx,
@@ -153,7 +153,7 @@ def classify_blocks(
     return (kept > 0) & ~full, full
 
 
-def _lists(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def block_lists(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """FlexAttention's BlockMask form: per row of blocks a count and ascending indices."""
     num = blocks.sum(axis=-1).astype(np.int32)
     order = np.argsort(~blocks, axis=-1, kind="stable").astype(np.int32)
@@ -199,6 +199,7 @@ __all__ = [
     "make_inputs",
     "derived_inputs",
     "classify_blocks",
+    "block_lists",
     "kv_block_pairs",
     "split_lengths",
 ]

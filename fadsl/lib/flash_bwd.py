@@ -18,6 +18,7 @@ Frames in this file count as user code.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import fadsl as fd
@@ -46,6 +47,14 @@ def flash_attention_backward(
     dv: fd.Out("B", "Nkv", "Skv", "D"),
     cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
     cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
+    q_num_blocks: fd.In("B", "N", "cdiv(Skv, block_kv)", dtype=fd.i32),
+    q_indices: fd.In(
+        "B", "N", "cdiv(Skv, block_kv)", "cdiv(Sq, block_q)", dtype=fd.i32
+    ),
+    full_q_num_blocks: fd.In("B", "N", "cdiv(Skv, block_kv)", dtype=fd.i32),
+    full_q_indices: fd.In(
+        "B", "N", "cdiv(Skv, block_kv)", "cdiv(Sq, block_q)", dtype=fd.i32
+    ),
     seed: fd.In(2, dtype=fd.i32),
     offset: fd.In(1, dtype=fd.i32),
     scale: fd.Scalar = "D ** -0.5",
@@ -63,55 +72,85 @@ def flash_attention_backward(
         cols = fd.ds(
             kv0 + j * block_kv, block_kv, kv0 + kv_len if spec.varlen else None
         )
-        kt = fd.load(block_of(spec, k, b, hk, cols, D), pad=0)
-        vt = fd.load(block_of(spec, v, b, hk, cols, D), pad=0)
-        kv_idx = positions(j * block_kv, block_kv, 1)
+        w = kv_task(
+            b=b, hk=hk, j=j, q0=q0, q_len=q_len, kv0=kv0, kv_len=kv_len, d=D,
+            kt=fd.load(block_of(spec, k, b, hk, cols, D), pad=0),
+            vt=fd.load(block_of(spec, v, b, hk, cols, D), pad=0),
+            kv_idx=positions(j * block_kv, block_kv, 1),
+            q=q, o=o, do=do, lse=lse, dq=dq,
+            scale=scale, n=N, block_q=block_q, block_kv=block_kv,
+        )  # fmt: skip
+        if spec.dropout_p > 0.0:
+            w = with_inputs(w, seed=seed, offset=offset)
         dk_acc = fd.zeros((block_kv, D), fd.f32)
         dv_acc = fd.zeros((block_kv, D), fd.f32)
         lo, hi = q_blocks(spec, j, q_len, kv_len, block_q, block_kv)
         for g in range(N // Nkv):
             h = hk * (N // Nkv) + g
-            for i in range(lo, hi):
-                rows = fd.ds(
-                    q0 + i * block_q, block_q, q0 + q_len if spec.varlen else None
-                )
-                qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
-                q_idx = positions(i * block_q, block_q, 0)
-                t = task(b, h, hk, q0, kv0, q_len, kv_len, qt, q_idx, D, scale)
-                if spec.dropout_p > 0.0:
-                    t = with_rng(t, seed, offset, b * N + h)
-                do_t = fd.load(block_of(spec, do, b, h, rows, D), pad=0)
-                ot = fd.load(block_of(spec, o, b, h, rows, D), pad=0)
-                lse_t = fd.load(lse_block(spec, lse, b, h, rows), pad=0)
-                delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
-                raw = fd.dot(qt, kt, transpose_b=True) * scale
-                s, dscore = scores_grad(spec, raw, t, kv_idx)
-                s = fd.where(keep(spec, t, kv_idx) & (q_idx < q_len), s, -fd.inf)
-                lse_safe = fd.where(
-                    lse_t == -fd.inf, 0.0, lse_t
-                )  # rows that see nothing
-                p = fd.exp(s - lse_safe[:, None])
-                dp = fd.dot(do_t, vt, transpose_b=True)
-                if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
-                    pd = dropout(spec, t, p, j * block_kv)
-                    dp = dropout(spec, t, dp, j * block_kv)
-                    dv_acc = dv_acc + fd.dot(
-                        fd.cast(pd, v.dtype), do_t, transpose_a=True
-                    )
-                else:
-                    dv_acc = dv_acc + fd.dot(
-                        fd.cast(p, v.dtype), do_t, transpose_a=True
-                    )
-                ds = p * (dp - delta[:, None])
-                if dscore is not None:  # softcap's and score_mod's chain rule
-                    ds = ds * dscore
-                ds_in = fd.cast(ds, q.dtype)
-                dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
-                fd.atomic_add(
-                    block_of(spec, dq, b, h, rows, D), fd.dot(ds_in, kt) * scale
-                )
+            if spec.block_sparse:
+                # the forward's block mask transposed: Q blocks per KV block
+                for ip in range(fd.load_scalar(q_num_blocks[b, h, j])):
+                    i = fd.load_scalar(q_indices[b, h, j, ip])
+                    dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
+                for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
+                    i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
+                    dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
+            else:
+                for i in range(lo, hi):
+                    dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
         fd.store(block_of(spec, dk, b, hk, cols, D), fd.cast(dk_acc * scale, dk.dtype))
         fd.store(block_of(spec, dv, b, hk, cols, D), fd.cast(dv_acc, dv.dtype))
+
+
+def kv_task(**fields: Any) -> SimpleNamespace:
+    """What every Q step of one (batch, KV head, KV block) task reads."""
+    return SimpleNamespace(**fields)
+
+
+def with_inputs(w: SimpleNamespace, **tensors: Any) -> SimpleNamespace:
+    """The task's namespace with more tensors (those only some variants have)."""
+    for name, tensor in tensors.items():
+        setattr(w, name, tensor)
+    return w
+
+
+def q_step(
+    spec: Any, w: Any, h: Any, i: Any, dk_acc: Any, dv_acc: Any, masked: bool
+) -> tuple[Any, Any]:
+    """Q block i of query head h against the task's KV block; ``masked`` evaluates the
+    masks (a block the block mask calls full skips them)."""
+    rows = fd.ds(
+        w.q0 + i * w.block_q, w.block_q, w.q0 + w.q_len if spec.varlen else None
+    )
+    qt = fd.load(block_of(spec, w.q, w.b, h, rows, w.d), pad=0)
+    q_idx = positions(i * w.block_q, w.block_q, 0)
+    t = task(w.b, h, w.hk, w.q0, w.kv0, w.q_len, w.kv_len, qt, q_idx, w.d, w.scale)
+    if spec.dropout_p > 0.0:
+        t = with_rng(t, w.seed, w.offset, w.b * w.n + h)
+    do_t = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
+    ot = fd.load(block_of(spec, w.o, w.b, h, rows, w.d), pad=0)
+    lse_t = fd.load(lse_block(spec, w.lse, w.b, h, rows), pad=0)
+    delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
+    raw = fd.dot(qt, w.kt, transpose_b=True) * w.scale
+    s, dscore = scores_grad(spec, raw, t, w.kv_idx)
+    if masked:
+        s = fd.where(keep(spec, t, w.kv_idx) & (q_idx < w.q_len), s, -fd.inf)
+    lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see nothing
+    p = fd.exp(s - lse_safe[:, None])
+    dp = fd.dot(do_t, w.vt, transpose_b=True)
+    pd = p
+    if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
+        pd = dropout(spec, t, p, w.j * w.block_kv)
+        dp = dropout(spec, t, dp, w.j * w.block_kv)
+    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
+    ds = p * (dp - delta[:, None])
+    if dscore is not None:  # softcap's and score_mod's chain rule
+        ds = ds * dscore
+    ds_in = fd.cast(ds, qt.dtype)
+    dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
+    dq_part = fd.dot(ds_in, w.kt) * w.scale
+    fd.atomic_add(block_of(spec, w.dq, w.b, h, rows, w.d), dq_part)
+    return dk_acc, dv_acc
 
 
 def scores_grad(spec: Any, raw: Any, t: Any, kv_idx: Any) -> tuple[Any, Any]:

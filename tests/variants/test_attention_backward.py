@@ -34,6 +34,10 @@ slopes = fd.tensor(
 )
 
 
+def prefix(b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return kv_idx < 130
+
+
 def alibi(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
     return score + slopes[h] * (q_idx - kv_idx)
 
@@ -60,6 +64,7 @@ VARIANTS = {
     "score_mod_where": dict(score_mod=relative),
     "score_mod_softcap": dict(score_mod=squash, softcap=5.0),
     "document_mask": dict(mask_mod=same_doc),
+    "prefix_mask_causal": dict(mask_mod=prefix, causal=True),
     "dropout": dict(dropout_p=0.25, causal=True),
     "bsnd": dict(layout="BSND", causal=True),
     "bsh": dict(layout="BSH", window=(60, 30)),
@@ -169,3 +174,12 @@ def test_check_says_the_backward_has_no_ascend_c_plan(
     assert code == 1
     assert "dot(transpose_a=True) is not lowered for the cube yet" in err
     assert "fa2_bwd.py:" in err
+
+
+def test_the_transposed_block_mask_skips_and_unmasks_blocks() -> None:
+    """Blocks a mask_mod empties are skipped; wholly kept ones run unmasked (jf)."""
+    r = run(KERNELS["prefix_mask_causal"], dict(B=1, N=2, Sq=256, Skv=256, D=64))
+    assert_passes(r)
+    partial, full = r.result.loop_stats["ip"][0], r.result.loop_stats["jf"][0]
+    assert full > 0 and partial > 0
+    assert partial + full < 2 * 4 * 4  # of N x 4 x 4 (Q block, KV block) pairs
