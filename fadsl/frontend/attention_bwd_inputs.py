@@ -16,10 +16,8 @@ import numpy as np
 
 from fadsl.frontend.attention_bwd import BLOCK_MASK_T
 from fadsl.frontend.attention_grad_ref import forward_outputs
-from fadsl.frontend.attention_inputs import block_lists, classify_blocks
+from fadsl.frontend.attention_inputs import block_lists, block_maps
 from fadsl.frontend.attention_inputs import make_inputs as variant_inputs
-from fadsl.frontend.attention_ref import keep_mask
-from fadsl.frontend.mods import eager_tensors
 from fadsl.numerics import np_dtype
 
 
@@ -38,8 +36,6 @@ def make_inputs(
     return out
 
 
-
-
 def derived_inputs(
     spec: Any,
     shape: dict[str, int],
@@ -52,18 +48,12 @@ def derived_inputs(
     kernel masks tails in partial blocks only)."""
     if not spec.block_sparse:
         return {}
-    bq, bk = int(consts["block_q"]), int(consts["block_kv"])
-    b_, n_, sq, skv = shape["B"], shape["N"], shape["Sq"], shape["Skv"]
-    nq, nk = -(-sq // bq), -(-skv // bk)
-    part = np.zeros((b_, n_, nk, nq), bool)
-    full = np.zeros((b_, n_, nk, nq), bool)
+    part, full = block_maps(spec, shape, consts, inputs)
+    bq, sq = int(consts["block_q"]), shape["Sq"]
+    nq = part.shape[2]
     whole_rows = (np.minimum(bq, sq - bq * np.arange(nq)) == bq)[:, None]
-    with eager_tensors({t.name: inputs[t.name] for t in spec.extras}):
-        for b in range(b_):
-            for h in range(n_):
-                p, f = classify_blocks(keep_mask(spec, b, h, sq, skv), bq, bk)
-                full[b, h] = (f & whole_rows).T
-                part[b, h] = (p | (f & ~whole_rows)).T
+    part = (part | (full & ~whole_rows)).transpose(0, 1, 3, 2)
+    full = (full & whole_rows).transpose(0, 1, 3, 2)
     num, idx = block_lists(part)
     full_num, full_idx = block_lists(full)
     return dict(zip(BLOCK_MASK_T, (num, idx, full_num, full_idx)))

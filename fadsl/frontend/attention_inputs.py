@@ -117,6 +117,24 @@ def derived_inputs(
     """The block mask tensors (only for a mask_mod on fixed-length sequences)."""
     if not spec.block_sparse:
         return {}
+    part, full = block_maps(spec, shape, consts, inputs)
+    kv_num, kv_idx = block_lists(part)
+    full_num, full_idx = block_lists(full)
+    return {
+        "kv_num_blocks": kv_num,
+        "kv_indices": kv_idx,
+        "full_kv_num_blocks": full_num,
+        "full_kv_indices": full_idx,
+    }
+
+
+def block_maps(
+    spec: Any,
+    shape: dict[str, int],
+    consts: dict[str, Any],
+    inputs: Mapping[str, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(partial, full) [B, N, nq, nk] bool: the masks' blocks of every batch and head."""
     bq, bk = int(consts["block_q"]), int(consts["block_kv"])
     b_, n_, sq, skv = shape["B"], shape["N"], shape["Sq"], shape["Skv"]
     nq, nk = -(-sq // bq), -(-skv // bk)
@@ -128,14 +146,7 @@ def derived_inputs(
                 part[b, h], full[b, h] = classify_blocks(
                     keep_mask(spec, b, h, sq, skv), bq, bk
                 )
-    kv_num, kv_idx = block_lists(part)
-    full_num, full_idx = block_lists(full)
-    return {
-        "kv_num_blocks": kv_num,
-        "kv_indices": kv_idx,
-        "full_kv_num_blocks": full_num,
-        "full_kv_indices": full_idx,
-    }
+    return part, full
 
 
 def classify_blocks(
@@ -199,6 +210,7 @@ __all__ = [
     "make_inputs",
     "derived_inputs",
     "classify_blocks",
+    "block_maps",
     "block_lists",
     "kv_block_pairs",
     "split_lengths",
