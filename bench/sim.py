@@ -42,14 +42,15 @@ def kernel_args(shape: str, causal: bool) -> list[str]:
 def prepare(shape: str, causal: bool, work: str) -> tuple[str, float, Any]:
     """Build (cached) and write the inputs; return the program, build seconds, binding."""
     from fadsl.commands import common, sim_cmd
+    from fadsl.backends.sim import run as sim_run
+    from fadsl.driver.lower import lower
     from fadsl.io.runio import make_inputs
-    from fadsl.target import resolve
 
     parser = argparse.ArgumentParser()
     sim_cmd.add_arguments(parser)
     args = parser.parse_args(kernel_args(shape, causal) + ["-o", work])
-    binding = common.build(args)
-    binary, build_seconds = sim_cmd.build(binding, resolve(args.target, None), KERNEL)
+    binding = common.build(args, target=common.target_of(args))
+    binary, build_seconds = sim_run.build(lower(binding), KERNEL)
     os.makedirs(os.path.join(work, "input"))
     os.makedirs(os.path.join(work, "output"))
     for name, arr in make_inputs(binding, 0).items():

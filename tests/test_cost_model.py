@@ -8,7 +8,7 @@ from functools import lru_cache
 import pytest
 
 from fadsl import target as targets
-from fadsl.commands import common
+from fadsl.driver.source import load_source, select
 from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.target import Rate
 
@@ -17,7 +17,7 @@ SHAPE = dict(B=1, N=8, Sq=4096, Skv=4096, D=128)
 
 @lru_cache(maxsize=None)
 def _kernel(causal: bool = False, stages: int = 2):  # type: ignore[no-untyped-def]
-    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    kdef = select(load_source("examples/fa2.py"), "fa2")
     return kdef.build({"causal": causal, "stages": stages})
 
 

@@ -1,4 +1,5 @@
-"""Imports flow one way: frontend -> ir -> passes -> backends (house style 3.1).
+"""Imports flow one way: frontend -> ir -> passes -> plan -> driver -> backends, with
+the commands and the API on top (house style 3.1); no command imports another.
 
 Parsed with ast, so lazy imports inside functions count too.
 """
@@ -12,8 +13,10 @@ PKG = Path(__file__).resolve().parents[1] / "fadsl"
 
 # layer -> layers (and base modules) it may import. Every package and top-level module of
 # fadsl is listed: test_every_module_has_a_layer fails on one that is not.
-# The pipeline reads top to bottom: frontend -> ir -> passes -> plan -> backends; perf
-# models what plan and the backends decide; commands and the Python API drive it all.
+# The pipeline reads top to bottom: frontend -> ir -> passes -> plan -> backends; the
+# driver binds a kernel and lowers it through passes and plan, and the backends consume
+# what it lowered; perf models what plan and the backends decide; the commands and the
+# Python API (api) drive it all.
 BASE = {"errors", "version", "numerics", "rng", "io", "target"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
@@ -28,8 +31,10 @@ ALLOWED: dict[str, set[str]] = {
     "lib": {"lib", "frontend", "ir", "errors", "__init__"},
     "passes": {"passes", "ir", "errors", "target", "version"},
     "plan": {"plan", "passes", "ir", "errors", "target", "version"},
+    "driver": {"driver", "frontend", "ir", "passes", "plan"} | BASE,
     "backends": {
         "backends",
+        "driver",
         "plan",
         "passes",
         "ir",
@@ -41,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": set(),
     "commands": {
         "commands",
+        "driver",
         "frontend",
         "lib",
         "ir",
@@ -51,11 +57,12 @@ ALLOWED: dict[str, set[str]] = {
         "runtime",
     }
     | BASE,
+    "api": {"api", "driver", "frontend", "ir", "passes", "plan", "backends"} | BASE,
     "cli": {"commands", "errors", "version"},
     # the PyTorch operator: the interpreter through the Python API (the run command's
     # path until fd.interpret is on main)
-    "torch": {"torch", "__init__", "ir", "commands", "backends"} | BASE,
-    "__init__": {"frontend", "errors", "version", "numerics", "lib"},
+    "torch": {"torch", "__init__", "ir", "commands", "driver", "backends"} | BASE,
+    "__init__": {"api", "frontend", "errors", "version", "numerics", "lib"},
 }
 
 
@@ -95,11 +102,19 @@ def test_imports_flow_one_way() -> None:
     assert not bad, "layering violations:\n" + "\n".join(bad)
 
 
-def test_nothing_but_the_package_surface_and_commands_imports_the_frontend() -> None:
+def test_nothing_but_the_surface_the_driver_and_commands_import_the_frontend() -> None:
     users = []
     for path in sorted(PKG.rglob("*.py")):
         rel = ".".join(path.relative_to(PKG.parent).with_suffix("").parts)
-        if rel.startswith(("fadsl.frontend", "fadsl.commands", "fadsl.lib")) or rel in (
+        if rel.startswith(
+            (
+                "fadsl.frontend",
+                "fadsl.commands",
+                "fadsl.lib",
+                "fadsl.driver",
+                "fadsl.api",
+            )
+        ) or rel in (
             "fadsl.__init__",
             "fadsl.cli",
         ):
@@ -107,3 +122,34 @@ def test_nothing_but_the_package_surface_and_commands_imports_the_frontend() -> 
         if any(_layer(m) == "frontend" for m in _imports(path)):
             users.append(rel)
     assert not users, f"modules importing fadsl.frontend: {users}"
+
+
+def _fadsl_imports(path: Path) -> set[str]:
+    """Every fadsl module ``path`` imports, ``from fadsl.x import y`` counted as both
+    ``fadsl.x`` and ``fadsl.x.y`` (y may be a module)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("fadsl")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "fadsl"
+        ):
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+    return out
+
+
+def test_no_command_imports_another_command() -> None:
+    """Commands are argv -> driver -> print: what two commands share lives below them
+    (the driver, plan/resource_text.py, io/runio.py), never in another command."""
+    bad = []
+    for path in sorted((PKG / "commands").glob("*_cmd.py")):
+        own = f"fadsl.commands.{path.stem}"
+        for mod in sorted(_fadsl_imports(path)):
+            if (
+                mod.startswith("fadsl.commands.")
+                and mod.endswith("_cmd")
+                and mod != own
+            ):
+                bad.append(f"{path.name} imports {mod}")
+    assert not bad, "commands importing commands:\n" + "\n".join(bad)

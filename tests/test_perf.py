@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fadsl import target as targets
-from fadsl.commands import common
+from fadsl.driver.source import load_source, select
 from fadsl.perf import calibration, l2, native
 from fadsl.perf.kernel import KernelModel
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def _fa2(tname: str = "ascend910b2", **rates: float) -> KernelModel:
-    kdef = common.select(common.load_source(str(ROOT / "examples/fa2.py")), "fa2")
+    kdef = select(load_source(str(ROOT / "examples/fa2.py")), "fa2")
     t = targets.get(tname)
     if rates:
         new = dict(t.rates)
@@ -118,7 +118,7 @@ def test_the_calibration_meets_its_targets_but_16k() -> None:
 
 
 def test_causal_reads_of_uneven_length_never_beat_the_compulsory_traffic() -> None:
-    kdef = common.select(common.load_source(str(ROOT / "examples/fa2.py")), "fa2")
+    kdef = select(load_source(str(ROOT / "examples/fa2.py")), "fa2")
     model = KernelModel(
         kdef.build({"stages": 2, "causal": True}), targets.get("ascend910b2")
     )

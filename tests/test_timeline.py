@@ -14,7 +14,7 @@ import pytest
 from fadsl import target as targets
 from fadsl.cli import main
 from fadsl.ir import nodes as ir
-from fadsl.commands import common
+from fadsl.driver.source import load_source, select
 from fadsl.perf.timeline import Event, Timeline, build
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=1024, D=128)
@@ -24,7 +24,7 @@ SHAPE = dict(B=1, N=2, Sq=1024, Skv=1024, D=128)
 def _timeline(
     stages: int, causal: bool = False, tname: str = "ascend910b1"
 ) -> Timeline:
-    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    kdef = select(load_source("examples/fa2.py"), "fa2")
     kernel = kdef.build({"stages": stages, "causal": causal})
     env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": stages, "scale": 0.088}
     return build(kernel, targets.get(tname), env)
@@ -134,7 +134,7 @@ def test_double_buffering_is_faster_and_the_closed_form_bounds_it() -> None:
     """With the ring off. (With the cube one iteration ahead, loads 20x slower make a
     second stage slower: the cube's in-order MTE2 then copies P behind two prefetches.)
     """
-    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    kdef = select(load_source("examples/fa2.py"), "fa2")
     slow = _slow_loads()
     tls = {}
     for stages in (1, 2):
@@ -150,7 +150,7 @@ def test_double_buffering_is_faster_and_the_closed_form_bounds_it() -> None:
 
 
 def test_the_ring_shortens_the_schedule() -> None:
-    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    kdef = select(load_source("examples/fa2.py"), "fa2")
     env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": 2}
     t = targets.get("ascend910b1")
     for target in (t, _slow_loads()):
@@ -226,7 +226,7 @@ def test_the_headline_is_what_the_schedule_sums_to(causal: bool) -> None:
 def test_long_loops_extend_a_periodic_schedule_exactly() -> None:
     from fadsl.perf.kernel import KernelModel
 
-    kdef = common.select(common.load_source("examples/fa2.py"), "fa2")
+    kdef = select(load_source("examples/fa2.py"), "fa2")
     model = KernelModel(kdef.build({"stages": 2}), targets.get("ascend910b2"))
     env = {**SHAPE, "Skv": 8192, "block_q": 128, "block_kv": 128, "stages": 2}
     timer = model.timer(env)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
+from typing import TYPE_CHECKING
 
 from fadsl.commands import common
+
+if TYPE_CHECKING:
+    from fadsl.backends.ascendc.project import Project
+    from fadsl.driver.binding import Binding
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,41 +30,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from fadsl.io.outputs import atomic_dir, check_output_dir, seal
-    from fadsl.target import resolve
+    from fadsl.driver.source import load_source, select
+    from fadsl.io.outputs import (
+        atomic_dir,
+        check_output_dir,
+        seal,
+        write_files,
+        write_folder,
+    )
 
-    target = resolve(args.target, args.target_file)
-    src = common.load_source(args.file)
+    target = common.target_of(args)
+    src = load_source(args.file)
     chosen = (
-        [common.select(src, args.kernel)]
+        [select(src, args.kernel)]
         if args.kernel or len(src.names) == 1
         else list(src.defs)
     )
     if args.output:
         check_output_dir(args.output)
     built = [
-        _build_one(
-            common.bind(kdef, args, need_shape=True),
-            target,
-            args.file,
-            _out_dir(args.output, kdef.name, len(chosen)),
-            not args.skip_resource_proof,
+        (
+            _build_one(
+                common.bind(kdef, args, target=target),
+                args.file,
+                out,
+                not args.skip_resource_proof,
+            ),
+            out,
         )
         for kdef in chosen
+        for out in [_out_dir(args.output, kdef.name, len(chosen))]
     ]
     if (
         args.output and len(built) > 1
     ):  # one folder holding them all: replace it at once
         with atomic_dir(args.output) as tmp:
-            for project, _, out in built:
+            for project, out in built:
                 sub = os.path.join(tmp, os.path.basename(out))
-                _write_files(project.files, sub)
+                write_files(project.files, sub)
                 seal(sub)  # each kernel's folder is an output of its own too
     else:
-        for project, _, out in built:
-            write_project(project.files, out)
-    for project, binding, out in built:
-        _report(project, binding, target, out, args.quiet)
+        for project, out in built:
+            write_folder(project.files, out)
+    for project, out in built:
+        _report(project, out, args.quiet)
     return 0
 
 
@@ -70,42 +83,27 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _build_one(
-    binding,
-    target,
-    source: str,
-    out: str,  # type: ignore[no-untyped-def]
-    prove_fit: bool,
-) -> tuple:
-    """(project, binding, out): everything is generated before anything is written."""
+def _build_one(binding: Binding, source: str, out: str, prove_fit: bool) -> Project:
+    """The project in memory: everything is generated before anything is written."""
     from fadsl.backends.ascendc.project import build_project
+    from fadsl.driver.lower import lower
 
-    return build_project(binding, target, source, out, prove_fit), binding, out
+    return build_project(lower(binding), source, out, prove_fit)
 
 
-def _report(project, binding, target, out: str, quiet: bool) -> None:  # type: ignore[no-untyped-def]
-    from fadsl.commands.check_cmd import table
+def _report(project: Project, out: str, quiet: bool) -> None:
+    from fadsl.plan.resource_text import table
 
     if not quiet:
-        print(table(project.report, project.plan, target, binding))
-    print(f"wrote {len(project.files)} files to {out}/")
-
-
-def write_project(files: dict[str, bytes], out: str) -> None:
-    """Write every file into a fresh folder beside ``out`` and swap it into place."""
-    from fadsl.io.outputs import atomic_dir
-
-    with atomic_dir(out) as tmp:
-        _write_files(files, tmp)
-
-
-def _write_files(files: dict[str, bytes], folder: str) -> None:
-    for rel, data in sorted(files.items()):
-        path = os.path.join(folder, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
-        if rel.endswith(".sh"):
-            os.chmod(
-                path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        b = project.lowered.binding
+        print(
+            table(
+                project.report,
+                project.plan,
+                project.lowered.target,
+                b.kernel.loc.file,
+                b.shape,
+                b.consts,
             )
+        )
+    print(f"wrote {len(project.files)} files to {out}/")

@@ -9,6 +9,7 @@ import argparse
 import re
 from typing import Any
 
+from fadsl.driver.binding import DIGITS_ONLY
 from fadsl.errors import Loc, UsageError
 
 _SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
@@ -18,8 +19,6 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(
     r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan)", re.I
 )
-DIGITS_ONLY = "write the number with the digits 0-9 only (no `_`, no other scripts)"
-"""The hint for numbers that Python would read but a flag does not."""
 
 
 def strict_int(text: str) -> int:

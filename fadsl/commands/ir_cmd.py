@@ -23,17 +23,15 @@ def main(args: argparse.Namespace) -> int:
     from fadsl.ir.text.printer import print_kernel
 
     _check_pass_name(args.after)
-    kernel = common.bind(
-        common.select(common.load_source(args.file), args.kernel),
-        args,
-        need_shape=False,
-    ).kernel
+    binding = common.build(args, need_shape=False)
+    kernel = binding.kernel
     if args.after is not None:
-        from fadsl.passes import run_pipeline
-        from fadsl.target import resolve
+        from dataclasses import replace
 
-        target = resolve(args.target, args.target_file)
-        kernel = run_pipeline(kernel, target, until=args.after)
+        from fadsl.driver.lower import run_passes
+
+        binding = replace(binding, target=common.target_of(args))
+        kernel = run_passes(binding, until=args.after)
     print(print_kernel(kernel), end="")
     return 0
 

@@ -6,8 +6,16 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from fadsl.commands import common
+
+if TYPE_CHECKING:
+    from fadsl.backends.interp.interpreter import InterpResult
+    from fadsl.driver.binding import Binding
+    from fadsl.ir.nodes import For, Kernel, Op
+    from fadsl.io.runio import CheckResult
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,13 +31,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from fadsl.io import runio
     from fadsl.backends.interp.interpreter import interpret
+    from fadsl.driver.lower import lower
     from fadsl.io.outputs import atomic_dir, check_output_dir
 
     check_output_dir(args.output)
-    binding = common.build(args)
-    from fadsl.passes import lint
-
-    for warning in lint.report(binding.kernel):
+    low = lower(common.build(args))
+    binding = low.binding
+    for warning in low.lint_text():
         print(warning, file=sys.stderr)
     if args.inputs:
         inputs = runio.read_inputs(args.inputs, binding)
@@ -37,9 +45,8 @@ def main(args: argparse.Namespace) -> int:
         inputs = runio.make_inputs(binding, args.seed)
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
-    kernel = lowered(binding.kernel)
     t0 = time.perf_counter()
-    result = interpret(kernel, binding.env(), inputs)
+    result = interpret(low.ir, binding.env(), inputs)
     elapsed = time.perf_counter() - t0
     check = (
         None if args.no_check else runio.check_outputs(binding, inputs, result.outputs)
@@ -55,21 +62,16 @@ def main(args: argparse.Namespace) -> int:
         extra["kv_blocks"] = {"computed": blocks[0], "total": blocks[1]}
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, result.outputs, check, extra)
-    return report(binding, check, args.output, result, blocks, kernel)
+    return report(binding, check, args.output, result, blocks, low.ir)
 
 
-def lowered(kernel):  # type: ignore[no-untyped-def]
-    """The IR the interpreter runs: the kernel after fadsl's pass pipeline."""
-    from fadsl.passes import run_pipeline
-
-    return run_pipeline(kernel)
+def _stats(result: InterpResult) -> dict[str, list[int]]:
+    return {k: list(v) for k, v in result.loop_stats.items()}
 
 
-def _stats(result) -> dict:  # type: ignore[no-untyped-def]
-    return {k: list(v) for k, v in getattr(result, "loop_stats", {}).items()}
-
-
-def kv_blocks(binding, inputs, result) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
+def kv_blocks(
+    binding: Binding, inputs: dict[str, Any], result: InterpResult
+) -> tuple[int, int] | None:
     """(KV blocks computed, Q-block x KV-block pairs) when the kernel counts them
     (fd.attention kernels: causal / window bounds and block masks skip blocks)."""
     count = (
@@ -77,18 +79,16 @@ def kv_blocks(binding, inputs, result) -> tuple[int, int] | None:  # type: ignor
     )
     if count is None:
         return None
-    return count(
-        binding.shape, binding.consts, inputs, getattr(result, "loop_stats", {})
-    )
+    return count(binding.shape, binding.consts, inputs, result.loop_stats)
 
 
 def report(
-    binding,
-    check,
+    binding: Binding,
+    check: CheckResult | None,
     folder: str,
-    result,  # type: ignore[no-untyped-def]
+    result: InterpResult,
     blocks: tuple[int, int] | None,
-    kernel,  # type: ignore[no-untyped-def]
+    kernel: Kernel,
 ) -> int:
     shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
     print(f"{binding.kernel.name} [{shape}] -> {folder}")
@@ -99,31 +99,16 @@ def report(
             f"({100.0 * (total - done) / total:.1f}% skipped)"
         )
     else:
-        for line in loop_lines(kernel, getattr(result, "loop_stats", {})):
+        for line in loop_lines(kernel, result.loop_stats):
             print("  " + line)
     if check is None:
         print("  not checked (no reference, or --no-check)")
         return 0
-    print_verdicts(check)
+    print("\n".join(check.lines()))
     return 0 if check.passed else 1
 
 
-def print_verdicts(check) -> None:  # type: ignore[no-untyped-def]
-    """One line per output (see numerics.Verdict.line), what the bound is, the result."""
-    for v in check.verdicts:
-        print("  " + v.line())
-    if any(v.same_precision_error is not None for v in check.verdicts):
-        print(f"  ({SAME_PRECISION})")
-    print("PASS" if check.passed else "FAIL")
-
-
-SAME_PRECISION = (
-    "same-precision error: the max|err| of the reference itself computed in the "
-    "kernel's dtype; the rule is in the README"
-)
-
-
-def loop_lines(kernel, stats: dict[str, tuple[int, int]]) -> list[str]:  # type: ignore[no-untyped-def]
+def loop_lines(kernel: Kernel, stats: dict[str, tuple[int, int]]) -> list[str]:
     """Loops the user wrote whose bounds skipped iterations (a causal bound), by the
     user's name and line; loops a pass made (the pipeline's prefetches) are left out.
     ``total`` counts each loop's widest trip count in every grid task."""
@@ -147,7 +132,7 @@ def loop_lines(kernel, stats: dict[str, tuple[int, int]]) -> list[str]:  # type:
     return lines
 
 
-def _collect_fors(ops, into: dict) -> None:  # type: ignore[no-untyped-def]
+def _collect_fors(ops: Sequence[Op], into: dict[str, For]) -> None:
     from fadsl.ir.nodes import For
 
     for op in ops:

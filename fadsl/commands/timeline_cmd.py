@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from fadsl.commands import common, flags
 
 if TYPE_CHECKING:
-    from fadsl.commands.common import Binding
+    from fadsl.driver.binding import Binding
     from fadsl.perf.kernel import KernelTime
     from fadsl.target import Target
     from fadsl.perf.timeline import Timeline

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from fadsl.commands import common, flags
 
 if TYPE_CHECKING:
-    from fadsl.commands.common import Binding
+    from fadsl.driver.binding import Chosen
+    from fadsl.driver.lower import Lowered
     from fadsl.perf.kernel import KernelTime
-    from fadsl.ir.nodes import Kernel
     from fadsl.target import Target
 
 BLOCK_NAMES = ("block_q", "block_kv")
@@ -77,6 +77,7 @@ Found = list[tuple[float, dict[str, int], "KernelTime"]]
 
 def main(args: argparse.Namespace) -> int:
     from fadsl.commands import apply_defaults
+    from fadsl.driver.source import load_source, select
     from fadsl.target import resolve
 
     if args.top < 1:
@@ -84,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
 
         raise UsageError(f"--top {args.top}: give a positive number of configurations")
     target = resolve(args.target, args.target_file)
-    chosen = common.select(common.load_source(args.file), args.kernel)
+    chosen = select(load_source(args.file), args.kernel)
     if args.apply:
         apply_defaults.refuse_unless_editable(
             args.file, chosen, BLOCK_NAMES + ("stages",)
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def search(
-    chosen: Any,
+    chosen: Chosen,
     args: argparse.Namespace,
     target: Target,
     progress: Progress | None = None,
@@ -125,7 +126,7 @@ def search(
     """Every configuration of the tuned constants, feasible ones ranked by model time."""
     started = time.perf_counter()
     fixed = set(flags.parse_sets(getattr(args, "sets", []) or []))
-    base = common.bind(chosen, args)
+    base = common.bind(chosen, args, target=target)
     consts = base.consts
     # a textual-IR kernel's loops carry their stages: only a .py kernel can change them
     names = BLOCK_NAMES + (("stages",) if base.kdef is not None else ())
@@ -161,16 +162,21 @@ def _block_grid(names: tuple[str, ...]) -> list[dict[str, int]]:
     return grid
 
 
-def _bind(chosen: Any, args: argparse.Namespace, stages: int | None) -> Binding:
+def _lower(
+    chosen: Chosen, args: argparse.Namespace, target: Target, stages: int | None
+) -> Lowered:
+    """The kernel at ``stages`` through the passes (planned per configuration later)."""
+    from fadsl.driver.lower import lower
+
     sets = list(getattr(args, "sets", []) or [])
     if stages is not None:
         sets.append(f"stages={stages}")
     ns = argparse.Namespace(**{**vars(args), "sets": sets})
-    return common.bind(chosen, ns)
+    return lower(common.bind(chosen, ns, target=target), plan=False)
 
 
 def _search_stages(
-    chosen: Any,
+    chosen: Chosen,
     args: argparse.Namespace,
     target: Target,
     stages: int | None,
@@ -181,10 +187,11 @@ def _search_stages(
 
     from fadsl.perf.kernel import KernelModel
 
-    binding = _bind(chosen, args, stages)
+    low = _lower(chosen, args, target, stages)
+    binding = low.binding
     env = binding.model_env()
     columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
-    used = _prescreen(binding.kernel, target, env, columns)
+    used = _prescreen(low, env, columns)
     ok = np.ones(len(grid), dtype=bool)
     for footprint, capacity in used.values():
         ok &= np.broadcast_to(footprint, ok.shape) <= capacity
@@ -202,7 +209,7 @@ def _search_stages(
 
 
 def _prescreen(
-    kernel: Kernel, target: Target, env: dict[str, Any], columns: dict[str, Any]
+    low: Lowered, env: dict[str, Any], columns: dict[str, Any]
 ) -> dict[str, tuple[Any, int]]:
     """Per space, (footprint of every configuration, capacity).
 
@@ -214,11 +221,9 @@ def _prescreen(
     """
     import numpy as np
 
-    from fadsl.commands.check_cmd import prepare
     from fadsl.plan.footprint_eval import batch
-    from fadsl.plan.plan_buffers import plan
 
-    lowered = prepare(kernel, target)
+    target = low.target
     names = list(columns)
     lo, hi = min(BLOCK_VALUES), max(BLOCK_VALUES)
     corners = [
@@ -228,7 +233,7 @@ def _prescreen(
     spaces = ("UB", "L1", "L0A", "L0B", "L0C")
     best: dict[str, Any] = {}
     for anchor in [env] + [{**env, **c} for c in corners if c]:
-        p = plan(lowered, target, anchor)
+        p = low.plan_at(anchor)
         values = batch({s: p.footprint(s, target.align(s)) for s in spaces})(
             {**env, **columns}
         )
@@ -238,26 +243,21 @@ def _prescreen(
 
 
 def _recheck(
-    found: Found, chosen: Any, args: argparse.Namespace, target: Target, top: int
+    found: Found, chosen: Chosen, args: argparse.Namespace, target: Target, top: int
 ) -> tuple[list[Candidate], int]:
     """Re-plan and check the best configurations exactly (the planner's buffer reuse
     depends on the sizes), keeping the first ``top`` that fit."""
-    from fadsl.commands.check_cmd import planned
-    from fadsl.plan.check_resources import check
-
     ranked: list[Candidate] = []
     dropped = 0
-    kernels: dict[int | None, Binding] = {}
+    kernels: dict[int | None, Lowered] = {}
     for _, values, est in found:
         if len(ranked) >= top:
             break
         stages = values.get("stages")
         if stages not in kernels:
-            kernels[stages] = _bind(chosen, args, stages)
-        binding = kernels[stages]
-        env = {**binding.model_env(), **values}
-        _, plan = planned(binding.kernel, target, env)
-        report = check(plan, target, env)
+            kernels[stages] = _lower(chosen, args, target, stages)
+        low = kernels[stages]
+        report = low.check_at({**low.binding.model_env(), **values})
         if not report.ok:
             dropped += 1
             continue

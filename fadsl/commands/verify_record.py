@@ -14,9 +14,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fadsl.errors import UsageError
+
+if TYPE_CHECKING:
+    from fadsl.driver.binding import Binding
+    from fadsl.driver.source import KernelSource
 
 
 def recorded(
@@ -90,14 +94,15 @@ def _np_dtype(entry: dict[str, Any]) -> Any:
     return np_dtype(dtype_of_name(entry["dtype"]))
 
 
-def _binding(args: argparse.Namespace, meta: dict[str, Any], folder: str) -> Any:
+def _binding(args: argparse.Namespace, meta: dict[str, Any], folder: str) -> Binding:
     """The kernel bound as the run that wrote ``folder`` was: its dtype is the one
     whose parameter dtypes match the record."""
     from fadsl.commands import common
+    from fadsl.driver.source import load_source, select
     from fadsl.ir.types import CLI_DTYPES
 
-    src = common.load_source(args.kernel_file)
-    chosen = common.select(src, args.kernel or _recorded_name(meta, src))
+    src = load_source(args.kernel_file)
+    chosen = select(src, args.kernel or _recorded_name(meta, src))
     sets = [f"{k}={_text(v)}" for k, v in (meta.get("consts") or {}).items()]
     sets += [f"{k}={v!r}" for k, v in (meta.get("scalars") or {}).items()]
     shape = ",".join(f"{k}={v}" for k, v in (meta.get("shape") or {}).items())
@@ -113,7 +118,7 @@ def _binding(args: argparse.Namespace, meta: dict[str, Any], folder: str) -> Any
     )
 
 
-def _recorded_name(meta: dict[str, Any], src: Any) -> str | None:
+def _recorded_name(meta: dict[str, Any], src: KernelSource) -> str | None:
     name = meta.get("kernel")
     return name if isinstance(name, str) and name in src.names else None
 
@@ -122,7 +127,7 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _dtypes_match(binding: Any, meta: dict[str, Any]) -> bool:
+def _dtypes_match(binding: Binding, meta: dict[str, Any]) -> bool:
     from fadsl.numerics import np_dtype
     from fadsl.io.runio import tensor_params
 

@@ -7,7 +7,7 @@ name and the unformatted text). Every entry is stored with the SHA-256 of its co
 and checked when read: an edited, truncated or otherwise damaged entry is reported
 on stderr and rebuilt, never used. Entries are written to a temporary name and
 renamed. Either cache is only a speed-up: any failure to read or write it falls back
-to doing the work. (``fadsl sim`` keeps its builds apart, in fadsl/commands/sim_cmd.py.)
+to doing the work. (``fadsl sim`` keeps its builds apart, in fadsl/backends/sim/cache.py.)
 
 The folder is ``$FADSL_CACHE_DIR``, else ``$XDG_CACHE_HOME/fadsl``, else
 ``~/.cache/fadsl``; ``FADSL_NO_CACHE=1`` turns the cache off.

@@ -224,3 +224,24 @@ def write_if_different(path: str, data: bytes) -> bool:
     with open(path, "wb") as f:
         f.write(data)
     return True
+
+
+def write_files(files: dict[str, bytes], folder: str) -> None:
+    """Write ``files`` (relative path -> bytes) under ``folder``; ``.sh`` files get
+    the execute bits."""
+    import stat
+
+    for rel, data in sorted(files.items()):
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        if rel.endswith(".sh"):
+            mode = os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+            os.chmod(path, mode)
+
+
+def write_folder(files: dict[str, bytes], out: str) -> None:
+    """Write every file into a fresh folder beside ``out`` and swap it into place."""
+    with atomic_dir(out) as tmp:
+        write_files(files, tmp)

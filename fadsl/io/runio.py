@@ -225,6 +225,12 @@ def _surely_finite(arr: np.ndarray) -> bool:
     return int(np.bitwise_and(bits, uint(mask)).max()) != mask
 
 
+SAME_PRECISION = (
+    "same-precision error: the max|err| of the reference itself computed in the "
+    "kernel's dtype; the rule is in the README"
+)
+
+
 @dataclass(frozen=True)
 class CheckResult:
     verdicts: list[Verdict]
@@ -233,6 +239,14 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return all(v.passed for v in self.verdicts)
+
+    def lines(self) -> list[str]:
+        """What run and sim print: one line per output (``Verdict.line``), what the
+        bound is made of, then PASS or FAIL."""
+        out = ["  " + v.line() for v in self.verdicts]
+        if any(v.same_precision_error is not None for v in self.verdicts):
+            out.append(f"  ({SAME_PRECISION})")
+        return out + ["PASS" if self.passed else "FAIL"]
 
 
 def check_outputs(

@@ -23,17 +23,15 @@ if TYPE_CHECKING:
 # Ordering constraints (loopy style: each line says what must come first and why):
 # - infer_types runs first: every later pass trusts Value types, and IR that was
 #   parsed from text or rewritten must be re-typed before anything reads them.
-# - pipeline runs after infer_types and before plan_buffers: it turns the loads of
-#   pipelined loops into queues, whose slots plan_buffers then sizes and places.
-# - plan_buffers runs before check_resources: the checker sums the planned buffers
-#   per memory space, so it needs spaces and buffer counts to be final.
+# - pipeline runs after infer_types: it turns the loads of pipelined loops into
+#   queues, whose slots the buffer plan then sizes and places.
 # - lower_vector runs after pipeline: it rewrites vector code (masks, index tiles)
 #   and must see the final loop bodies; the interpreter runs its output, so every
 #   rewrite is checked numerically.
-# - check_resources runs last: nothing after it may add on-chip buffers, or the proof
-#   that the kernel fits would no longer hold.
-# plan_buffers and check_resources need the bound shape and tile sizes, so commands
-# call them after PIPELINE (plan_buffers.lower, check_resources.check).
+# The buffer plan (plan/plan_buffers.lower) and the resource proof
+# (plan/check_resources) are not passes: they need the bound shape and tile sizes and
+# produce a plan and a report, not IR. The driver (driver/lower.py) runs them after
+# PIPELINE, the proof last: nothing after it may add on-chip buffers.
 PIPELINE: tuple[ModuleType, ...] = (infer_types, pipeline, lower_vector)
 
 

@@ -36,8 +36,6 @@ from fadsl.plan.field_check import FieldValue
 from fadsl.plan.footprint_eval import exact
 from fadsl.target import Target
 
-NAME = "check_resources"
-
 
 @dataclass(frozen=True)
 class SpaceUse:
@@ -198,32 +196,6 @@ def core_use(
     return CoreUse(
         plan.kernel_type, tasks, chosen, physical, unit, block_dim is not None
     )
-
-
-def run(
-    kernel: Kernel, target: Target | None = None, env: Mapping[str, Any] | None = None
-) -> Kernel:
-    """The pass form: plan the kernel's buffers, check them, return the kernel unchanged.
-
-    ``kernel`` is the IR after PIPELINE (pipeline and lower_vector applied); ``env``
-    gives the shape symbols, and the kernel's integer constants are added to it.
-    Raises ResourceError when something does not fit. Without a target there is
-    nothing to check against, and the kernel is returned as it is.
-    """
-    if target is None:
-        return kernel
-    from fadsl.plan.plan_buffers import plan as plan_buffers
-
-    values = {
-        k: v for k, v in kernel.consts if isinstance(v, int) and not isinstance(v, bool)
-    }
-    values.update(env or {})
-    plan = plan_buffers(kernel, target, values)
-    report = check(plan, target, values)
-    err = explain(report, plan, target, tunable_names(kernel), kernel.loc)
-    if err is not None:
-        raise err
-    return kernel
 
 
 def tunable_names(kernel: Kernel) -> tuple[str, ...]:

@@ -38,7 +38,6 @@ from fadsl.plan.vector_plan import VectorPlanner
 from fadsl.plan.vector_slots import VecPlan, camel
 from fadsl.target import Target
 
-NAME = "plan_buffers"
 FRACTAL = 16
 UB_TILE_ALIGN = 256
 
@@ -80,11 +79,6 @@ class Lowering:
 
     def core_shape(self, shape: Shape) -> Shape:
         return _core_shape(shape, self.rows, self.target.split)
-
-
-def run(kernel: ir.Kernel, target: Target | None = None) -> ir.Kernel:
-    """As a pipeline pass the planner changes nothing; ``lower`` gives its result."""
-    return kernel
 
 
 def plan(

@@ -26,7 +26,7 @@ def _interpret_with_the_run_command(
 
     from fadsl.backends.interp.interpreter import interpret as run
     from fadsl.commands import common
-    from fadsl.commands.run_cmd import lowered
+    from fadsl.driver.lower import lower
     from fadsl.ir.dims import solve
     from fadsl.ir.expr import isym
 
@@ -44,5 +44,5 @@ def _interpret_with_the_run_command(
         shape=",".join(f"{k}={v}" for k, v in shape.items()),
     )
     binding = common.bind(kernel, args)
-    low = lowered(binding.kernel)
-    return dict(run(low, binding.env(), dict(arrays)).outputs)
+    low = lower(binding)
+    return dict(run(low.ir, binding.env(), dict(arrays)).outputs)

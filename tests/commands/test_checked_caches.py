@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from test_outputs import FA2, ROOT, SMALL, cli, tree
 
-from fadsl.commands import sim_cmd
+from fadsl.backends.sim import run as sim_run
 
 
 def compile_with_cache(cache: Path, out: Path) -> str:
@@ -77,8 +77,8 @@ def fake_cmake(
     fake = FakeBuild()
     cache = tmp_path / "simcache"
     monkeypatch.setenv("FADSL_CACHE_DIR", str(cache))
-    monkeypatch.setattr(sim_cmd, "_cmake", fake)
-    monkeypatch.setattr(sim_cmd, "run_binary", run_binary)
+    monkeypatch.setattr(sim_run, "_cmake", fake)
+    monkeypatch.setattr(sim_run, "run_binary", run_binary)
     return fake, cache
 
 
@@ -135,12 +135,12 @@ def test_a_killed_build_leaves_nothing_that_is_used_or_kept(
     cache.mkdir()
     leftover = cache / f".tmp-{host}-{gone.pid}-fa2-abcd"  # a build killed with -9
     (leftover / "build").mkdir(parents=True)
-    sim_cmd._cmake, real = killed, sim_cmd._cmake  # type: ignore[assignment]
+    sim_run._cmake, real = killed, sim_run._cmake  # type: ignore[assignment]
     try:
         out = tmp_path / "killed"
         assert cli(tmp_path, "sim", FA2, "--shape", SMALL, "-o", str(out)) == 130
     finally:
-        sim_cmd._cmake = real  # type: ignore[assignment]
+        sim_run._cmake = real  # type: ignore[assignment]
     assert sorted(p.name for p in cache.iterdir() if p.name != "clang-format") in (
         [],
         ["jinja"],

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fadsl.cli import main
-from fadsl.commands import sim_cmd
+from fadsl.backends.sim import run as sim_run
 from fadsl.io.files import IR_LIMIT, JSON_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,13 +127,13 @@ def test_sim_cache_falls_back_to_a_temporary_folder(
     else:
         monkeypatch.delenv("FADSL_CACHE_DIR", raising=False)
         monkeypatch.setenv("HOME", str(blocker))
-    root = sim_cmd.cache_root()
+    root = sim_run.cache_root()
     assert os.path.isdir(root) and os.access(root, os.W_OK)
-    assert sim_cmd.cache_root() == root
+    assert sim_run.cache_root() == root
     assert f"{blocker} is a file); building in a temporary folder" in (
         capsys.readouterr().err
     )
-    sim_cmd.drop_temporary_cache()
+    sim_run.drop_temporary_cache()
     assert not os.path.exists(root) and blocker.read_text() == "not a folder"
 
 

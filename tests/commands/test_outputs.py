@@ -17,7 +17,8 @@ import pytest
 
 from fadsl.io import runio
 from fadsl.cli import main
-from fadsl.commands import compile_cmd, sim_cmd
+from fadsl.io import outputs
+from fadsl.backends.sim import run as sim_run
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")
@@ -96,7 +97,7 @@ def test_a_compile_failing_midway_keeps_the_previous_output(
     assert cli(tmp_path, *compile_args(out)) == 0
     before = tree(out)
     opener = FailAfter(5, FAILURES[failure]())
-    monkeypatch.setattr(compile_cmd, "open", opener, raising=False)
+    monkeypatch.setattr(outputs, "open", opener, raising=False)
     code = cli(tmp_path, *compile_args(out, "--set", "block_kv=64"))
     assert opener.writes == 5, "the failure was not injected midway"
     assert code == EXIT[failure]
@@ -144,8 +145,8 @@ def fake_sim(monkeypatch: pytest.MonkeyPatch) -> None:
     def run_binary(binary: str, binding: Any, inputs: dict, timeout: float) -> dict:
         return interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs
 
-    monkeypatch.setattr(sim_cmd, "build", lambda *a, **k: ("fake", 0.0))
-    monkeypatch.setattr(sim_cmd, "run_binary", run_binary)
+    monkeypatch.setattr(sim_run, "build", lambda *a, **k: ("fake", 0.0))
+    monkeypatch.setattr(sim_run, "run_binary", run_binary)
 
 
 def sim_args(out: Path, *extra: str) -> list[str]:
@@ -186,7 +187,7 @@ def test_a_multi_kernel_compile_replaces_its_folder_at_once(
     ]
     before = tree(out)
     monkeypatch.setattr(
-        compile_cmd, "open", FailAfter(20, KeyboardInterrupt()), raising=False
+        outputs, "open", FailAfter(20, KeyboardInterrupt()), raising=False
     )  # inside the second kernel's files
     assert (
         cli(

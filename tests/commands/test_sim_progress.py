@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 
 from fadsl.commands import sim_cmd
-from fadsl.commands.sim_progress import (
+from fadsl.backends.sim import run as sim_run
+from fadsl.backends.sim.progress import (
     Progress,
     default_shape,
     running_text,
@@ -33,7 +34,7 @@ def test_sim_without_shape_binds_the_small_default() -> None:
     p = argparse.ArgumentParser()
     sim_cmd.add_arguments(p)
     args = p.parse_args(["examples/fa2.py", "-o", "unused"])
-    binding = sim_cmd._bind(args)
+    binding = sim_cmd._bind(args, None)
     assert binding.shape["Sq"] == 512 and binding.shape["Skv"] == 512
     assert task_count(binding) == 1 * 8 * (512 // 128)  # B * N * Sq / block_q
     assert "capped at 512" in p.format_help()
@@ -84,7 +85,7 @@ def test_sim_shows_tasks_done_on_a_terminal_only(tmp_path, monkeypatch) -> None:
     for stream in (quiet, tty):
         work = tmp_path / ("tty" if stream is tty else "quiet")
         work.mkdir()
-        sim_cmd._execute(str(fake), str(work), 60.0, Progress(stream), 4)
+        sim_run._execute(str(fake), str(work), 60.0, Progress(stream), 4)
         assert (work / "progress").exists() == (stream is tty)
     assert quiet.getvalue() == ""
     assert tty.getvalue().endswith(", 4 of 4 tasks done\n")

@@ -13,8 +13,8 @@ import pytest
 from fadsl import target as targets
 from fadsl.cli import main
 from fadsl.commands import common, flags, tune_cmd
-from fadsl.commands.check_cmd import planned
-from fadsl.plan.check_resources import check
+from fadsl.driver.lower import lower
+from fadsl.driver.source import load_source, select
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")
@@ -39,7 +39,7 @@ def _args(path: str = FA2, *sets: str, top: int = 12) -> argparse.Namespace:
 @pytest.fixture(scope="module")
 def full_search() -> tune_cmd.TuneResult:
     args = _args()
-    chosen = common.select(common.load_source(FA2), None)
+    chosen = select(load_source(FA2), None)
     return tune_cmd.search(chosen, args, targets.get("ascend910b1"))
 
 
@@ -57,14 +57,14 @@ def test_results_are_feasible_and_sorted_by_modelled_time(
     assert len(ranked) == 12
     times = [c.estimate.time_s for c in ranked]
     assert times == sorted(times)
-    chosen = common.select(common.load_source(FA2), None)
+    chosen = select(load_source(FA2), None)
     t = targets.get("ascend910b1")
     for c in ranked:
         binding = common.bind(
-            chosen, _args(FA2, *(f"{k}={v}" for k, v in c.values.items()))
+            chosen, _args(FA2, *(f"{k}={v}" for k, v in c.values.items())), target=t
         )
-        _, plan = planned(binding.kernel, t, binding.env())
-        report = check(plan, t, binding.env())
+        report = lower(binding).report
+        assert report is not None
         assert report.ok, c.values
         assert {s.space: s.percent for s in report.spaces} == c.percent
 
@@ -75,7 +75,7 @@ def test_best_configuration_beats_every_feasible_square_tile(
     from fadsl.perf.kernel import KernelModel
 
     best = full_search.ranked[0].estimate.time_s
-    chosen = common.select(common.load_source(FA2), None)
+    chosen = select(load_source(FA2), None)
     kernel = chosen.build({"stages": 2})
     model = KernelModel(kernel, targets.get("ascend910b1"))
     env = {**flags.parse_shape(SHAPE, kernel.shape_syms), "stages": 2}
@@ -85,7 +85,7 @@ def test_best_configuration_beats_every_feasible_square_tile(
 
 def test_set_holds_a_constant_fixed() -> None:
     args = _args(FA2, "block_q=64", top=3)
-    chosen = common.select(common.load_source(FA2), None)
+    chosen = select(load_source(FA2), None)
     result = tune_cmd.search(chosen, args, targets.get("ascend910b1"))
     assert result.tuned == ("block_kv", "stages") and result.evaluated == 64
     assert all("block_q" not in c.values for c in result.ranked)
@@ -189,7 +189,7 @@ def test_apply_edits_nothing_when_defaults_are_already_best(tmp_path: Path) -> N
 
     path = _copy_fa2(tmp_path)
     text = path.read_text(encoding="utf-8")
-    chosen = common.select(common.load_source(str(path)), None)
+    chosen = select(load_source(str(path)), None)
     assert apply_defaults.apply(str(path), chosen, {"block_q": 128, "stages": 2}) == []
     assert apply_defaults.apply(str(path), chosen, {"block_kv": 96}) == [
         "block_kv: 128 -> 96"
@@ -202,7 +202,7 @@ def test_apply_edits_nothing_when_defaults_are_already_best(tmp_path: Path) -> N
 def test_apply_refuses_textual_ir(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from fadsl.ir.text.printer import print_kernel
 
-    kernel = common.select(common.load_source(FA2), None).build({})
+    kernel = select(load_source(FA2), None).build({})
     fir = tmp_path / "fa2.fir"
     fir.write_text(print_kernel(kernel), encoding="utf-8")
     rc = main(
@@ -259,10 +259,10 @@ def test_apply_refuses_a_default_that_is_not_a_literal(capsys, tmp_path: Path) -
 def test_textual_ir_tunes_block_sizes_but_not_stages(tmp_path: Path) -> None:
     from fadsl.ir.text.printer import print_kernel
 
-    kernel = common.select(common.load_source(FA2), None).build({})
+    kernel = select(load_source(FA2), None).build({})
     fir = tmp_path / "fa2.fir"
     fir.write_text(print_kernel(kernel), encoding="utf-8")
-    chosen = common.select(common.load_source(str(fir)), None)
+    chosen = select(load_source(str(fir)), None)
     result = tune_cmd.search(
         chosen, _args(str(fir), "block_q=128", top=2), targets.get("ascend910b2")
     )

@@ -152,7 +152,7 @@ def corpus() -> tuple[str, ...]:
     from fadsl.frontend.kernel import KernelDef
     from fadsl.ir.text.printer import print_kernel
     from fadsl.passes import run_pipeline
-    from fadsl.commands.common import load_source
+    from fadsl.driver.source import load_source
 
     (fa2,) = [d for d in load_source(str(FA2)).defs if isinstance(d, KernelDef)]
     kernels = [fa2.build({"causal": c}) for c in (False, True)]

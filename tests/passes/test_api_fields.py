@@ -134,14 +134,14 @@ def test_every_field_the_checked_in_kernel_passes_is_proved(path: Path) -> None:
     import re
 
     from fadsl.commands import common
-    from fadsl.commands.check_cmd import planned
+    from fadsl.driver.lower import lower
     from fadsl.target import resolve
 
     p = argparse.ArgumentParser()
     common.add_kernel_args(p)
     common.add_target_arg(p)
-    binding = common.build(p.parse_args([str(path)]))
-    _, plan = planned(binding.kernel, resolve(None, None), binding.env())
+    binding = common.build(p.parse_args([str(path)]), target=resolve(None, None))
+    plan = lower(binding).plan
     proved = {u.field.title for u in plan.fields}
     cpp = ROOT / "generated" / binding.kernel.name / f"{binding.kernel.name}_kernel.cpp"
     text = cpp.read_text(encoding="utf-8")

@@ -403,33 +403,18 @@ def _hand_fa2(bq: int, bkv: int, d: int, split: bool) -> dict[str, int]:
 def test_real_plan_matches_hand_computation(
     name: str, bq: int, bkv: int, d: int
 ) -> None:
-    from fadsl.commands.check_cmd import planned
-    from fadsl.commands.common import select, load_source
+    from fadsl.driver.source import load_source, select
+    from fadsl.passes import run_pipeline
+    from fadsl.plan.plan_buffers import plan as plan_buffers
 
     t = targets.get(name)
     kdef = select(load_source(os.path.join(ROOT, "examples", "fa2.py")), None)
     kernel = kdef.build({"block_q": bq, "block_kv": bkv})
     env = {**_env(bq, bkv, d), "scale": 0.1}
-    _, plan = planned(kernel, t, env)
+    plan = plan_buffers(run_pipeline(kernel), t, env)
     report = cr.check(plan, t, env)
     assert {s.space: s.used for s in report.spaces} == _hand_fa2(bq, bkv, d, t.split)
     assert report.cores.tasks == 8 * -(-4096 // bq)
     # S (f32) in a ring of two slots (plan/ring.py), P @ V (f32) and P (fp16) in one
     want_ws = 2 * 4 * bq * bkv + 4 * bq * d + 2 * bq * bkv if t.split else 0
     assert report.workspace_bytes == want_ws
-
-
-def test_pass_form_returns_the_kernel_or_raises() -> None:
-    from fadsl.commands.check_cmd import prepare
-    from fadsl.commands.common import select, load_source
-
-    kdef = select(load_source(os.path.join(ROOT, "examples", "fa2.py")), None)
-    t = targets.get("ascend910b1")
-    small = prepare(kdef.build({"block_q": 64, "block_kv": 64}), t)
-    assert (
-        cr.run(small, t, {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128}) is small
-    )
-    assert cr.run(small, None) is small
-    big = prepare(kdef.build({"block_q": 512, "block_kv": 512}), t)
-    with pytest.raises(ResourceError, match="overflow in kernel `fa2` \\(fa2.py\\)"):
-        cr.run(big, t, {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128})

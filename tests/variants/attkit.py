@@ -15,7 +15,7 @@ import pytest
 
 from fadsl.io import runio
 from fadsl.backends.interp import InterpResult, interpret
-from fadsl.commands.common import Binding
+from fadsl.driver.binding import Binding
 from fadsl.ir.types import DType
 from fadsl.passes import run_pipeline
 

@@ -65,7 +65,7 @@ def test_attention_example_passes_both_references(name: str, dtype: str) -> None
 def test_tile_program_examples_pass(name: str, dtype: str) -> None:
     from fadsl.io import runio
     from fadsl.backends.interp import interpret
-    from fadsl.commands.common import Binding
+    from fadsl.driver.binding import Binding
     from fadsl.ir.types import DType
     from fadsl.passes import run_pipeline
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fadsl.commands.common import load_source
+from fadsl.driver.source import load_source
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -1,19 +1,26 @@
-"""A kernel's whole CANN-style project: lower, prove fit, emit, render, in memory."""
+"""A kernel's whole CANN-style project from the driver's ``Lowered``: emit, render,
+in memory."""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fadsl.version import __version__
 from fadsl.backends.ascendc.emit import Emitted, emit
 from fadsl.backends.ascendc.op_package import op_files
 from fadsl.backends.ascendc.render import render_all
+from fadsl.driver.binding import Binding
+from fadsl.driver.lower import Lowered
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
 from fadsl.target import Target
+from fadsl.version import __version__
+
+if TYPE_CHECKING:
+    from fadsl.plan.buffer_plan import BufferPlan
+    from fadsl.plan.check_resources import ResourceReport
 
 HEADER = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "include", "fadsl_tile.h"
@@ -23,38 +30,42 @@ HEADER = os.path.join(
 @dataclass(frozen=True)
 class Project:
     files: dict[str, bytes]
-    report: Any
-    """check_resources.ResourceReport"""
-    plan: Any
+    lowered: Lowered
     emitted: Emitted
+
+    @property
+    def report(self) -> ResourceReport:
+        assert self.lowered.report is not None
+        return self.lowered.report
+
+    @property
+    def plan(self) -> BufferPlan:
+        return self.lowered.plan
 
 
 def build_project(
-    binding: Any, target: Target, source: str, out_dir: str, prove_fit: bool = True
+    low: Lowered, source: str, out_dir: str, prove_fit: bool = True
 ) -> Project:
-    """Every file of the project for ``binding`` (raises ResourceError if it does not fit).
+    """Every file of the project of ``low`` (raises its ResourceError if it does not fit).
 
-    ``prove_fit=False`` skips the refusal (never the report): only for testing that the
-    CPU runtime enforces the chip's memory sizes by itself.
+    ``low`` comes from ``driver.lower.lower`` with a target. ``prove_fit=False`` skips
+    the refusal (never the report): only for testing that the CPU runtime enforces the
+    chip's memory sizes by itself.
     """
     from fadsl.ir.text.printer import print_kernel
-    from fadsl.passes import run_pipeline
-    from fadsl.plan.check_resources import check, explain, tunable_names
-    from fadsl.plan.plan_buffers import lower
+    from fadsl.plan.resource_report import report_json
 
     from fadsl.backends.ascendc.emit import require_codegen
 
+    binding, target = low.binding, low.target
     require_codegen(target, binding.kernel)
+    if prove_fit:
+        low.require_fit()
+    assert low.lowering is not None and low.report is not None
     env = binding.env()
-    lowered = run_pipeline(binding.kernel, target)
-    low = lower(lowered, target, env)
-    report = check(low.plan, target, env)
-    err = explain(report, low.plan, target, tunable_names(lowered), binding.kernel.loc)
-    if err is not None and prove_fit:
-        raise err
-    emitted = emit(low, os.path.basename(source), env)
+    emitted = emit(low.lowering, os.path.basename(source), env)
     context = _context(binding, target, emitted, source, out_dir)
-    context["fits"] = err is None
+    context["fits"] = low.error is None
     files = render_all(binding.kernel.name, context)
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
@@ -63,10 +74,8 @@ def build_project(
     shown = annotate(binding.kernel, low.rings)  # the .fir shows the chosen rings
     files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
     files.update(op_files(binding, emitted, context, files))
-    from fadsl.plan.resource_report import report_json
-
     resources = report_json(
-        report,
+        low.report,
         low.plan,
         target,
         os.path.basename(source),
@@ -76,11 +85,11 @@ def build_project(
     files["resources.json"] = (
         json.dumps(resources, indent=2, sort_keys=True) + "\n"
     ).encode()
-    return Project(files, report, low.plan, emitted)
+    return Project(files, low, emitted)
 
 
 def _context(
-    binding: Any, target: Target, em: Emitted, source: str, out_dir: str
+    binding: Binding, target: Target, em: Emitted, source: str, out_dir: str
 ) -> dict:
     v = em.view
     k = binding.kernel
@@ -128,7 +137,7 @@ def _context(
     }
 
 
-def _host_tasks(binding: Any, em: Emitted, host: str) -> str:
+def _host_tasks(binding: Binding, em: Emitted, host: str) -> str:
     """The task count as plain host C++ over tiling fields ``t.X``."""
     import sympy
 
@@ -169,7 +178,7 @@ NUMPY_NAMES = {
 }
 
 
-def _input_dims(binding: Any) -> dict[str, list[str]]:
+def _input_dims(binding: Binding) -> dict[str, list[str]]:
     """Every input's dims as Python expressions over the shape symbols (gen_data.py -s)."""
     return {
         p.name: [str(d) for d in p.type.shape]
@@ -178,7 +187,7 @@ def _input_dims(binding: Any) -> dict[str, list[str]]:
     }
 
 
-def _inputs(binding: Any) -> dict[str, list]:
+def _inputs(binding: Binding) -> dict[str, list]:
     """Shape and numpy dtype name of every input (without importing numpy)."""
     from fadsl.ir.expr import evaluate
 

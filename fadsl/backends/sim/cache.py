@@ -1,6 +1,6 @@
 """``fadsl sim``'s build cache: one folder per build, checked before it is used.
 
-An entry is named by the SHA-256 of everything the build depends on (sim_cmd._key)
+An entry is named by the SHA-256 of everything the build depends on (run._key)
 and holds the generated project, its ``build/`` folder and a ``fadsl-manifest.json``
 listing the SHA-256 of every project file and of the built program. Before an entry
 is used, its manifest must list exactly this project and every listed file must be

@@ -1,0 +1,316 @@
+"""Building the generated Ascend C with fadsl's CPU runtime, running it, comparing.
+
+The project is generated exactly as ``fadsl compile`` writes it, configured with plain
+cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
+generated file and runtime header (runtime shapes do not change the binary), under
+$FADSL_CACHE_DIR or ~/.cache/fadsl/sim; each entry is checked before use and rebuilt
+when damaged (``cache.py``). The outputs are compared with the interpreter on the
+same inputs (they run the same operations in the same order, so they agree far more
+tightly than the tolerance rule). Used by ``fadsl sim`` and ``fd.sim``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fadsl.backends.sim.progress import (
+    PROGRESS_ENV,
+    Progress,
+    task_count,
+    tasks_done,
+    wait,
+)
+from fadsl.errors import BackendError, ExecutionError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from fadsl.driver.binding import Binding
+    from fadsl.driver.lower import Lowered
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """One run of the generated kernel on the CPU runtime."""
+
+    lowered: Lowered
+    outputs: dict[str, np.ndarray]
+    build_seconds: float
+    """0.0 when the build came from the cache."""
+    run_seconds: float
+
+
+def simulate(
+    binding: Binding,
+    inputs: dict[str, np.ndarray],
+    source: str,
+    prove_fit: bool = True,
+    timeout: float = 600.0,
+) -> SimRun:
+    """Lower ``binding`` (it needs a target), build its project (cached), run it on
+    ``inputs``; progress goes to stderr on a terminal."""
+    from fadsl.driver.lower import lower
+
+    progress = Progress()
+    try:
+        low = lower(binding)
+        binary, build_seconds = build(low, source, prove_fit, progress)
+        progress.note(progress.running(binding, low.target))
+        t0 = time.perf_counter()
+        outputs = run_binary(binary, binding, inputs, timeout)
+        run_seconds = time.perf_counter() - t0
+        progress.note(f"ran in {run_seconds:.1f} s; comparing")
+    finally:
+        progress.done()
+        drop_temporary_cache()
+    return SimRun(low, outputs, build_seconds, run_seconds)
+
+
+# ----------------------------------------------------------------------------
+# Build
+# ----------------------------------------------------------------------------
+
+
+_TEMP_CACHE: list[str] = []
+"""The temporary build folder of this process, when the cache cannot be used."""
+
+
+def cache_root() -> str:
+    """The build cache folder; a temporary one (with a note) when it cannot be made
+    or written, e.g. $FADSL_CACHE_DIR names a file or the home folder is read-only."""
+    root = os.environ.get("FADSL_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "fadsl", "sim"
+    )
+    try:
+        os.makedirs(root, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(13, "not writable")
+        return root
+    except OSError as exc:
+        if not _TEMP_CACHE:
+            _TEMP_CACHE.append(tempfile.mkdtemp(prefix="fadsl-sim-build-"))
+            print(
+                f"note: cannot use the build cache {root} ({_why(root, exc)}); "
+                "building in a temporary folder (set FADSL_CACHE_DIR to a writable "
+                "folder to keep builds)",
+                file=sys.stderr,
+            )
+        return _TEMP_CACHE[0]
+
+
+def _why(root: str, exc: OSError) -> str:
+    probe = root
+    while probe and not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if probe and not os.path.isdir(probe):
+        return f"{probe} is a file"
+    return str(exc.strerror or exc).lower()
+
+
+def drop_temporary_cache() -> None:
+    """Remove the temporary build folder that ``cache_root`` fell back to, if any."""
+    while _TEMP_CACHE:
+        shutil.rmtree(_TEMP_CACHE.pop(), ignore_errors=True)
+
+
+def build(
+    low: Lowered,
+    source: str,
+    prove_fit: bool = True,
+    progress: Progress | None = None,
+) -> tuple[str, float]:
+    """Path of the built host program (cached) and the seconds building took."""
+    from fadsl.backends.ascendc.project import build_project
+    from fadsl.backends.sim import cache as sim_cache
+    from fadsl.io.outputs import write_files
+
+    name = low.binding.kernel.name
+    project = build_project(low, source, os.path.join("generated", name), prove_fit)
+    key = _key(project.files)
+    root = cache_root()
+    folder = os.path.join(root, f"{name}-{key[:16]}")
+    program = f"build/{name}_main"
+    if sim_cache.usable(folder, project.files, program):
+        return os.path.join(folder, program), 0.0
+    if progress is not None:
+        progress.note(
+            f"building {name} with the CPU runtime (cmake, g++; cached after)"
+        )
+    t0 = time.perf_counter()
+    tmp = sim_cache.start(root, name)
+    try:
+        write_files(project.files, tmp)
+        _cmake(tmp)
+        sim_cache.seal(tmp, project.files, program)
+        sim_cache.install(tmp, folder, project.files, program)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return os.path.join(folder, program), time.perf_counter() - t0
+
+
+def _key(files: dict[str, bytes]) -> str:
+    from fadsl.runtime import include_dir
+
+    h = hashlib.sha256(b"sim cache entry, format 2\0")
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0" + files[rel] + b"\0")
+    root = include_dir()
+    for dirpath, _, names in sorted(os.walk(root)):
+        for n in sorted(names):
+            with open(os.path.join(dirpath, n), "rb") as f:
+                h.update(n.encode() + f.read())
+    h.update(compiler_version().encode())
+    return h.hexdigest()
+
+
+def compiler_version() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or ""
+    if not cxx:
+        raise BackendError(
+            "fadsl sim needs a C++17 compiler (g++) and cmake",
+            hint="apt-get install g++ cmake",
+        )
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True)
+    return out.stdout.splitlines()[0] if out.stdout else cxx
+
+
+def _cmake(folder: str) -> None:
+    from fadsl.runtime import include_dir
+
+    if shutil.which("cmake") is None:
+        raise BackendError("fadsl sim needs cmake", hint="apt-get install cmake")
+    configure = [
+        "cmake",
+        "-S",
+        folder,
+        "-B",
+        os.path.join(folder, "build"),
+        "-DRUN_MODE=fadsl",
+        f"-DFADSL_RUNTIME_DIR={include_dir()}",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ]
+    for cmd in (
+        configure,
+        [
+            "cmake",
+            "--build",
+            os.path.join(folder, "build"),
+            "-j",
+            str(max(1, os.cpu_count() or 1)),
+        ],
+    ):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BackendError(
+                "building the generated project with the CPU runtime failed "
+                "(this is a fadsl bug: generated code must compile)",
+                notes=(_tail(proc.stdout + proc.stderr),),
+            )
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# ----------------------------------------------------------------------------
+# Run and compare
+# ----------------------------------------------------------------------------
+
+
+def run_binary(
+    binary: str,
+    binding: Binding,
+    inputs: dict[str, np.ndarray],
+    timeout: float,
+) -> dict[str, np.ndarray]:
+    import numpy as np
+
+    from fadsl.ir.nodes import ParamKind
+    from fadsl.numerics import np_dtype
+    from fadsl.io.runio import param_shape, tensor_params
+
+    work = tempfile.mkdtemp(prefix="fadsl-sim-")
+    try:
+        os.makedirs(os.path.join(work, "input"))
+        os.makedirs(os.path.join(work, "output"))
+        for name, arr in inputs.items():
+            arr.tofile(os.path.join(work, "input", f"{name}.bin"))
+        with open(os.path.join(work, "input", "shape.txt"), "w") as f:
+            for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
+                f.write(f"{k} {v!r}\n")
+        _execute(binary, work, timeout, Progress(), task_count(binding))
+        env = binding.env()
+        out = {}
+        for p in tensor_params(binding.kernel, ParamKind.OUT):
+            path = os.path.join(work, "output", f"{p.name}.bin")
+            data = np.fromfile(path, dtype=np_dtype(p.type.dtype))  # type: ignore[union-attr]
+            out[p.name] = data.reshape(param_shape(p, env))
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _execute(
+    binary: str,
+    work: str,
+    timeout: float,
+    progress: Progress,
+    tasks: int | None = None,
+) -> None:
+    """Run the host program in ``work``; on a terminal, tick seconds and finished tasks."""
+    counter = os.path.join(work, "progress")
+    env = dict(os.environ, **{PROGRESS_ENV: counter}) if progress.on else None
+    proc = subprocess.Popen(
+        [binary, work],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    err = wait(proc, timeout, progress, lambda: tasks_done(counter), tasks)
+    progress.done()
+    messages = [ln for ln in err.splitlines() if ln.strip()]
+    if proc.returncode != 0:
+        runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
+        raise ExecutionError(
+            "the generated kernel stopped in fadsl's CPU runtime: "
+            + (runtime[0] if runtime else f"exit {proc.returncode}"),
+            notes=tuple(runtime[1:6]),
+            hint="the CPU runtime enforces the chip's memory sizes and Ascend C's rules; "
+            "the message names the API call and the core",
+        )
+    for line in messages:
+        print(line, file=sys.stderr)
+
+
+def compare_with_interpreter(
+    low: Lowered, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
+) -> dict[str, dict[str, Any]]:
+    """Largest |sim - interpreter| per output, with the interpreter's own outputs."""
+    import numpy as np
+
+    from fadsl.backends.interp.interpreter import interpret
+
+    ref = interpret(low.ir, low.binding.env(), inputs).outputs
+    out = {}
+    for name, arr in outputs.items():
+        a = arr.astype(np.float64)
+        b = ref[name].astype(np.float64)
+        both = np.isfinite(a) & np.isfinite(b)
+        diff = float(np.abs(a - b)[both].max()) if both.any() else 0.0
+        mismatch = int((np.isfinite(a) != np.isfinite(b)).sum())
+        out[name] = {
+            "max_abs_diff": diff,
+            "nonfinite_mismatch": mismatch,
+            "max_abs": float(np.abs(b[np.isfinite(b)]).max()) if both.any() else 0.0,
+        }
+    return out

@@ -1,0 +1,132 @@
+"""``lower(binding) -> Lowered``: the whole pipeline, run once.
+
+The steps, in order (each is what the next one reads):
+
+1. the pass pipeline (``fadsl.passes.PIPELINE``: infer_types, pipeline,
+   lower_vector): IR to IR, target-independent; the interpreter runs its output;
+2. the lint (``passes/lint.py``) of the kernel as written: warnings, never errors;
+3. with a target, the buffer plan (``plan_buffers.lower``): needs the bound shape
+   and tile sizes, decides every buffer the generated kernel declares;
+4. with a target, the resource proof (``check_resources.check`` then ``explain``):
+   the plan summed per memory and evaluated; an overflow is kept as
+   ``Lowered.error``, raised by whoever needs the kernel to fit (check, compile).
+
+Steps 3 and 4 are driver steps, not passes: they need values the IR does not hold
+(the shape, the chip) and produce a plan and a report, not IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fadsl.driver.binding import Binding
+from fadsl.ir.nodes import Kernel
+
+if TYPE_CHECKING:
+    from fadsl.errors import ResourceError
+    from fadsl.plan.buffer_plan import BufferPlan
+    from fadsl.plan.check_resources import ResourceReport
+    from fadsl.passes.lint import LintWarning
+    from fadsl.plan.plan_buffers import Lowering
+    from fadsl.target import Target
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A bound kernel after the pipeline: its IR, plan, proof and warnings."""
+
+    binding: Binding
+    ir: Kernel
+    """The IR after the pass pipeline: what the interpreter runs."""
+    warnings: tuple[LintWarning, ...]
+    lowering: Lowering | None = None
+    """The buffer plan and the backend's decisions (None without a target)."""
+    report: ResourceReport | None = None
+    """Bytes per memory and buffer, cores, fields (None without a target)."""
+    error: ResourceError | None = None
+    """Why the kernel does not fit (None: it fits, or nothing was checked)."""
+
+    @property
+    def target(self) -> Target:
+        if self.binding.target is None:
+            raise ValueError("this binding has no target")  # a caller's bug
+        return self.binding.target
+
+    @property
+    def plan(self) -> BufferPlan:
+        if self.lowering is None:
+            raise ValueError("lowered without a target: there is no buffer plan")
+        return self.lowering.plan
+
+    @property
+    def fits(self) -> bool:
+        return self.report is not None and self.error is None
+
+    def require_fit(self) -> None:
+        """Raise the ResourceError that explains why the kernel does not fit."""
+        if self.error is not None:
+            raise self.error
+
+    def lint_text(self) -> list[str]:
+        """The rendered warnings, with 'warning' in place of the error title."""
+        from fadsl.passes.lint import as_text
+
+        return [as_text(w) for w in self.warnings]
+
+    def plan_at(self, env: Mapping[str, Any]) -> BufferPlan:
+        """The buffer plan of the same IR at other sizes (``fadsl tune``, hints)."""
+        from fadsl.plan.plan_buffers import plan
+
+        return plan(self.ir, self.target, dict(env))
+
+    def check_at(
+        self, env: Mapping[str, Any], block_dim: int | None = None
+    ) -> ResourceReport:
+        """The resource report of the plan at ``env`` (never raises on overflow)."""
+        from fadsl.plan.check_resources import check
+
+        return check(self.plan_at(env), self.target, env, block_dim)
+
+
+def run_passes(binding: Binding, until: str | None = None) -> Kernel:
+    """The pass pipeline over the bound kernel, stopping after pass ``until``."""
+    from fadsl.passes import run_pipeline
+
+    return run_pipeline(binding.kernel, binding.target, until=until)
+
+
+def lower(
+    binding: Binding, *, plan: bool = True, block_dim: int | None = None
+) -> Lowered:
+    """Run the pipeline once; with a target (and ``plan``), plan and prove fit.
+
+    ``block_dim`` asks for a launch width other than min(tasks, physical cores).
+    Errors in the kernel raise; an overflow does not (see ``Lowered.error``).
+    """
+    from fadsl.passes.lint import warnings
+
+    kernel = run_passes(binding)
+    found = tuple(warnings(binding.kernel))
+    if binding.target is None or not plan:
+        return Lowered(binding, kernel, found)
+    return _prove(Lowered(binding, kernel, found), block_dim)
+
+
+def _prove(low: Lowered, block_dim: int | None) -> Lowered:
+    from fadsl.plan.check_resources import check, explain, tunable_names
+    from fadsl.plan.plan_buffers import lower as plan_buffers
+
+    target, env = low.target, low.binding.env()
+    lowering = plan_buffers(low.ir, target, env)
+    report = check(lowering.plan, target, env, block_dim)
+    error = explain(
+        report,
+        lowering.plan,
+        target,
+        tunable_names(low.ir),
+        low.binding.kernel.loc,
+        low.plan_at,
+    )
+    return Lowered(low.binding, low.ir, low.warnings, lowering, report, error)
