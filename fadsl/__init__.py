@@ -1,7 +1,8 @@
 """fadsl: FlashAttention-family kernels for Ascend NPUs, written as Python tile programs.
 
 Public surface (``import fadsl as fd``): the ``kernel`` decorator and parameter
-annotations, tile ops, loop constructors, dtypes, and ``attention`` for variants.
+annotations, tile ops, loop constructors, dtypes, ``attention`` for variants, and the
+Python API ``interpret``, ``check``, ``compile``, ``sim``, ``verify`` (docs/api.md).
 """
 
 from __future__ import annotations
@@ -52,18 +53,31 @@ from fadsl.frontend.tile_ops import (
 )
 from fadsl.version import __version__
 
+API = ("interpret", "check", "compile", "sim", "verify")
+"""The Python API (fadsl/api/calls.py, docs/api.md), loaded on first use."""
+
 
 def __getattr__(name: str) -> object:
-    """Submodules that pull in numpy load on first use (``fd.numerics``)."""
+    """What pulls in numpy or the whole pipeline loads on first use: ``fd.numerics``
+    and the API functions (``fd.interpret``, ...), so ``import fadsl`` stays light."""
     if name == "numerics":
         import fadsl.numerics as module
 
         return module
+    if name in API:
+        from fadsl.api import calls
+
+        return getattr(calls, name)
     raise AttributeError(f"module 'fadsl' has no attribute {name!r}")
 
 
 __all__ = [
     "numerics",
+    "interpret",
+    "check",
+    "compile",
+    "sim",
+    "verify",
     "FadslError",
     "attention",
     "attention_backward",

@@ -130,11 +130,12 @@ class KernelDef:
         return f"<fadsl kernel {self.name} from {self.loc.short()}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        inputs = "".join(f", {s.name}=..." for s in self.specs if s.kind == "in")
         raise KernelSyntaxError(
             f"kernel `{self.name}` is not called from Python",
             self.loc,
-            hint="run it with `fadsl run FILE.py --shape ...` or "
-            "fadsl.interpret(kernel, shape=..., inputs=...)",
+            hint=f"run it with `fd.interpret({self.name}{inputs})` (numpy arrays by "
+            "parameter name; docs/api.md), or `fadsl run FILE.py --shape ... -o DIR`",
         )
 
     def make_inputs(

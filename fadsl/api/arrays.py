@@ -1,0 +1,270 @@
+"""Arrays handed to the Python API: conversion, shape and dtype inference, checks.
+
+Inputs may be numpy arrays or anything numpy reads through ``__dlpack__`` or
+``__array__`` (torch tensors on the CPU included). The shape symbols a call does not
+give are read from the arrays' dimensions that are a bare symbol; every array is then
+checked against the bound kernel (rank, sizes, dtype) before any work. Inputs not
+given are made exactly as ``fadsl run`` makes them from the same seed.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fadsl.errors import Loc, UsageError
+from fadsl.ir.expr_print import to_text
+from fadsl.ir.nodes import Kernel, Param, ParamKind
+from fadsl.ir.types import DType, TensorType
+
+if TYPE_CHECKING:
+    from fadsl.driver.binding import Binding
+
+FLOAT_DTYPES = {"float16": DType.F16, "bfloat16": DType.BF16, "float32": DType.F32}
+"""Element dtypes a kernel can be built with, by numpy name."""
+
+
+def as_array(name: str, value: Any, loc: Loc | None) -> np.ndarray:
+    """``value`` as a C-contiguous numpy array (no copy when it already is one)."""
+    if not isinstance(value, np.ndarray):
+        value = _read(name, value, loc)
+    if value.dtype.hasobject:
+        raise UsageError(
+            f"input `{name}` holds Python objects ({value.dtype}), not numbers",
+            loc,
+            hint="give a numpy array of the kernel's dtype",
+        )
+    return value if value.flags.c_contiguous else value.copy(order="C")
+
+
+def _read(name: str, value: Any, loc: Loc | None) -> np.ndarray:
+    if not hasattr(value, "__dlpack__") and not hasattr(value, "__array__"):
+        raise UsageError(
+            f"input `{name}` is a {type(value).__name__}, not an array",
+            loc,
+            hint="give a numpy array, or a tensor numpy can read (__array__ or "
+            "__dlpack__), e.g. np.asarray(...) of the kernel's dtype",
+        )
+    detach = getattr(value, "detach", None)  # a tensor that requires grad
+    if callable(detach):
+        value = detach()
+    problem: Exception | None = None
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+            problem = exc
+    if hasattr(value, "__array__"):
+        try:
+            return np.asarray(value)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            problem = exc
+    raise UsageError(
+        f"input `{name}`: numpy cannot read this {type(value).__name__}: {problem}",
+        loc,
+        hint="give a numpy array or a CPU tensor (tensor.cpu()); numpy has no "
+        "bfloat16 of its own: pass bf16 data as an ml_dtypes.bfloat16 array",
+    )
+
+
+def element_dtype(
+    chosen: Any, arrays: Mapping[str, np.ndarray], dtype: DType | None
+) -> DType | None:
+    """``dtype`` if given, else that of the arrays of tensors without a fixed dtype."""
+    if dtype is not None:
+        return dtype
+    free = {s.name for s in getattr(chosen, "specs", ()) if s.dtype is None}
+    for name, arr in arrays.items():
+        if name in free and arr.dtype.name in FLOAT_DTYPES:
+            return FLOAT_DTYPES[arr.dtype.name]
+    return None
+
+
+def check_names(kernel: Kernel, arrays: Mapping[str, Any], loc: Loc | None) -> None:
+    """Every keyword names an input tensor of ``kernel``."""
+    params = {p.name: p for p in kernel.params}
+    inputs = [p.name for p in kernel.params if p.kind is ParamKind.IN]
+    for name in arrays:
+        p = params.get(name)
+        if p is not None and p.kind is ParamKind.IN:
+            continue
+        what = (
+            f"is {_kind_text(p)} of kernel `{kernel.name}`, not an input"
+            if p is not None
+            else f"is not a parameter of kernel `{kernel.name}`"
+        )
+        raise UsageError(
+            f"`{name}` {what}",
+            loc,
+            hint=f"its inputs: {', '.join(inputs) or 'none'}; constants and scalars "
+            "go in consts={...}",
+        )
+
+
+def _kind_text(p: Param) -> str:
+    return {
+        ParamKind.OUT: "an output",
+        ParamKind.SCRATCH: "a scratch tensor",
+        ParamKind.SCALAR: "a runtime scalar",
+    }.get(p.kind, "a parameter")
+
+
+# ----------------------------------------------------------------------------
+# The shape
+# ----------------------------------------------------------------------------
+
+
+def resolve_shape(
+    kernel: Kernel,
+    defaults: Mapping[str, int],
+    shape: Mapping[str, Any] | None,
+    arrays: Mapping[str, np.ndarray],
+    loc: Loc | None,
+) -> dict[str, int]:
+    """The shape symbols: ``shape``, then the arrays' dimensions, then (with neither
+    given) the kernel's default shape, as ``fadsl run`` without --shape."""
+    syms = kernel.shape_syms
+    values = _given_shape(kernel, shape, loc)
+    if shape is None and not arrays:
+        values = {k: v for k, v in defaults.items() if k in syms}
+    for p in kernel.params:
+        if p.name in arrays:
+            values.update(_read_dims(p, arrays[p.name], syms, values, loc))
+    if "Nkv" in syms and "Nkv" not in values and "N" in values:
+        values["Nkv"] = values["N"]
+    missing = [s for s in syms if s not in values]
+    if missing:
+        raise UsageError(
+            f"kernel `{kernel.name}`: no value for the shape symbol"
+            f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+            loc,
+            hint="give them in shape={...}, or pass an input whose dimensions hold them",
+        )
+    return {s: values[s] for s in syms}
+
+
+def _given_shape(
+    kernel: Kernel, shape: Mapping[str, Any] | None, loc: Loc | None
+) -> dict[str, int]:
+    if shape is None:
+        return {}
+    if not isinstance(shape, Mapping):
+        raise UsageError(
+            f"shape= takes a dict of shape symbols, not a {type(shape).__name__}",
+            loc,
+            hint="e.g. shape=dict("
+            + ", ".join(f"{s}=..." for s in kernel.shape_syms)
+            + ")",
+        )
+    out = {}
+    for name, value in shape.items():
+        if name not in kernel.shape_syms:
+            raise UsageError(
+                f"shape={{{name!r}: ...}}: kernel `{kernel.name}` has no shape symbol "
+                f"{name!r}",
+                loc,
+                hint=f"its shape symbols are {', '.join(kernel.shape_syms)}",
+            )
+        out[name] = _size(name, value, loc)
+    return out
+
+
+def _size(name: str, value: Any, loc: Loc | None) -> int:
+    try:
+        size = operator.index(value)
+    except TypeError:
+        size = None
+    if size is None or isinstance(value, bool) or not 0 < size < 2**63:
+        raise UsageError(
+            f"shape={{{name!r}: {value!r}}}: sizes are positive integers", loc
+        )
+    return size
+
+
+def _read_dims(
+    p: Param,
+    arr: np.ndarray,
+    syms: tuple[str, ...],
+    known: Mapping[str, int],
+    loc: Loc | None,
+) -> dict[str, int]:
+    """Shape symbols that are whole dimensions of ``p``, read from ``arr``."""
+    dims = p.type.shape if isinstance(p.type, TensorType) else ()
+    if arr.ndim != len(dims):
+        raise UsageError(
+            f"input `{p.name}` has {arr.ndim} dimensions {list(arr.shape)}, but "
+            f"`{p.name}` is [{', '.join(to_text(d) for d in dims)}]",
+            loc,
+            hint=f"give `{p.name}` with {len(dims)} dimensions",
+        )
+    out = {}
+    for d, size in zip(dims, arr.shape):
+        name = to_text(d)
+        if name in syms and name not in known and name not in out:
+            out[name] = int(size)
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The arrays against the bound kernel
+# ----------------------------------------------------------------------------
+
+
+def check_arrays(
+    binding: Binding, arrays: Mapping[str, np.ndarray], loc: Loc | None
+) -> None:
+    """Each given array has its parameter's exact shape and dtype."""
+    from fadsl.numerics import np_dtype
+    from fadsl.io.runio import param_shape
+
+    env = binding.env()
+    bound = ", ".join(f"{k}={v}" for k, v in binding.shape.items())
+    for p in binding.kernel.params:
+        if p.name not in arrays or not isinstance(p.type, TensorType):
+            continue
+        arr, want = arrays[p.name], param_shape(p, env)
+        if tuple(arr.shape) != want:
+            dims = ", ".join(to_text(d) for d in p.type.shape)
+            raise UsageError(
+                f"input `{p.name}` has the shape {list(arr.shape)}, but kernel "
+                f"`{binding.kernel.name}` takes `{p.name}` as [{dims}] = {list(want)}",
+                loc,
+                notes=(f"the shape symbols: {bound}",),
+                hint="give arrays of matching sizes, or the shape symbols in shape=",
+            )
+        dtype = np_dtype(p.type.dtype)
+        if arr.dtype != dtype:
+            raise UsageError(
+                f"input `{p.name}` is {arr.dtype.name}, but kernel "
+                f"`{binding.kernel.name}` takes `{p.name}` as {dtype.name}",
+                loc,
+                hint=f"convert it ({p.name}.astype(...)), or build the kernel in the "
+                "data's dtype with dtype='fp16' / 'bf16' / 'fp32'",
+            )
+
+
+def with_seeded(
+    binding: Binding, given: dict[str, np.ndarray], seed: int
+) -> dict[str, np.ndarray]:
+    """The given inputs plus the missing ones, seeded as ``fadsl run --seed`` does;
+    inputs derived from others (an attention block mask) are derived from these."""
+    from fadsl.io.input_checks import check_index_inputs
+    from fadsl.io.runio import check_sizes, make_inputs, tensor_params
+
+    names = [p.name for p in tensor_params(binding.kernel, ParamKind.IN)]
+    if not given:
+        return make_inputs(binding, seed)
+    if all(n in given for n in names):
+        check_sizes(binding)
+        merged = dict(given)
+    else:
+        merged = {**make_inputs(binding, seed), **given}
+        derived = set(getattr(binding.kdef, "derived", ()) or ()) - set(given)
+        if derived:
+            made = binding.kdef.derived_inputs(binding.shape, binding.consts, merged)  # type: ignore[union-attr]
+            merged.update({k: v for k, v in made.items() if k in derived})
+    check_index_inputs(binding, merged)
+    return {n: merged[n] for n in names}
