@@ -311,3 +311,11 @@ def test_import_fadsl_stays_light() -> None:
         check=True,
     )
     assert out.stdout.split() == ["True", "True", "True"]
+
+
+def test_the_docs_show_the_golden_test_as_it_is() -> None:
+    """docs/api.md's golden test is examples/test_golden_api.py, which pytest runs."""
+    doc = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    mark = "<!-- run-by: examples/test_golden_api.py -->\n```python\n"
+    shown = doc[doc.index(mark) + len(mark) :].split("\n```\n", 1)[0] + "\n"
+    assert shown == (ROOT / "examples" / "test_golden_api.py").read_text()

@@ -12,7 +12,9 @@ import pytest
 from fadsl.driver.source import load_source
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+EXAMPLES = sorted(
+    p for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("test_")
+)  # examples/test_*.py are the examples' pytest tests, not kernel files
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
