@@ -228,17 +228,13 @@ def _consts(consts: Mapping[str, Any] | None, loc: Loc | None) -> dict[str, Any]
 
 def _dtype(dtype: Any, loc: Loc | None) -> Any:
     """``dtype`` as an element DType: fd.f16 / fd.bf16 / fd.f32 or their names."""
-    from fadsl.ir.types import CLI_DTYPES, DType
+    from fadsl.driver.binding import element_dtype
+    from fadsl.ir.types import CLI_DTYPES
 
     if dtype is None:
         return None
-    parsed = dtype if isinstance(dtype, DType) else None
-    if isinstance(dtype, str):
-        try:
-            parsed = DType.parse(dtype)
-        except ValueError:
-            parsed = None
-    if parsed is None or parsed.value not in ("f16", "bf16", "f32"):
+    parsed = element_dtype(dtype)
+    if parsed is None:
         raise UsageError(
             f"dtype={dtype!r}: expected one of {', '.join(CLI_DTYPES)}",
             loc,

@@ -208,15 +208,13 @@ def parse_sets(sets: list[str]) -> dict[str, Any]:
 
 
 def parse_dtype(text: str | None) -> Any:
-    from fadsl.ir.types import CLI_DTYPES, DType
+    from fadsl.driver.binding import element_dtype
+    from fadsl.ir.types import CLI_DTYPES
 
     if text is None:
         return None
-    try:
-        dtype = DType.parse(text)
-    except ValueError:
-        dtype = None
-    if dtype is None or dtype.value not in ("f16", "bf16", "f32"):
+    dtype = element_dtype(text)
+    if dtype is None:
         raise UsageError(
             f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
             arg_loc("--dtype", text, 0, len(text)),

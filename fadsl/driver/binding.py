@@ -62,6 +62,19 @@ CLI = Spelling()
 API = Spelling(api=True)
 
 
+def element_dtype(value: object) -> DType | None:
+    """``value`` (a DType, or a name such as ``"fp16"``) as a kernel's element dtype:
+    fp16, bf16 or fp32; None when it is not one of them."""
+    if isinstance(value, str):
+        try:
+            value = DType.parse(value)
+        except ValueError:
+            return None
+    if isinstance(value, DType) and value.value in ("f16", "bf16", "f32"):
+        return value
+    return None
+
+
 @dataclass(frozen=True)
 class Binding:
     """A kernel's IR together with the concrete values every symbol takes."""
