@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fadsl import target as targets
-from fadsl.commands import common
+from fadsl.driver.source import load_source, select
 from fadsl.perf import native
 from fadsl.perf.kernel import KernelModel
 from fadsl.perf.schedule import Schedule, schedule_of
@@ -29,7 +29,7 @@ LATE = "            acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
 def _model(
     plan: Schedule, path: Path = ROOT / "examples/fa2.py", **rates: float
 ) -> KernelModel:
-    kdef = common.select(common.load_source(str(path)), "fa2")
+    kdef = select(load_source(str(path)), "fa2")
     t = B2
     if rates:
         new = {k: dataclasses.replace(t.rates[k], value=v) for k, v in rates.items()}
