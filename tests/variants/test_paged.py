@@ -18,7 +18,7 @@ import pytest
 import fadsl as fd
 from fadsl.io import runio
 from fadsl.backends.interp import interpret
-from fadsl.commands.common import Binding
+from fadsl.driver.binding import Binding
 from fadsl.ir.types import DType
 from fadsl.passes import run_pipeline
 

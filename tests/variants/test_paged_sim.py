@@ -78,8 +78,10 @@ def test_decode_with_lse_in_the_cpu_runtime(sq: int, tmp_path: Path) -> None:
 def test_guards_stop_the_generated_kernel(name: str, index, value: int) -> None:  # type: ignore[no-untyped-def]
     """The interpreter refuses these inputs before any work; the generated kernel,
     given them anyway, stops at its guard instead of reading another page."""
+    from fadsl.backends.sim import run as sim_run
+    from fadsl.commands import common
+    from fadsl.driver.lower import lower
     from fadsl.io import runio
-    from fadsl.commands import common, sim_cmd
     from fadsl.target import resolve
 
     args = argparse.Namespace(
@@ -89,10 +91,10 @@ def test_guards_stop_the_generated_kernel(name: str, index, value: int) -> None:
         dtype=None,
         shape=SHAPE.format(nkv=8, sq=1),
     )
-    binding = common.build(args)
+    binding = common.build(args, target=resolve("ascend910b1", None))
     inputs = runio.make_inputs(binding, 0)
     inputs["seqlens_kv"][:] = [300, 200, 129, 1]
     inputs[name][index] = value
-    binary, _ = sim_cmd.build(binding, resolve("ascend910b1", None), str(EXAMPLE))
+    binary, _ = sim_run.build(lower(binding), str(EXAMPLE))
     with pytest.raises(fd.FadslError, match="Trap on .*index out of range"):
-        sim_cmd.run_binary(binary, binding, inputs, 120.0)
+        sim_run.run_binary(binary, binding, inputs, 120.0)
