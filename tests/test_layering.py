@@ -59,9 +59,8 @@ ALLOWED: dict[str, set[str]] = {
     | BASE,
     "api": {"api", "driver", "frontend", "ir", "passes", "plan", "backends"} | BASE,
     "cli": {"commands", "errors", "version"},
-    # the PyTorch operator: the interpreter through the Python API (the run command's
-    # path until fd.interpret is on main)
-    "torch": {"torch", "__init__", "ir", "commands", "driver", "backends"} | BASE,
+    # the PyTorch operator: the interpreter through the Python API
+    "torch": {"torch", "__init__", "ir"} | BASE,
     "__init__": {"api", "frontend", "errors", "version", "numerics", "lib"},
 }
 

@@ -133,6 +133,7 @@ def resolve_shape(
     for p in kernel.params:
         if p.name in arrays:
             values.update(_read_dims(p, arrays[p.name], syms, values, loc))
+    values.update(_linear_dims(kernel, arrays, values))
     if "Nkv" in syms and "Nkv" not in values and "N" in values:
         values["Nkv"] = values["N"]
     missing = [s for s in syms if s not in values]
@@ -205,6 +206,34 @@ def _read_dims(
         name = to_text(d)
         if name in syms and name not in known and name not in out:
             out[name] = int(size)
+    return out
+
+
+def _linear_dims(
+    kernel: Kernel, arrays: Mapping[str, np.ndarray], known: Mapping[str, int]
+) -> dict[str, int]:
+    """Symbols read from dims ``a * symbol + b`` once the known sizes and the integer
+    constants are put in (``B + 1`` of cu_seqlens, ``N * D`` with ``D`` known), as
+    the op package's host code reads them (``fadsl/ir/dims.py``)."""
+    from fadsl.ir.dims import linear_source
+    from fadsl.ir.expr import isym
+
+    given = [p for p in kernel.params if p.name in arrays]
+    shapes = [p.type.shape if isinstance(p.type, TensorType) else () for p in given]
+    fixed = {isym(k): v for k, v in kernel.consts if type(v) is int}
+    out: dict[str, int] = {}
+    for _ in kernel.shape_syms:  # each round may make another symbol linear
+        fixed.update({isym(k): v for k, v in {**known, **out}.items()})
+        for s in kernel.shape_syms:
+            if s in known or s in out:
+                continue
+            found = linear_source(isym(s), shapes, fixed)
+            if found is None:
+                continue
+            i, j, a, b = found
+            size = arrays[given[i].name].shape[j]
+            if (size - b) % a == 0 and size > b:
+                out[s] = (size - b) // a
     return out
 
 

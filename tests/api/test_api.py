@@ -319,3 +319,17 @@ def test_the_docs_show_the_golden_test_as_it_is() -> None:
     mark = "<!-- run-by: examples/test_golden_api.py -->\n```python\n"
     shown = doc[doc.index(mark) + len(mark) :].split("\n```\n", 1)[0] + "\n"
     assert shown == (ROOT / "examples" / "test_golden_api.py").read_text()
+
+
+def test_a_symbol_in_a_linear_dim_is_read_from_it(tmp_path: Path) -> None:
+    """varlen's B appears only as cu_seqlens' B + 1: given every input of a run, no
+    shape is needed and the outputs are the run's."""
+    varlen = select(load_source(str(ROOT / "examples" / "varlen.py")), None)
+    folder = _cli_run(tmp_path, "varlen.py", shape="B=3,N=2,Sq=96,Skv=80,D=32")
+    meta = json.loads((folder / "meta.json").read_text())
+    given = {
+        n: _read(folder, n) for n, e in meta["params"].items() if e["kind"] == "in"
+    }
+    assert "cu_seqlens_q" in given and given["cu_seqlens_q"].shape == (4,)
+    out = fd.interpret(varlen, **given)
+    assert np.array_equal(out["o"], _read(folder, "o"), equal_nan=True)
