@@ -8,7 +8,7 @@ import os
 import pytest
 
 from fadsl import target as targets
-from fadsl.commands.common import load_source, select
+from fadsl.driver.source import load_source, select
 from fadsl.errors import ScheduleError
 from fadsl.ir.text.parser import parse_kernel
 from fadsl.ir.text.printer import print_kernel

@@ -54,6 +54,7 @@ def build_project(
     """
     from fadsl.ir.text.printer import print_kernel
     from fadsl.plan.resource_report import report_json
+    from fadsl.plan.ring import annotate
 
     from fadsl.backends.ascendc.emit import require_codegen
 
@@ -69,9 +70,7 @@ def build_project(
     files = render_all(binding.kernel.name, context)
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
-    from fadsl.plan.ring import annotate
-
-    shown = annotate(binding.kernel, low.rings)  # the .fir shows the chosen rings
+    shown = annotate(binding.kernel, low.lowering.rings)  # the .fir shows the rings
     files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
     files.update(op_files(binding, emitted, context, files))
     resources = report_json(
