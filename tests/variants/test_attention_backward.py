@@ -69,6 +69,9 @@ VARIANTS = {
     "bsnd": dict(layout="BSND", causal=True),
     "bsh": dict(layout="BSH", window=(60, 30)),
     "tnd": dict(layout="TND", causal=True),
+    "tnd_everything": dict(
+        layout="TND", dropout_p=0.2, softcap=3.0, score_mod=alibi, window=(60, 20)
+    ),
 }
 KERNELS = {n: fd.attention_backward(name=n, **kw) for n, kw in VARIANTS.items()}
 SHAPES = [
