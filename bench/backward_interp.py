@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import fadsl as fd  # noqa: E402
 from fadsl.backends.interp import interpret  # noqa: E402
-from fadsl.commands.common import Binding  # noqa: E402
+from fadsl.driver.binding import Binding  # noqa: E402
 from fadsl.io import runio  # noqa: E402
 from fadsl.passes import run_pipeline  # noqa: E402
 
