@@ -262,7 +262,7 @@ def attention(
             ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md).
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
         pack_gqa: paged: one task holds the query heads of one KV head at one query
-            position (default: on unless a mod is given or return_lse).
+            position (default: on unless a mod is given).
 
     Returns:
         The kernel (assign it at module level for the fadsl CLI).
@@ -283,7 +283,6 @@ def attention(
         args.layout(layout, loc),
         args.probability(dropout_p, loc),
         has_mods,
-        return_lse is True,
         loc,
     )
     spec = AttentionSpec(

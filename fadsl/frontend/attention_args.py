@@ -146,15 +146,14 @@ def paged(
     layout: str,
     dropout_p: float,
     has_mods: bool,
-    return_lse: bool,
     loc: Loc,
 ) -> tuple[bool, int, bool]:
     """``(paged_kv, page_size, pack_gqa)`` of a kernel over a paged KV cache.
 
     A page is 16 to 512 rows, a multiple of 16 (CANN's IncreFlashAttention takes the
     same range for fp16/bf16 caches); the query layout is BNSD or BSND; there is no
-    dropout (inference). ``pack_gqa=None`` packs the heads of a group unless a mod
-    would see the head of a row or the LSE is returned.
+    dropout (inference). ``pack_gqa=None`` packs the heads of a group whenever no mod
+    would see the head of a row.
     """
     on = flag(paged_kv, "paged_kv", loc)
     if not on:
@@ -182,20 +181,13 @@ def paged(
             hint='use layout="BNSD" or layout="BSND" and dropout_p=0.0',
         )
     if pack_gqa is None:
-        return True, size, not (has_mods or return_lse)
+        return True, size, not has_mods
     pack = flag(pack_gqa, "pack_gqa", loc)
-    if pack and (has_mods or return_lse):
-        what = "return_lse=True" if return_lse else "a score_mod or mask_mod"
-        why = (
-            "the LSE of a packed tile's rows (query heads) are Sq elements apart in "
-            "`lse`, a store the kernel cannot make in one copy"
-            if return_lse
-            else "the rows of a packed tile are different query heads, and a mod "
-            "sees one head per tile"
-        )
+    if pack and has_mods:
         raise UsageError(
-            f"pack_gqa=True with {what}: {why}",
+            "pack_gqa=True with a score_mod or mask_mod: the rows of a packed tile "
+            "are different query heads, and a mod sees one head per tile",
             loc,
-            hint=f"leave pack_gqa out (it is off with {what})",
+            hint="leave pack_gqa out (it is off when a mod is given)",
         )
     return True, size, pack

@@ -67,9 +67,11 @@ def paged_attention(
         for j in fd.pipelined(lo, hi, stages=stages):
             m, l, acc = page_step(spec, t, k_cache, v_cache, block_table, j, m, l, acc)
         out_lse = None
-        if spec.return_lse:  # not packed: the heads of a packed tile are Sq apart
+        if spec.return_lse and not spec.pack_gqa:
             out_lse = lse[b, x, rows]
         finish(o_block, out_lse, o.dtype, m, l, acc)
+        if spec.return_lse and spec.pack_gqa:
+            lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
 
 
 def row_block(spec: Any, x: Any, b: Any, h: Any, rows: Any) -> Any:
@@ -84,6 +86,15 @@ def head_block(spec: Any, x: Any, b: Any, heads: Any, s: Any) -> Any:
     if spec.layout == "BNSD":
         return x[b, heads, s, :]
     return x[b, s, heads, :]
+
+
+def lse_column(block: Any, m: Any, l: Any, rows: Any) -> None:
+    """The LSE of a packed tile's rows: query heads, Sq elements apart in ``lse``. Each
+    row is widened to 8 f32 (one 32-byte block, as a copy's rows start on one) and the
+    block bounded to column y + 1, so the store writes one element per row."""
+    l_safe = fd.where(l == 0.0, 1.0, l)
+    value = fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe))
+    fd.store(block, value[:, None] + fd.zeros((rows, 8), fd.f32))
 
 
 def page_step(

@@ -42,9 +42,14 @@ def _inputs(shape: dict[str, int], seed: int = 0) -> dict[str, np.ndarray]:
     return {"block_table": table.astype(np.int32), "seqlens_kv": LENGTHS[:b].copy()}
 
 
-def run(kdef: Any, shape: dict[str, int], given: dict[str, np.ndarray] | None = None):  # type: ignore[no-untyped-def]
+def run(  # type: ignore[no-untyped-def]
+    kdef: Any,
+    shape: dict[str, int],
+    given: dict[str, np.ndarray] | None = None,
+    dtype: DType = DType.F16,
+):
     """Interpret ``kdef`` (block_q 16) on seeded q / cache and the given index inputs."""
-    kernel = kdef.build({"block_q": 16}, DType.F16)
+    kernel = kdef.build({"block_q": 16}, dtype)
     kdef.check_shape(shape)
     full = {s: shape[s] for s in kernel.shape_syms}
     b = Binding(kernel, full, {"scale": shape["D"] ** -0.5}, kdef)
@@ -61,11 +66,11 @@ def _passes(check: Any) -> None:
     assert check.passed, [v.line() for v in check.verdicts if not v.passed]
 
 
-CASES = [  # packed GQA heads by default, not with return_lse
-    dict(causal=True),
-    dict(causal=False, return_lse=True),
-    dict(causal=True, layout="BSND", return_lse=True),
-    dict(causal=False, layout="BSND"),
+CASES = [  # packed GQA heads by default
+    dict(causal=True, return_lse=True),
+    dict(causal=False, return_lse=True, pack_gqa=False),
+    dict(causal=True, layout="BSND", return_lse=True, pack_gqa=False),
+    dict(causal=False, layout="BSND", return_lse=True),
 ]
 
 
@@ -91,6 +96,13 @@ def test_masks_and_mods_see_cache_positions(kw: dict[str, Any]) -> None:
     _passes(check)
 
 
+@pytest.mark.parametrize("pack", [True, False])
+def test_bf16(pack: bool) -> None:
+    kdef = _kernel(causal=True, pack_gqa=pack)
+    _, _, _, check = run(kdef, dict(SHAPE, Sq=4), dtype=DType.BF16)
+    _passes(check)
+
+
 def test_result_follows_the_block_table() -> None:
     """Checked against another table (a page replaced, or two swapped under a window,
     where positions matter), the same output fails the rule: a kernel that ignored the
@@ -109,14 +121,17 @@ def test_result_follows_the_block_table() -> None:
 
 def test_packed_heads_compute_the_unpacked_numbers() -> None:
     shape = dict(SHAPE, Sq=4)
-    _, data, packed, _ = run(_kernel(causal=True), shape)
+    _, data, packed, _ = run(_kernel(causal=True, return_lse=True), shape)
     given = {n: data[n] for n in ("block_table", "seqlens_kv")}
-    _, data2, plain, _ = run(_kernel(causal=True, pack_gqa=False), shape, given)
+    _, data2, plain, _ = run(
+        _kernel(causal=True, return_lse=True, pack_gqa=False), shape, given
+    )
     for n in ("q", "k_cache", "v_cache"):
         np.testing.assert_array_equal(data[n], data2[n])
     np.testing.assert_allclose(
         packed["o"].astype(np.float32), plain["o"].astype(np.float32), atol=2e-3
     )
+    np.testing.assert_allclose(packed["lse"], plain["lse"], rtol=1e-5)
 
 
 def test_unused_columns_of_the_block_table_are_not_read() -> None:
@@ -147,7 +162,6 @@ def test_a_length_past_the_block_table_is_refused() -> None:
         (dict(layout="TND"), "layout BNSD or BSND"),
         (dict(dropout_p=0.1), "without dropout"),
         (dict(score_mod=alibi, pack_gqa=True), "pack_gqa=True with a score_mod"),
-        (dict(return_lse=True, pack_gqa=True), "pack_gqa=True with return_lse"),
     ],
 )
 def test_paged_keywords_are_checked(kw: dict[str, Any], message: str) -> None:

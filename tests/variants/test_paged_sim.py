@@ -2,8 +2,9 @@
 issue 18 passes the tolerance rule and agrees with the interpreter; a block table or a
 length out of range stops the generated kernel at its guard (``AscendC::Trap()``).
 
-Two builds: examples/decode_paged.py (causal, BSND, GQA heads packed) and a non-causal
-BNSD kernel with LSE (heads not packed). Seeded inputs: pages dealt in a shuffled
+Three builds: examples/decode_paged.py (causal, BSND, GQA heads packed), a non-causal
+BNSD kernel with LSE (packed: the LSE of a tile's heads are Sq apart) and a causal one
+with LSE and heads not packed. Seeded inputs: pages dealt in a shuffled
 order, uneven lengths, the last sequence of length 1.
 """
 
@@ -26,6 +27,11 @@ EXAMPLE = ROOT / "examples" / "decode_paged.py"
 WITH_LSE = """import fadsl as fd
 
 kernel = fd.attention(name="decode_lse", paged_kv=True, page_size=128, return_lse=True)
+"""
+UNPACKED = """import fadsl as fd
+
+kernel = fd.attention(name="decode_heads", paged_kv=True, page_size=128, causal=True,
+                      return_lse=True, pack_gqa=False)
 """
 SHAPE = "B=4,N=32,Nkv={nkv},Sq={sq},D=128,Pages=32,MaxPages=8"
 
@@ -64,9 +70,12 @@ def test_decode_example_in_the_cpu_runtime(nkv: int, sq: int, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("sq", [1, 4])
-def test_decode_with_lse_in_the_cpu_runtime(sq: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("packed", [True, False])
+def test_decode_with_lse_in_the_cpu_runtime(
+    packed: bool, sq: int, tmp_path: Path
+) -> None:
     src = tmp_path / "decode_lse.py"
-    src.write_text(WITH_LSE)
+    src.write_text(WITH_LSE if packed else UNPACKED)
     out = tmp_path / "sim"
     _check(_sim(src, SHAPE.format(nkv=8, sq=sq), out), out)
 
