@@ -105,7 +105,7 @@ public:
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -116,7 +116,7 @@ public:
                     // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                     AscendC::Trap();
                 }
-                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -131,7 +131,7 @@ public:
                     }
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -165,7 +165,7 @@ public:
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -176,7 +176,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -192,14 +192,14 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
                 if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
                 }
                 const int64_t blockTableS =
                     static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
-                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
@@ -231,7 +231,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0; j < fadsl::Min<int64_t>(
@@ -255,7 +255,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                          ++jPre1) {
-                        // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                        // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                         if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                             // fadsl guard: block_table index 1 out of [0, MaxPages)
                             AscendC::Trap();
@@ -266,7 +266,7 @@ public:
                             // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                             AscendC::Trap();
                         }
-                        // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t validRows =
@@ -282,14 +282,14 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
                     if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
                     }
                     const int64_t blockTableS =
                         static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
-                    // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
@@ -322,7 +322,7 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // paged.py:104  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
                 // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
@@ -332,7 +332,7 @@ public:
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -343,7 +343,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -360,14 +360,14 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
                 if (j < 0 || j >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
                 }
                 const int64_t blockTableS =
                     static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + j)));
-                // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T101);
@@ -405,7 +405,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:105  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -415,8 +415,8 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:104)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:105)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:115)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:116)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:55)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::A2, 1> aL0;       // L0A operand: %dot, %dot_1 (flash.py:209)
@@ -497,7 +497,7 @@ public:
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -522,7 +522,7 @@ public:
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -534,14 +534,14 @@ public:
                         AscendC::Trap();
                     }
                 }
-                // paged.py:102  pg = fd.load_scalar(block_table[t.b, j])
+                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
                 if (j < 0 || j >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
                 }
                 const int64_t blockTableS =
                     static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + j)));
-                // paged.py:106  kv_idx = positions(j * page, page, 1)
+                // paged.py:117  kv_idx = positions(j * page, page, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(128 * j), 128);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -717,8 +717,8 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:63)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:106)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:106)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:117)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:117)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_14 (flash.py:213)
