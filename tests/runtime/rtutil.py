@@ -40,6 +40,7 @@ PROGRAMS = {
     "misuse.cpp": ("test_rt_misuse.py", {"opt": "-O0"}),
     "sync.cpp": ("test_rt_sync.py", {"opt": "-O0"}),
     "event_pool.cpp": ("test_rt_event_pool.py", {"opt": "-O0"}),
+    "atomic.cpp": ("test_rt_atomic.py", {"opt": "-O0"}),
 }
 CPP_DIR = Path(__file__).resolve().parent / "cpp"
 

@@ -5,6 +5,7 @@
 // the GM-side stride is bytes and the UB-side stride is 32 B blocks.
 #pragma once
 #include "fields.h"
+#include "atomic.h"
 #include "sync.h"
 
 namespace AscendC {
@@ -97,9 +98,9 @@ void LocalToGm(const char* api, const GlobalTensor<T>& dst, uint64_t g, const Lo
                uint64_t bytes) {
     if (bytes == 0) return;
     ReadBytes(api, src, l, l + bytes, PIPE_MTE3);
-    uint8_t* d = reinterpret_cast<uint8_t*>(dst.addr_) + g;
-    const uint8_t* s = RawBytes(src) + l;
-    GmAccess(api, d, bytes, true, [&] { std::memcpy(d, s, bytes); });
+    T* d = reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(dst.addr_) + g);
+    const T* s = reinterpret_cast<const T*>(RawBytes(src) + l);
+    GmStore(api, d, s, bytes / sizeof(T));  // a plain write, or an add under SetAtomicAdd (atomic.h)
 }
 template <typename T>
 void GmSpanBytes(const char* api, const GlobalTensor<T>& t, uint64_t hiBytes) {

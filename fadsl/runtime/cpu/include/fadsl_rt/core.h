@@ -99,6 +99,7 @@ struct CoreCtx {
     bool finished = false;
     std::condition_variable wake;  // notified when this core's flag counters grow (sync.h)
     bool hasSlot = false;          // holds one of the launch's run slots (sync.h)
+    const char* atomicAdd = nullptr;  // SetAtomicAdd<T>: TypeName of T until SetAtomicNone (atomic.h)
 };
 
 struct LaunchState {

@@ -42,6 +42,8 @@ struct GmSeg {
     const char* api;
     uint32_t prev = 0;  // epoch of the first of the same writer's earlier writes of these bytes (0: none)
     std::vector<GmReader> readers{};  // other cores that read these bytes since the write
+    bool atomic = false;              // written by SetAtomicAdd copies (atomic.h)
+    std::vector<GmReader> adders{};   // atomic: the earlier adders (core, epoch) besides `core`
 };
 struct GmState {
     std::mutex mu;
@@ -103,35 +105,44 @@ inline void GmFreeImpl(void* p) {
 
 inline const char* Role(int kind) { return kind == AscendC::AIC ? "cube" : "vector"; }
 
-// Requires Gm().mu. Checks that the current core may see the last writers of [lo, hi).
-inline void CheckVisibleLocked(const char* api, uintptr_t lo, uintptr_t hi, bool isWrite) {
+// Requires Gm().mu. Fails unless the current core has seen the write of [a, b) in `s` that core
+// `wc` published under `epoch`.
+inline void CheckWriterSeenLocked(const char* api, const GmSeg& s, int wc, uint32_t epoch, uintptr_t a, uintptr_t b,
+                                  bool isWrite) {
     CoreCtx& c = *t_core;
+    if (wc == c.gid || c.vc[wc] >= epoch) return;
+    const CoreCtx& w = *Launch()->cores[wc];
+    const bool slot = !isWrite && !s.atomic && s.prev != 0 && c.vc[wc] >= s.prev;
+    std::string what;
+    if (slot)
+        what = "a workspace slot overwritten before its consumer released it: ";
+    else if (!isWrite && w.kind == AscendC::AIC && c.kind == AscendC::AIV)
+        what = "read of a cube result before waiting: ";
+    else if (!isWrite)
+        what = Str("read of ", Role(w.kind), "-core output before waiting: ");
+    else
+        what = "overwrite of another core's output before waiting: ";
+    what += Str(DescribeGm(a, b - a), " were written by ", s.api, s.atomic ? " (atomic add)" : "", " on ", w.name,
+                ", and this core has not waited (CrossCoreWaitFlag) on a flag that ", w.name,
+                " set after that write");
+    if (slot)
+        what += Str(" (it waited for the earlier write of these bytes, which ", w.name,
+                    " overwrote before this core read it)");
+    Fail(api, what);
+}
+// Requires Gm().mu. Checks that the current core may see the last writers of [lo, hi) (for an
+// atomic segment: every core that added into it). An atomic add (`atomic`) need not see earlier
+// atomic adds of the same bytes: adds commute, which is what SetAtomicAdd is for.
+inline void CheckVisibleLocked(const char* api, uintptr_t lo, uintptr_t hi, bool isWrite, bool atomic = false) {
     auto& segs = Gm().segs;
     auto it = segs.upper_bound(lo);
     if (it != segs.begin()) --it;
     for (; it != segs.end() && it->first < hi; ++it) {
         const GmSeg& s = it->second;
-        if (s.end <= lo || s.core == c.gid) continue;
-        if (c.vc[s.core] >= s.epoch) continue;
-        LaunchState* L = Launch();
-        const CoreCtx& w = *L->cores[s.core];
+        if (s.end <= lo || (atomic && s.atomic)) continue;
         const uintptr_t a = std::max(lo, it->first), b = std::min(hi, s.end);
-        std::string what;
-        if (!isWrite && s.prev != 0 && c.vc[s.core] >= s.prev)
-            what = "a workspace slot overwritten before its consumer released it: ";
-        else if (!isWrite && w.kind == AscendC::AIC && c.kind == AscendC::AIV)
-            what = "read of a cube result before waiting: ";
-        else if (!isWrite)
-            what = Str("read of ", Role(w.kind), "-core output before waiting: ");
-        else
-            what = "overwrite of another core's output before waiting: ";
-        what += Str(DescribeGm(a, b - a), " were written by ", s.api, " on ", w.name,
-                    ", and this core has not waited (CrossCoreWaitFlag) on a flag that ", w.name,
-                    " set after that write");
-        if (!isWrite && s.prev != 0 && c.vc[s.core] >= s.prev)
-            what += Str(" (it waited for the earlier write of these bytes, which ", w.name,
-                        " overwrote before this core read it)");
-        Fail(api, what);
+        CheckWriterSeenLocked(api, s, s.core, s.epoch, a, b, isWrite);
+        for (const GmReader& w : s.adders) CheckWriterSeenLocked(api, s, w.core, w.epoch, a, b, isWrite);
     }
 }
 // Requires Gm().mu. Splits the segment that strictly contains x at x.
@@ -175,7 +186,7 @@ inline void RecordReadLocked(uintptr_t lo, uintptr_t hi) {
     auto& segs = Gm().segs;
     const uint32_t epoch = c.vc[c.gid] + 1;
     for (auto it = segs.lower_bound(lo); it != segs.end() && it->first < hi; ++it) {
-        if (it->second.core == c.gid) continue;
+        if (it->second.core == c.gid && it->second.adders.empty()) continue;
         auto& rs = it->second.readers;
         auto r = std::find_if(rs.begin(), rs.end(), [&](const GmReader& x) { return x.core == c.gid; });
         if (r == rs.end())
@@ -221,13 +232,69 @@ inline void AssignWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
     if (ins != segs.begin()) {  // merge with an identical left neighbour
         auto p = std::prev(ins);
         if (p->second.end == lo && p->second.core == mine.core && p->second.epoch == mine.epoch &&
-            p->second.api == mine.api && p->second.prev == mine.prev && p->second.readers.empty()) {
+            p->second.api == mine.api && p->second.prev == mine.prev && p->second.readers.empty() &&
+            !p->second.atomic) {
             p->second.end = hi;
             segs.erase(ins);
         }
     }
 }
 
+// Requires Gm().mu. Records an atomic add of the current core into [lo, hi): bytes that earlier
+// atomic adds wrote keep those adders (and their readers); other bytes start a new atomic segment.
+inline void AddWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
+    CoreCtx& c = *t_core;
+    SplitAtLocked(lo);
+    SplitAtLocked(hi);
+    auto& segs = Gm().segs;
+    const uint32_t epoch = c.vc[c.gid] + 1;
+    const GmSeg fresh{hi, c.gid, epoch, api, 0, {}, true, {}};
+    uintptr_t cur = lo;
+    auto it = segs.lower_bound(lo);
+    while (cur < hi) {
+        if (it == segs.end() || it->first > cur) {  // a gap no write of this launch covers
+            const uintptr_t end = (it == segs.end()) ? hi : std::min(hi, it->first);
+            GmSeg g = fresh;
+            g.end = end;
+            it = std::next(segs.emplace(cur, g).first);
+            cur = end;
+            continue;
+        }
+        GmSeg& s = it->second;
+        if (!s.atomic) {
+            const uintptr_t end = s.end;
+            s = fresh;
+            s.end = end;
+        } else if (s.core != c.gid || s.epoch != epoch) {
+            auto keep = [&](int core, uint32_t e) {
+                if (core == c.gid) return;
+                auto r = std::find_if(s.adders.begin(), s.adders.end(), [&](const GmReader& x) { return x.core == core; });
+                if (r == s.adders.end())
+                    s.adders.push_back(GmReader{core, e});
+                else
+                    r->epoch = std::max(r->epoch, e);
+            };
+            keep(s.core, s.epoch);
+            s.core = c.gid;
+            s.epoch = epoch;
+            s.api = api;
+        }
+        cur = s.end;
+        ++it;
+    }
+}
+// An atomic add by the current core into [p, p+n): like a write, except that earlier atomic adds
+// of other cores need not be visible; `body` runs under the GM lock, so each add is atomic.
+inline void GmAtomicAccess(const char* api, void* p, size_t n, const std::function<void()>& body) {
+    if (n == 0) return;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> g(Gm().mu);
+    CheckGmRangeLocked(api, lo, n);
+    CheckVisibleLocked(api, lo, lo + n, true, true);
+    CheckReleasedLocked(api, lo, lo + n);
+    AddWriterLocked(lo, lo + n, api);
+    body();
+}
 // A GM access by the current core: range check, visibility check, then `body` runs under the GM
 // lock so that concurrent copies are not torn.
 inline void GmAccess(const char* api, const void* p, size_t n, bool isWrite, const std::function<void()>& body) {

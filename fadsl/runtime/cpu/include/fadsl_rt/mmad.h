@@ -153,14 +153,14 @@ __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>&
                 const uint64_t off = db + uint64_t(m) * p.dstStride;
                 GmSpanBytes(api, dst, (off + p.nSize) * sizeof(T));
                 T* d = dst.addr_ + off;
-                GmAccess(api, d, p.nSize * sizeof(T), true, [&] { std::memcpy(d, row.data(), p.nSize * sizeof(T)); });
+                GmStore(api, d, row.data(), p.nSize);  // an add under SetAtomicAdd (atomic.h)
             } else {
                 const uint64_t colStride = uint64_t(p.dstStride) * 32 / sizeof(T);
                 for (uint64_t j = 0; j < nBlocks; ++j) {
                     const uint64_t off = db + j * colStride + uint64_t(m) * 16;
                     GmSpanBytes(api, dst, (off + 16) * sizeof(T));
                     T* d = dst.addr_ + off;
-                    GmAccess(api, d, 16 * sizeof(T), true, [&] { std::memcpy(d, row.data() + j * 16, 16 * sizeof(T)); });
+                    GmStore(api, d, row.data() + j * 16, 16);
                 }
             }
         }
