@@ -41,6 +41,10 @@ CASES = {
     "softcap": ["B=2,N=4,Nkv=2,Sq=129,Skv=257", "B=1,N=16,Nkv=16,Sq=4000,Skv=8"],
     "alibi": ["B=1,N=3,Nkv=3,Sq=64,Skv=640"],
     "varlen": ["B=3,N=2,Nkv=1,Sq=500,Skv=700"],
+    "decode_paged": [
+        "B=2,Sq=1,N=8,Pages=10,Nkv=2,MaxPages=4",
+        "B=30,Sq=1,N=4,Pages=64,Nkv=4,MaxPages=16",
+    ],
 }
 
 pytestmark = [
