@@ -142,7 +142,9 @@ def resolve_shape(
             f"kernel `{kernel.name}`: no value for the shape symbol"
             f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
             loc,
-            hint="give them in shape={...}, or pass an input whose dimensions hold them",
+            hint=f"give {'them' if len(missing) > 1 else 'it'} in shape={{...}}, or "
+            "pass an input whose dimensions hold "
+            + ("them" if len(missing) > 1 else "it"),
         )
     return {s: values[s] for s in syms}
 

@@ -132,6 +132,8 @@ class Mistake:
     """Other files to create (name -> text; a name ending in / is a folder)."""
     shown: str = ""
     """What the user wrote, for the docs (default: the edited line, or the command)."""
+    script: str = ""
+    """Python run as ``golden.py`` beside attn.py instead of a command (an API call)."""
 
     def kernel_text(self) -> str:
         """attn.py as the user wrote it."""
@@ -144,6 +146,8 @@ class Mistake:
     def snippet(self) -> str:
         if self.shown:
             return self.shown
+        if self.script:
+            return self.script.strip("\n")
         if self.edits:
             return self.edits[-1][1].strip("\n")
         return "fadsl " + " ".join(self.argv)
@@ -160,6 +164,23 @@ def kernel(
 ) -> Mistake:
     """A mistake on one line of BASE (after the ``first`` edits, which are not shown)."""
     return Mistake(id, title, fix, argv, first + ((old, new),))
+
+
+API_CALL = """\
+import numpy as np
+
+import fadsl as fd
+from attn import attn
+
+q = np.zeros((1, 2, 64, 64), np.float16)
+{call}
+"""
+"""A golden test's call of the Python API on BASE (``q`` has BASE's default shape)."""
+
+
+def api(id: str, title: str, call: str, fix: str) -> Mistake:
+    """A mistake in a call of the Python API (docs/api.md)."""
+    return Mistake(id, title, fix, (), script=API_CALL.format(call=call))
 
 
 def mod(id: str, title: str, kind: str, body: str, fix: str) -> Mistake:
@@ -794,6 +815,42 @@ CATALOGUE: tuple[Mistake, ...] = (
         },
         shown="def stepped(score, b, h, q_idx, kv_idx):\n    return fd.floor(score)\n\n"
         'kernel = fd.attention_backward(name="stepped", score_mod=stepped)',
+    ),
+    # --- the Python API (docs/api.md) ----------------------------------------------
+    api(
+        "api_unknown_input",
+        "An API call with a keyword that is no input of the kernel",
+        "out = fd.interpret(attn, query=q, k=q, v=q)",
+        "Inputs go by the kernel's parameter names (the hint lists them); tile "
+        "constants and scalars go in `consts={...}`.",
+    ),
+    api(
+        "api_input_shape",
+        "An API input whose sizes disagree with the others",
+        "out = fd.interpret(attn, q=q, k=q, v=q[:, :, :32])",
+        "Shape symbols are read from the first array that holds them (here Skv from "
+        "`k`): give arrays of matching sizes, or the symbols in `shape={...}`.",
+    ),
+    api(
+        "api_input_dtype",
+        "An API input in another dtype than the kernel takes",
+        "out = fd.interpret(attn, q=q, k=q, v=q.astype(np.float32))",
+        "Give every input in its parameter's dtype (`.astype(np.float16)`), or run the "
+        "kernel in the data's dtype with `dtype='fp32'`.",
+    ),
+    api(
+        "api_not_an_array",
+        "An API input that is not an array",
+        "out = fd.interpret(attn, q=q.tolist(), k=q, v=q)",
+        "Give a numpy array or a tensor numpy reads (`__array__` / `__dlpack__`), "
+        "in the parameter's dtype.",
+    ),
+    api(
+        "api_missing_symbol",
+        "An API call that gives no value for a shape symbol",
+        "out = fd.interpret(attn, q=q)",
+        "Give the inputs that hold the symbol (here `k` and `v`, of size Skv), or the "
+        "symbol itself in `shape={...}`; inputs you leave out are then seeded.",
     ),
 )
 

@@ -50,19 +50,43 @@ def make_files(mistake: Mistake, folder: Path) -> None:
 
 
 def provoke(mistake: Mistake, folder: Path) -> tuple[int, str]:
-    """Exit code and stderr of the mistake's command, run in ``folder``."""
+    """Exit code and stderr of the mistake's command, run in ``folder`` (for an API
+    mistake, 1 and the rendered FadslError its script raises)."""
     make_files(mistake, folder)
     err = io.StringIO()
     old = os.getcwd()
     os.chdir(folder)
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            code = main(list(mistake.argv))
+            code = run_script(mistake, folder) if mistake.script else None
+            if code is None:
+                code = main(list(mistake.argv))
     finally:
         os.chdir(old)
     return code, err.getvalue().replace(f"{folder}{os.sep}", "").replace(
         str(folder), "."
     )
+
+
+def run_script(mistake: Mistake, folder: Path) -> int:
+    """Run the mistake's script as golden.py; print its FadslError as the CLI does."""
+    import runpy
+    import sys
+
+    from fadsl.errors import FadslError
+
+    path = folder / "golden.py"
+    path.write_text(mistake.script, encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except FadslError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop("attn", None)
+    return 0
 
 
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.id)
@@ -99,6 +123,8 @@ def render_doc() -> str:
 
 
 def _lang(m: Mistake) -> str:
+    if m.script:
+        return "python"
     if m.snippet().startswith("fadsl "):
         return "shell"
     return "text" if m.id.startswith("ir_") else "python"
@@ -114,6 +140,8 @@ Every mistake below is a test (`tests/errors/test_error_catalogue.py`): the mess
 shown is the golden file it must produce, word for word, so this page cannot drift
 from what fadsl prints. Kernel mistakes are one-line edits of this small kernel,
 saved as `attn.py`; paths are shown relative to the folder the command runs in.
+Mistakes in calls of the Python API ([docs/api.md](api.md)) are made by a script
+`golden.py` beside it, which raises the same errors, located at its call.
 
 <!-- file: attn.py -->
 ```python
