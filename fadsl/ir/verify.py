@@ -226,7 +226,7 @@ class _Verifier(IRVisitor):
     # --- symbols ----------------------------------------------------------------
     def check_symbols(self, value: Any, loc: Loc, what: str) -> None:
         visible = set().union(*self.symbols)
-        for name in sorted(_symbol_names(value) - visible):
+        for name in sorted(symbol_names(value) - visible):
             close = difflib.get_close_matches(name, sorted(visible), n=1)
             self.report(
                 f"undefined symbol `{name}` in {what}",
@@ -286,14 +286,14 @@ def _kernel_symbols(kernel: Kernel) -> set[str]:
     return names
 
 
-def _symbol_names(value: Any) -> set[str]:
+def symbol_names(value: Any) -> set[str]:
     """Names of the free symbols of every expression nested in ``value``."""
     if isinstance(value, sympy.Basic):
         return {s.name for s in value.free_symbols if isinstance(s, sympy.Symbol)}
     if isinstance(value, tuple):
-        return set().union(*(_symbol_names(x) for x in value)) if value else set()
+        return set().union(*(symbol_names(x) for x in value)) if value else set()
     if isinstance(value, Value) or not dataclasses.is_dataclass(value):
         return set()
-    return _symbol_names(
+    return symbol_names(
         tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     )

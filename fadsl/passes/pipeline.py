@@ -31,6 +31,7 @@ from fadsl.errors import ScheduleError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.ir.types import QueueType, TileType
+from fadsl.ir.verify import symbol_names
 from fadsl.passes.fresh import FreshNames
 from fadsl.target import Target
 
@@ -228,7 +229,20 @@ class _Pipeliner:
             out.append(ir.Dequeue(result=op.result, queue=q, loc=op.loc.derived(NAME)))
         for load, q in plan:
             _insert_free(out, load, q, self.loop)
-        return tuple(head + out)
+        return tuple(head + self._without_unread_scalars(out))
+
+    def _without_unread_scalars(self, body: list[ir.Op]) -> list[ir.Op]:
+        """The body's scalar reads that only the pipelined loads used (a page number):
+        each issue reads its own now, so the body's would be read for nothing."""
+        reread = {s.name for subs in self.read_at.values() for s in subs}
+        out = []
+        for op in body:
+            if isinstance(op, ir.LoadScalar) and op.name in reread:
+                others = (o for o in body if o is not op)
+                if not any(op.name in symbol_names(o) for o in others):
+                    continue
+            out.append(op)
+        return out
 
 
 def _subst_index(

@@ -192,13 +192,6 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
-                if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
-                    // fadsl guard: block_table index 1 out of [0, MaxPages)
-                    AscendC::Trap();
-                }
-                const int64_t blockTableS =
-                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
                 // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
@@ -282,13 +275,6 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
-                    if (jAhead < 0 || jAhead >= tiling_.MaxPages) {
-                        // fadsl guard: block_table index 1 out of [0, MaxPages)
-                        AscendC::Trap();
-                    }
-                    const int64_t blockTableS =
-                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jAhead)));
                     // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
@@ -360,13 +346,6 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
-                if (j < 0 || j >= tiling_.MaxPages) {
-                    // fadsl guard: block_table index 1 out of [0, MaxPages)
-                    AscendC::Trap();
-                }
-                const int64_t blockTableS =
-                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + j)));
                 // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
@@ -534,13 +513,6 @@ public:
                         AscendC::Trap();
                     }
                 }
-                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])
-                if (j < 0 || j >= tiling_.MaxPages) {
-                    // fadsl guard: block_table index 1 out of [0, MaxPages)
-                    AscendC::Trap();
-                }
-                const int64_t blockTableS =
-                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + j)));
                 // paged.py:117  kv_idx = positions(j * page, page, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(128 * j), 128);
