@@ -14,8 +14,8 @@ bottom-right aligned, as in examples/fa2.py: Q blocks wholly above the diagonal 
 skipped. ``fadsl run`` makes q, k, v, do random and o, lse the forward's outputs.
 
 This example runs in the interpreter only (hence its own folder: every examples/*.py
-compiles to a checked-in generated/ project, and the Ascend C backend does not lower a
-transposed-A dot or atomic_add yet; docs/backward.md).
+compiles to a checked-in generated/ project, and the Ascend C backend has no vector plan
+for tiles of two row blocks and does not lower atomic_add yet; docs/backward.md).
 
     fadsl run examples/backward/fa2_bwd.py --shape B=1,N=2,Sq=300,Skv=200,D=64 \\
         --set causal=True -o out/

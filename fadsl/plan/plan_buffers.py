@@ -136,13 +136,12 @@ def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
 
 def _split_rows(sides: Sides, target: Target) -> Expr | None:
     for d in sides.dots:
-        if d.transpose_a:  # type: ignore[union-attr]
+        if d.transpose_a and d.a.type.dtype.itemsize != 2:  # type: ignore[union-attr]
             raise BackendError(
-                "dot(transpose_a=True) is not lowered for the cube yet, so this "
-                "kernel has no Ascend C plan (resources are not checked)",
+                f"dot(transpose_a=True) with a {d.a.type.dtype.value} A operand: "  # type: ignore[union-attr]
+                "LoadData transposes only 16-bit fractals on the cube",
                 d.loc,
-                hint="run it with `fadsl run` (the interpreter); a backward pass "
-                "(docs/backward.md) is interpreter-only for now",
+                hint="use fp16 or bf16 operands for this dot",
             )
     rows = {
         d.result.type.shape[0]

@@ -247,9 +247,11 @@ class CubeEmitter(CoreEmitter):
         ]
 
     def _contracts_rows(self, v: ir.Value) -> bool:
-        """Whether the rows of tile ``v`` are the contraction dimension of a dot."""
+        """Whether the rows of tile ``v`` are the contraction dimension of a dot
+        (a B operand not transposed, or an A operand given as its transpose)."""
         return any(
-            isinstance(r, ir.Dot) and r.b == v and not r.transpose_b
+            isinstance(r, ir.Dot)
+            and ((r.b == v and not r.transpose_b) or (r.a == v and r.transpose_a))
             for r in self.sides.readers.get(v, [])
         )
 
@@ -300,12 +302,6 @@ class CubeEmitter(CoreEmitter):
         ]
 
     def _dot(self, op: ir.Dot) -> list[Stmt]:
-        if op.transpose_a:
-            raise BackendError(
-                "dot(transpose_a=True) is not lowered for the cube yet",
-                op.loc,
-                hint="load the A operand in the orientation you need",
-            )
         ta, tb = op.a.type, op.b.type
         assert isinstance(ta, TileType) and isinstance(tb, TileType)
         if not op.transpose_b and tb.dtype.itemsize != 2:
@@ -317,7 +313,10 @@ class CubeEmitter(CoreEmitter):
             )
         a, pre_a = self._operand(op.a)
         b, pre_b = self._operand(op.b)
-        m, k = (self.names.expr(d) for d in ta.shape)
+        m, k = (
+            self.names.expr(d)
+            for d in (reversed(ta.shape) if op.transpose_a else ta.shape)
+        )
         n = self.names.expr(tb.shape[0] if op.transpose_b else tb.shape[1])
         return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k)
 
@@ -333,7 +332,11 @@ class CubeEmitter(CoreEmitter):
         v = op.result
         lines = [
             f"AscendC::LocalTensor<{ct}> aL0Tile = aL0.AllocTensor<{ct}>();",
-            f"fadsl::LoadA(aL0Tile, {a}, {m}, {k});",
+            (
+                f"fadsl::LoadATransposed(aL0Tile, {a}, {m}, {k});"
+                if op.transpose_a
+                else f"fadsl::LoadA(aL0Tile, {a}, {m}, {k});"
+            ),
             "aL0.EnQue(aL0Tile);",
             f"AscendC::LocalTensor<{ct}> bL0Tile = bL0.AllocTensor<{ct}>();",
             load_b,

@@ -409,6 +409,23 @@ __aicore__ inline void LoadA(const AscendC::LocalTensor<T>& dst, const AscendC::
     }
 }
 
+// A given as its transpose At [k x m] in L1 (NZ, k padded; 16-bit T, so C0 = 16): fractal
+// (m strip i, k strip j) of L0A's Zz is At's fractal (k strip j, m column block i) transposed,
+// and At's fractals lie in L1 in exactly that order (column block by column block), so they are
+// copied in order with LoadData's per-fractal transpose, at most 255 per call.
+template <typename T>
+__aicore__ inline void LoadATransposed(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                       uint32_t m, uint32_t k)
+{
+    static_assert(sizeof(T) == 2, "LoadData transposes only 16-bit fractals");
+    constexpr uint32_t fractal = 512 / sizeof(T);
+    const uint32_t total = (m / 16) * (k / 16);
+    for (uint32_t f = 0; f < total; f += 255) {
+        const uint8_t count = Field<uint8_t>(Min<uint32_t>(255, total - f), "LoadData2DParams.repeatTimes");
+        AscendC::LoadData(dst[f * fractal], src[f * fractal], AscendC::LoadData2DParams{0, count, 1, 0, 0, true, 0});
+    }
+}
+
 // B given as its transpose Bt [n x k] in L1 (NZ): its fractals already are L0B's, so the
 // fractals are copied in order, at most 255 per LoadData.
 template <typename T>
