@@ -63,8 +63,3 @@ def _check_exp(
 def as_text(w: LintWarning) -> str:
     """A rendered warning, with 'warning' in place of the error title."""
     return render(w).replace("fadsl: error:", "fadsl: warning:", 1)
-
-
-def report(kernel: ir.Kernel) -> list[str]:
-    """Rendered warnings of ``kernel``."""
-    return [as_text(w) for w in warnings(kernel)]
