@@ -19,6 +19,7 @@ The time and TFLOPS that ``fadsl timeline``, ``tune`` and ``check`` print are th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ from fadsl.ir.op_base import Slice
 from fadsl.plan.footprint_eval import exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
-from fadsl.perf.schedule import Schedule, scaled_env, schedule_of
+from fadsl.perf.schedule import Schedule, planned_l0, scaled_env, schedule_of
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
 from fadsl.perf.timeline_steps import StepBuilder
@@ -119,6 +120,8 @@ class KernelModel:
         self.grid, self.loop = grid, loops[0]
         pos = grid.body.index(self.loop)
         self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
+        self._auto = schedule is None
+        self._variants: dict[tuple[bool, int], KernelModel] = {}
         self.stages = self.kv_schedule.stages
         b = StepBuilder(grid, self.loop, target, self.kv_schedule.resident_l0)
         self.before = b.steps(grid.body[:pos], "init")
@@ -126,6 +129,20 @@ class KernelModel:
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
         self._loads = _loads(grid, self.loop)
+
+    def at(self, env: Mapping[str, Any]) -> KernelModel:
+        """This model with the L0 decisions the planner makes at ``env`` (Q resident in
+        L0A, L0 depth: ``planned_l0``), unless a Schedule was given."""
+        if not self._auto:
+            return self
+        key = planned_l0(self.grid, self.loop, self.target, env)
+        s = self.kv_schedule
+        if key == (s.resident_l0, s.l0_buffers):
+            return self
+        if key not in self._variants:
+            plan = dataclasses.replace(s, resident_l0=key[0], l0_buffers=key[1])
+            self._variants[key] = KernelModel(self.kernel, self.target, plan)
+        return self._variants[key]
 
     def scaled(self, env: Mapping[str, Any]) -> dict[str, Any]:
         """``env`` as the modelled schedule sees it: a round of k KV blocks and k Q
@@ -162,6 +179,9 @@ class KernelModel:
     # -- the kernel ------------------------------------------------------------
 
     def estimate(self, env: Mapping[str, Any]) -> KernelTime:
+        model = self.at(env)
+        if model is not self:
+            return model.estimate(env)
         env = self.scaled(env)
         bounds = self.cost.estimate(env)
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)

@@ -94,6 +94,27 @@ def schedule_of(
     return Schedule(**values)  # type: ignore[arg-type]
 
 
+def planned_l0(
+    grid: ir.Grid, loop: ir.For, target: Target, env: Mapping[str, Any]
+) -> tuple[bool, int]:
+    """(resident_l0, l0_buffers) as the planner decides them at ``env``
+    (``plan/l0_plan.py``). The depth is 2 when L0B and L0C have two slots and L0A has
+    two or serves at most one dot of the loop (the dots between two of its uses then
+    free it, as with Q resident and P @ V the only dot loading L0A)."""
+    from fadsl.plan.l0_plan import l0_buffers
+    from fadsl.plan.sides import classify
+
+    core = "AIC" if target.split else "AICORE"
+    bufs, resident = l0_buffers(classify(grid, {}), grid, core, dict(env), target)
+    depth = {b.name: b.buffers for b in bufs}
+    a_dots = [
+        op for op in loop.body if isinstance(op, ir.Dot) and op.a.name not in resident
+    ]
+    a_ok = depth.get("aL0", 2) == 2 or len(a_dots) <= 1
+    two = depth.get("bL0") == 2 and depth.get("cL0") == 2 and a_ok
+    return bool(resident), 2 if two else 1
+
+
 def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:
     """The workspace ring depth the planner gives ``loop`` (1: no ring)."""
     from fadsl.plan import ring

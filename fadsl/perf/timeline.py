@@ -113,7 +113,7 @@ class Timeline:
 
 def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline:
     """The modelled schedule of the task with the most KV iterations at ``env``."""
-    model = KernelModel(kernel, target)
+    model = KernelModel(kernel, target).at(env)
     kt = model.estimate(env)
     seen = model.scaled(env)  # a round / shared Q blocks as one iteration / task
     task = _task_point(model.grid, seen)

@@ -8,7 +8,8 @@ unit of every op, homes of vector values, instruction forms, temporaries.
 
 Split chips (910B, A3): a MIX kernel. The cube (AIC) holds its operands in L1 (one
 queue per operand; pipelined loads keep their ``stages`` slots), one L0A, one L0B and
-one L0C buffer sized for the largest dot. Each of the two vector cores (AIV) owns half
+one L0C queue sized for the largest dot, double-buffered and with Q resident in L0A
+where they fit (``l0_plan.py``). Each of the two vector cores (AIV) owns half
 the rows of the Q block: vector tiles whose first dimension is the dot's row block
 are halved. Dot results reach the vector unit, and vector-made dot operands reach the
 cube, through GM workspaces of one slot per AIC.
@@ -32,6 +33,7 @@ from fadsl.plan.api_fields import field_uses
 from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
 from fadsl.plan import ring
+from fadsl.plan.l0_plan import l0_buffers
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.vector_plan import VectorPlanner
@@ -61,6 +63,9 @@ class Lowering:
     """Values of shape symbols and tile constants the plan was made with."""
     rings: dict[int, ring.Ring] = field(default_factory=dict)
     """Loops whose cube runs ahead (``plan/ring.py``), by ``id`` of the loop op."""
+
+    resident: dict[str, str] = field(default_factory=dict)
+    """Dot A operands kept in L0A for the whole task (value -> L0A buffer, l0_plan)."""
 
     def ring_of(self, value: str) -> ring.Ring | None:
         """The ring holding the workspace of exchanged value ``value``, if any."""
@@ -98,7 +103,9 @@ def lower(
     rows = _split_rows(sides, target)
     shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
     vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
-    cube_bufs, cube_homes = _cube_buffers(sides, queues, target, env, kernel.loc)
+    cube_bufs, cube_homes, resident = _cube_buffers(
+        sides, grid, queues, target, env, kernel.loc
+    )
     buffers = tuple(cube_bufs) + tuple(
         _ub_buffers(vec, "AIV" if target.split else "AICORE")
     )
@@ -124,6 +131,7 @@ def lower(
         grid,
         env,
         rings,
+        resident,
     )
     return replace(low, plan=replace(bp, fields=field_uses(low)))
 
@@ -211,11 +219,12 @@ def _dot_role(v: ir.Value, sides: Sides) -> str:
 
 def _cube_buffers(
     sides: Sides,
+    grid: ir.Grid,
     queues: dict[ir.Value, ir.QueueAlloc],
     target: Target,
     env: dict[str, Any],
     kernel_loc: Any = None,
-) -> tuple[list[Buffer], dict[str, str]]:
+) -> tuple[list[Buffer], dict[str, str], dict[str, str]]:
     out: list[Buffer] = []
     homes: dict[str, str] = {}
     core = "AIC" if target.split else "AICORE"
@@ -258,83 +267,8 @@ def _cube_buffers(
                 sides.defs[v].loc,
             )
         )
-    out += _l0_buffers(sides, core, env)
-    return out, homes
-
-
-def _l0_buffers(sides: Sides, core: str, env: dict[str, Any]) -> list[Buffer]:
-    if not sides.dots:
-        return []
-    out = []
-    for space, pos, name, pick in (
-        ("L0A", "A2", "aL0", _a_shape),
-        ("L0B", "B2", "bL0", _b_shape),
-        ("L0C", "CO1", "cL0", _c_shape),
-    ):
-        best = max(sides.dots, key=lambda d: _num(_bytes_of(*pick(d)), env))
-        shape, dtype = pick(best)
-        counts = {sympy.Mul(*pick(d)[0]) for d in sides.dots}
-        same = len({pick(d)[1] for d in sides.dots}) == 1
-        if (
-            len(counts) > 1
-        ):  # one buffer serves every dot: its size is the largest, symbolically
-            shape = (
-                (_max(counts),)
-                if same
-                else (_max({_bytes_of(*pick(d)) for d in sides.dots}),)
-            )
-            dtype = dtype if same else DType.U8
-        out.append(
-            Buffer(
-                name,
-                space,
-                pos,
-                core,
-                shape,
-                dtype,
-                1,
-                "queue",
-                "operand" if space != "L0C" else "result",
-                tuple(d.result.name for d in sides.dots),
-                best.loc,
-            )
-        )
-    return out
-
-
-def _max(terms: set[Expr]) -> Expr:
-    from fadsl.plan.vector_slots import smax
-
-    return smax(terms)
-
-
-def _a_shape(d: ir.Dot) -> tuple[Shape, DType]:
-    t = d.a.type
-    assert isinstance(t, TileType)
-    return (tuple(reversed(t.shape)) if d.transpose_a else tuple(t.shape)), t.dtype
-
-
-def _b_shape(d: ir.Dot) -> tuple[Shape, DType]:
-    t = d.b.type
-    assert isinstance(t, TileType)
-    return (tuple(reversed(t.shape)) if d.transpose_b else tuple(t.shape)), t.dtype
-
-
-def _c_shape(d: ir.Dot) -> tuple[Shape, DType]:
-    t = d.result.type
-    assert isinstance(t, TileType)
-    return tuple(t.shape), t.dtype
-
-
-def _bytes_of(shape: Shape, dtype: DType) -> Expr:
-    return sympy.Mul(*shape) * dtype.itemsize
-
-
-def _num(e: Expr, env: dict[str, Any]) -> float:
-    try:
-        return float(evaluate(as_expr(e), env))
-    except (KeyError, TypeError, ValueError):
-        return 0.0
+    l0, resident = l0_buffers(sides, grid, core, env, target)
+    return out + l0, homes, resident
 
 
 def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:

@@ -104,3 +104,32 @@ def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore
     assert "static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2)" in cpp
     assert "dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV]" in cpp
     assert "constexpr uint16_t FLAG_DOT1 = 2;" in cpp
+
+
+def test_q_stays_in_l0a_and_l0b_l0c_are_double_buffered_where_they_fit() -> None:
+    low = _lower(_kernel("fa2"))
+    l0 = {b.name: b for b in low.plan.buffers if b.space.startswith("L0")}
+    assert low.resident == {"qt": "qtL0"}
+    assert {n: (b.space, b.buffers) for n, b in l0.items()} == {
+        "qtL0": ("L0A", 1),
+        "aL0": ("L0A", 1),  # P: Q (32 KiB) + two P slots would not fit 64 KiB
+        "bL0": ("L0B", 2),
+        "cL0": ("L0C", 2),
+    }
+    assert l0["aL0"].values == ("dot_1",)  # only P @ V still loads L0A per iteration
+
+
+def test_nothing_resident_or_double_when_it_does_not_fit() -> None:
+    """block_q = block_kv = 256: Q (64 KiB) fills L0A alone, one K block fills L0B."""
+    low = _lower(_kernel("fa2", block_q=256, block_kv=256))
+    l0 = {b.name: b.buffers for b in low.plan.buffers if b.space.startswith("L0")}
+    assert low.resident == {} and l0 == {"aL0": 1, "bL0": 1, "cL0": 1}
+
+
+def test_the_model_follows_the_l0_plan() -> None:
+    from fadsl.perf.kernel import KernelModel
+
+    k = _kernel("fa2")
+    env = {**kernel_env(k), **SHAPE, "scale": 0.088}
+    s = KernelModel(k, targets.get("ascend910b1")).at(env).kv_schedule
+    assert (s.ring, s.resident_l0, s.l0_buffers) == (2, True, 2)

@@ -167,6 +167,10 @@ class CubeEmitter(CoreEmitter):
             if self.ends.get(v) == pos:
                 name = self.names.var(v)
                 out.append(Line(f"{self.names.buf(home)}.FreeTensor({name});"))
+                if v in self.low.resident:
+                    que = self.names.buf(self.low.resident[v])
+                    tile = self.names.m.claim("l0", v, name + "L0Tile", ("kernel",))
+                    out.append(Line(f"{que}.FreeTensor({tile});"))
         return out
 
     # --- ops -----------------------------------------------------------------
@@ -193,7 +197,29 @@ class CubeEmitter(CoreEmitter):
             Line(f"{home}.EnQue({var});"),
             Line(f"{var} = {home}.DeQue<{ct}>();"),
         ]
-        return out
+        return out + self._to_l0(v, var, ct)
+
+    def _l0_tile(self, v: ir.Value) -> str:
+        """The local of resident L0A operand ``v`` (l0_plan.py)."""
+        return self.names.m.claim(
+            "l0", v.name, self.names.var(v.name) + "L0Tile", ("kernel",)
+        )
+
+    def _to_l0(self, v: ir.Value, var: str, ct: str) -> list[Stmt]:
+        """A dot A operand kept in L0A for the whole task: moved there once."""
+        if v.name not in self.low.resident:
+            return []
+        que = self.names.buf(self.low.resident[v.name])
+        t = v.type
+        assert isinstance(t, TileType)
+        m, k = (self.names.expr(d) for d in t.shape)
+        tile = self._l0_tile(v)
+        return [
+            Line(f"AscendC::LocalTensor<{ct}> {tile} = {que}.AllocTensor<{ct}>();"),
+            Line(f"fadsl::LoadA({tile}, {var}, {m}, {k});"),
+            Line(f"{que}.EnQue({tile});"),
+            Line(f"{tile} = {que}.DeQue<{ct}>();"),
+        ]
 
     def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
         """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
@@ -330,6 +356,8 @@ class CubeEmitter(CoreEmitter):
             else f"fadsl::LoadB(bL0Tile, {b}, {k}, {n});"
         )
         v = op.result
+        resident = op.a.name in self.low.resident
+        a_tile = self._l0_tile(op.a) if resident else "aL0Tile"
         lines = [
             f"AscendC::LocalTensor<{ct}> aL0Tile = aL0.AllocTensor<{ct}>();",
             (
@@ -344,7 +372,7 @@ class CubeEmitter(CoreEmitter):
             f"aL0Tile = aL0.DeQue<{ct}>();",
             f"bL0Tile = bL0.DeQue<{ct}>();",
             "AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();",
-            f"AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile, AscendC::MmadParams{{"
+            f"AscendC::Mmad(cL0Tile, {a_tile}, bL0Tile, AscendC::MmadParams{{"
             f'fadsl::Field<uint16_t>({m}, "MmadParams.m"), '
             f'fadsl::Field<uint16_t>({n}, "MmadParams.n"), '
             f'fadsl::Field<uint16_t>({k_valid}, "MmadParams.k"), 0, false, true}});',
@@ -353,6 +381,8 @@ class CubeEmitter(CoreEmitter):
             "cL0.EnQue(cL0Tile);",
             "cL0Tile = cL0.DeQue<float>();",
         ]
+        if resident:  # Q stays in L0A (l0_plan.py): no LoadA per dot
+            lines = [x for x in lines if "aL0Tile" not in x]
         if v in self.sides.to_vector:
             lines += [
                 f"AscendC::Fixpipe({self.ws_of(v.name)}, cL0Tile, AscendC::FixpipeParamsV220{{"
