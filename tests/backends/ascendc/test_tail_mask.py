@@ -1,0 +1,35 @@
+"""The KV tail mask runs only in the block that has a tail (issue 16, vector clean-up):
+the Compare and Selects of ``where(arange(j * block_kv, block_kv) < Skv, s, -inf)`` are
+guarded by ``if (block_kv * j + block_kv - 1 >= Skv)``. ``fadsl sim`` of every example
+(tests/variants/test_examples_sim.py, tests/backends/ascendc/test_sim.py) runs both
+paths: shapes with and without a KV tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fadsl.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+GUARD = "if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {"
+
+
+def test_the_tail_select_is_guarded_by_the_block_reaching_past_skv(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "fa2"
+    assert main(["compile", str(ROOT / "examples" / "fa2.py"), "-o", str(out)]) == 0
+    cpp = (out / "fa2_kernel.cpp").read_text()
+    guarded = cpp[cpp.index(GUARD) :]
+    assert "AscendC::CMPMODE::LT, BLOCK_KV);" in guarded.split("}")[0]
+    assert guarded.index("AscendC::Select(s1[r * BLOCK_KV]") < guarded.index(
+        "fd.row_max"
+    )
+
+
+def test_a_mask_the_select_cannot_skip_is_not_guarded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The causal mask compares every row against its own position: no guard there."""
+    out = tmp_path / "fa2c"
+    argv = ["compile", str(ROOT / "examples" / "fa2.py"), "--set", "causal=true"]
+    assert main(argv + ["-o", str(out)]) == 0
+    cpp = (out / "fa2_kernel.cpp").read_text()
+    assert cpp.count("only a block that reaches past the bound") == 1
+    assert "CMPMODE::LE" in cpp or "CMPMODE::GE" in cpp
