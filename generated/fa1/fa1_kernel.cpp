@@ -50,9 +50,9 @@ public:
         pipe_.InitBuffer(ktL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vtL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
-        pipe_.InitBuffer(bL0, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(aL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -256,9 +256,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 1> ktL1;  // L1 operand: %kt (fa1.py:71)
     AscendC::TQue<AscendC::TPosition::B1, 1> vtL1;  // L1 operand: %vt (fa1.py:72)
     AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;  // L1 operand: %p_1 (fa1.py:97)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;   // L0A operand: %dot, %dot_1 (fa1.py:84)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;   // L0B operand: %dot, %dot_1 (fa1.py:84)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;  // L0C result: %dot, %dot_1 (fa1.py:84)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;   // L0A operand: %dot, %dot_1 (fa1.py:84)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;   // L0B operand: %dot, %dot_1 (fa1.py:84)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1 (fa1.py:84)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, N, Skv, D]
@@ -623,12 +623,15 @@ public:
                     AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                        AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
-                                               AscendC::CMPMODE::LT, BLOCK_KV);
-                        AscendC::PipeBarrier<PIPE_V>();
-                        for (int64_t r = 0; r < ROWS; ++r) {
-                            AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
-                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        // only a block that reaches past the bound has columns to mask
+                        if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                            AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
+                                                   AscendC::CMPMODE::LT, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                            for (int64_t r = 0; r < ROWS; ++r) {
+                                AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
+                                                AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                            }
                         }
                     }
                     // fa1.py:90  m_new = fd.maximum(m, fd.row_max(s))

@@ -52,9 +52,10 @@ public:
         pipe_.InitBuffer(vCacheTQ, 2, 128 * D * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t101L1, 1, 128 * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q) * sizeof(half));
-        pipe_.InitBuffer(bL0, 1, 128 * D * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(aL0, 2, 128 * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, 128 * D * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -98,6 +99,10 @@ public:
             }
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
+            AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
+            fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+            qtL0.EnQue(qtL0Tile);
+            qtL0Tile = qtL0.DeQue<half>();
             // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
@@ -196,21 +201,16 @@ public:
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(128, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -279,21 +279,16 @@ public:
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
-                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                        aL0.EnQue(aL0Tile);
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
                         bL0.EnQue(bL0Tile);
-                        aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::Mmad(
-                            cL0Tile, aL0Tile, bL0Tile,
+                            cL0Tile, qtL0Tile, bL0Tile,
                             AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                                 fadsl::Field<uint16_t>(128, "MmadParams.n"),
                                                 fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                        aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
@@ -388,6 +383,7 @@ public:
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
+            qtL0.FreeTensor(qtL0Tile);
         }
     }
 
@@ -398,9 +394,10 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:116)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:55)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;       // L0A operand: %dot, %dot_1 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:55)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                    // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;              // in `k_cache` f16[Pages, 128, Nkv, D]
     AscendC::GlobalTensor<half> v_cacheGm;              // in `v_cache` f16[Pages, 128, Nkv, D]
@@ -532,24 +529,30 @@ public:
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, idxF, static_cast<float>((-tiling_.Sq + seqlensKvS + y)),
-                                           AscendC::CMPMODE::LE, 128);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(t41[r * 128], mask, t[r * 128], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((128 * j + 127) > (-tiling_.Sq + seqlensKvS + y)) {
+                        AscendC::CompareScalar(mask, idxF, static_cast<float>((-tiling_.Sq + seqlensKvS + y)),
+                                               AscendC::CMPMODE::LE, 128);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t41[r * 128], mask, t[r * 128], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                        }
                     }
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, idxF, static_cast<float>(seqlensKvS), AscendC::CMPMODE::LT,
-                                           128);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(t42[r * 128], mask, t41[r * 128], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((128 * j + 127) >= seqlensKvS) {
+                        AscendC::CompareScalar(mask, idxF, static_cast<float>(seqlensKvS),
+                                               AscendC::CMPMODE::LT, 128);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t42[r * 128], mask, t41[r * 128], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                        }
                     }
                 }
                 // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))

@@ -81,9 +81,10 @@ public:
         pipe_.InitBuffer(vT1L1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(t131L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t271L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
-        pipe_.InitBuffer(bL0, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -101,6 +102,10 @@ public:
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
+            AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
+            fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+            qtL0.EnQue(qtL0Tile);
+            qtL0Tile = qtL0.DeQue<half>();
             // flash.py:69  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             const int64_t kvNumBlocksS = static_cast<int64_t>(
                 kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
@@ -133,21 +138,16 @@ public:
                 kT = kTL1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -190,21 +190,16 @@ public:
                     kT = kTL1.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
-                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                        aL0.EnQue(aL0Tile);
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
                         bL0.EnQue(bL0Tile);
-                        aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::Mmad(
-                            cL0Tile, aL0Tile, bL0Tile,
+                            cL0Tile, qtL0Tile, bL0Tile,
                             AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                                 fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                                 fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                        aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
@@ -316,21 +311,16 @@ public:
                 kT1 = kT1L1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -373,21 +363,16 @@ public:
                     kT1 = kT1L1.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
-                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                        aL0.EnQue(aL0Tile);
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
                         bL0.EnQue(bL0Tile);
-                        aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::Mmad(
-                            cL0Tile, aL0Tile, bL0Tile,
+                            cL0Tile, qtL0Tile, bL0Tile,
                             AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                                 fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                                 fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                        aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
@@ -469,6 +454,7 @@ public:
                 t271L1.FreeTensor(t271);
             }
             qtL1.FreeTensor(qt);
+            qtL0.FreeTensor(qtL0Tile);
         }
     }
 
@@ -482,9 +468,10 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 1> vT1L1;   // L1 operand: %v_t_1 (flash.py:191)
     AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::A1, 1> t271L1;  // L1 operand: %t_27_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;  // L0A operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:59)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, Nkv, Skv, D]
@@ -721,12 +708,15 @@ public:
                 AscendC::LocalTensor<float> t73 = t72.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv), AscendC::CMPMODE::LT,
-                                           BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(t73[r * BLOCK_KV], mask, t72[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >= tiling_.Skv) {
+                        AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
+                                               AscendC::CMPMODE::LT, BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t73[r * BLOCK_KV], mask, t72[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        }
                     }
                 }
                 // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))

@@ -50,9 +50,10 @@ public:
         pipe_.InitBuffer(vtQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
-        pipe_.InitBuffer(bL0, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -70,6 +71,10 @@ public:
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
+            AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
+            fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+            qtL0.EnQue(qtL0Tile);
+            qtL0Tile = qtL0.DeQue<half>();
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jPre) {
@@ -117,21 +122,16 @@ public:
                 AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                 // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -171,21 +171,16 @@ public:
                     AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                     // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                     {
-                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                        aL0.EnQue(aL0Tile);
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
                         bL0.EnQue(bL0Tile);
-                        aL0Tile = aL0.DeQue<half>();
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::Mmad(
-                            cL0Tile, aL0Tile, bL0Tile,
+                            cL0Tile, qtL0Tile, bL0Tile,
                             AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                                 fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                                 fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                        aL0.FreeTensor(aL0Tile);
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
@@ -262,6 +257,7 @@ public:
                 vtQ.FreeTensor(vt);
             }
             qtL1.FreeTensor(qt);
+            qtL0.FreeTensor(qtL0Tile);
         }
     }
 
@@ -272,9 +268,10 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> vtQ;   // L1 operand: operand (fa2.py:76)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;  // L1 operand: %qt (fa2.py:63)
     AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;  // L1 operand: %p_1 (fa2.py:88)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;   // L0A operand: %dot, %dot_1 (fa2.py:77)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;   // L0B operand: %dot, %dot_1 (fa2.py:77)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;  // L0C result: %dot, %dot_1 (fa2.py:77)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;  // L0A operand (resident): %qt (fa2.py:63)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;   // L0A operand: %dot_1 (fa2.py:88)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;   // L0B operand: %dot, %dot_1 (fa2.py:77)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1 (fa2.py:77)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, N, Skv, D]
@@ -354,12 +351,15 @@ public:
                 AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
-                                           AscendC::CMPMODE::LT, BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                        AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
+                                               AscendC::CMPMODE::LT, BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        }
                     }
                 }
                 // fa2.py:83  m_new = fd.maximum(m, fd.row_max(s))

@@ -64,9 +64,10 @@ public:
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t91L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t251L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
-        pipe_.InitBuffer(bL0, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(aL0, 2, BLOCK_KV * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -84,6 +85,10 @@ public:
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
+            AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
+            fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+            qtL0.EnQue(qtL0Tile);
+            qtL0Tile = qtL0.DeQue<half>();
             // fa3.py:97  for t in fd.pipelined(fd.cdiv(n_kv, 2), stages=stages):
             for (int64_t t = 0;
                  t < fadsl::CeilDiv<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 2); ++t) {
@@ -151,21 +156,16 @@ public:
                 AscendC::LocalTensor<half> v1 = v1Q.DeQue<half>();
                 // fa3.py:103  s0 = fd.dot(qt, k0, transpose_b=True)
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -183,21 +183,16 @@ public:
                 kTQ.FreeTensor(kT);
                 // fa3.py:104  s1 = fd.dot(qt, k1, transpose_b=True)
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
-                    aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
+                        cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
                                             fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
@@ -291,6 +286,7 @@ public:
                 v1Q.FreeTensor(v1);
             }
             qtL1.FreeTensor(qt);
+            qtL0.FreeTensor(qtL0Tile);
         }
     }
 
@@ -304,9 +300,10 @@ private:
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (fa3.py:84)
     AscendC::TQue<AscendC::TPosition::A1, 1> t91L1;   // L1 operand: %t_9_1 (fa3.py:137)
     AscendC::TQue<AscendC::TPosition::A1, 1> t251L1;  // L1 operand: %t_25_1 (fa3.py:137)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
-    AscendC::TQue<AscendC::TPosition::B2, 1> bL0;     // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
-    AscendC::TQue<AscendC::TPosition::CO1, 1> cL0;    // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (fa3.py:84)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;     // L0A operand: %dot_2, %dot_3 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:137)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, N, Skv, D]
@@ -398,12 +395,15 @@ public:
                 AscendC::LocalTensor<float> t3 = t1.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, idx1F, static_cast<float>(tiling_.Skv), AscendC::CMPMODE::LT,
-                                           BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(t3[r * BLOCK_KV], mask, t1[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((2 * BLOCK_KV * t + BLOCK_KV - 1) >= tiling_.Skv) {
+                        AscendC::CompareScalar(mask, idx1F, static_cast<float>(tiling_.Skv),
+                                               AscendC::CMPMODE::LT, BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t3[r * BLOCK_KV], mask, t1[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        }
                     }
                 }
                 // fa3.py:132  m_new = fd.maximum(m, fd.row_max(s))
@@ -498,12 +498,15 @@ public:
                 AscendC::LocalTensor<float> t19 = t17.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                    AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv), AscendC::CMPMODE::LT,
-                                           BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        AscendC::Select(t19[r * BLOCK_KV], mask, t17[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                    // only a block that reaches past the bound has columns to mask
+                    if ((BLOCK_KV * (2 * t + 1) + BLOCK_KV - 1) >= tiling_.Skv) {
+                        AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
+                                               AscendC::CMPMODE::LT, BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t19[r * BLOCK_KV], mask, t17[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        }
                     }
                 }
                 // fa3.py:132  m_new = fd.maximum(m, fd.row_max(s))
