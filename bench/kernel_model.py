@@ -126,7 +126,11 @@ def generated_rows(
         shape = native.Shape(1, n, n, s, 128, causal)
         useful = native.useful_flops(shape)
         nat = native.estimate(shape, t)
-        row = (useful / kt.time_s / 1e12, nat.tflops, model.kv_schedule.describe())
+        row = (
+            useful / kt.time_s / 1e12,
+            nat.tflops,
+            model.at(binding.env()).kv_schedule.describe(),
+        )
         out.append((causal, n, s, *row))
     return out
 
