@@ -176,9 +176,16 @@ def choose(grid: ir.Grid, sides: Sides, split_chip: bool) -> dict[int, Ring]:
         return {}
     out: dict[int, Ring] = {}
     for op in walk(grid.body):
-        if not isinstance(op, ir.For) or not any(
-            isinstance(o, ir.Dot) for o in op.body
-        ):
+        if not isinstance(op, ir.For):
+            continue
+        if not any(isinstance(o, ir.Dot) for o in op.body):
+            if op.ring > 1:
+                raise ScheduleError(
+                    f"ring = {op.ring} cannot be honoured for this loop: it computes "
+                    "no dot, so the cube has nothing to run ahead",
+                    op.loc,
+                    hint="remove the ring attribute (or set ring = 1)",
+                )
             continue
         stages = split(op, sides)
         wanted = op.ring or DEFAULT_DEPTH

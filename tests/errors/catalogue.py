@@ -52,6 +52,21 @@ def attn(
             m = m_new
         fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))
 """
+RING_FIR = """\
+kernel ringed(
+    in x: f32[M, K],
+    out y: f32[M, K],
+) consts(bm = 16) {
+  grid (i) in (cdiv(M, bm)) {
+    for j in 0 .. cdiv(K, 16) serial(ring = 2) {
+      %xt = load() {src = x, index = [bm*i +: bm, 16*j +: 16]} : f32[bm, 16]
+      store(%xt) {dst = y, index = [bm*i +: bm, 16*j +: 16]}
+    }
+  }
+}
+"""
+"""A .fir whose loop asks for a workspace ring it cannot have (``ir_ring_impossible``)."""
+
 SHAPE = "B=1,N=2,Sq=64,Skv=64,D=64"
 RUN = ("run", "attn.py", "--shape", SHAPE, "-o", "out")
 MOD = """\
@@ -851,6 +866,16 @@ CATALOGUE: tuple[Mistake, ...] = (
         "out = fd.interpret(attn, q=q)",
         "Give the inputs that hold the symbol (here `k` and `v`, of size Skv), or the "
         "symbol itself in `shape={...}`; inputs you leave out are then seeded.",
+    ),
+    Mistake(
+        "ir_ring_impossible",
+        "A `ring` the loop cannot have (textual IR)",
+        "`ring = r` runs the cube r - 1 iterations ahead of the vector cores through "
+        "workspace rings (docs/backend.md); only a loop whose dots exchange tiles with "
+        "the vector cores can: remove the attribute, or write `ring = 1`.",
+        ("check", "k.fir", "--shape", "M=64,K=64"),
+        files={"k.fir": RING_FIR},
+        shown="for j in 0 .. cdiv(K, 16) serial(ring = 2) {   # in k.fir",
     ),
 )
 
