@@ -55,6 +55,9 @@ def main(args: argparse.Namespace) -> int:
     tl = build(binding.kernel, target, binding.model_env())
     title = _title(binding, target)
     print(report(tl, title, args.iterations))
+    assumed = binding.model_assumption()
+    if assumed:
+        print(f"the model assumes {assumed}")
     if kind is not None:
         _draw(tl, title, args.iterations, args.output, kind)
         print(f"wrote {args.output}")

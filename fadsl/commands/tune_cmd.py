@@ -150,8 +150,15 @@ def search(
     ranked, dropped = _recheck(found, chosen, args, target, args.top)
     if progress:
         progress.finish()
+    assumed = base.model_assumption()
     return TuneResult(
-        ranked, total, feasible - dropped, time.perf_counter() - started, tuned, dropped
+        ranked,
+        total,
+        feasible - dropped,
+        time.perf_counter() - started,
+        tuned,
+        dropped,
+        [f"the model assumes {assumed}"] if assumed else [],
     )
 
 
@@ -347,6 +354,7 @@ def table(result: TuneResult, target: Target, top: int) -> str:
         "the engine with the most work per KV iteration; many rates are UNVERIFIED or "
         "assumptions"
     )
+    lines += result.notes
     return "\n".join(lines)
 
 
@@ -358,6 +366,7 @@ def as_json(result: TuneResult, target: Target) -> dict[str, Any]:
         "feasible": result.feasible,
         "seconds": round(result.seconds, 3),
         "modelled": True,
+        "notes": list(result.notes),
         "ranked": [
             {"values": c.values, "percent": c.percent, "estimate": c.estimate.as_dict()}
             for c in result.ranked

@@ -118,23 +118,47 @@ class Binding:
     def model_env(self) -> dict[str, Any]:
         """``env`` plus the values the performance model assumes for scalars the kernel
         reads from its inputs, from the kernel definition's ``modelled_scalars`` (a
-        paged kernel: every sequence as long as its block table allows)."""
-        from fadsl.ir.nodes import LoadScalar
+        paged kernel: every sequence as long as its block table allows; packed TND
+        sequences: all of one length). A hook's value is a number (every element) or a
+        tuple (element by element of a 1-D input, read where the grid's first task
+        reads it: the hook makes every task's reads alike). Reads it gives no value
+        for (e.g. a block table inside the KV loop) are left out; the model refuses
+        a kernel whose loop bounds need them (``perf/kernel.py``)."""
+        from fadsl.ir.expr import evaluate
+        from fadsl.ir.nodes import Grid, LoadScalar
         from fadsl.ir.visitor import IRVisitor
 
         out = self.env()
         hint = getattr(self.kdef, "modelled_scalars", None)
-        values: dict[str, int] = hint(self.shape) if hint is not None else {}
+        values: dict[str, Any] = hint(self.shape) if hint is not None else {}
         if not values:
             return out
+        first: dict[str, int] = {}
 
         class Reads(IRVisitor):
+            def visit_Grid(self, op: Grid) -> None:
+                first.update({v: 0 for v in op.vars})
+                self.generic_visit(op)
+
             def visit_LoadScalar(self, op: LoadScalar) -> None:
-                if op.src in values:
-                    out[op.name] = values[op.src]
+                value = values.get(op.src)
+                if isinstance(value, tuple):
+                    try:
+                        at = int(evaluate(op.index[0], {**out, **first}))
+                    except KeyError:  # read inside a loop
+                        at = -1
+                    value = value[at] if 0 <= at < len(value) else None
+                if value is not None:
+                    out[op.name] = value
 
         Reads().visit_kernel(self.kernel)
         return out
+
+    def model_assumption(self) -> str | None:
+        """In words, what ``model_env`` assumes for values read at run time (None:
+        nothing), for the output of the commands that model the kernel."""
+        say = getattr(self.kdef, "model_assumption", None)
+        return say(self.shape) if say is not None and self.shape else None
 
     def ref_consts(self) -> dict[str, Any]:
         """Constants and scalars, as a reference function receives them."""

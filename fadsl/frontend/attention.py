@@ -181,12 +181,37 @@ class AttentionKernel(KernelDef):
     def derived(self) -> tuple[str, ...]:
         return BLOCK_MASK if self.spec.block_sparse else ()
 
-    def modelled_scalars(self, shape: Mapping[str, int]) -> dict[str, int]:
-        """What `tune` and `timeline` assume for inputs the kernel reads as scalars: a
-        paged kernel's sequences as long as the block table allows."""
-        if not self.spec.paged_kv or "MaxPages" not in shape:
-            return {}
-        return {"seqlens_kv": shape["MaxPages"] * self.spec.page_size}
+    def modelled_scalars(self, shape: Mapping[str, int]) -> dict[str, Any]:
+        """What `tune` and `timeline` assume for inputs the kernel reads as scalars
+        (``model_assumption`` says it in words): a paged kernel's sequences as long
+        as the block table allows; packed (TND) sequences all of one length, the
+        ``Sq`` and ``Skv`` tokens shared evenly (``cu_seqlens[b] = b * (S // B)``)."""
+        if self.spec.paged_kv and "MaxPages" in shape:
+            return {"seqlens_kv": shape["MaxPages"] * self.spec.page_size}
+        if self.spec.varlen and {"B", "Sq", "Skv"} <= set(shape):
+            b = shape["B"]
+            return {
+                f"cu_seqlens_{x}": tuple(k * (shape[s] // b) for k in range(b + 1))
+                for x, s in (("q", "Sq"), ("kv", "Skv"))
+            }
+        return {}
+
+    def model_assumption(self, shape: Mapping[str, int]) -> str | None:
+        """``modelled_scalars`` in words, for the output of `tune` and `timeline`."""
+        values = self.modelled_scalars(shape)
+        if "seqlens_kv" in values:
+            return (
+                "every sequence as long as its block table allows: seqlens_kv[b] = "
+                f"MaxPages * P = {values['seqlens_kv']}"
+            )
+        if "cu_seqlens_q" in values:
+            lq, lkv = values["cu_seqlens_q"][1], values["cu_seqlens_kv"][1]
+            return (
+                f"the B={shape['B']} packed sequences all of one length, {lq} query "
+                f"and {lkv} key tokens each (Sq // B, Skv // B); sequences of "
+                "different lengths take a different time"
+            )
+        return None
 
     def kv_blocks(
         self,

@@ -179,6 +179,7 @@ class KernelModel:
     # -- the kernel ------------------------------------------------------------
 
     def estimate(self, env: Mapping[str, Any]) -> KernelTime:
+        self._refuse_unvalued(env)
         model = self.at(env)
         if model is not self:
             return model.estimate(env)
@@ -219,6 +220,36 @@ class KernelModel:
             serial_iteration_s=sum(engines.values()),
             lower_bound_s=e.launch_s + _busiest(e.task_s + pace * trips, dim),
             bounds=bounds,
+        )
+
+    def _refuse_unvalued(self, env: Mapping[str, Any]) -> None:
+        """A grid extent or KV loop bound that needs a value the kernel reads at run
+        time, and that the kernel definition gives the model none for (its
+        ``modelled_scalars``), is refused by name rather than failing inside."""
+        reads = {
+            op.name: op.src for op in self.grid.body if isinstance(op, ir.LoadScalar)
+        }
+        bounds = (self.loop.start, self.loop.stop, *self.grid.extents)
+        needed = {str(s) for e in bounds for s in getattr(e, "free_symbols", ())}
+        missing = sorted(needed - set(env) - set(self.grid.vars))
+        if not missing:
+            return
+        what = ", ".join(
+            f"`{n}` (read from the input `{reads[n]}`)" if n in reads else f"`{n}`"
+            for n in missing
+        )
+        raise UsageError(
+            f"the kernel model cannot value the KV loop of `{self.kernel.name}`: its "
+            f"bounds need {what}, known only at run time, and the kernel gives the "
+            "model no value for it",
+            self.kernel.loc,
+            notes=(
+                "`fadsl tune` and `fadsl timeline` model a kernel from its shape and "
+                "constants; fd.attention kernels give values for their sequence "
+                "lengths (docs/cost-model.md)",
+            ),
+            hint="run fadsl check for the buffers, and fadsl run or sim for the "
+            "outputs; they need no model",
         )
 
     def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
@@ -285,18 +316,30 @@ def _bytes(load: ir.Load) -> Any:
 
 def _loads(grid: ir.Grid, loop: ir.For) -> list[tuple[ir.Load, tuple[int, ...], bool]]:
     """Every load of the grid body: (op, the grid axes its address depends on, inside
-    the KV loop)."""
+    the KV loop). An address through a scalar read per task (``cu_seqlens_q[b]``)
+    depends on the grid variables of that read."""
+    via: dict[str, set[str]] = {}
+    for op in grid.body:
+        if isinstance(op, ir.LoadScalar):
+            via[op.name] = _names(op.index, via)
     out = []
     for op, in_loop in [(o, False) for o in grid.body] + [(o, True) for o in loop.body]:
         if not isinstance(op, ir.Load):
             continue
-        names: set[str] = set()
-        for ix in op.index:
-            for e in _exprs(ix):
-                names |= {str(s) for s in getattr(e, "free_symbols", ())}
+        names = _names(op.index, via)
         axes = tuple(i for i, v in enumerate(grid.vars) if v in names)
         out.append((op, axes, in_loop))
     return out
+
+
+def _names(index: Any, via: Mapping[str, set[str]]) -> set[str]:
+    """The symbols of ``index``, each scalar read of ``via`` replaced by its own."""
+    names: set[str] = set()
+    for ix in index:
+        for e in _exprs(ix):
+            for s in getattr(e, "free_symbols", ()):
+                names |= via.get(str(s), {str(s)})
+    return names
 
 
 def _exprs(ix: Any) -> list[Any]:

@@ -116,7 +116,7 @@ def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline
     model = KernelModel(kernel, target).at(env)
     kt = model.estimate(env)
     seen = model.scaled(env)  # a round / shared Q blocks as one iteration / task
-    task = _task_point(model.grid, seen)
+    task = _task_point(model, seen)
     point = {**seen, **task}
     loop = model.loop
     trips = max(0, int(exact(loop.stop - loop.start, point)))
@@ -137,6 +137,16 @@ def build(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> Timeline
     )
 
 
-def _task_point(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:
-    """The last grid point: under causal masking its Q block sees every KV block."""
-    return {v: max(0, int(exact(e, env)) - 1) for v, e in zip(grid.vars, grid.extents)}
+def _task_point(model: KernelModel, env: Mapping[str, Any]) -> dict[str, int]:
+    """The last of the grid points with the most KV iterations: under causal masking
+    the last Q block, which sees every KV block; with packed sequences the last Q
+    block that holds rows of its sequence (the grid's last blocks may have none)."""
+    import numpy as np
+
+    grid = model.grid
+    extents = tuple(max(0, int(exact(e, env))) for e in grid.extents)
+    if 0 in extents:
+        return {v: 0 for v in grid.vars}
+    trips = np.broadcast_to(model.cost.trips(env, extents), extents).reshape(-1)
+    flat = trips.size - 1 - int(np.argmax(trips[::-1]))
+    return dict(zip(grid.vars, (int(i) for i in np.unravel_index(flat, extents))))
