@@ -242,7 +242,7 @@ class KernelModel:
             f"the kernel model cannot value the KV loop of `{self.kernel.name}`: its "
             f"bounds need {what}, known only at run time, and the kernel gives the "
             "model no value for it",
-            self.kernel.loc,
+            _user_loc(self.loop.loc, self.kernel.loc),
             notes=(
                 "`fadsl tune` and `fadsl timeline` model a kernel from its shape and "
                 "constants; fd.attention kernels give values for their sequence "
@@ -291,6 +291,14 @@ class KernelModel:
                 elif s.kind in ("ws_write", "ws_read"):
                     l2b += n["ws_bytes"] * count
         return int(round(hbm)), int(round(l2b))
+
+
+def _user_loc(loc: Any, kernel_loc: Any) -> Any:
+    """``loc`` when it is in the kernel's own file (an ``@fd.kernel`` loop), else the
+    kernel's (a library program's loop: its ``fd.attention`` call)."""
+    if loc is not None and kernel_loc is not None and loc.file == kernel_loc.file:
+        return loc
+    return kernel_loc
 
 
 def _busiest(per_task: np.ndarray, dim: int) -> float:

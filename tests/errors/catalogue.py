@@ -877,6 +877,24 @@ CATALOGUE: tuple[Mistake, ...] = (
         files={"k.fir": RING_FIR},
         shown="for j in 0 .. cdiv(K, 16) serial(ring = 2) {   # in k.fir",
     ),
+    kernel(
+        "model_runtime_bound",
+        "`fadsl tune` or `timeline` of a loop whose length is read at run time",
+        "for j in fd.pipelined(fd.cdiv(Skv, block_kv)):",
+        "for j in fd.pipelined(fd.cdiv(fd.load_scalar(lens[b]), block_kv)):",
+        "The performance model has no inputs, so it cannot know a loop length read "
+        "from one; `check`, `run` and `sim` need no model. `fd.attention` kernels give "
+        'the model their sequence lengths (docs/cost-model.md, "Values read at run '
+        'time"); for your own kernel, loop over a shape symbol to model the longest '
+        "case.",
+        ("timeline", "attn.py", "--shape", SHAPE),
+        first=(
+            (
+                '    o: fd.Out("B", "N", "Sq", "D"),\n',
+                '    o: fd.Out("B", "N", "Sq", "D"),\n    lens: fd.In("B", dtype="i32"),\n',
+            ),
+        ),
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
