@@ -9,8 +9,10 @@ only on the points with ``start <= j < stop``. If the bounds vary along one batc
 (the Q-block axis for causal attention), the loop orders that axis once by (stop
 descending, start ascending), so each iteration's active points are a contiguous run
 of it and the iteration's frame is a view (stops that already ascend with one start,
-as for causal Q blocks, need no reordering: the running points are a suffix); bounds that vary along several axes flatten
-the batch into one axis first. When every point starts at the same j (causal), the
+as for causal Q blocks, need no reordering: the running points are a suffix); bounds
+whose expressions span several axes flatten the batch into one axis first, even where
+their values agree (``_bounds``: the layout must not depend on which points a thread's
+chunk holds). When every point starts at the same j (causal), the
 running points are a prefix that only shrinks: carried values are the previous
 iteration's yields, and a point's rows are copied out once, when it stops. Otherwise
 carried values live in arrays over all points; an iteration reads its rows and writes
@@ -29,7 +31,7 @@ import numpy as np
 from fadsl.backends.interp.batch import Along, Flat, Fork, Transform
 from fadsl.backends.interp import threads
 from fadsl.backends.interp.finals import adopt, prefix, retire, span
-from fadsl.backends.interp.frame import Frame, take
+from fadsl.backends.interp.frame import Frame, agreed, take
 from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.slots import Handle
 from fadsl.backends.interp.storage import Widened
@@ -88,8 +90,7 @@ def _grid_part(
 
 @impl(For)
 def _for(op: For, fr: Frame) -> None:
-    start = fr.int_scalar(op.start, op.loc, "the loop start")
-    stop = fr.int_scalar(op.stop, op.loc, "the loop stop")
+    start, stop = _bounds(op, fr)
     inits = [fr.raw(v) for v in op.inits]
     if isinstance(start, int) and isinstance(stop, int):
         results = _uniform_loop(op, fr, start, stop, inits)
@@ -97,6 +98,39 @@ def _for(op: For, fr: Frame) -> None:
         results = _ragged_loop(op, fr, start, stop, inits)
     for v, r in zip(op.loop_results, results):
         fr.set(v, r)
+
+
+def _bounds(op: For, fr: Frame) -> tuple[int | np.ndarray, int | np.ndarray]:
+    """The loop's start and stop: Python ints where every point agrees, except when
+    the bounds span several batch axes (their expressions depend on two grid
+    variables): such a loop always runs flattened, whatever the values.
+
+    The layout decides which Q blocks share a matmul (``cube._folded_matmul`` folds
+    the last grid axis, a flattened loop folds nothing), and a row's bits depend on
+    that. A chunk of the grid (``threads.split``) whose points happen to agree on the
+    bounds must lay the loop out as the whole grid does: with the same bound
+    expressions, the axes they span are the same in every chunk (each keeps two
+    points of the split axis), while whether their values agree is not.
+    """
+    start = fr.int_scalar(op.start, op.loc, "the loop start", collapse=False)
+    stop = fr.int_scalar(op.stop, op.loc, "the loop stop", collapse=False)
+    if len(_varying_axes(fr, start, stop)) > 1:
+        return start, stop
+    return (
+        agreed(start) if isinstance(start, np.ndarray) else start,
+        agreed(stop) if isinstance(stop, np.ndarray) else stop,
+    )
+
+
+def _varying_axes(
+    fr: Frame, start: int | np.ndarray, stop: int | np.ndarray
+) -> list[int]:
+    """The batch axes that the bounds' arrays span."""
+    return [
+        a
+        for a in range(fr.k)
+        if any(isinstance(x, np.ndarray) and x.shape[a] > 1 for x in (start, stop))
+    ]
 
 
 def _iteration(
@@ -263,11 +297,7 @@ def _loop_layout(
 ) -> tuple[Frame, int, np.ndarray, np.ndarray]:
     """The frame the loop runs its iterations from, the axis they select along, and the
     per-position bounds along it (ordered so active positions are mostly contiguous)."""
-    varying = [
-        a
-        for a in range(fr.k)
-        if any(isinstance(x, np.ndarray) and x.shape[a] > 1 for x in (start, stop))
-    ]
+    varying = _varying_axes(fr, start, stop)
     if len(varying) == 1:
         axis = varying[0]
         line = tuple(fr.bshape[axis] if a == axis else 1 for a in range(fr.k))

@@ -53,6 +53,13 @@ def take(x: Any, tr: Transform) -> Any:
     return x
 
 
+def agreed(x: np.ndarray) -> int | np.ndarray:
+    """An int64 array as a Python int if it is the same at every point."""
+    if x.size and (x == x.flat[0]).all():
+        return int(x.flat[0])
+    return x
+
+
 class Symbols(Mapping[str, Any]):
     """Scalar symbols of a frame, looked up lazily in the enclosing frames' symbols."""
 
@@ -271,15 +278,18 @@ class Frame:
                 hint="pass every shape symbol, tile constant and scalar in `env`",
             ) from None
 
-    def int_scalar(self, e: Expr, loc: Loc, what: str) -> int | np.ndarray:
-        """An integer expression: a Python int, or an int64 array (batch rank) if it varies."""
+    def int_scalar(
+        self, e: Expr, loc: Loc, what: str, collapse: bool = True
+    ) -> int | np.ndarray:
+        """An integer expression: a Python int, or an int64 array (batch rank) if it
+        varies (or, without ``collapse``, if it is an array at all)."""
         x = self.scalar(e, loc)
         if isinstance(x, np.ndarray):
             if x.dtype.kind == "f" and not (x == np.trunc(x)).all():
                 raise ExecutionError(f"{what} is not an integer", loc)
             x = x.astype(np.int64, copy=False)
-            if x.size and (x == x.flat[0]).all():
-                return int(x.flat[0])
+            if collapse and isinstance(x := agreed(x), int):
+                return x
             if x.ndim != self.k:
                 raise InternalError(
                     f"{what} has {x.ndim} batch axes, expected {self.k}"

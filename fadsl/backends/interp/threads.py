@@ -4,8 +4,9 @@ numpy releases the GIL inside matmuls and large ufunc loops, so running two halv
 a grid on two threads (each BLAS call on one thread) uses two CPUs where one batched
 run uses one. The split is along a grid axis other than the last: the interpreter
 folds only the last grid axis into matmul rows (``cube._folded_matmul``), so every
-(b, h) still gets BLAS calls of the same shapes, and elementwise ops and row
-reductions compute each point alone. The bits of the outputs therefore do not depend
+(b, h) still gets BLAS calls of the same shapes (a loop lays out its points by which
+axes its bounds' expressions span, not by whether a chunk's values agree:
+``control._bounds``), and elementwise ops and row reductions compute each point alone. The bits of the outputs therefore do not depend
 on the number of threads (``tests/backends/interp/test_threads.py`` checks every
 example). Grid points are independent tasks (they run on different AI cores), so the
 chunks share global memory without locks.
