@@ -24,7 +24,8 @@ from fadsl.frontend.attention_params import (
 from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
-from fadsl.frontend.mods import ExtraTensor, find_tensors, mod_loc
+from fadsl.frontend.mod_tensors import find_tensors
+from fadsl.frontend.mods import ExtraTensor, mod_loc
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType
 

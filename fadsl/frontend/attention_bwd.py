@@ -19,7 +19,7 @@ from fadsl.frontend import attention_args as args
 from fadsl.frontend.attention import AttentionKernel, AttentionSpec
 from fadsl.frontend.attention_params import KV_DIMS, QO_DIMS, check_extra_names
 from fadsl.frontend.kernel import KernelDef, ParamSpec
-from fadsl.frontend.mods import find_tensors
+from fadsl.frontend.mod_tensors import find_tensors
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.ir.types import DType
