@@ -180,3 +180,22 @@ def test_the_readme_example_runs() -> None:
     exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 (our own README)
     assert scope["o"].shape == (1, 2, 128, 128) and scope["lse"].shape == (1, 2, 128)
     assert torch.equal(scope["o"], scope["o2"])
+
+
+def test_a_mistaken_call_is_a_fadsl_error_at_the_callers_line(fa2: object) -> None:
+    """Each mistake is caught before torch's argument parser or the interpreter, and
+    the message points at this file's call, not into torch or fadsl."""
+    q = torch.zeros(1, 2, 64, 128, dtype=torch.float16)
+    calls = {
+        "takes 3 tensors": lambda: fa2(q, q),
+        "not a torch.Tensor": lambda: fa2(q.numpy(), q, q),
+        "no scalar `block_q`": lambda: fa2(q, q, q, block_q=64),
+        "expected a number": lambda: fa2(q, q, q, scale="x"),
+        "is float32": lambda: fa2(q, q, q.float()),
+        "different devices": lambda: fa2(q, q, q.to("meta")),
+        "shape symbols": lambda: fa2(q[0], q, q),
+    }
+    for message, call in calls.items():
+        with pytest.raises(FadslError, match=message) as info:
+            call()
+        assert info.value.loc is not None and info.value.loc.file == __file__

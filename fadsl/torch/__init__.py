@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fadsl.errors import UsageError
+from fadsl.frontend.source import user_frame_loc
 from fadsl.torch.spec import Spec, given_scalars, spec_of
 
 _LIBRARY: list[Any] = []
@@ -40,12 +41,17 @@ class TorchOp:
     def __call__(self, *tensors: Any, **scalars: Any) -> Any:
         import torch
 
+        from fadsl.torch.checks import check_arguments
+
+        check_arguments(self.spec, tensors, scalars)
         return getattr(torch.ops.fadsl, self.name)(*tensors, **scalars)
 
     def run_cpu(self, *tensors: Any, **scalars: Any) -> Any:
+        from fadsl.torch.checks import check_tensors
         from fadsl.torch.convert import from_numpy, to_numpy
         from fadsl.torch.interp import interpret
 
+        check_tensors(self.spec, tensors)
         arrays = {n: to_numpy(t) for n, t in zip(self.spec.inputs, tensors)}
         consts = {**self.consts, **given_scalars(self.spec, scalars)}
         out = interpret(self.kernel, consts, self.dtype, arrays)
@@ -56,7 +62,9 @@ class TorchOp:
     def run_fake(self, *tensors: Any, **scalars: Any) -> Any:
         import torch
 
-        shapes = self.spec.output_shapes([list(t.shape) for t in tensors])
+        from fadsl.torch.checks import check_tensors
+
+        shapes = check_tensors(self.spec, tensors)
         result = tuple(
             tensors[0].new_empty(s, dtype=getattr(torch, dt))
             for s, dt in zip(shapes, self.spec.output_dtypes)
@@ -91,7 +99,7 @@ def _require_torch() -> None:
     except ImportError:
         raise UsageError(
             "fadsl.torch needs PyTorch, which is not installed",
-            None,
+            user_frame_loc(),
             hint="pip install 'fadsl[torch]' (a CPU build is enough off the NPU)",
         ) from None
 
@@ -100,11 +108,12 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
     import torch
 
     import fadsl
+    from fadsl.torch.checks import caller
 
     if not isinstance(kernel, fadsl.KernelDef):
         raise UsageError(
             f"fadsl.torch.op: expected a kernel, got {type(kernel).__name__}",
-            None,
+            caller(),
             hint="pass what @fd.kernel or fd.attention(...) returns",
         )
     known = _OPS.get(kernel.name)
@@ -113,7 +122,7 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
             raise UsageError(
                 f"fadsl.torch.op: an operator fadsl::{kernel.name} is already "
                 "registered for another kernel",
-                kernel.loc,
+                caller(),
                 hint="give each kernel its own name (torch keeps operators per process)",
             )
         return known

@@ -18,11 +18,18 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
     for name in bwd.spec.inputs:
         if name not in ins and name not in outs and name[1:] not in outs:
             from fadsl.errors import UsageError
+            from fadsl.torch.checks import caller
 
             raise UsageError(
                 f"fadsl.torch.op: backward kernel `{bwd.name}` reads `{name}`, which is "
                 f"neither an input nor an output of `{fwd.name}` nor d<output>",
-                bwd.kernel.loc,
+                caller(),
+                hint="pass the backward kernel of this forward kernel (same inputs, "
+                "outputs and options)",
+                notes=[
+                    f"`{fwd.name}` takes {', '.join(ins)} and returns {', '.join(outs)}",
+                    f"`{bwd.name}` takes {', '.join(bwd.spec.inputs)}",
+                ],
             )
 
     def setup_context(

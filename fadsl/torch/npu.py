@@ -96,8 +96,14 @@ def _scalar(op: Any, name: str, value: Any, tensors: tuple) -> Any:
     """An attribute: a float is a double in aclnn, an int an int64_t; None: the
     kernel's default for these shapes (as the interpreter computes it)."""
     if value is None:
-        raise ValueError(
-            f"fadsl.torch on NPU: pass {name}= explicitly (UNVERIFIED path)"
+        from fadsl.errors import UsageError
+        from fadsl.torch.checks import caller
+
+        raise UsageError(
+            f"fadsl.torch: `{op.name}` on NPU tensors needs the scalar `{name}`, "
+            "which the aclnn call takes as a value",
+            caller(),
+            hint=f"pass {name}=... (on CPU tensors None means the kernel's default)",
         )
     if name in op.spec.int_scalars:
         return ctypes.c_int64(int(value))
@@ -106,4 +112,12 @@ def _scalar(op: Any, name: str, value: Any, tensors: tuple) -> Any:
 
 def _check(status: int, kind: str) -> None:
     if status != 0:
-        raise RuntimeError(f"aclnn{kind} returned {status}")
+        from fadsl.errors import ExecutionError
+        from fadsl.torch.checks import caller
+
+        raise ExecutionError(
+            f"fadsl.torch: aclnn{kind} returned status {status}",
+            caller(),
+            hint="CANN's log (ASCEND_GLOBAL_LOG_LEVEL=1) tells why; the NPU path is "
+            "UNVERIFIED (docs/pytorch.md)",
+        )

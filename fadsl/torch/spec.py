@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fadsl.errors import UsageError
+from fadsl.errors import Loc, UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, ScalarType, TensorType
 
@@ -44,8 +44,11 @@ class Spec:
         ret = outs if len(self.outputs) == 1 else f"({outs})"
         return f"{self.name}({', '.join(args)}) -> {ret}"
 
-    def output_shapes(self, shapes: Sequence[Sequence[int]]) -> list[list[int]]:
-        """The outputs' shapes for inputs of ``shapes`` (as the interpreter makes them)."""
+    def output_shapes(
+        self, shapes: Sequence[Sequence[int]], loc: Loc | None = None
+    ) -> list[list[int]]:
+        """The outputs' shapes for inputs of ``shapes`` (as the interpreter makes them);
+        a UsageError at ``loc`` (default: the kernel) if the kernel cannot read them."""
         from fadsl.ir.dims import solve
         from fadsl.ir.expr import evaluate, isym
 
@@ -57,7 +60,8 @@ class Spec:
         }
         decl = [self._param(n).type.shape for n in self.inputs]
         syms = [isym(s) for s in k.shape_syms]
-        env = solve(syms, decl, shapes, fixed)
+        ranks = all(len(d) == len(s) for d, s in zip(decl, shapes))
+        env = solve(syms, decl, shapes, fixed) if ranks else None
         if env is not None:
             full = {**env, **dict(k.consts)}
             want = [[int(evaluate(d, full)) for d in dims] for dims in decl]
@@ -66,8 +70,9 @@ class Spec:
             raise UsageError(
                 f"fadsl.torch: the inputs' shapes {[list(s) for s in shapes]} do not "
                 f"give kernel `{k.name}`'s shape symbols {', '.join(k.shape_syms)}",
-                k.loc,
+                loc or k.loc,
                 hint="pass tensors with the dims the kernel declares",
+                notes=[f"`{k.name}` takes {', '.join(_declared(k, self.inputs))}"],
             )
         env.update({n: v for n, v in k.consts})
         return [
@@ -77,6 +82,14 @@ class Spec:
 
     def _param(self, name: str) -> ir.Param:
         return next(p for p in self.kernel.params if p.name == name)
+
+
+def _declared(kernel: ir.Kernel, names: Sequence[str]) -> list[str]:
+    """``q[B, N, Sq, D]`` for each input of ``names``."""
+    from fadsl.ir.types import shape_text
+
+    params = {p.name: p for p in kernel.params}
+    return [f"{n}{shape_text(params[n].type.shape)}" for n in names]
 
 
 def spec_of(kernel: ir.Kernel) -> Spec:

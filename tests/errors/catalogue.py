@@ -149,6 +149,8 @@ class Mistake:
     """What the user wrote, for the docs (default: the edited line, or the command)."""
     script: str = ""
     """Python run as ``golden.py`` beside attn.py instead of a command (an API call)."""
+    needs: str = ""
+    """A module the script imports that may not be installed (its test then skips)."""
 
     def kernel_text(self) -> str:
         """attn.py as the user wrote it."""
@@ -196,6 +198,25 @@ q = np.zeros((1, 2, 64, 64), np.float16)
 def api(id: str, title: str, call: str, fix: str) -> Mistake:
     """A mistake in a call of the Python API (docs/api.md)."""
     return Mistake(id, title, fix, (), script=API_CALL.format(call=call))
+
+
+TORCH_CALL = """\
+import torch
+
+import fadsl as fd
+import fadsl.torch as ft
+
+q = torch.zeros(1, 2, 64, 64, dtype=torch.float16)
+{call}
+"""
+"""A golden test's call of fadsl.torch (docs/pytorch.md); needs PyTorch. Each names its
+kernel apart: torch keeps one operator per name for the whole process."""
+
+
+def torch_api(id: str, title: str, call: str, fix: str) -> Mistake:
+    """A mistake in a call of a fadsl.torch operator (skipped without PyTorch)."""
+    script = TORCH_CALL.format(call=call)
+    return Mistake(id, title, fix, (), script=script, needs="torch")
 
 
 def mod(id: str, title: str, kind: str, body: str, fix: str) -> Mistake:
@@ -894,6 +915,46 @@ CATALOGUE: tuple[Mistake, ...] = (
                 '    o: fd.Out("B", "N", "Sq", "D"),\n    lens: fd.In("B", dtype="i32"),\n',
             ),
         ),
+    ),
+)
+
+CATALOGUE += (
+    torch_api(
+        "torch_input_dtype",
+        "A fadsl.torch operator called with a tensor of another dtype",
+        'fa = ft.op(fd.attention(name="fa_dtype"))\no = fa(q, q, q.float())',
+        "Give every tensor in the dtype the kernel was registered for "
+        "(`.to(torch.float16)`), or register the kernel for your data's dtype: "
+        "`fadsl.torch.op(kernel, dtype='fp32')` (docs/pytorch.md).",
+    ),
+    torch_api(
+        "torch_input_shape",
+        "A fadsl.torch operator called with tensors whose dims disagree",
+        'fa = ft.op(fd.attention(name="fa_shape"))\no = fa(q, q, q[:, :, :, :32])',
+        "Each shape symbol must have one value across the inputs (the note lists "
+        "what each input is declared as): give tensors of matching sizes.",
+    ),
+    torch_api(
+        "torch_devices",
+        "A fadsl.torch operator called with tensors on different devices",
+        'fa = ft.op(fd.attention(name="fa_device"))\no = fa(q, q, q.to("meta"))',
+        "Put every input on one device: CPU tensors run fadsl's interpreter, meta "
+        "tensors only give the output shapes, NPU tensors the CANN operator.",
+    ),
+    torch_api(
+        "torch_arguments",
+        "A fadsl.torch operator called with a keyword that is no scalar of it",
+        'fa = ft.op(fd.attention(name="fa_keyword"))\no = fa(q, q, q, block_kv=64)',
+        "Runtime scalars are keywords of each call; tile constants are fixed when the "
+        "operator is registered: `fadsl.torch.op(kernel, consts={'block_kv': 64})`.",
+    ),
+    torch_api(
+        "torch_backward_mismatch",
+        "A backward kernel that does not fit the forward kernel",
+        'op = ft.op(fd.attention(name="f"), fd.attention_backward(name="b"))',
+        "The backward kernel reads the forward kernel's inputs and outputs by name "
+        "(`lse` here, which the forward returns only with `return_lse=True`): "
+        "build both with the same options.",
     ),
 )
 

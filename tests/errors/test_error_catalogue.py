@@ -91,6 +91,10 @@ def run_script(mistake: Mistake, folder: Path) -> int:
 
 @pytest.mark.parametrize("mistake", CATALOGUE, ids=lambda m: m.id)
 def test_message(mistake: Mistake, tmp_path: Path, golden) -> None:  # type: ignore[no-untyped-def]
+    if mistake.needs:
+        pytest.importorskip(
+            mistake.needs, reason=f"this mistake's script needs {mistake.needs}"
+        )
     code, message = provoke(mistake, tmp_path)
     assert code == 1, message
     assert re.match(r"fadsl: [a-zA-Z ]*error: ", message), message
