@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from fadsl.errors import UsageError
-from fadsl.frontend.source import user_frame_loc
 from fadsl.torch.spec import Spec, given_scalars, spec_of
 
 _LIBRARY: list[Any] = []
@@ -94,12 +93,14 @@ def op(
 
 
 def _require_torch() -> None:
+    from fadsl.torch.checks import caller
+
     try:
         import torch  # noqa: F401
     except ImportError:
         raise UsageError(
             "fadsl.torch needs PyTorch, which is not installed",
-            user_frame_loc(),
+            caller(),
             hint="pip install 'fadsl[torch]' (a CPU build is enough off the NPU)",
         ) from None
 

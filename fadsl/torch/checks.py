@@ -6,33 +6,38 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from types import FrameType
 from typing import Any
 
 from fadsl.errors import Loc, UsageError
-from fadsl.frontend.source import frame_loc, is_internal
 from fadsl.torch.spec import Spec
 
-_TORCH_DIR = ""
+_FADSL = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_KERNELS = os.path.join(_FADSL, "lib") + os.sep
 
 
 def caller() -> Loc | None:
-    """The innermost frame outside fadsl and PyTorch: the user's call."""
+    """The user's call: the innermost frame outside fadsl (its kernel library is user
+    code) and outside PyTorch, with the call's columns where Python records them."""
+    torch = sys.modules.get("torch")
+    skip = [_FADSL] + ([os.path.dirname(torch.__file__) + os.sep] if torch else [])
     frame = sys._getframe(1)
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
-        if not is_internal(path) and not path.startswith(_torch_dir()):
-            return frame_loc(frame)
+        if path.startswith(_KERNELS) or not path.startswith(tuple(skip)):
+            return _loc(frame)
         frame = frame.f_back
     return None
 
 
-def _torch_dir() -> str:
-    global _TORCH_DIR
-    if not _TORCH_DIR:
-        import torch
-
-        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-    return _TORCH_DIR
+def _loc(frame: FrameType) -> Loc:
+    line, col, end = frame.f_lineno, 0, None
+    positions = list(frame.f_code.co_positions())
+    if 0 <= frame.f_lasti // 2 < len(positions):
+        first, last, start, stop = positions[frame.f_lasti // 2]
+        if first == line and start is not None:
+            col, end = start, (stop if last == line else None)
+    return Loc(frame.f_code.co_filename, line, col, end)
 
 
 def check_arguments(spec: Spec, tensors: Sequence[Any], scalars: Mapping) -> None:
