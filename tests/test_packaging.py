@@ -78,18 +78,23 @@ def test_the_wheel_compiles_kernels_outside_the_repo(
     wheel: Path, tmp_path: Path
 ) -> None:
     """Installed into a fresh venv (dependencies from this environment), not the checkout."""
+    # No PYTHONPATH anywhere below (the suite's conftest points it at the checkout): pip
+    # would see the checkout's fadsl.egg-info as fadsl already installed and skip the
+    # wheel, and the import would then come from the checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     venv = tmp_path / "venv"
     subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+        check=True,
+        env=env,
     )
     py = venv / "bin" / "python"
     pip = [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)]
-    subprocess.run(pip, check=True)
+    subprocess.run(pip, check=True, env=env)
     work = tmp_path / "work"
     work.mkdir()
     for name in ("fa2.py", "causal.py"):
         shutil.copy2(ROOT / "examples" / name, work / name)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     where = subprocess.run(
         [str(py), "-c", "import fadsl; print(fadsl.__file__)"],
         cwd=work,
