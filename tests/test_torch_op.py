@@ -199,3 +199,19 @@ def test_a_mistaken_call_is_a_fadsl_error_at_the_callers_line(fa2: object) -> No
         with pytest.raises(FadslError, match=message) as info:
             call()
         assert info.value.loc is not None and info.value.loc.file == __file__
+
+
+def test_a_mistaken_registration_is_a_fadsl_error_at_the_callers_line() -> None:
+    import fadsl as fd
+
+    calls = {
+        "no dtype fadsl knows": lambda: ft.op(fd.attention(name="r1"), dtype="fp64"),
+        "no constant or scalar `blok_q`": lambda: ft.op(
+            fd.attention(name="r2"), consts={"blok_q": 64}
+        ),
+        "expected a kernel": lambda: ft.op(len),
+    }
+    for message, call in calls.items():
+        with pytest.raises(FadslError, match=message) as info:
+            call()
+        assert info.value.loc is not None and info.value.loc.file == __file__

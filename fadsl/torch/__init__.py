@@ -128,7 +128,8 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
             )
         return known
     tiles = {k: v for k, v in (consts or {}).items() if k in kernel.const_defaults}
-    spec = spec_of(kernel.build(tiles, _dtype(dtype)))
+    spec = spec_of(kernel.build(tiles, _dtype(dtype)), caller())
+    _check_consts(spec, kernel, consts or {})
     if not _LIBRARY:
         _LIBRARY.append(torch.library.Library("fadsl", "FRAGMENT"))
     lib = _LIBRARY[0]
@@ -143,9 +144,34 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
     return made
 
 
+def _check_consts(spec: Spec, kernel: Any, consts: Mapping[str, Any]) -> None:
+    """Every name of ``consts`` is a tile constant or a scalar of the kernel."""
+    from fadsl.torch.checks import caller
+
+    known = [*kernel.const_defaults, *spec.scalars]
+    shown = [n for n in known if isinstance(kernel.const_defaults.get(n, 0), int)]
+    for name in consts:
+        if name not in known:
+            raise UsageError(
+                f"fadsl.torch.op: `{kernel.name}` has no constant or scalar `{name}`",
+                caller(),
+                hint=f"its constants and scalars: {', '.join(shown) or 'none'}",
+            )
+
+
 def _dtype(dtype: Any) -> Any:
     if dtype is None:
         return None
     from fadsl.ir.types import DType
+    from fadsl.torch.checks import caller
 
-    return dtype if isinstance(dtype, DType) else DType.parse(str(dtype))
+    if isinstance(dtype, DType):
+        return dtype
+    try:
+        return DType.parse(str(dtype))
+    except ValueError:
+        raise UsageError(
+            f"fadsl.torch.op: dtype={dtype!r} is no dtype fadsl knows",
+            caller(),
+            hint="use fp16, bf16 or fp32",
+        ) from None

@@ -92,7 +92,9 @@ def _declared(kernel: ir.Kernel, names: Sequence[str]) -> list[str]:
     return [f"{n}{shape_text(params[n].type.shape)}" for n in names]
 
 
-def spec_of(kernel: ir.Kernel) -> Spec:
+def spec_of(kernel: ir.Kernel, loc: Loc | None = None) -> Spec:
+    """The kernel as an operator; a UsageError at ``loc`` if PyTorch cannot hold one
+    of its tensors (fp8: numpy has no such dtype for the interpreter)."""
     ins = [
         p
         for p in kernel.params
@@ -104,6 +106,15 @@ def spec_of(kernel: ir.Kernel) -> Spec:
         if p.kind is ir.ParamKind.OUT and isinstance(p.type, TensorType)
     ]
     scalars = [p for p in kernel.params if p.kind is ir.ParamKind.SCALAR]
+    for p in ins + outs:
+        if p.type.dtype not in TORCH_DTYPE:
+            raise UsageError(
+                f"fadsl.torch.op: `{kernel.name}` has the {p.type.dtype.value} tensor "
+                f"`{p.name}`, which fadsl.torch cannot pass",
+                loc or kernel.loc,
+                hint="fadsl.torch takes fp16, bf16, fp32, i32, u8 and bool tensors; "
+                "run fp8 kernels with fadsl run or fd.interpret",
+            )
     ints = frozenset(
         p.name
         for p in scalars

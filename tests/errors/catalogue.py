@@ -956,6 +956,13 @@ CATALOGUE += (
         "(`lse` here, which the forward returns only with `return_lse=True`): "
         "build both with the same options.",
     ),
+    torch_api(
+        "torch_register_consts",
+        "A fadsl.torch operator registered with a constant the kernel lacks",
+        'fa = ft.op(fd.attention(name="fa_consts"), consts={"blok_kv": 64})',
+        "`consts` fixes the kernel's tile constants (and scalars) by name, as "
+        "`--set` does: use a name from the hint.",
+    ),
 )
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
