@@ -313,12 +313,13 @@ OP_OTHER = {
 }
 
 
-def op_files(
-    binding: Any, em: Any, base: dict[str, Any], project: dict[str, bytes]
-) -> dict[str, bytes]:
-    """Every file of ``op/`` (paths relative to the project), rendered and formatted;
-    ``project`` holds the kernel project's files, two of which op_kernel/ copies."""
-    from fadsl.backends.ascendc.render import environment, format_cxx
+def op_sources(
+    binding: Any, em: Any, base: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The context of ``op/`` and its C++ files (paths relative to the project),
+    rendered but not formatted: the project formats them with its own files, in one
+    clang-format run."""
+    from fadsl.backends.ascendc.render import environment
 
     context = op_context(binding, em, base)
     stem = context["op"]["file"]
@@ -327,9 +328,21 @@ def op_files(
         "op/" + path.format(file=stem): env.get_template(t).render(**context)
         for path, t in OP_CXX.items()
     }
-    out = {path: text.encode() for path, text in format_cxx(cxx).items()}
-    for path, t in OP_OTHER.items():
-        out["op/" + path] = env.get_template(t).render(**context).encode()
+    return context, cxx
+
+
+def op_other_files(
+    binding: Any, context: dict[str, Any], project: dict[str, bytes]
+) -> dict[str, bytes]:
+    """The rest of ``op/``: build files, README, and the two headers op_kernel/ copies
+    from the kernel project (``project``)."""
+    from fadsl.backends.ascendc.render import environment
+
+    env = environment()
+    out = {
+        "op/" + path: env.get_template(t).render(**context).encode()
+        for path, t in OP_OTHER.items()
+    }
     struct = context["op"]["struct_header"]
     out[f"op/op_kernel/{struct}"] = project[f"{binding.kernel.name}_tiling.h"]
     out["op/op_kernel/fadsl_tile.h"] = project["include/fadsl_tile.h"]

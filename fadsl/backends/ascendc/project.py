@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fadsl.backends.ascendc.emit import Emitted, emit
-from fadsl.backends.ascendc.op_package import op_files
+from fadsl.backends.ascendc.op_package import op_other_files, op_sources
 from fadsl.backends.ascendc.render import render_all
 from fadsl.driver.binding import Binding
 from fadsl.driver.lower import Lowered
@@ -67,12 +67,13 @@ def build_project(
     emitted = emit(low.lowering, os.path.basename(source), env)
     context = _context(binding, target, emitted, source, out_dir)
     context["fits"] = low.error is None
-    files = render_all(binding.kernel.name, context)
+    op_context, op_cxx = op_sources(binding, emitted, context)
+    files = render_all(binding.kernel.name, context, op_cxx)
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
     shown = annotate(binding.kernel, low.lowering.rings)  # the .fir shows the rings
     files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
-    files.update(op_files(binding, emitted, context, files))
+    files.update(op_other_files(binding, op_context, files))
     resources = report_json(
         low.report,
         low.plan,

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from functools import lru_cache
+from collections.abc import Mapping
 from typing import Any
 
 from fadsl.errors import BackendError
@@ -95,8 +96,11 @@ def _lit(v: Any) -> str:
     return repr(v)
 
 
-def render_all(kernel: str, context: dict[str, Any]) -> dict[str, bytes]:
-    """Every project file of ``kernel``: path -> bytes."""
+def render_all(
+    kernel: str, context: dict[str, Any], extra_cxx: Mapping[str, str] | None = None
+) -> dict[str, bytes]:
+    """Every project file of ``kernel``: path -> bytes; ``extra_cxx`` (path -> text,
+    e.g. the op package's C++) is formatted with the project's, in the same run."""
     env = environment()
     env.globals["pyliteral"] = pyliteral
     out: dict[str, bytes] = {}
@@ -105,6 +109,7 @@ def render_all(kernel: str, context: dict[str, Any]) -> dict[str, bytes]:
         cxx[pattern.format(kernel=kernel)] = env.get_template(template).render(
             **context
         )
+    cxx.update(extra_cxx or {})
     for path, text in format_cxx(cxx).items():
         out[path] = text.encode()
     for path, template in OTHER_TEMPLATES.items():
