@@ -150,9 +150,8 @@ def run_shell(block: CodeBlock, folder: Path) -> None:
                 f"{block.where}: `{shlex.join(words)}` is not a fadsl command; "
                 "run it some other way and mark the block <!-- not-run: why -->"
             )
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        proc = subprocess.run(
-            argv, cwd=folder, env=env, capture_output=True, text=True, timeout=1200
+        proc = subprocess.run(  # conftest points PYTHONPATH at this checkout
+            argv, cwd=folder, capture_output=True, text=True, timeout=1200
         )
         assert proc.returncode == 0, (
             f"{block.where}: `{shlex.join(words)}` exited {proc.returncode}\n"

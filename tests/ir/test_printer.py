@@ -83,7 +83,7 @@ def test_output_does_not_depend_on_hash_seed(fa2) -> None:
         "print(print_kernel(fa2.fa2.build({'causal': True})), end='')"
     )
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=root)
+    env = dict(os.environ, PYTHONHASHSEED="12345")  # PYTHONPATH: conftest
     out = subprocess.run(
         [sys.executable, "-c", code],
         cwd=root,
