@@ -30,7 +30,7 @@ def test_vector_core_reading_cube_result_before_waiting(exe):
         "GlobalTensor::GetValue on AIV",
         "read of a cube result before waiting",
         "written by Fixpipe (L0C->GM, FixpipeParamsV220) on AIC",
-        "has not waited (CrossCoreWaitFlag)",
+        "has not waited (CrossCoreWaitFlag, or a SyncAll)",
     )
 
 

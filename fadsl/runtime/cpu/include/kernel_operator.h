@@ -19,6 +19,7 @@
 #include "fadsl_rt/memory.h"
 #include "fadsl_rt/tpipe.h"
 #include "fadsl_rt/sync.h"
+#include "fadsl_rt/sync_all.h"
 #include "fadsl_rt/copy.h"
 #include "fadsl_rt/cube.h"
 #include "fadsl_rt/init_const.h"

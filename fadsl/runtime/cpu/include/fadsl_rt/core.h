@@ -124,6 +124,9 @@ struct LaunchState {
     int freeSlots = 1;
     uint64_t slotReleases = 0;
     std::condition_variable slotFreed;
+    // SyncAll reserves cross-core flag IDs 11-14 (sync_all.h): the first SyncAll call, and the
+    // first kernel Set/Wait on a reserved ID, so that a kernel mixing them is refused.
+    std::string syncAllCall, reservedFlagCall;
 };
 
 inline std::mutex& OutMutex() {

@@ -123,7 +123,7 @@ inline void CheckWriterSeenLocked(const char* api, const GmSeg& s, int wc, uint3
     else
         what = "overwrite of another core's output before waiting: ";
     what += Str(DescribeGm(a, b - a), " were written by ", s.api, s.atomic ? " (atomic add)" : "", " on ", w.name,
-                ", and this core has not waited (CrossCoreWaitFlag) on a flag that ", w.name,
+                ", and this core has not waited (CrossCoreWaitFlag, or a SyncAll) on a flag that ", w.name,
                 " set after that write");
     if (slot)
         what += Str(" (it waited for the earlier write of these bytes, which ", w.name,

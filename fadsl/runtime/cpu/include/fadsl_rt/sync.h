@@ -94,6 +94,96 @@ inline void ReleaseSlotLocked(LaunchState& L, CoreCtx& c) {
     if (!done.empty()) s += " finished cores: " + done;
     FailRaw(s);
 }
+// Flag IDs that asc-devkit's SyncAllImpl for A2/A3 (impl/basic_api/dav_c220/
+// kernel_operator_sync_impl.h) sets and waits on: SYNC_AIC_FLAG 11, SYNC_AIV_FLAG 12,
+// SYNC_AIC_AIV_FLAG 13, SYNC_AIV_ONLY_ALL 14. A kernel's own flag on one of them shares its counter.
+constexpr uint16_t kSyncFirstFlag = 11, kSyncLastFlag = 14;
+inline std::string ReservedFlagClash(const std::string& kernelCall, const std::string& syncCall) {
+    return Str("the kernel both calls ", syncCall, " and uses cross-core flag IDs 11-14 (", kernelCall,
+               "); SyncAll sets and waits on flags 11-14 itself, so the counters would mix. Take the "
+               "kernel's own flag IDs from 0-10 and 15");
+}
+// Records a kernel Set/Wait on a flag ID SyncAll reserves; fails if SyncAll was called too.
+inline void NoteUserFlag(CoreCtx& c, uint16_t flagId, const std::string& api) {
+    if (flagId < kSyncFirstFlag || flagId > kSyncLastFlag) return;
+    LaunchState& L = *Launch();
+    std::lock_guard<std::mutex> g(L.mu);
+    const std::string call = Str(api, " on ", c.name);
+    if (!L.syncAllCall.empty()) Fail(api, ReservedFlagClash(call, L.syncAllCall));
+    if (L.reservedFlagCall.empty()) L.reservedFlagCall = call;
+}
+
+// The body of CrossCoreSetFlag<modeId, pipe>(flagId); `api` names the call in messages (SyncAll
+// is built from these Sets and Waits on the flag IDs it reserves, as asc-devkit's SyncAllImpl is).
+inline void CrossSet(CoreCtx& c, uint8_t modeId, uint16_t flagId, const std::string& api) {
+    using AscendC::AIC;
+    using AscendC::AIV;
+    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
+    LaunchState& L = *Launch();
+    std::lock_guard<std::mutex> g(L.mu);
+    ++c.vc[c.gid];  // publish everything this core wrote so far
+    const std::vector<uint32_t> snap = c.vc;
+    const bool mix = L.mode == 0;
+    const uint64_t base = (static_cast<uint64_t>(modeId) << 56) | (static_cast<uint64_t>(flagId) << 48);
+    if (modeId == 0) {  // all AICs, or all AIVs, of the launch
+        const std::vector<int>& grp = c.kind == AIC ? L.allAic : L.allAiv;
+        const size_t member = static_cast<size_t>(std::find(grp.begin(), grp.end(), c.gid) - grp.begin());
+        ArriveLocked(L, api.c_str(), base | (c.kind == AIC ? 1u : 2u), member, grp.size(), grp, flagId, snap);
+    } else if (modeId == 1) {  // the two AIVs of one AI Core
+        if (!mix || c.kind != AIV) Fail(api, "mode 1 synchronises the two AIVs of an AI Core; it needs a MIX (1:2) "
+                                             "launch and must be called on an AIV");
+        const int64_t core = c.blockIdx / 2;  // AIV block index = 2 * AI Core + sub-block
+        const std::vector<int> grp{L.aivOfBlock[2 * core], L.aivOfBlock[2 * core + 1]};
+        ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(core), static_cast<size_t>(c.subBlockIdx), 2, grp,
+                     flagId, snap);
+    } else {  // mode 2: AIC <-> both AIVs of its AI Core
+        if (!mix) Fail(api, "mode 2 synchronises an AIC with its AIVs; it needs a MIX launch (KernelMode::MIX_MODE)");
+        if (c.kind == AIC) {
+            for (int k = 0; k < 2; ++k) BumpCounterLocked(L, api.c_str(), L.aivOfBlock[2 * c.blockIdx + k], flagId, snap);
+        } else {
+            const int64_t blk = c.blockIdx / 2;
+            const std::vector<int> tgt{L.aicOfBlock[blk]};
+            ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(blk), static_cast<size_t>(c.subBlockIdx), 2, tgt,
+                         flagId, snap);
+        }
+    }
+    L.allBlockedSince = std::chrono::steady_clock::now();
+}
+
+// The body of CrossCoreWaitFlag(flagId); `waitingOn` is what a deadlock report says it waits in.
+inline void CrossWait(CoreCtx& c, uint16_t flagId, const std::string& api, const std::string& waitingOn) {
+    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
+    LaunchState& L = *Launch();
+    std::unique_lock<std::mutex> lk(L.mu);
+    auto& q = L.flagQueue[c.gid * kFlagIds + flagId];
+    if (q.empty()) {
+        c.waitingOn = waitingOn;
+        ++L.blocked;
+        ReleaseSlotLocked(L, c);
+        NoteAllBlockedLocked(L);
+        while (q.empty()) {
+            if (L.blocked < L.live) {  // someone is still running: sleep until notified, no polling
+                c.wake.wait(lk);
+                continue;
+            }
+            c.wake.wait_for(lk, std::chrono::milliseconds(50));
+            if (!q.empty()) break;
+            if (L.blocked == L.live) {
+                const double waited =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - L.allBlockedSince).count();
+                if (waited >= L.deadlockSeconds) ReportDeadlockLocked(L);
+            }
+        }
+        --L.blocked;
+        c.waitingOn.clear();
+        MergeVc(c.vc, q.front());
+        q.pop_front();
+        AcquireSlotLocked(L, c, lk);
+        return;
+    }
+    MergeVc(c.vc, q.front());
+    q.pop_front();
+}
 }  // namespace fadsl_rt
 
 namespace AscendC {
@@ -138,36 +228,8 @@ __aicore__ inline void CrossCoreSetFlag(uint16_t flagId) {
     using namespace fadsl_rt;
     CoreCtx& c = Cur("CrossCoreSetFlag");
     const std::string api = Str("CrossCoreSetFlag<", unsigned(modeId), ", ", PipeName(pipe), ">(", flagId, ")");
-    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
-    LaunchState& L = *Launch();
-    std::lock_guard<std::mutex> g(L.mu);
-    ++c.vc[c.gid];  // publish everything this core wrote so far
-    const std::vector<uint32_t> snap = c.vc;
-    const bool mix = L.mode == 0;
-    const uint64_t base = (static_cast<uint64_t>(modeId) << 56) | (static_cast<uint64_t>(flagId) << 48);
-    if (modeId == 0) {  // all AICs, or all AIVs, of the launch
-        const std::vector<int>& grp = c.kind == AIC ? L.allAic : L.allAiv;
-        const size_t member = static_cast<size_t>(std::find(grp.begin(), grp.end(), c.gid) - grp.begin());
-        ArriveLocked(L, api.c_str(), base | (c.kind == AIC ? 1u : 2u), member, grp.size(), grp, flagId, snap);
-    } else if (modeId == 1) {  // the two AIVs of one AI Core
-        if (!mix || c.kind != AIV) Fail(api, "mode 1 synchronises the two AIVs of an AI Core; it needs a MIX (1:2) "
-                                             "launch and must be called on an AIV");
-        const int64_t core = c.blockIdx / 2;  // AIV block index = 2 * AI Core + sub-block
-        const std::vector<int> grp{L.aivOfBlock[2 * core], L.aivOfBlock[2 * core + 1]};
-        ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(core), static_cast<size_t>(c.subBlockIdx), 2, grp,
-                     flagId, snap);
-    } else {  // mode 2: AIC <-> both AIVs of its AI Core
-        if (!mix) Fail(api, "mode 2 synchronises an AIC with its AIVs; it needs a MIX launch (KernelMode::MIX_MODE)");
-        if (c.kind == AIC) {
-            for (int k = 0; k < 2; ++k) BumpCounterLocked(L, api.c_str(), L.aivOfBlock[2 * c.blockIdx + k], flagId, snap);
-        } else {
-            const int64_t blk = c.blockIdx / 2;
-            const std::vector<int> tgt{L.aicOfBlock[blk]};
-            ArriveLocked(L, api.c_str(), base | static_cast<uint64_t>(blk), static_cast<size_t>(c.subBlockIdx), 2, tgt,
-                         flagId, snap);
-        }
-    }
-    L.allBlockedSince = std::chrono::steady_clock::now();
+    NoteUserFlag(c, flagId, api);
+    CrossSet(c, modeId, flagId, api);
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
@@ -175,37 +237,8 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t flagId) {
     using namespace fadsl_rt;
     CoreCtx& c = Cur("CrossCoreWaitFlag");
     const std::string api = Str("CrossCoreWaitFlag(", flagId, ")");
-    if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
-    LaunchState& L = *Launch();
-    std::unique_lock<std::mutex> lk(L.mu);
-    auto& q = L.flagQueue[c.gid * kFlagIds + flagId];
-    if (q.empty()) {
-        c.waitingOn = Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)");
-        ++L.blocked;
-        ReleaseSlotLocked(L, c);
-        NoteAllBlockedLocked(L);
-        while (q.empty()) {
-            if (L.blocked < L.live) {  // someone is still running: sleep until notified, no polling
-                c.wake.wait(lk);
-                continue;
-            }
-            c.wake.wait_for(lk, std::chrono::milliseconds(50));
-            if (!q.empty()) break;
-            if (L.blocked == L.live) {
-                const double waited =
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - L.allBlockedSince).count();
-                if (waited >= L.deadlockSeconds) ReportDeadlockLocked(L);
-            }
-        }
-        --L.blocked;
-        c.waitingOn.clear();
-        MergeVc(c.vc, q.front());
-        q.pop_front();
-        AcquireSlotLocked(L, c, lk);
-        return;
-    }
-    MergeVc(c.vc, q.front());
-    q.pop_front();
+    NoteUserFlag(c, flagId, api);
+    CrossWait(c, flagId, api, Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)"));
 }
 
 }  // namespace AscendC
