@@ -288,7 +288,7 @@ def _dot(low: Lowering, op: ir.Dot) -> list[FieldUse]:
 def _exchange(low: Lowering, v: ir.Value) -> list[FieldUse]:
     """DataCopy(count) of this core's rows between UB and a GM workspace."""
     t = _tile(v)
-    shape = low.core_shape(t.shape)
+    shape = low.core_shape(v)
     blocks = sympy.Mul(*shape) * t.dtype.itemsize / 32
     title = "DataCopy(count).DataCopyParams.blockLen"
     return [
@@ -316,7 +316,7 @@ def _pad_copy(
 ) -> list[FieldUse]:
     """DataCopyPad between GM and UB (vector loads and stores)."""
     t = _tile(v)
-    shape = low.core_shape(t.shape)
+    shape = low.core_shape(v)
     size = shape[0] if len(shape) == 2 and shape != t.shape else None
     g: Geometry = geometry(param, index, None, size)
     item = t.dtype.itemsize
@@ -347,7 +347,7 @@ def _vector(low: Lowering, op: ir.Op, form: str) -> list[FieldUse]:
         return []
     v = results[0]
     t = _tile(v)
-    shape = low.core_shape(t.shape)
+    shape = low.core_shape(v)
     uses = [
         _use("level-2 vector ops.count", sympy.Mul(*shape), "tile elements", op.loc)
     ]
@@ -375,5 +375,5 @@ def _source_dtype(op: ir.Op, default: DType) -> DType:
 def _source_shape(low: Lowering, op: ir.Op, shape: tuple[Expr, ...]) -> tuple:
     x = getattr(op, "x", None)
     if isinstance(x, ir.Value):
-        return low.core_shape(_tile(x).shape)
+        return low.core_shape(x)
     return shape

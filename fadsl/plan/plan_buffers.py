@@ -10,8 +10,8 @@ Split chips (910B, A3): a MIX kernel. The cube (AIC) holds its operands in L1 (o
 queue per operand; pipelined loads keep their ``stages`` slots), one L0A, one L0B and
 one L0C queue sized for the largest dot, double-buffered and with Q resident in L0A
 where they fit (``l0_plan.py``). Each of the two vector cores (AIV) owns half
-the rows of the Q block: vector tiles whose first dimension is the dot's row block
-are halved. Dot results reach the vector unit, and vector-made dot operands reach the
+the rows of every vector tile whose first dimension is a row block (the M of a dot the
+vector code reads; ``row_split.py``): each such tile is halved by its own row block. Dot results reach the vector unit, and vector-made dot operands reach the
 cube, through GM workspaces of one slot per AIC.
 Coupled chips (910A, 310P): one core holds everything; no row split, no workspaces.
 
@@ -36,6 +36,7 @@ from fadsl.plan import ring
 from fadsl.plan.l0_plan import l0_buffers
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
+from fadsl.plan.row_split import RowSplit, row_split
 from fadsl.plan.vector_plan import VectorPlanner
 from fadsl.plan.vector_slots import VecPlan, camel
 from fadsl.target import Target
@@ -54,7 +55,7 @@ class Lowering:
     sides: Sides
     vec: VecPlan
     rows: Expr | None
-    """The dot row block (block_q) split between the AIVs, or None."""
+    """The primary row block (block_q) split between the AIVs (``ROWS``), or None."""
     cube_homes: dict[str, str]
     """cube value -> its L1 buffer name."""
     queues: dict[str, ir.QueueAlloc]
@@ -66,6 +67,9 @@ class Lowering:
 
     resident: dict[str, str] = field(default_factory=dict)
     """Dot A operands kept in L0A for the whole task (value -> L0A buffer, l0_plan)."""
+
+    split: RowSplit = field(default_factory=RowSplit)
+    """Every row block split between the AIVs, and the tiles held whole."""
 
     def ring_of(self, value: str) -> ring.Ring | None:
         """The ring holding the workspace of exchanged value ``value``, if any."""
@@ -82,8 +86,9 @@ class Lowering:
     def vec_loops(self) -> tuple[tuple[int, int, ir.For], ...]:
         return self.vec.loops
 
-    def core_shape(self, shape: Shape) -> Shape:
-        return _core_shape(shape, self.rows, self.target.split)
+    def core_shape(self, v: ir.Operand) -> Shape:
+        """The part of ``v``'s tile one vector core holds."""
+        return self.split.core_shape(v)
 
 
 def plan(
@@ -100,9 +105,10 @@ def lower(
     grid = grid_of(kernel)
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
     sides = classify(grid, queues)
-    rows = _split_rows(sides, target)
-    shape_fn = lambda s: _core_shape(s, rows, target.split)  # noqa: E731
-    vec = VectorPlanner(grid, sides, shape_fn, queues).plan(env)
+    _check_transposed_a(sides)
+    split = row_split(sides, grid, target.split)
+    rows = split.primary
+    vec = VectorPlanner(grid, sides, split.core_shape, queues).plan(env)
     cube_bufs, cube_homes, resident = _cube_buffers(
         sides, grid, queues, target, env, kernel.loc
     )
@@ -132,6 +138,7 @@ def lower(
         env,
         rings,
         resident,
+        split,
     )
     return replace(low, plan=replace(bp, fields=field_uses(low)))
 
@@ -142,7 +149,7 @@ def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
     }
 
 
-def _split_rows(sides: Sides, target: Target) -> Expr | None:
+def _check_transposed_a(sides: Sides) -> None:
     for d in sides.dots:
         if d.transpose_a and d.a.type.dtype.itemsize != 2:  # type: ignore[union-attr]
             raise BackendError(
@@ -151,28 +158,6 @@ def _split_rows(sides: Sides, target: Target) -> Expr | None:
                 d.loc,
                 hint="use fp16 or bf16 operands for this dot",
             )
-    rows = {
-        d.result.type.shape[0]
-        for d in sides.dots  # type: ignore[union-attr]
-        if d.result in sides.to_vector
-    }
-    if not rows:
-        return None
-    if len(rows) > 1:
-        loc = sides.dots[0].loc
-        raise BackendError(
-            "dots read by vector code have different row blocks: "
-            + ", ".join(sorted(str(r) for r in rows)),
-            loc,
-            hint="the two vector cores split one row block; use the same block_q",
-        )
-    return next(iter(rows))
-
-
-def _core_shape(shape: Shape, rows: Expr | None, split: bool) -> Shape:
-    if not split or rows is None or not shape or shape[0] != rows:
-        return tuple(shape)
-    return (rows / 2,) + tuple(shape[1:])
 
 
 def _check_fractal(

@@ -57,7 +57,7 @@ class VectorPlanner:
         self,
         grid: ir.Grid,
         sides: Sides,
-        core_shape: Callable[[Shape], Shape],
+        core_shape: Callable[[ir.Operand], Shape],
         queues: dict[ir.Value, ir.QueueAlloc],
     ) -> None:
         self.grid = grid
@@ -92,7 +92,7 @@ class VectorPlanner:
         if isinstance(t, QueueType):
             t = t.tile
         assert isinstance(t, TileType)
-        return self.core_shape(t.shape)
+        return self.core_shape(v)
 
     def find_root(self, v: ir.Value) -> ir.Value:
         while v in self.root:

@@ -965,5 +965,50 @@ CATALOGUE += (
     ),
 )
 
+ROWS_AND_COLUMNS = """\
+import fadsl as fd
+
+
+@fd.kernel(default_shape=dict(B=1, N=2, Sq=64, Skv=64, D=64))
+def grads(
+    q: fd.In("B", "N", "Sq", "D"),
+    k: fd.In("B", "N", "Skv", "D"),
+    dk: fd.Out("B", "N", "Skv", "D"),
+    block_q: int = 64,
+    block_kv: int = 64,
+):
+    B, N, Sq, D = q.shape
+    Skv = k.shape[2]
+    for b, h, j in fd.grid(B, N, fd.cdiv(Skv, block_kv)):
+        cols = fd.ds(j * block_kv, block_kv)
+        kt = fd.load(k[b, h, cols, :], pad=0)
+        kv_idx = fd.arange(j * block_kv, block_kv)
+        acc = fd.zeros((block_kv, D), fd.f32)
+        for i in range(fd.cdiv(Sq, block_q)):
+            qt = fd.load(q[b, h, fd.ds(i * block_q, block_q), :], pad=0)
+            s = fd.dot(qt, kt, transpose_b=True)
+            s = fd.where(kv_idx[None, :] < Skv, s, 0.0)
+            acc = acc + fd.dot(fd.cast(s, q.dtype), qt, transpose_a=True)
+        acc = fd.where(kv_idx[:, None] < Skv, acc, 0.0)
+        fd.store(dk[b, h, cols, :], fd.cast(acc, dk.dtype))
+"""
+"""A dK-like kernel whose kv_idx is both a column (x[None, :]) and rows (x[:, None])."""
+
+CATALOGUE += (
+    Mistake(
+        "vector_rows_and_columns",
+        "A vector of a row block used both as rows and as columns",
+        "On 910B/A3 the two vector cores each own half the rows of every tile whose "
+        "first dimension is a row block (here `block_kv`: the dK accumulator), but "
+        "both hold all of a vector used as columns (`kv_idx[None, :]`). Make the row "
+        "and the column vectors separately: a second `fd.arange(j * block_kv, "
+        "block_kv)` for `[:, None]`.",
+        ("check", "grads.py"),
+        files={"grads.py": ROWS_AND_COLUMNS},
+        shown="s = fd.where(kv_idx[None, :] < Skv, s, 0.0)\n...\n"
+        "acc = fd.where(kv_idx[:, None] < Skv, acc, 0.0)",
+    ),
+)
+
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
 """The edit of tests/ir_samples/varlen.fir that ``ir_unknown_op`` uses."""

@@ -32,6 +32,8 @@ class CubeEmitter(CoreEmitter):
         self.ends = _last_uses(self.low)
         self.alias: dict[str, str] = {}
         self.at, self.end_at = positions(self.low.kernel_grid_body)
+        self.received: set[str] = set()
+        """Vector-made operands already in L1 (a tile two dots read arrives once)."""
 
     def _var(self, v: ir.Value) -> str:
         return self.alias.get(v.name, self.names.var(v.name))
@@ -308,9 +310,11 @@ class CubeEmitter(CoreEmitter):
         return load.result
 
     def _operand(self, v: ir.Value) -> tuple[str, list[Stmt]]:
-        """The L1 tile of a dot operand (receiving it from the vector cores if needed)."""
-        if v not in self.sides.to_cube:
+        """The L1 tile of a dot operand (receiving it from the vector cores at its first
+        read; it stays in L1 until its last, like a loaded operand)."""
+        if v not in self.sides.to_cube or v.name in self.received:
             return self.names.var(v.name), []
+        self.received.add(v.name)
         home = self.names.buf(self.low.cube_homes[v.name])
         ct = _ct(v)
         t = v.type

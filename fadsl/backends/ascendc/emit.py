@@ -84,7 +84,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     comptime = {s: int(env[s]) for s in sorted(comptime_symbols(low))}
     runtime = tuple(s for s in k.shape_syms if s not in comptime)
     scalars = tuple(p.name for p in k.params if p.kind is ir.ParamKind.SCALAR)
-    names = Names(Mangler(k.name), consts, comptime, runtime, scalars, low.rows)
+    names = Names(Mangler(k.name), consts, comptime, runtime, scalars, low.split.blocks)
     host = names.m.claim("host", "", host_prefix(k.name), ("global",), HOST_FORMS)
     prefix = names.m.claim("prefix", "", k.name.upper(), ("global",), PREFIX_FORMS)
     flags, ws, ws_bytes, ws_offsets = _crossings(low, names)
@@ -263,19 +263,7 @@ def _constants(
         )
         for n, v in comptime.items()
     ]
-    if low.rows is not None:
-        out.append(
-            Constant(
-                "ROWS",
-                "int64_t",
-                (
-                    f"{names.const('block_q')} / 2"
-                    if str(low.rows) == "block_q" and "block_q" in consts
-                    else str(int(evaluate(low.rows, low.env)) // 2)
-                ),
-                "rows of a Q block each vector core owns",
-            )
-        )
+    out += [_rows_constant(low, b, consts, names) for b in low.split.blocks]
     out += ws_offsets
     out.append(
         Constant(
@@ -286,6 +274,23 @@ def _constants(
         )
     )
     return tuple(out)
+
+
+def _rows_constant(
+    low: Lowering, block: Expr, consts: dict[str, int], names: Names
+) -> Constant:
+    """ROWS (or ROWS_<BLOCK>): the rows of a tile of row block ``block`` one AIV owns."""
+    half = (
+        f"{names.const(str(block))} / 2"
+        if str(block) in consts
+        else str(int(evaluate(block, low.env)) // 2)
+    )
+    what = (
+        "rows of a Q block each vector core owns"
+        if block == low.split.primary
+        else f"rows of a `{block}` row block each vector core owns"
+    )
+    return Constant(names.rows_const(block), "int64_t", half, what)
 
 
 def _tiling_fields(

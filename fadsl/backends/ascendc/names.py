@@ -30,9 +30,15 @@ ROWS = "ROWS"
 ROWS_SYMBOL = "ROWS%"
 ROW0_SYMBOL = "row0%"
 """Sympy names of ``ROWS`` and ``row0`` in index expressions: no IR name has a ``%``,
-and they sort among other symbols as ``ROWS`` and ``row0`` do (terms keep their order)."""
+and they sort among other symbols as ``ROWS`` and ``row0`` do (terms keep their order).
+Row block ``i > 0`` (``plan/row_split.py``) has ``ROWS%i`` and ``row0%i``."""
 PARAM_FORMS = ("{}", "{}Gm", "{}Bytes", "{}Host", "{}Device")
 """C++ identifiers made from a tensor parameter (kernel, entry and host main.cpp)."""
+
+
+def _nth(i: int) -> str:
+    """The suffix of row block ``i``'s symbols: none for the primary."""
+    return str(i) if i else ""
 
 
 def ctype(dtype: DType, loc: Loc | None = None) -> str:
@@ -63,7 +69,7 @@ class Names:
         comptime: dict[str, int],
         runtime_syms: tuple[str, ...],
         scalars: tuple[str, ...],
-        rows: Expr | None,
+        rows: tuple[Expr, ...],
         tiling: str = "tiling_",
     ) -> None:
         self.m = mangler
@@ -73,12 +79,16 @@ class Names:
             if isinstance(v, int) and not isinstance(v, bool)
         }
         """Values of the symbols fixed at compile time (tile constants, shape symbols)."""
-        self.symbols: dict[str, str] = {ROWS_SYMBOL: ROWS, ROW0_SYMBOL: "row0"}
+        self.symbols: dict[str, str] = {}
+        self.rows = rows
+        """The row blocks split between the AIVs, the primary (``ROWS``) first."""
+        for i, b in enumerate(rows):
+            self.symbols[ROWS_SYMBOL + _nth(i)] = self.rows_const(b)
+            self.symbols[ROW0_SYMBOL + _nth(i)] = self.row0_var(b)
         for k in list(consts) + list(comptime):
             self.symbols[k] = self.const(k)
         for k in list(runtime_syms) + list(scalars):
             self.symbols[k] = f"{tiling}.{self.field(k)}"
-        self.rows = rows
 
     # --- identifiers --------------------------------------------------------------
     def const(self, name: str) -> str:
@@ -122,6 +132,25 @@ class Names:
         off = const_name(camel(plan_name)) + "_OFFSET"
         return gm, self.m.claim("ws_offset", value, off, ("kernel",))
 
+    def rows_const(self, block: Expr) -> str:
+        """``constexpr`` of the rows of row block ``block`` one AIV owns (``ROWS``)."""
+        if block == self.rows[0]:
+            return ROWS
+        stem = ROWS + "_" + const_name(str(block))
+        return self.m.claim("rows", str(block), stem, ("kernel",))
+
+    def row0_var(self, block: Expr) -> str:
+        """Local holding this AIV's first row of a tile of row block ``block``."""
+        if block == self.rows[0]:
+            return "row0"
+        stem = "row0" + const_name(str(block)).title().replace("_", "")
+        return self.m.claim("row0", str(block), stem, ("kernel",))
+
+    def row0_symbol(self, block: Expr) -> sympy.Symbol:
+        """``row0`` of row block ``block`` in an index expression."""
+        i = self.rows.index(block)
+        return sympy.Symbol(ROW0_SYMBOL + _nth(i), integer=True)
+
     def local(self, name: str) -> None:
         if name not in self.symbols:
             self.symbols[name] = self.var(name)
@@ -130,10 +159,10 @@ class Names:
     def expr(self, e: Expr) -> str:
         """Integer C++ expression (int64_t arithmetic)."""
         e = as_expr(e)
-        if self.rows is not None:
+        for i, b in enumerate(self.rows):
             e = e.subs(
-                self.rows / 2,
-                sympy.Symbol(ROWS_SYMBOL, integer=True, nonnegative=True),
+                b / 2,
+                sympy.Symbol(ROWS_SYMBOL + _nth(i), integer=True, nonnegative=True),
             )
         for s in e.free_symbols:
             if s.name not in self.symbols:

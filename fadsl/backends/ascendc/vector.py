@@ -1,6 +1,7 @@
 """The vector-core (AIV) class: UB buffers, the task loop, one rule per vector op.
 
-Each AIV owns ROWS = block_q / 2 rows of the Q block (row0 = sub-block * ROWS). Dot
+Each AIV owns ROWS = block_q / 2 rows of the Q block (row0 = sub-block * ROWS), and as
+many of every other row block (ROWS_BLOCK_KV, row0BlockKv; ``plan/row_split.py``). Dot
 results arrive from the cube through GM workspaces after CrossCoreWaitFlag; vector-made
 dot operands leave through GM before CrossCoreSetFlag. Vector instructions that depend
 on an earlier one are separated by PipeBarrier<PIPE_V>.
@@ -14,7 +15,7 @@ import sympy
 
 from fadsl.backends.ascendc import gm, vector_io
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
-from fadsl.backends.ascendc.names import ROW0_SYMBOL, buffer_len, ctype, source_comment
+from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.backends.ascendc.vector_rules import RULES
 from fadsl.errors import BackendError
@@ -38,7 +39,7 @@ class VectorEmitter(CoreEmitter):
             return ()
         t = v.type.tile if isinstance(v.type, QueueType) else v.type
         assert isinstance(t, TileType)
-        return self.low.core_shape(t.shape)
+        return self.low.core_shape(v)
 
     def var(self, v: ir.Operand) -> str:
         if isinstance(v, ir.Imm):
@@ -77,17 +78,20 @@ class VectorEmitter(CoreEmitter):
         return self.names.scalar(e, dt)
 
     def row_shift(self, v: ir.Value) -> Expr:
-        """First row of this core's half, for tiles split between the AIVs."""
-        t = v.type
-        assert isinstance(t, TileType)
-        if (
-            self.low.rows is not None
-            and t.shape
-            and t.shape[0] == self.low.rows
-            and self.low.target.split
-        ):
-            return sympy.Symbol(ROW0_SYMBOL, integer=True)
-        return as_expr(0)
+        """First row of this core's part, for tiles split between the AIVs."""
+        block = self.low.split.block_of(v)
+        return as_expr(0) if block is None else self.names.row0_symbol(block)
+
+    def row0(self, v: ir.Value) -> str:
+        """C++ of this core's first row of ``v`` (a tile split between the AIVs)."""
+        block = self.low.split.block_of(v)
+        if block is None:
+            raise BackendError(
+                f"`%{v.name}` crosses between the cube and the vector cores but is not "
+                "split between the two vector cores",
+                None,
+            )
+        return self.names.row0_var(block)
 
     # --- class ---------------------------------------------------------------
     def core_class(self, name: str) -> CoreClass:
@@ -124,10 +128,13 @@ class VectorEmitter(CoreEmitter):
         return tuple(out)
 
     def _task_prologue(self) -> list[Stmt]:
+        n = self.names
         return [
             Line(
-                "const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;"
+                f"const int64_t {n.row0_var(b)} = "
+                f"static_cast<int64_t>(AscendC::GetSubBlockIdx()) * {n.rows_const(b)};"
             )
+            for b in self.low.split.blocks
         ]
 
     # --- walking -------------------------------------------------------------
@@ -267,14 +274,20 @@ class VectorEmitter(CoreEmitter):
         if isinstance(op, ir.Store):
             return vector_io.store(self, op)
         if isinstance(op, ir.Load) and op.into is None:
-            return vector_io.load(self, op)
+            return vector_io.load(self, op) + self._send_loaded(op)
         if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (
             isinstance(op, ir.Load)
         ):
-            return vector_io.queue_op(self, op)
+            return vector_io.queue_op(self, op) + self._send_loaded(op)
         if isinstance(op, ir.ValueOp):
             return self._compute(op, pos)
         raise BackendError(f"{ir.op_name(type(op))} has no vector lowering", op.loc)
+
+    def _send_loaded(self, op: ir.Op) -> list[Stmt]:
+        """A loaded tile that vector code and a dot both read (the backward's dO): this
+        core's rows go on to the cube through the workspace, like a computed operand."""
+        sent = [r for r in op.results() if r in self.sides.to_cube]
+        return [s for r in sent for s in vector_io.send(self, r)]
 
     def _declare(self, v: ir.Value) -> list[Stmt]:
         """Bind ``v`` to its home; returns the declaration (if a new tensor variable)."""

@@ -54,7 +54,8 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flag_of(v.name)});")]
     out += e._declare(v)
     ring = e.ring_slot(v.name)
-    at = f"{ring[1]} + row0 * {cols}" if ring else f"row0 * {cols}"
+    row0 = e.row0(v)
+    at = f"{ring[1]} + {row0} * {cols}" if ring else f"{row0} * {cols}"
     out.append(
         Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[{at}], {e.count(v)});")
     )
@@ -68,7 +69,7 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     out = _enque_deque(e, v)
     out.append(
         Line(
-            f"AscendC::DataCopy({e.ws[v.name]}[row0 * {cols}], {e.var(v)}, "
+            f"AscendC::DataCopy({e.ws[v.name]}[{e.row0(v)} * {cols}], {e.var(v)}, "
             f"{e.count(v)});"
         )
     )
