@@ -82,17 +82,6 @@ class VectorEmitter(CoreEmitter):
         block = self.low.split.block_of(v)
         return as_expr(0) if block is None else self.names.row0_symbol(block)
 
-    def row0(self, v: ir.Value) -> str:
-        """C++ of this core's first row of ``v`` (a tile split between the AIVs)."""
-        block = self.low.split.block_of(v)
-        if block is None:
-            raise BackendError(
-                f"`%{v.name}` crosses between the cube and the vector cores but is not "
-                "split between the two vector cores",
-                None,
-            )
-        return self.names.row0_var(block)
-
     # --- class ---------------------------------------------------------------
     def core_class(self, name: str) -> CoreClass:
         members = self._members()
@@ -274,20 +263,14 @@ class VectorEmitter(CoreEmitter):
         if isinstance(op, ir.Store):
             return vector_io.store(self, op)
         if isinstance(op, ir.Load) and op.into is None:
-            return vector_io.load(self, op) + self._send_loaded(op)
+            return vector_io.load(self, op) + vector_io.send_loaded(self, op)
         if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (
             isinstance(op, ir.Load)
         ):
-            return vector_io.queue_op(self, op) + self._send_loaded(op)
+            return vector_io.queue_op(self, op) + vector_io.send_loaded(self, op)
         if isinstance(op, ir.ValueOp):
             return self._compute(op, pos)
         raise BackendError(f"{ir.op_name(type(op))} has no vector lowering", op.loc)
-
-    def _send_loaded(self, op: ir.Op) -> list[Stmt]:
-        """A loaded tile that vector code and a dot both read (the backward's dO): this
-        core's rows go on to the cube through the workspace, like a computed operand."""
-        sent = [r for r in op.results() if r in self.sides.to_cube]
-        return [s for r in sent for s in vector_io.send(self, r)]
 
     def _declare(self, v: ir.Value) -> list[Stmt]:
         """Bind ``v`` to its home; returns the declaration (if a new tensor variable)."""

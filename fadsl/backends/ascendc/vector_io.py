@@ -54,7 +54,7 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flag_of(v.name)});")]
     out += e._declare(v)
     ring = e.ring_slot(v.name)
-    row0 = e.row0(v)
+    row0 = _row0(e, v)
     at = f"{ring[1]} + {row0} * {cols}" if ring else f"{row0} * {cols}"
     out.append(
         Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[{at}], {e.count(v)});")
@@ -69,12 +69,31 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     out = _enque_deque(e, v)
     out.append(
         Line(
-            f"AscendC::DataCopy({e.ws[v.name]}[{e.row0(v)} * {cols}], {e.var(v)}, "
+            f"AscendC::DataCopy({e.ws[v.name]}[{_row0(e, v)} * {cols}], {e.var(v)}, "
             f"{e.count(v)});"
         )
     )
     out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});"))
     return out
+
+
+def send_loaded(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
+    """A loaded tile that vector code and a dot both read (the backward's dO): this
+    core's rows go on to the cube through the workspace, like a computed operand."""
+    sent = [r for r in op.results() if r in e.sides.to_cube]
+    return [s for r in sent for s in send(e, r)]
+
+
+def _row0(e: VectorEmitter, v: ir.Value) -> str:
+    """C++ of this core's first row of ``v``, a tile exchanged with the cube."""
+    block = e.low.split.block_of(v)
+    if block is None:
+        raise BackendError(
+            f"`%{v.name}` crosses between the cube and the vector cores but is not "
+            "split between the two vector cores",
+            None,
+        )
+    return e.names.row0_var(block)
 
 
 def _param(e: VectorEmitter, name: str) -> ir.Param:
