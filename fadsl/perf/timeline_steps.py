@@ -12,10 +12,14 @@ a SCALAR step (loop control). ``fadsl/perf/timeline_schedule.py`` places the ste
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
+
+import sympy
 
 from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
 from fadsl.perf.engines import load_lane, store_lane
+from fadsl.plan.tail_guard import in_place_hint, partial_blocks, tail_guard
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
 
@@ -44,6 +48,8 @@ class StepBuilder:
             self.side[arg.name] = side_of(self.producers.get(y))
         for res, y in zip(loop.loop_results, loop.yields):
             self.side[res.name] = side_of(self.producers.get(y))
+        self.times = tail_times(grid, loop)
+        """Ops of the KV loop that only a partial block runs: their share of blocks."""
 
     def steps(self, ops: tuple[ir.Op, ...], part: str = "") -> list[Step]:
         """Steps of ``ops``; ``part`` names vector steps outside the loop (init, finish)."""
@@ -172,7 +178,7 @@ class StepBuilder:
             return
         w = Work()
         for op in group:
-            count_op(op, w, {}, False, 1)
+            count_op(op, w, {}, False, self.times.get(id(op), 1))
         defs = tuple(r.name for op in group for r in op.results())
         for d in defs:
             self.side[d] = "vector"
@@ -187,6 +193,34 @@ class StepBuilder:
         out.append(
             Step("VECTOR", "vector", name, uses, defs, dict(w.amounts), "", len(group))
         )
+
+
+def tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
+    """By ``id``: the KV-tail selects the Ascend C backend runs only in a block that
+    reaches past the bound, and the ops only their masks read (plan/tail_guard.py),
+    each with the share of the loop's blocks that run them: partial blocks / blocks."""
+    ops = walk(grid.body)
+    defs = {r: op for op in ops for r in op.results()}
+    readers: dict[ir.Value, list[ir.Op]] = {}
+    for op in ops:
+        for v in op.operand_values():
+            readers.setdefault(v, []).append(op)
+    for op in ops:
+        if isinstance(op, ir.For):
+            for v in (*op.inits, *op.yields):
+                readers.setdefault(v, []).append(op)
+    out: dict[int, Any] = {}
+    for op in loop.body:
+        g = tail_guard(op, defs, readers) if isinstance(op, ir.Where) else None
+        if g is None or not in_place_hint(op, loop.body):
+            continue
+        partial = partial_blocks(g, loop)
+        if partial is None:
+            continue
+        share = partial / sympy.Max(1, sympy.sympify(loop.stop))
+        for f in (*g.feeders, op):
+            out[id(f)] = share
+    return out
 
 
 def gate_first_step(out: list[Step]) -> None:

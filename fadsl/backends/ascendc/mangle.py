@@ -53,7 +53,7 @@ FIXED: dict[str, frozenset[str]] = {
     "tiling": frozenset(),
 }
 TEMPS = re.compile(r"^(mask|dup|work|bcast|tmp)\d*$")
-"""Temporaries of vector rules (vector.py ``_TEMP_NAMES``), numbered when repeated."""
+"""Temporaries of vector rules (vector_temps.py ``_TEMP_NAMES``), numbered when repeated."""
 
 GLOBAL = frozenset(
     # functions and macros of main.cpp.j2 and data_utils.h.j2; ACL of the NPU host path

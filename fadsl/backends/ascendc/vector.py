@@ -13,7 +13,7 @@ from typing import Any
 
 import sympy
 
-from fadsl.backends.ascendc import gm, vector_io
+from fadsl.backends.ascendc import gm, vector_guard, vector_io, vector_temps
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
 from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
@@ -32,6 +32,8 @@ class VectorEmitter(CoreEmitter):
         self.vars: dict[str, str] = {}
         self.slot_var: dict[str, str] = {}
         self.dirty: set[str] = set()
+        self.guards: dict[int, Any] = {}
+        self.late: dict[int, list[tuple[ir.Op, int]]] = {}
 
     # --- names and shapes ----------------------------------------------------
     def shape(self, v: ir.Operand) -> tuple[Expr, ...]:
@@ -130,10 +132,16 @@ class VectorEmitter(CoreEmitter):
     def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
         out: list[Stmt] = []
         pending: list[ir.Dot] = []
+        self.guards.update(vector_guard.find(self, body, self.pos + 1))
+        late = {id(f): id(g.where) for g in self.guards.values() for f in g.feeders}
         for op in body:
             self.pos += 1
             pos = self.pos
             out += self._receive_before(op, pending)
+            if id(op) in late:  # run under its select's guard (vector_guard.py)
+                self.late.setdefault(late[id(op)], []).append((op, pos))
+                out += self._frees(pos)
+                continue
             if isinstance(op, ir.For):
                 out += self._loop(op)
                 continue
@@ -186,7 +194,7 @@ class VectorEmitter(CoreEmitter):
             f"{self.names.expr(op.stop)}; ++{var})"
         )
         if not self._has_vector_work(op.body):
-            self.pos += _count(op.body) + 1
+            self.pos += vector_guard.count(op.body) + 1
             return []
         pre = [Line(source_comment(op.loc))]
         self.last_loc = None
@@ -305,21 +313,34 @@ class VectorEmitter(CoreEmitter):
         rule = RULES.lookup(type(op))
         if rule is None:
             raise BackendError(f"{ir.op_name(type(op))} has no Ascend C rule", op.loc)
-        temps = _temp_names(form)
+        guard = self.guards.get(id(op))
+        if guard is not None:
+            late = self.late.pop(id(op), [])
+            calls = lambda: self._calls(op, form, rule, pos, False)  # noqa: E731
+            return vector_guard.guarded(self, op, guard, late, calls)
+        out = self._calls(op, form, rule, pos, True)
+        if op.result in self.sides.to_cube:
+            out += vector_io.send(self, op.result)
+        return out
+
+    def _calls(
+        self, op: ir.ValueOp, form: Any, rule: Any, pos: int, declare: bool
+    ) -> list[Stmt]:
+        """A barrier if ``op`` touches an unfenced buffer, ``op.result``'s declaration
+        (``declare``) and the rule's calls."""
+        temps = vector_temps.names(form)
         touched = {self.vec.homes.get(v.name, "") for v in self._reads(op)}
         touched |= {self.vec.homes.get(op.result.name, "")} | set(
             self.vec.temps.get(pos, ())
         )
         out: list[Stmt] = list(self._barrier(touched))
-        out += self._declare(op.result)
-        calls = [_stmt(x) for x in rule(self, op, form, temps)]
-        decls = [Line(t) for t in _temp_decls(self, pos, form)]
+        out += self._declare(op.result) if declare else []
+        calls = [vector_temps.stmt(x) for x in rule(self, op, form, temps)]
+        decls = [Line(t) for t in vector_temps.decls(self, pos, form)]
         out += [Block("", tuple(decls + calls))] if decls else calls
         self.dirty |= {self.vec.homes.get(op.result.name, "")} | set(
             self.vec.temps.get(pos, ())
         )
-        if op.result in self.sides.to_cube:
-            out += vector_io.send(self, op.result)
         return out
 
     def _reads(self, op: ir.Op) -> list[ir.Value]:
@@ -339,45 +360,6 @@ class VectorEmitter(CoreEmitter):
         return list(gm.load_scalar(self.low.kernel, op, self.names))
 
 
-_TEMP_NAMES = {
-    "broadcast": "bcast",
-    "reduce-work": "work",
-    "mask": "mask",
-    "dup": "dup",
-}
-
-
-def _temp_names(form: Any) -> tuple[str, ...]:
-    """Local names of an op's temporaries: by role, numbered when a role repeats."""
-    names: list[str] = []
-    for spec in form.temps:
-        base = _TEMP_NAMES.get(spec.role, "tmp")
-        name, n = base, 1
-        while name in names:
-            n += 1
-            name = f"{base}{n}"
-        names.append(name)
-    return tuple(names)
-
-
-def _temp_decls(e: VectorEmitter, pos: int, form: Any) -> list[str]:
-    out = []
-    for slot, spec, name in zip(
-        e.vec.temps.get(pos, ()), form.temps, _temp_names(form)
-    ):
-        ct = ctype(spec.dtype)
-        member = e.names.buf(slot)
-        out.append(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")
-    return out
-
-
-def _stmt(x: Any) -> Stmt:
-    if isinstance(x, tuple):
-        header, body = x
-        return Block(header, tuple(_stmt(b) for b in body))
-    return Line(x)
-
-
 def _reads_within(op: ir.Op, reads: Any) -> list[ir.Value]:
     """Values ``op`` reads, including the ops of a loop body and its yields."""
     if not isinstance(op, ir.For):
@@ -386,12 +368,3 @@ def _reads_within(op: ir.Op, reads: Any) -> list[ir.Value]:
     for inner in op.body:
         out += _reads_within(inner, reads)
     return out
-
-
-def _count(body: tuple[ir.Op, ...]) -> int:
-    n = 0
-    for op in body:
-        n += 1
-        if isinstance(op, ir.For):
-            n += _count(op.body) + 1
-    return n

@@ -200,36 +200,7 @@ def _mask_cols(
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     body = _row_loop(e, op, form, mask, a, b, dup, cols)
     lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
-    partial = _partial_block(e, op, cmp)
-    if partial is None:
-        return lines
-    return [
-        "// only a block that reaches past the bound has columns to mask",
-        (f"if ({partial})", tuple(lines)),  # type: ignore[list-item]
-    ]
-
-
-def _partial_block(e: VectorEmitter, op: ir.Where, cmp: ir.Binary) -> str | None:
-    """The C++ condition under which ``arange(start, size) < bound`` (or ``<=``) is not
-    all true, when the select can be skipped otherwise: the mask's row is a position
-    tile (an ``arange``, through casts and ``expand_dims``) and the result shares the
-    buffer of the branch it keeps where the mask holds (the select works in place)."""
-    if not isinstance(cmp, (ir.Lt, ir.Le)) or not isinstance(cmp.rhs, ir.Imm):
-        return None
-    src = e.sides.defs.get(cmp.lhs) if isinstance(cmp.lhs, ir.Value) else None
-    while isinstance(src, (ir.ExpandDims, ir.Cast)):
-        src = e.sides.defs.get(src.x)
-    bound = cmp.rhs.expr
-    if not isinstance(src, ir.Arange) or not getattr(bound, "is_integer", False):
-        return None
-    kept = op.a
-    if not isinstance(kept, ir.Value):
-        return None
-    home = e.vec.homes.get(op.result.name)
-    if home is None or home != e.vec.homes.get(kept.name):
-        return None
-    last = e.names.expr(src.start + src.size - 1)
-    return f"{last} {'>=' if isinstance(cmp, ir.Lt) else '>'} {e.names.expr(bound)}"
+    return lines
 
 
 def _mask_outer(

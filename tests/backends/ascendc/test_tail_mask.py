@@ -33,3 +33,20 @@ def test_a_mask_the_select_cannot_skip_is_not_guarded(tmp_path) -> None:  # type
     cpp = (out / "fa2_kernel.cpp").read_text()
     assert cpp.count("only a block that reaches past the bound") == 1
     assert "CMPMODE::LE" in cpp or "CMPMODE::GE" in cpp
+
+
+def test_the_tail_mask_positions_are_made_only_under_the_guard(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The arange of KV positions and its cast feed only the guarded mask: full blocks
+    skip them and their PipeBarriers too (issue 16, item 5)."""
+    out = tmp_path / "fa2"
+    assert main(["compile", str(ROOT / "examples" / "fa2.py"), "-o", str(out)]) == 0
+    cpp = (out / "fa2_kernel.cpp").read_text()
+    vector = cpp[cpp.index("class Fa2Vector") :]
+    loop = vector[vector.index("for (int64_t j = 0;") :]
+    guard = loop.index(GUARD)
+    assert "CreateVecIndex" not in loop[:guard]
+    inside = loop[guard : loop.index("fd.row_max")]
+    assert inside.index("CreateVecIndex(kvIdx") < inside.index("Cast(kvIdxF, kvIdx")
+    assert inside.index("Cast(kvIdxF, kvIdx") < inside.index("CompareScalar(mask")
+    # the only barrier between the scaling Muls and the guard is none at all
+    assert "PipeBarrier" not in loop[loop.index("AscendC::Muls(s, dot") : guard]

@@ -1,0 +1,68 @@
+"""The model counts the KV-tail select as the generated code runs it (issue 16, item 5):
+the backend runs ``where(arange(j * block_kv, block_kv) < Skv, s, -inf)`` and the
+arange and cast its mask reads only in the block that reaches past Skv
+(fadsl/plan/tail_guard.py), so the model charges their vector work to the share of
+partial blocks, not to every block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fadsl import target as targets
+from fadsl.driver.source import load_source, select
+from fadsl.ir import nodes as ir
+from fadsl.perf.kernel import KernelModel
+from fadsl.perf.schedule import Schedule
+from fadsl.plan.footprint_eval import exact
+from fadsl.plan.sides import classify
+from fadsl.plan.tail_guard import partial_blocks, tail_guard
+
+ROOT = Path(__file__).parent.parent
+B2 = targets.get("ascend910b2")
+
+
+def _kernel(causal: bool = False) -> ir.Kernel:
+    kdef = select(load_source(str(ROOT / "examples/fa2.py")), "fa2")
+    return kdef.build({"stages": 2, "causal": causal})
+
+
+def _softmax_ops(model: KernelModel, skv: int) -> float:
+    env = dict(B=1, N=1, Sq=128, Skv=skv, D=128, block_q=128, block_kv=128, stages=2)
+    step = next(s for s in model.body if s.name.startswith("vector softmax"))
+    return float(exact(step.work["vector_ops"], env))
+
+
+def test_a_full_block_is_charged_no_tail_select() -> None:
+    model = KernelModel(_kernel(), B2, Schedule(stages=2))
+    rows, cols = 128, 128
+    full = _softmax_ops(model, 8192)  # 64 full blocks
+    tail = _softmax_ops(model, 8192 + 1)  # 65 blocks, the last one partial
+    # the select (one op per element of S) and the arange and cast (one per column),
+    # once in 65 blocks (16640 / 65 = 256: the evaluation rounds to whole ops)
+    assert tail - full == pytest.approx((rows * cols + 2 * cols) / 65, rel=1e-12)
+    # what every block pays: Muls, row max, subtract, row sum, cast per element, the
+    # acc * alpha rescale and the per-row ops; no select
+    assert full == 5 * rows * cols + 128 * rows + 6 * rows
+
+
+def test_partial_blocks_counts_the_blocks_past_the_bound() -> None:
+    kernel = _kernel()
+    grid = next(op for op in kernel.body if isinstance(op, ir.Grid))
+    loop = next(op for op in grid.body if isinstance(op, ir.For))
+    sides = classify(grid, {})
+    where = next(op for op in loop.body if isinstance(op, ir.Where))
+    guard = tail_guard(where, sides.defs, sides.readers)
+    assert guard is not None
+    assert [type(f).__name__ for f in guard.feeders] == ["Arange", "ExpandDims", "Lt"]
+    n = partial_blocks(guard, loop)
+    assert n is not None
+    for skv, want in ((4096, 0), (4097, 1), (100, 1), (128, 0), (255, 1)):
+        assert int(exact(n, {"Skv": skv, "block_kv": 128})) == want
+
+
+def test_the_causal_mask_is_charged_in_every_block() -> None:
+    """``keep & causal`` is not a position row against a bound: every block selects."""
+    model = KernelModel(_kernel(causal=True), B2, Schedule(stages=2))
+    assert _softmax_ops(model, 4096) >= 6 * 128 * 128
