@@ -423,12 +423,14 @@ public:
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                 }
-                AscendC::PipeBarrier<PIPE_V>();
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t52 = t51.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                // only a block that reaches past the bound has columns to mask
+                if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // flash.py:243  ok = kv_idx < t.kv_len
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();

@@ -522,12 +522,13 @@ public:
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, 64 * BLOCK_Q);
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((128 * j + 127) > (-tiling_.Sq + seqlensKvS + y)) {
+                // only a block that reaches past the bound has columns to mask
+                if ((128 * j + 127) > (-tiling_.Sq + seqlensKvS + y)) {
+                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idxF, static_cast<float>((-tiling_.Sq + seqlensKvS + y)),
                                                AscendC::CMPMODE::LE, 128);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -537,12 +538,14 @@ public:
                         }
                     }
                 }
-                AscendC::PipeBarrier<PIPE_V>();
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((128 * j + 127) >= seqlensKvS) {
+                // only a block that reaches past the bound has columns to mask
+                if ((128 * j + 127) >= seqlensKvS) {
+                    // flash.py:243  ok = kv_idx < t.kv_len
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idxF, static_cast<float>(seqlensKvS),
                                                AscendC::CMPMODE::LT, 128);
                         AscendC::PipeBarrier<PIPE_V>();

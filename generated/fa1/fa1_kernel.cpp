@@ -619,12 +619,13 @@ public:
                     AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                     AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
                     // fa1.py:89  s = fd.where(keep, s, -fd.inf)
-                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
-                    {
-                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                        // only a block that reaches past the bound has columns to mask
-                        if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // only a block that reaches past the bound has columns to mask
+                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                        // fa1.py:85  keep = kv_idx[None, :] < Skv
+                        AscendC::PipeBarrier<PIPE_V>();
+                        {
+                            AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                             AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
                                                    AscendC::CMPMODE::LT, BLOCK_KV);
                             AscendC::PipeBarrier<PIPE_V>();

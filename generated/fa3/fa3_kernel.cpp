@@ -381,19 +381,20 @@ public:
                 // fa3.py:106  s0 * scale, v0, j0, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
                 AscendC::LocalTensor<float> t1 = s0.ReinterpretCast<float>();
                 AscendC::Muls(t1, s0, tiling_.scale, ROWS * BLOCK_KV);
-                // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
-                AscendC::LocalTensor<int32_t> idx1 = tmp0Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(idx1, static_cast<int32_t>(2 * BLOCK_KV * t), BLOCK_KV);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> idx1F = tmp1Buf.Get<float>();
-                AscendC::Cast(idx1F, idx1, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // fa3.py:131  s = fd.where(keep, s, -fd.inf)
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = t1.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((2 * BLOCK_KV * t + BLOCK_KV - 1) >= tiling_.Skv) {
+                // only a block that reaches past the bound has columns to mask
+                if ((2 * BLOCK_KV * t + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
+                    AscendC::LocalTensor<int32_t> idx1 = tmp0Buf.Get<int32_t>();
+                    AscendC::CreateVecIndex(idx1, static_cast<int32_t>(2 * BLOCK_KV * t), BLOCK_KV);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> idx1F = tmp1Buf.Get<float>();
+                    AscendC::Cast(idx1F, idx1, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
+                    // fa3.py:128  keep = kv_idx[None, :] < Skv
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx1F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -484,19 +485,20 @@ public:
                 // fa3.py:109  s1 * scale, v1, j1, q_idx, m, l, acc, block_kv, Sq, Skv, causal, mm
                 AscendC::LocalTensor<float> t17 = s1.ReinterpretCast<float>();
                 AscendC::Muls(t17, s1, tiling_.scale, ROWS * BLOCK_KV);
-                // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
-                AscendC::LocalTensor<int32_t> idx2 = tmp2Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * (2 * t + 1)), BLOCK_KV);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
-                AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // fa3.py:131  s = fd.where(keep, s, -fd.inf)
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = t17.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((BLOCK_KV * (2 * t + 1) + BLOCK_KV - 1) >= tiling_.Skv) {
+                // only a block that reaches past the bound has columns to mask
+                if ((BLOCK_KV * (2 * t + 1) + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
+                    AscendC::LocalTensor<int32_t> idx2 = tmp2Buf.Get<int32_t>();
+                    AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * (2 * t + 1)), BLOCK_KV);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
+                    AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
+                    // fa3.py:128  keep = kv_idx[None, :] < Skv
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();

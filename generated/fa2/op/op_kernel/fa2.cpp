@@ -340,19 +340,20 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                 AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
-                AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> kvIdxF = tmp1Buf.Get<float>();
-                AscendC::Cast(kvIdxF, kvIdx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // fa2.py:82  s = fd.where(keep, s, -fd.inf)
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                // only a block that reaches past the bound has columns to mask
+                if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
+                    AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
+                    AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> kvIdxF = tmp1Buf.Get<float>();
+                    AscendC::Cast(kvIdxF, kvIdx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
+                    // fa2.py:79  keep = kv_idx[None, :] < Skv
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();

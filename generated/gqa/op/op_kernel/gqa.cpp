@@ -340,12 +340,6 @@ public:
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
-                AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
-                AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
@@ -356,12 +350,19 @@ public:
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t2 = t.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                    // only a block that reaches past the bound has columns to mask
-                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                // only a block that reaches past the bound has columns to mask
+                if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                    // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
+                    AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
+                    AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
+                    AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
+                    // flash.py:243  ok = kv_idx < t.kv_len
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
