@@ -20,6 +20,7 @@ from fadsl.ir.types import DType, Shape
 
 if TYPE_CHECKING:
     from fadsl.plan.api_fields import FieldUse
+    from fadsl.plan.atomic_plan import AtomicSum
 
 SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
 
@@ -108,6 +109,8 @@ class BufferPlan:
     """Rows of a Q block each AIV owns (block_q / 2), None when not split."""
     fields: tuple[FieldUse, ...] = ()
     """Every integer the kernel passes to an Ascend C parameter (``api_fields``)."""
+    atomics: tuple[AtomicSum, ...] = ()
+    """Outputs ``atomic_add`` writes, with their f32 GM sums (``atomic_plan``)."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

@@ -105,6 +105,8 @@ class ResourceReport:
     """Every integer passed to an Ascend C parameter, with its value (field_check)."""
     pools: tuple[event_pool.PoolUse, ...] = ()
     """Queue buffers per TPipe event-ID pool (event_pool)."""
+    atomic_bytes: int = 0
+    """GM of the f32 sums of ``atomic_add`` outputs, for the whole launch."""
 
     @property
     def ok(self) -> bool:
@@ -151,7 +153,16 @@ def check(
         unsupported_dtypes(plan, target),
         field_check.evaluate(plan.fields, env),
         event_pool.pools(plan, target),
+        atomic_bytes(plan, env),
     )
+
+
+def atomic_bytes(plan: BufferPlan, env: Mapping[str, Any]) -> int:
+    """Bytes of the f32 sum regions, each aligned to ``atomic_plan.GM_ALIGN``."""
+    from fadsl.plan.atomic_plan import GM_ALIGN
+
+    sizes = (exact(a.bytes(), env) for a in plan.atomics)
+    return sum(-(-n // GM_ALIGN) * GM_ALIGN for n in sizes)
 
 
 _STORAGE_ONLY = ("u8", "i1")

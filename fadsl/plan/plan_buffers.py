@@ -33,6 +33,7 @@ from fadsl.plan.api_fields import field_uses
 from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
 from fadsl.plan import ring
+from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.l0_plan import l0_buffers
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
@@ -112,10 +113,15 @@ def lower(
     cube_bufs, cube_homes, resident = _cube_buffers(
         sides, grid, queues, target, env, kernel.loc
     )
-    buffers = tuple(cube_bufs) + tuple(
-        _ub_buffers(vec, "AIV" if target.split else "AICORE")
+    vcore = "AIV" if target.split else "AICORE"
+    sums = atomic_sums(kernel)
+    buffers = (
+        tuple(cube_bufs)
+        + tuple(_ub_buffers(vec, vcore))
+        + tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN))
     )
-    rings = ring.choose(grid, sides, target.split)
+    flags = ring.SYNC_ALL_FIRST_FLAG if sums else ring.MAX_FLAGS  # SyncAll's IDs
+    rings = ring.choose(grid, sides, target.split, flags)
     workspaces = _workspaces(sides, rings) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
     kernel_type = (
@@ -123,7 +129,14 @@ def lower(
     )
     half = rows / 2 if rows is not None and target.split else None
     bp = BufferPlan(
-        kernel.name, target.name, kernel_type, buffers, workspaces, tasks, half
+        kernel.name,
+        target.name,
+        kernel_type,
+        buffers,
+        workspaces,
+        tasks,
+        half,
+        atomics=sums,
     )
     low = Lowering(
         kernel,

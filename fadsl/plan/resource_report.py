@@ -26,7 +26,7 @@ def report_json(
     """Every fact of the report; ``file`` as the caller wants it shown (a basename in
     generated projects, so they do not depend on where the repository lives)."""
     c = report.cores
-    return {
+    out = {
         "kernel": report.kernel,
         "file": file,
         "target": target.name,
@@ -75,6 +75,18 @@ def report_json(
             "ok": c.ok,
         },
     }
+    if plan.atomics:  # only kernels with atomic_add have these keys
+        out["atomic_sums"] = [
+            {
+                "output": a.output,
+                "shape": [expr_text(d) for d in a.shape],
+                "in_place": a.direct,
+                "bytes": exact(a.bytes(), report.env),
+            }
+            for a in plan.atomics
+        ]
+        out["atomic_bytes"] = report.atomic_bytes
+    return out
 
 
 def _space_json(s: Any, plan: BufferPlan, target: Target) -> dict[str, Any]:

@@ -125,6 +125,21 @@ def _buffer_rows(report: ResourceReport, plan: BufferPlan) -> list[str]:
                 "workspace " + w.role,
             )
         )
+    for a in plan.atomics:  # one per launch
+        rows.append(
+            (
+                a.output + "Sum",
+                "AIV",
+                "GM",
+                _shape(a.shape, report.env),
+                "f32",
+                "1",
+                f"{exact(a.bytes(), report.env):,}",
+                a.loc.short() if a.loc else "",
+                f"atomic sum of `{a.output}`"
+                + (" (in place)" if a.direct else ", cast after the grid"),
+            )
+        )
     return _grid(rows, {5, 6})
 
 
@@ -147,7 +162,18 @@ def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
             f"GM workspace: {report.workspace_bytes:,} B per block x "
             f"{c.block_dim} blocks = {total:,} B"
         )
+    if plan.atomics:
+        lines.append(_atomic_line(report, plan))
     return lines + _field_lines(report)
+
+
+def _atomic_line(report: ResourceReport, plan: BufferPlan) -> str:
+    names = ", ".join(f"`{a.output}`" for a in plan.atomics)
+    return (
+        f"GM atomic sums ({names}): {report.atomic_bytes:,} B per launch after the "
+        "per-block workspace; zeroed by the vector cores, then SyncAll, the grid "
+        "(SetAtomicAdd<float>), SyncAll, and the cast into the outputs"
+    )
 
 
 def _field_lines(report: ResourceReport) -> list[str]:

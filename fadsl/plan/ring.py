@@ -44,6 +44,9 @@ from fadsl.plan.sides import CUBE, Sides, queue_of, walk
 DEFAULT_DEPTH = 2
 """Slots of a stage-A ring: the cube runs one iteration ahead."""
 MAX_FLAGS = 16
+SYNC_ALL_FIRST_FLAG = 11
+"""SyncAll on A2/A3 sets and waits on flag IDs 11-14 (asc-devkit dav_c220
+SyncAllImpl): a kernel that calls it (``atomic_add``) takes its own IDs from 0-10."""
 """CrossCoreSetFlag flag IDs 0..15 (asc-devkit CrossCoreSetFlag(ISASI).md)."""
 
 
@@ -170,8 +173,11 @@ def _reads(op: ir.Op, name: str, sides: Sides) -> bool:
     return False
 
 
-def choose(grid: ir.Grid, sides: Sides, split_chip: bool) -> dict[int, Ring]:
-    """The ring of every eligible loop of ``grid`` (by ``id`` of the loop op)."""
+def choose(
+    grid: ir.Grid, sides: Sides, split_chip: bool, max_flags: int = MAX_FLAGS
+) -> dict[int, Ring]:
+    """The ring of every eligible loop of ``grid`` (by ``id`` of the loop op), none
+    when their flags would not fit ``max_flags`` IDs."""
     if not split_chip:
         return {}
     out: dict[int, Ring] = {}
@@ -201,7 +207,7 @@ def choose(grid: ir.Grid, sides: Sides, split_chip: bool) -> dict[int, Ring]:
             out[id(op)] = Ring(op, wanted, stages, wanted - 1)
     base = len(sides.to_vector) + len(sides.to_cube)
     extra = sum(r.lead * len(r.stages.ring_values) for r in out.values())
-    if base + extra > MAX_FLAGS:
+    if base + extra > max_flags:
         return {}
     return out
 
@@ -234,4 +240,12 @@ def flag_count(sides: Sides, rings: dict[int, Ring]) -> int:
     return len(sides.to_vector) + len(sides.to_cube) + extra
 
 
-__all__ = ["DEFAULT_DEPTH", "MAX_FLAGS", "Ring", "Stages", "choose", "split"]
+__all__ = [
+    "DEFAULT_DEPTH",
+    "MAX_FLAGS",
+    "SYNC_ALL_FIRST_FLAG",
+    "Ring",
+    "Stages",
+    "choose",
+    "split",
+]

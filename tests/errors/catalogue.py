@@ -1012,3 +1012,31 @@ CATALOGUE += (
 
 IR_SAMPLE_EDIT = ("%mx = row_max(%s_1) : f32[bq]", "%mx = rowmax(%s_1) : f32[bq]")
 """The edit of tests/ir_samples/varlen.fir that ``ir_unknown_op`` uses."""
+
+TWELVE_DOTS = (
+    "import fadsl as fd\n\n\n@fd.kernel\ndef twelve(\n"
+    '    a: fd.In("M", "K"),\n    w: fd.In("K", "D"),\n    y: fd.Out("M", "D"),\n'
+    "    block_m: int = 32,\n):\n"
+    "    for i in fd.grid(fd.cdiv(M, block_m)):\n"
+    "        at = fd.load(a[fd.ds(i * block_m, block_m), :], pad=0)\n"
+    "        wt = fd.load(w[:, :])\n"
+    "        s = fd.dot(at, wt)\n"
+    + "        s = s + fd.dot(at, wt)\n" * 11
+    + "        fd.atomic_add(y[fd.ds(i * block_m, block_m), :], s)\n"
+)
+"""A kernel whose 12 dot results reach the vector cores and that adds atomically
+(``atomic_sync_flags``)."""
+
+CATALOGUE += (
+    Mistake(
+        "atomic_sync_flags",
+        "`atomic_add` in a kernel with more than 11 cube/vector exchanges",
+        "`atomic_add` makes the kernel call `SyncAll`, which on A2/A3 uses cross-core "
+        "flag IDs 11-14 itself, so the kernel's own exchanges (one flag each) must fit "
+        "IDs 0-10: add dot results on the cube side (one dot over a longer K), or "
+        "split the kernel in two.",
+        ("compile", "k.py", "--shape", "M=64,K=64,D=64"),
+        files={"k.py": TWELVE_DOTS},
+        shown="s = s + fd.dot(at, wt)   # 11 times, then fd.atomic_add(y[...], s)",
+    ),
+)

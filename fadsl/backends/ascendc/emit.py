@@ -13,9 +13,11 @@ from typing import Any
 import sympy
 
 from fadsl.version import __version__
+from fadsl.backends.ascendc import atomic_io
 from fadsl.backends.ascendc.cube import CubeEmitter
 from fadsl.backends.ascendc.mangle import Mangler
 from fadsl.backends.ascendc.names import Names, ctype
+from fadsl.backends.ascendc.phases import with_phases
 from fadsl.backends.ascendc.vector import VectorEmitter
 from fadsl.backends.ascendc.view import (
     Constant,
@@ -31,6 +33,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
 from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.ring import SYNC_ALL_FIRST_FLAG
 
 MAX_FLAGS = 16
 
@@ -90,7 +93,8 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     flags, ws, ws_bytes, ws_offsets = _crossings(low, names)
     _claim_members(low, names)
     cube, vector = _classes(low, names, flags, ws, host)
-    cube, vector = with_gm(cube, low, names, ws), with_gm(vector, low, names, ws)
+    vector = with_gm(vector, low, names, ws)
+    cube = None if cube is None else with_gm(cube, low, names, ws)
     view = KernelView(
         kernel=k.name,
         source=source,
@@ -116,7 +120,14 @@ def host_prefix(kernel: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in kernel.split("_") if p)
 
 
-HOST_FORMS = ("{}Tiling", "{}Cube", "{}Vector", "{}CeilDiv", "{}Tasks")
+HOST_FORMS = (
+    "{}Tiling",
+    "{}Cube",
+    "{}Vector",
+    "{}CeilDiv",
+    "{}Tasks",
+    "{}AtomicBytes",
+)
 PREFIX_FORMS = ("{}_TILING_H", "{}_WORKSPACE_BYTES_PER_CORE", "{}_AIC_CORES")
 """Global identifiers made from the kernel name (kernel.cpp and tiling.h)."""
 
@@ -185,6 +196,17 @@ def _flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
         raise BackendError(
             f"{at} cross-core flags exceed the {MAX_FLAGS} flag IDs", low.kernel.loc
         )
+    if low.plan.atomics and at > SYNC_ALL_FIRST_FLAG:
+        a = low.plan.atomics[0]
+        raise BackendError(
+            f"atomic_add into `{a.output}` needs SyncAll, which sets and waits on "
+            f"cross-core flag IDs {SYNC_ALL_FIRST_FLAG}-{SYNC_ALL_FIRST_FLAG + 3}, "
+            f"but the kernel's cube/vector exchanges take IDs 0-{at - 1}",
+            a.loc,
+            hint=f"a kernel with atomic_add may have at most {SYNC_ALL_FIRST_FLAG} "
+            "cube/vector exchanges (dot results the vector cores read, vector tiles "
+            "a dot reads): add dot results on the cube side, or split the kernel",
+        )
     return out
 
 
@@ -229,7 +251,24 @@ def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, s
     vec = VectorEmitter(
         low, names, flags, ws, header, vec_loop, _decompose(grid.vars, ext, names)
     )
-    return cube.core_class(host + "Cube"), vec.core_class(host + "Vector")
+    aiv_only = low.plan.kernel_type == "AIV_ONLY"  # no dot: no AIC class, AIV_MODE
+    return _phased(low, None if aiv_only else cube.core_class(host + "Cube"), vec, host)
+
+
+def _phased(low: Lowering, cube: Any, vec: VectorEmitter, host: str):  # type: ignore[no-untyped-def]
+    """The classes with the zero and cast phases of ``atomic_add`` outputs around the
+    grid (``atomic_io``, ``phases``): every core takes part in both SyncAlls."""
+    vector = vec.core_class(host + "Vector")
+    sums = low.plan.atomics
+    if not sums:
+        return cube, vector
+    kt = low.plan.kernel_type
+    cast = any(not a.direct for a in sums)
+    after = atomic_io.cast_phase(vec) if cast else None
+    vector = with_phases(vector, kt, atomic_io.zero_phase(vec), after)
+    if cube is not None:
+        cube = with_phases(cube, kt, (), () if cast else None)
+    return cube, vector
 
 
 def _decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:
@@ -385,5 +424,9 @@ def with_gm(cls: Any, low: Lowering, names: Names, ws: dict[str, str]) -> Any:
                 f" + {offset}), {count});"
             )
         )
+    if cls.role == "vector":
+        sums, sum_init = atomic_io.members(low, names)
+        members += sums
+        init += sum_init
     init += [Line(m.init) for m in cls.members if m.init]
     return replace(cls, members=tuple(members), init=tuple(init))

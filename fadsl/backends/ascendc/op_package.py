@@ -126,7 +126,9 @@ def op_context(binding: Any, em: Any, base: dict[str, Any]) -> dict[str, Any]:
     checks = _checks(k, fixed, sym, syms)
     tasks = base["host_tasks"].replace("t.", "s.")
     tasks = tasks.replace(base["host"] + "CeilDiv", "CeilDiv")
-    text = repr(checks) + tasks + scratch_bytes
+    atomic_bytes = base.get("host_atomic_bytes", "").replace("t.", "s.")
+    atomic_bytes = atomic_bytes.replace(base["host"] + "CeilDiv", "CeilDiv")
+    text = repr(checks) + tasks + scratch_bytes + atomic_bytes
     entry = ("entry",)
     claim = em.names.m.claim
     return {
@@ -156,6 +158,7 @@ def op_context(binding: Any, em: Any, base: dict[str, Any]) -> dict[str, Any]:
             "scratch_bytes": scratch_bytes,
             "host_scratch": scratch_bytes.replace("t.", "s."),
             "tasks": tasks,
+            "atomic_bytes": atomic_bytes,
             "tiling_class": em.host + "TilingData",
             "struct_header": f"{k.name}_tiling_struct.h",
             "data": claim("op", "tilingData", "tilingData", entry),

@@ -66,6 +66,7 @@ def build_project(
     env = binding.env()
     emitted = emit(low.lowering, os.path.basename(source), env)
     context = _context(binding, target, emitted, source, out_dir)
+    context["host_atomic_bytes"] = _host_atomic_bytes(low, emitted, emitted.host)
     context["fits"] = low.error is None
     op_context, op_cxx = op_sources(binding, emitted, context)
     files = render_all(binding.kernel.name, context, op_cxx)
@@ -141,9 +142,27 @@ def _host_tasks(binding: Binding, em: Emitted, host: str) -> str:
     """The task count as plain host C++ over tiling fields ``t.X``."""
     import sympy
 
+    from fadsl.plan.sides import grid_of
+
+    return _host_cxx(binding, em, host, sympy.Mul(*grid_of(binding.kernel).extents))
+
+
+def _host_atomic_bytes(low: Lowered, em: Emitted, host: str) -> str:
+    """Bytes of the f32 sums of atomic_add outputs, as host C++ ("" without any)."""
+    from fadsl.backends.ascendc.atomic_io import total_bytes
+
+    assert low.lowering is not None
+    if not low.lowering.plan.atomics:
+        return ""
+    return _host_cxx(low.binding, em, host, total_bytes(low.lowering))
+
+
+def _host_cxx(binding: Binding, em: Emitted, host: str, e: Any) -> str:
+    """``e`` as plain host C++ over tiling fields ``t.X``."""
+    import sympy
+
     from fadsl.ir.expr import isym
     from fadsl.ir.expr_print import to_cxx
-    from fadsl.plan.sides import grid_of
 
     k = binding.kernel
     fixed = {isym(n): v for n, v in em.comptime.items()}
@@ -154,8 +173,8 @@ def _host_tasks(binding: Binding, em: Emitted, host: str) -> str:
             if isinstance(v, int) and not isinstance(v, bool)
         }
     )
-    tasks = sympy.Mul(*grid_of(k).extents).subs(fixed)
-    text = to_cxx(tasks, {s: f"t.{em.names.field(s)}" for s in em.runtime_syms})
+    value = sympy.sympify(e).subs(fixed)
+    text = to_cxx(value, {s: f"t.{em.names.field(s)}" for s in em.runtime_syms})
     return text.replace("fadsl::CeilDiv<int64_t>", f"{host}CeilDiv")
 
 

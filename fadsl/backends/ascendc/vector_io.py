@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fadsl.backends.ascendc import gm
+from fadsl.backends.ascendc import atomic_io, gm
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
@@ -127,13 +127,7 @@ def _whole_blocks(v: ir.Value, what: str, loc: Loc) -> None:
 
 
 def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
-    if isinstance(op, ir.AtomicAdd):
-        raise BackendError(
-            f"atomic_add into `{op.dst}` is not lowered to Ascend C yet",
-            op.loc,
-            hint="run it with `fadsl run` (the interpreter); docs/backward.md says "
-            "what the Ascend C backend lacks",
-        )
+    """A tile to GM; an ``atomic_add`` adds it into its f32 sum (``atomic_io``)."""
     v = op.value
     _whole_blocks(v, f"store to `{op.dst}`", op.loc)
     shift, size = _split(e, v)
@@ -141,9 +135,11 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     ct = _ct(v)
     out = _enque_deque(e, v)
     gap_ub, gap_gm = gm.gaps(a, ct, e.names)
-    body = (
+    atomic = isinstance(op, ir.AtomicAdd)
+    dst = atomic_io.target(e, op) if atomic else e.names.gm(op.dst)  # type: ignore[arg-type]
+    body: tuple[Stmt, ...] = (
         Line(
-            f"AscendC::DataCopyPad({e.names.gm(op.dst)}[{a.offset}], {e.var(v)}, "
+            f"AscendC::DataCopyPad({dst}[{a.offset}], {e.var(v)}, "
             f"AscendC::DataCopyExtParams{{{_rows()}, {_len(a.valid_cols, ct)}, "
             f"{_u32(gap_ub, _UB)}, {_u32(gap_gm, _GM)}, 0}});"
         ),
@@ -153,7 +149,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
             "",
             (
                 Line(f"const int64_t validRows = {a.valid_rows};"),
-                Block(_nonempty(a), body),
+                Block(_nonempty(a), atomic_io.bracket(body) if atomic else body),
             ),
         )
     )
