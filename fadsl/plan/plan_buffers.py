@@ -35,6 +35,7 @@ from fadsl.passes import pad_dims
 from fadsl.plan import ring
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.l0_plan import l0_buffers
+from fadsl.plan.l1_share import share
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.row_split import RowSplit, row_split
@@ -110,18 +111,18 @@ def lower(
     split = row_split(sides, grid, target.split)
     rows = split.primary
     vec = VectorPlanner(grid, sides, split.core_shape, queues).plan(env)
+    sums = atomic_sums(kernel)
+    flags = ring.SYNC_ALL_FIRST_FLAG if sums else ring.MAX_FLAGS  # SyncAll's IDs
+    rings = ring.choose(grid, sides, target.split, flags)
     cube_bufs, cube_homes, resident = _cube_buffers(
-        sides, grid, queues, target, env, kernel.loc
+        sides, grid, queues, target, env, kernel.loc, set(rings)
     )
     vcore = "AIV" if target.split else "AICORE"
-    sums = atomic_sums(kernel)
     buffers = (
         tuple(cube_bufs)
         + tuple(_ub_buffers(vec, vcore))
         + tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN))
     )
-    flags = ring.SYNC_ALL_FIRST_FLAG if sums else ring.MAX_FLAGS  # SyncAll's IDs
-    rings = ring.choose(grid, sides, target.split, flags)
     workspaces = _workspaces(sides, rings) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
     kernel_type = (
@@ -222,6 +223,7 @@ def _cube_buffers(
     target: Target,
     env: dict[str, Any],
     kernel_loc: Any = None,
+    rings: set[int] | None = None,
 ) -> tuple[list[Buffer], dict[str, str], dict[str, str]]:
     out: list[Buffer] = []
     homes: dict[str, str] = {}
@@ -244,24 +246,29 @@ def _cube_buffers(
                     q.loc,
                 )
             )
-    for v in list(sides.cube_loads) + list(sides.to_cube):
+    operands = list(sides.cube_loads) + list(sides.to_cube)
+    role = {v.name: _dot_role(v, sides) for v in operands}
+    for v in operands:
         t = v.type
         assert isinstance(t, TileType)
         _check_fractal(t, sides.defs[v].loc, env, "the dot operand", kernel_loc)
+    for group in share(grid, operands, role, rings or set()):
+        v, t = group[0], group[0].type
+        assert isinstance(t, TileType)
         name = camel(v.name) + "L1"
-        homes[v.name] = name
+        homes.update((u.name, name) for u in group)
         out.append(
             Buffer(
                 name,
                 "L1",
-                _dot_role(v, sides),
+                role[v.name],
                 core,
                 t.shape,
                 t.dtype,
                 1,
                 "queue",
                 "operand",
-                (v.name,),
+                tuple(u.name for u in group),
                 sides.defs[v].loc,
             )
         )

@@ -109,3 +109,32 @@ def test_sim_of_dk_dv_agrees_with_the_interpreter(
         # rounds to fp16/bf16 once: at most a unit or so in its last place
         assert agree["max_abs"] > 0.05
         assert agree["max_abs_diff"] <= 2**-7 * agree["max_abs"]
+
+
+BLOCK_MASKED = """import fadsl as fd
+
+
+def same_doc(b, h, q_idx, kv_idx):
+    return (q_idx // 100) == (kv_idx // 100)
+
+
+kernel = fd.attention_backward(name="bwd_doc", mask_mod=same_doc)
+"""
+
+
+def test_the_loops_of_a_block_masked_backward_share_l1_queues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its cut and whole KV-block loops each hold Q, dO, P and dS in L1: one queue per
+    operand overflowed the TPipe's 8 event IDs (plan/l1_share.py)."""
+    from fadsl.cli import main
+
+    (tmp_path / "bwd.py").write_text(BLOCK_MASKED, encoding="utf-8")
+    argv = ["check", str(tmp_path / "bwd.py"), "--target", "ascend910b2"]
+    argv += ["--shape", "B=1,N=8,Nkv=2,Sq=300,Skv=200,D=64", "--set", "block_q=64"]
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert "bwd_doc fits on ascend910b2" in out.out
+    l1 = [x for x in out.out.splitlines() if " L1 " in x and "operand" in x]
+    assert len(l1) == 5, l1  # K, V; Q, dO and P/dS (one after the other)

@@ -77,10 +77,7 @@ public:
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(kTL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTL1, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(kT1L1, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vT1L1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(t131L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(t271L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
@@ -299,7 +296,7 @@ public:
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
-                AscendC::LocalTensor<half> kT1 = kT1L1.AllocTensor<half>();
+                AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT1,
                     kGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -307,8 +304,8 @@ public:
                          (D * BLOCK_KV * fullKvIndicesS))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
                     D, BLOCK_KV);
-                kT1L1.EnQue(kT1);
-                kT1 = kT1L1.DeQue<half>();
+                kTL1.EnQue(kT1);
+                kT1 = kTL1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
@@ -334,7 +331,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT2 + (jfAhead) % 2));
                 }
-                kT1L1.FreeTensor(kT1);
+                kTL1.FreeTensor(kT1);
             }
             for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
                 for (int64_t jfAhead = (jf + 1); jfAhead < fadsl::Min<int64_t>((jf + 2), fullKvNumBlocksS);
@@ -351,7 +348,7 @@ public:
                           fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                          (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
                     // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
-                    AscendC::LocalTensor<half> kT1 = kT1L1.AllocTensor<half>();
+                    AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kT1,
                         kGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -359,8 +356,8 @@ public:
                              (D * BLOCK_KV * fullKvIndicesS))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)),
                         D, D, BLOCK_KV);
-                    kT1L1.EnQue(kT1);
-                    kT1 = kT1L1.DeQue<half>();
+                    kTL1.EnQue(kT1);
+                    kT1 = kTL1.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
@@ -387,7 +384,7 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT2 + (jfAhead) % 2));
                     }
-                    kT1L1.FreeTensor(kT1);
+                    kTL1.FreeTensor(kT1);
                 }
                 // flash.py:73  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
                 if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
@@ -401,7 +398,7 @@ public:
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
-                AscendC::LocalTensor<half> vT1 = vT1L1.AllocTensor<half>();
+                AscendC::LocalTensor<half> vT1 = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT1,
                     vGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -413,14 +410,14 @@ public:
                     vT1,
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
-                vT1L1.EnQue(vT1);
-                vT1 = vT1L1.DeQue<half>();
+                vTL1.EnQue(vT1);
+                vT1 = vTL1.DeQue<half>();
                 // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T271);
-                AscendC::LocalTensor<half> t271 = t271L1.AllocTensor<half>();
+                AscendC::LocalTensor<half> t271 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t271, t271WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
-                t271L1.EnQue(t271);
-                t271 = t271L1.DeQue<half>();
+                t131L1.EnQue(t271);
+                t271 = t131L1.DeQue<half>();
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, t271, BLOCK_Q, BLOCK_KV);
@@ -450,8 +447,8 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
                 }
-                vT1L1.FreeTensor(vT1);
-                t271L1.FreeTensor(t271);
+                vTL1.FreeTensor(vT1);
+                t131L1.FreeTensor(t271);
             }
             qtL1.FreeTensor(qt);
             qtL0.FreeTensor(qtL0Tile);
@@ -462,12 +459,9 @@ private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t (flash.py:191)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kT1L1;   // L1 operand: %k_t_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vT1L1;   // L1 operand: %v_t_1 (flash.py:191)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t271L1;  // L1 operand: %t_27_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:190)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:191)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:59)
     AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)

@@ -63,7 +63,6 @@ public:
         pipe_.InitBuffer(v1Q, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t91L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(t251L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 2, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
@@ -248,10 +247,10 @@ public:
                 v0Q.FreeTensor(v0);
                 // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::CrossCoreWaitFlag(FLAG_T251);
-                AscendC::LocalTensor<half> t251 = t251L1.AllocTensor<half>();
+                AscendC::LocalTensor<half> t251 = t91L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t251, t251WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
-                t251L1.EnQue(t251);
-                t251 = t251L1.DeQue<half>();
+                t91L1.EnQue(t251);
+                t251 = t91L1.DeQue<half>();
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, t251, BLOCK_Q, BLOCK_KV);
@@ -281,7 +280,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
                 }
-                t251L1.FreeTensor(t251);
+                t91L1.FreeTensor(t251);
                 // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 v1Q.FreeTensor(v1);
             }
@@ -293,27 +292,26 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa3Tiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 1> kTQ;     // L1 operand: operand (fa3.py:118)
-    AscendC::TQue<AscendC::TPosition::B1, 1> v0Q;     // L1 operand: operand (fa3.py:119)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kT1Q;    // L1 operand: operand (fa3.py:118)
-    AscendC::TQue<AscendC::TPosition::B1, 1> v1Q;     // L1 operand: operand (fa3.py:119)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (fa3.py:84)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t91L1;   // L1 operand: %t_9_1 (fa3.py:137)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t251L1;  // L1 operand: %t_25_1 (fa3.py:137)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (fa3.py:84)
-    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;     // L0A operand: %dot_2, %dot_3 (fa3.py:137)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:137)
-    AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> s0WsGm;              // GM workspace: %s0 (cube -> vector)
-    AscendC::GlobalTensor<float> s1WsGm;              // GM workspace: %s1 (cube -> vector)
-    AscendC::GlobalTensor<float> dot2WsGm;            // GM workspace: %dot_2 (cube -> vector)
-    AscendC::GlobalTensor<float> dot3WsGm;            // GM workspace: %dot_3 (cube -> vector)
-    AscendC::GlobalTensor<half> t91WsGm;              // GM workspace: %t_9_1 (vector -> cube)
-    AscendC::GlobalTensor<half> t251WsGm;             // GM workspace: %t_25_1 (vector -> cube)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTQ;    // L1 operand: operand (fa3.py:118)
+    AscendC::TQue<AscendC::TPosition::B1, 1> v0Q;    // L1 operand: operand (fa3.py:119)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kT1Q;   // L1 operand: operand (fa3.py:118)
+    AscendC::TQue<AscendC::TPosition::B1, 1> v1Q;    // L1 operand: operand (fa3.py:119)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;   // L1 operand: %qt (fa3.py:84)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t91L1;  // L1 operand: %t_9_1, %t_25_1 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;   // L0A operand (resident): %qt (fa3.py:84)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;    // L0A operand: %dot_2, %dot_3 (fa3.py:137)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;    // L0B operand: %s0, %s1, %dot_2, %dot_3 (fa3.py:103)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;   // L0C result: %s0, %s1, %dot_2, %dot_3 (fa3.py:137)
+    AscendC::GlobalTensor<half> qGm;                 // in `q` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> kGm;                 // in `k` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> vGm;                 // in `v` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> oGm;                 // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<float> s0WsGm;             // GM workspace: %s0 (cube -> vector)
+    AscendC::GlobalTensor<float> s1WsGm;             // GM workspace: %s1 (cube -> vector)
+    AscendC::GlobalTensor<float> dot2WsGm;           // GM workspace: %dot_2 (cube -> vector)
+    AscendC::GlobalTensor<float> dot3WsGm;           // GM workspace: %dot_3 (cube -> vector)
+    AscendC::GlobalTensor<half> t91WsGm;             // GM workspace: %t_9_1 (vector -> cube)
+    AscendC::GlobalTensor<half> t251WsGm;            // GM workspace: %t_25_1 (vector -> cube)
 };
 
 // The vector cores (two per AI Core).
