@@ -32,7 +32,8 @@ def test_fa3_double_buffered_exhausts_the_mte1_mte2_pool(
     rc, out, err = _check(capsys, FA3, "--set", "stages=2")
     assert rc == 1
     assert "DOES NOT FIT" in out
-    assert "can hold 11 IDs of HardEvent::MTE1_MTE2 at once, and the TPipe has 8" in err
+    # 10: its two P tiles (t_9_1, t_25_1) share one L1 queue (plan/l1_share.py)
+    assert "can hold 10 IDs of HardEvent::MTE1_MTE2 at once, and the TPipe has 8" in err
     assert "kTQ (B1, 2 buffers, fa3.py:" in err
     assert "stages=1" in err
 
