@@ -228,8 +228,8 @@ def _cube_load(low: Lowering, op: ir.Load, param: ir.Param) -> list[FieldUse]:
                 op.loc,
             )
         )
-    if _contracts_rows(low, op):
-        uses += [
+    if _contracts_rows(low, op) or (op.pad is not None and op.pad == 0):
+        uses += [  # ZeroTailRows (backends/ascendc/cube.py)
             _use("InitConstValueParams.repeatTimes", g.cols / c0, f"{what}", op.loc),
             _use(
                 "InitConstValueParams.blockNum", g.rows, f"tail rows of {what}", op.loc

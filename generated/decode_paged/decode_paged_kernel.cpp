@@ -92,6 +92,7 @@ public:
                                     ((x) /
                                      (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))))],
                         static_cast<uint32_t>(validRows), D, D, BLOCK_Q);
+                    fadsl::ZeroTailRows(qt, static_cast<uint32_t>(validRows), D, BLOCK_Q);
                 }
             }
             qtL1.EnQue(qt);
@@ -130,6 +131,7 @@ public:
                                        (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                             BLOCK_Q)))))],
                             static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                        fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(validRows), D, 128);
                     }
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
@@ -190,6 +192,7 @@ public:
                                            (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                                 BLOCK_Q)))))],
                                 static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                            fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
                         }
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
@@ -268,6 +271,7 @@ public:
                                                (D * ((x) / (fadsl::CeilDiv<int64_t>(
                                                                ((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))],
                                     static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                                fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
                             }
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);

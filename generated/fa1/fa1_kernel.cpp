@@ -68,6 +68,9 @@ public:
                 fadsl::CopyNdToNz(
                     kt, kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * j))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * j, BLOCK_KV, tiling_.Skv)), D, D, BLOCK_KV);
+                fadsl::ZeroTailRows(kt,
+                                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * j, BLOCK_KV, tiling_.Skv)),
+                                    D, BLOCK_KV);
                 ktL1.EnQue(kt);
                 kt = ktL1.DeQue<half>();
                 // fa1.py:72  vt = fd.load(v[b, h, cols, :], pad=0)
@@ -90,6 +93,9 @@ public:
                         qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i1Pre))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre, BLOCK_Q, tiling_.Sq)), D, D,
                         BLOCK_Q);
+                    fadsl::ZeroTailRows(
+                        qtSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre, BLOCK_Q, tiling_.Sq)), D,
+                        BLOCK_Q);
                     qtQ.EnQue(qtSlot);
                 }
                 // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):
@@ -110,6 +116,10 @@ public:
                             qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
                                  (D * BLOCK_Q * i1Pre1))],
                             static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre1, BLOCK_Q, tiling_.Sq)), D, D,
+                            BLOCK_Q);
+                        fadsl::ZeroTailRows(
+                            qtSlot1,
+                            static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre1, BLOCK_Q, tiling_.Sq)), D,
                             BLOCK_Q);
                         qtQ.EnQue(qtSlot1);
                     }
@@ -167,6 +177,10 @@ public:
                                      (D * BLOCK_Q * i1Pre1))],
                                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre1, BLOCK_Q, tiling_.Sq)), D,
                                 D, BLOCK_Q);
+                            fadsl::ZeroTailRows(
+                                qtSlot1,
+                                static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i1Pre1, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
                             qtQ.EnQue(qtSlot1);
                         }
                         // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]

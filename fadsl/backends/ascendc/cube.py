@@ -250,7 +250,10 @@ class CubeEmitter(CoreEmitter):
             out.append(
                 Line(f"fadsl::ZeroTailCols({var}, {a.valid_cols}, {a.cols}, {a.rows});")
             )
-        if self._contracts_rows(user):
+        # a row tail is zeroed where it is contracted (the full-size Mmad must add
+        # nothing for it) and wherever the load asks for pad=0: dP = dO V^T of the
+        # backward reads V's tail rows as columns of dP that no mask removes
+        if self._contracts_rows(user) or (op.pad is not None and op.pad == 0):
             if op.pad is not None and op.pad != 0:
                 raise BackendError(
                     f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "

@@ -70,6 +70,8 @@ public:
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
             AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
@@ -92,6 +94,9 @@ public:
                                        (D * BLOCK_KV * jPre))],
                                   static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)),
                                   D, D, BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
                 kTQ.EnQue(kTSlot);
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
@@ -136,6 +141,9 @@ public:
                              (D * BLOCK_KV * jPre1))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
                         BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        kTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
                 }
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
@@ -206,6 +214,10 @@ public:
                                  (D * BLOCK_KV * jPre1))],
                             static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                             D, BLOCK_KV);
+                        fadsl::ZeroTailRows(
+                            kTSlot1,
+                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
+                            BLOCK_KV);
                         kTQ.EnQue(kTSlot1);
                     }
                     // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]

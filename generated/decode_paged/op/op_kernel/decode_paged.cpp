@@ -95,6 +95,7 @@ public:
                                     ((x) /
                                      (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))))],
                         static_cast<uint32_t>(validRows), D, D, BLOCK_Q);
+                    fadsl::ZeroTailRows(qt, static_cast<uint32_t>(validRows), D, BLOCK_Q);
                 }
             }
             qtL1.EnQue(qt);
@@ -133,6 +134,7 @@ public:
                                        (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                             BLOCK_Q)))))],
                             static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                        fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(validRows), D, 128);
                     }
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
@@ -193,6 +195,7 @@ public:
                                            (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                                 BLOCK_Q)))))],
                                 static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                            fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
                         }
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
@@ -271,6 +274,7 @@ public:
                                                (D * ((x) / (fadsl::CeilDiv<int64_t>(
                                                                ((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))],
                                     static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
+                                fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
                             }
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);

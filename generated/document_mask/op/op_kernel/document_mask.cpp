@@ -97,6 +97,8 @@ public:
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
             AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
@@ -130,6 +132,9 @@ public:
                          (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
                          (D * BLOCK_KV * kvIndicesS))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D, D,
+                    BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 kTL1.EnQue(kT);
                 kT = kTL1.DeQue<half>();
@@ -182,6 +187,9 @@ public:
                              (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
                              (D * BLOCK_KV * kvIndicesS))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                        D, BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        kT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)),
                         D, BLOCK_KV);
                     kTL1.EnQue(kT);
                     kT = kTL1.DeQue<half>();
@@ -304,6 +312,10 @@ public:
                          (D * BLOCK_KV * fullKvIndicesS))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
                     D, BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kT1,
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
                 kTL1.EnQue(kT1);
                 kT1 = kTL1.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
@@ -356,6 +368,10 @@ public:
                              (D * BLOCK_KV * fullKvIndicesS))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)),
                         D, D, BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        kT1,
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
                     kTL1.EnQue(kT1);
                     kT1 = kTL1.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)

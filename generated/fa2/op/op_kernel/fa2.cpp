@@ -69,6 +69,8 @@ public:
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
             AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
@@ -84,6 +86,9 @@ public:
                     ktSlot,
                     kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * jPre))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D, D,
+                    BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    ktSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 ktQ.EnQue(ktSlot);
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
@@ -116,6 +121,9 @@ public:
                              (D * BLOCK_KV * jPre1))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
                         BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        ktSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
                     ktQ.EnQue(ktSlot1);
                 }
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
@@ -165,6 +173,10 @@ public:
                                  (D * BLOCK_KV * jPre1))],
                             static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                             D, BLOCK_KV);
+                        fadsl::ZeroTailRows(
+                            ktSlot1,
+                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
+                            BLOCK_KV);
                         ktQ.EnQue(ktSlot1);
                     }
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]

@@ -82,6 +82,8 @@ public:
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
                 static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
             AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
@@ -97,6 +99,9 @@ public:
                     kTSlot,
                     kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (2 * D * BLOCK_KV * t))],
                     static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * t, BLOCK_KV, tiling_.Skv)), D, D,
+                    BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kTSlot, static_cast<uint32_t>(fadsl::Valid(2 * BLOCK_KV * t, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 kTQ.EnQue(kTSlot);
                 // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
@@ -123,6 +128,13 @@ public:
                                                        (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
                         BLOCK_KV, tiling_.Skv)),
                     D, D, BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kT1Slot,
+                    static_cast<uint32_t>(fadsl::Valid(
+                        BLOCK_KV * fadsl::Min<int64_t>((2 * t + 1),
+                                                       (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)),
+                        BLOCK_KV, tiling_.Skv)),
+                    D, BLOCK_KV);
                 kT1Q.EnQue(kT1Slot);
                 // fa3.py:119  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> v1Slot = v1Q.AllocTensor<half>();

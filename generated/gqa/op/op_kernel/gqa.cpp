@@ -71,6 +71,8 @@ public:
                               qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.N * BLOCK_Q * i) + (D * h))],
                               static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
                               D * tiling_.N, BLOCK_Q);
+            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
+                                BLOCK_Q);
             qtL1.EnQue(qt);
             qt = qtL1.DeQue<half>();
             AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
@@ -88,6 +90,9 @@ public:
                          (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                     static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     D * tiling_.Nkv, BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    kTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
                 kTQ.EnQue(kTSlot);
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
@@ -120,6 +125,9 @@ public:
                              (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                         static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                         D * tiling_.Nkv, BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        kTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
                 }
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
@@ -170,6 +178,10 @@ public:
                                  (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                             static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
                             D * tiling_.Nkv, BLOCK_KV);
+                        fadsl::ZeroTailRows(
+                            kTSlot1,
+                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
+                            BLOCK_KV);
                         kTQ.EnQue(kTSlot1);
                     }
                     // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]

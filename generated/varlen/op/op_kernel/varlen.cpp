@@ -83,6 +83,7 @@ public:
                 if (validRows > 0) {
                     fadsl::CopyNdToNz(qt, qGm[(D * tiling_.N * (BLOCK_Q * i + cuSeqlensQS) + (D * h))],
                                       static_cast<uint32_t>(validRows), D, D * tiling_.N, BLOCK_Q);
+                    fadsl::ZeroTailRows(qt, static_cast<uint32_t>(validRows), D, BLOCK_Q);
                 }
             }
             qtL1.EnQue(qt);
@@ -114,6 +115,7 @@ public:
                                           kGm[(D * tiling_.Nkv * (BLOCK_KV * jPre + cuSeqlensKvS) +
                                                (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                           static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, BLOCK_KV);
+                        fadsl::ZeroTailRows(kTSlot, static_cast<uint32_t>(validRows), D, BLOCK_KV);
                     }
                 }
                 kTQ.EnQue(kTSlot);
@@ -172,6 +174,7 @@ public:
                                               kGm[(D * tiling_.Nkv * (BLOCK_KV * jPre1 + cuSeqlensKvS) +
                                                    (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                               static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, BLOCK_KV);
+                            fadsl::ZeroTailRows(kTSlot1, static_cast<uint32_t>(validRows), D, BLOCK_KV);
                         }
                     }
                     kTQ.EnQue(kTSlot1);
@@ -256,6 +259,7 @@ public:
                                                        (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                                   static_cast<uint32_t>(validRows), D, D * tiling_.Nkv,
                                                   BLOCK_KV);
+                                fadsl::ZeroTailRows(kTSlot1, static_cast<uint32_t>(validRows), D, BLOCK_KV);
                             }
                         }
                         kTQ.EnQue(kTSlot1);
