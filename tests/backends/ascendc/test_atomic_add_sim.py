@@ -176,3 +176,72 @@ def test_a_kernel_without_dots_runs_each_task_once_on_aiv_cores() -> None:
     x = np.random.default_rng(4).standard_normal((100, 32)).astype(np.float16)
     got = fd.sim(scaled, shape=dict(S=100, D=32), x=x)["y"]
     np.testing.assert_array_equal(got, x.astype(np.float32) * np.float32(0.5))
+
+
+def _run_edited(
+    tmp_path: Path, edit: tuple[str, str], count: int
+) -> tuple[int, str, Path]:
+    """headsum compiled, one statement of its kernel edited, built with cmake against
+    the CPU runtime and run: (exit code, stderr, run folder)."""
+    import subprocess
+
+    from fadsl.runtime import include_dir
+
+    project = tmp_path / "p"
+    shape = "B=1,N=4,S=200,D=32"
+    argv = ["compile", __file__, "--kernel", "headsum", "--shape", shape, "--quiet"]
+    assert main(argv + ["-o", str(project)]) == 0
+    kernel = project / "headsum_kernel.cpp"
+    text = kernel.read_text()
+    assert text.count(edit[0]) == count, edit[0]
+    kernel.write_text(text.replace(edit[0], edit[1]))
+    build = project / "build"
+    for cmd in (
+        ["cmake", "-S", str(project), "-B", str(build), "-DRUN_MODE=fadsl"]
+        + [f"-DFADSL_RUNTIME_DIR={include_dir()}"],
+        ["cmake", "--build", str(build), "-j", "2"],
+    ):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run = tmp_path / "run"
+    (run / "input").mkdir(parents=True)
+    (run / "output").mkdir()
+    (run / "input" / "shape.txt").write_text("B 1\nN 4\nS 200\n")
+    x = np.random.default_rng(5).standard_normal((1, 4, 200, 32)).astype(np.float16)
+    x.tofile(run / "input" / "x.bin")
+    proc = subprocess.run(
+        [str(build / "headsum_main"), str(run)], capture_output=True, text=True
+    )
+    return proc.returncode, proc.stderr, run
+
+
+def test_the_runtime_catches_adds_racing_the_zeroing(tmp_path: Path) -> None:
+    """Without the SyncAll between the zeroing and the grid, a core adds into sums
+    another core zeroes: whichever comes first, the CPU runtime's race checker stops
+    the run (an add over an unseen zero, or a zero over an unseen add)."""
+    code, err, _ = _run_edited(
+        tmp_path,
+        (
+            "AscendC::SyncAll<true>();\n        const int64_t tasks",
+            "const int64_t tasks",
+        ),
+        1,
+    )
+    assert code != 0
+    assert "overwrite of another core's output before waiting" in err, err[-2000:]
+
+
+def test_sums_that_are_not_zeroed_come_out_as_poison(tmp_path: Path) -> None:
+    """GM is not cleared before atomic adds: without the zero phase the sums start
+    from GmAlloc's 0xFF poison (NaN), which is why the kernel zeroes them first."""
+    code, err, run = _run_edited(
+        tmp_path,
+        (
+            "AscendC::Duplicate(zeros, 0.0f, 1024);",
+            "AscendC::Duplicate(zeros, 0.0f, 0);",
+        ),
+        1,
+    )
+    assert code == 0, err[-2000:]
+    total = np.fromfile(run / "output" / "total.bin", np.float16)
+    assert np.isnan(total).all()
