@@ -171,8 +171,8 @@ def test_check_plans_the_backward_on_a_split_chip(
 
     from fadsl.cli import main
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "backward"
-    argv = ["check", str(example / "fa2_bwd.py"), "--target", "ascend910b2"]
+    example = Path(__file__).resolve().parents[2] / "examples" / "fa2_bwd.py"
+    argv = ["check", str(example), "--target", "ascend910b2"]
     code = main(argv + ["--shape", "B=1,N=2,Sq=256,Skv=256,D=64"])
     out = capsys.readouterr().out
     assert code == 0, out

@@ -1,4 +1,4 @@
-"""examples/backward/fa2_bwd.py (the hand-written backward tile program) through
+"""examples/fa2_bwd.py (the hand-written backward tile program) through
 ``fadsl run``: consistent seeded inputs, dq, dk, dv by the tolerance rule."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from fadsl.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "backward" / "fa2_bwd.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fa2_bwd.py"
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from fadsl.plan.plan_buffers import Lowering
 from fadsl.plan.sides import walk
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = ROOT / "examples" / "backward" / "fa2_bwd.py"
+EXAMPLE = ROOT / "examples" / "fa2_bwd.py"
 
 DQ_LINES = (
     "            fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)\n",

@@ -27,6 +27,7 @@ SHAPES = {  # the split axis (the longer of B and N) has 6 or 7 points: 3 chunks
     "fa1": "B=1,N=7,Sq=150,Skv=130,D=64",
     "fa2": "B=7,N=1,Sq=150,Skv=130,D=64",
     "fa3": "B=1,N=7,Sq=150,Skv=130,D=64",
+    "fa2_bwd": "B=1,N=7,Sq=150,Skv=130,D=64",
     "causal": "B=2,N=7,Sq=200,Skv=150,D=64",
     "sliding_window": "B=1,N=6,Sq=700,Skv=650,D=64",
     "alibi": "B=1,N=6,Nkv=2,Sq=130,Skv=200,D=64",
@@ -37,7 +38,7 @@ SHAPES = {  # the split axis (the longer of B and N) has 6 or 7 points: 3 chunks
     "dropout": "B=1,N=7,Sq=150,Skv=190,D=64",
     "decode_paged": "B=7,N=4,Nkv=2,Sq=3,D=64,Pages=40,MaxPages=6",
 }
-CAUSAL = {"fa1", "fa2", "fa3"}
+CAUSAL = {"fa1", "fa2", "fa3", "fa2_bwd"}
 
 
 def _run(

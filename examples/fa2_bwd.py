@@ -13,11 +13,14 @@ dQ is shared by the tasks of every KV block, so it is summed with ``fd.atomic_ad
 bottom-right aligned, as in examples/fa2.py: Q blocks wholly above the diagonal are
 skipped. ``fadsl run`` makes q, k, v, do random and o, lse the forward's outputs.
 
-This example runs in the interpreter only (hence its own folder: every examples/*.py
-compiles to a checked-in generated/ project, and the Ascend C backend has no vector plan
-for tiles of two row blocks and does not lower atomic_add yet; docs/backward.md).
+On 910B/A3 it compiles to a MIX kernel (generated/fa2_bwd/): the cube computes the five
+dots, the two vector cores split each vector tile by its own row block (S, P, dS by
+block_q; the dK, dV accumulators by block_kv), and dQ's atomic adds go to an f32 GM
+workspace that is zeroed before the grid and cast into dq after it (docs/backward.md).
+The default tiles (block_q=64, block_kv=128) fit 910B and A3 at D=128; 910A and 310P
+need --set block_kv=64.
 
-    fadsl run examples/backward/fa2_bwd.py --shape B=1,N=2,Sq=300,Skv=200,D=64 \\
+    fadsl run examples/fa2_bwd.py --shape B=1,N=2,Sq=300,Skv=200,D=64 \\
         --set causal=True -o out/
 """
 
@@ -65,7 +68,7 @@ def fa2_bwd(
     dv: fd.Out("B", "N", "Skv", "D"),
     scale: fd.Scalar = "D ** -0.5",
     causal: bool = False,
-    block_q: int = 128,
+    block_q: int = 64,
     block_kv: int = 128,
 ):
     B, N, Sq, D = q.shape
