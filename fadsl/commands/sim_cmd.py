@@ -122,6 +122,11 @@ def _report(
                 if d["nonfinite_mismatch"]
                 else ""
             )
+            + (
+                " (atomic sums: f32 additions in another order)"
+                if "atomic" in d
+                else ""
+            )
         )
     if check is None:
         print("  not checked against a reference")

@@ -295,12 +295,19 @@ def _execute(
 def compare_with_interpreter(
     low: Lowered, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]
 ) -> dict[str, dict[str, Any]]:
-    """Largest |sim - interpreter| per output, with the interpreter's own outputs."""
+    """Largest |sim - interpreter| per output, with the interpreter's own outputs.
+
+    An output ``atomic_add`` writes is marked ``atomic``: its f32 sums add in the order
+    the cores reach GM, the interpreter's in grid order, so it may differ by the
+    reordering of f32 additions and then one unit in the last place of its dtype
+    (docs/backward.md, "How sim is checked")."""
     import numpy as np
 
+    from fadsl.backends.interp.atomics import atomic_targets
     from fadsl.backends.interp.interpreter import interpret
 
     ref = interpret(low.ir, low.binding.env(), inputs).outputs
+    atomic = atomic_targets(low.ir)
     out = {}
     for name, arr in outputs.items():
         a = arr.astype(np.float64)
@@ -313,4 +320,6 @@ def compare_with_interpreter(
             "nonfinite_mismatch": mismatch,
             "max_abs": float(np.abs(b[np.isfinite(b)]).max()) if both.any() else 0.0,
         }
+        if name in atomic:
+            out[name]["atomic"] = True
     return out

@@ -245,3 +245,14 @@ def test_sums_that_are_not_zeroed_come_out_as_poison(tmp_path: Path) -> None:
     assert code == 0, err[-2000:]
     total = np.fromfile(run / "output" / "total.bin", np.float16)
     assert np.isnan(total).all()
+
+
+def test_sim_marks_atomic_outputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    argv = ["sim", __file__, "--kernel", "headsum", "--shape", "B=2,N=5,S=100,D=32"]
+    assert main(argv + ["-o", str(out)]) == 0
+    agree = json.loads((out / "meta.json").read_text())["vs_interpreter"]["total"]
+    assert agree["atomic"] is True
+    assert "(atomic sums: f32 additions in another order)" in capsys.readouterr().out
