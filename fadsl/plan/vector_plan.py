@@ -291,6 +291,7 @@ class VectorPlanner:
     ) -> Slot | None:
         if form is None or form.name not in _IN_PLACE:
             return None
+        yielded = any(r in loop.yields for _, _, loop in self.loops)
         for v in op.operand_values():
             base = self._unview(v)
             slot = self.home.get(self.find_root(base)) or self.home.get(base)
@@ -298,7 +299,11 @@ class VectorPlanner:
                 slot is None
                 or slot.role == "pipelined"
                 or self.shape(base) != self.shape(r)
+                or (yielded and slot.kind == "queue")
             ):
+                # a yielded value lives to the loop's end, where the loop is closed:
+                # a queue tile cannot be freed there (its FreeTensor would follow the
+                # loop, out of the tile's scope) and the state copy would read it
                 continue
             if self._bytes(base) != self._bytes(r) or not self._dies_here(v, pos):
                 continue
