@@ -85,7 +85,7 @@ def fa2(
             p = fd.exp(s - m_safe[:, None])
             alpha = fd.exp(m - m_safe)
             l = l * alpha + fd.row_sum(p)
-            acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
+            acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
             m = m_new
         l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
         fd.store(o[b, h, rows, :], fd.cast(acc / l_safe[:, None], o.dtype))

@@ -47,24 +47,32 @@ def _seconds(model: KernelModel, *names: str) -> float:
     return sum(timer.seconds(s) for s in model.body if s.name.startswith(names))
 
 
-def test_ring_takes_the_qk_chain_off_the_critical_path() -> None:
-    one = _model(Schedule(stages=2))
+def _early(tmp_path: Path) -> Path:
+    """fa2.py written to multiply acc by alpha before P is handed over."""
+    src = (ROOT / "examples/fa2.py").read_text()
+    assert LATE in src  # fa2.py multiplies acc after P is handed over
+    early = tmp_path / "fa2_early.py"
+    early.write_text(src.replace(LATE, UPDATE))
+    return early
+
+
+def test_ring_takes_the_qk_chain_off_the_critical_path(tmp_path: Path) -> None:
+    # with acc * alpha before P leaves, every vector step is on the ring-1 chain
+    early = _early(tmp_path)
+    one = _model(Schedule(stages=2), early)
     flag = one.timer(ENV).engines.flag_s
     # ring 1: an iteration is one chain of every non-load step and three flags
     chain = _seconds(one, "scalar", "L1", "cube", "ws", "vector")
     assert _period(one) == pytest.approx(chain + 3 * flag, rel=1e-12)
     # ring 3: the cube computes S = Q K^T ahead; its MTE1, CUBE, Fixpipe and flag leave
-    three = _model(Schedule(stages=2, ring=3))
+    three = _model(Schedule(stages=2, ring=3), early)
     qk = _seconds(one, "L1->L0 qt", "cube dot = qt", "ws dot write") + flag
     assert _period(three) == pytest.approx(chain + 3 * flag - qk, rel=1e-12)
 
 
 def test_a_deferred_update_leaves_the_vector_core_as_the_bound(tmp_path: Path) -> None:
-    src = (ROOT / "examples/fa2.py").read_text()
-    assert UPDATE in src
-    late = tmp_path / "fa2_late.py"
-    late.write_text(src.replace(UPDATE, LATE))  # acc * alpha after P is handed over
-    model = _model(Schedule(stages=2, ring=3, defer_update=True), late)
+    early = _early(tmp_path)
+    model = _model(Schedule(stages=2, ring=3, defer_update=True))
     assert [s.name.split(" (")[0] for s in model.order.deferred] == [
         "vector update -> t_14",
         "ws dot_1 read",
@@ -73,11 +81,11 @@ def test_a_deferred_update_leaves_the_vector_core_as_the_bound(tmp_path: Path) -
     # the vector core's own program is all that is left on the path
     own = _seconds(model, "scalar", "ws dot read", "vector")
     assert _period(model) == pytest.approx(own, rel=1e-12)
-    # fa2.py as written multiplies acc before P leaves: no deferral, a longer period
-    kept = _model(Schedule(stages=2, ring=3, defer_update=True))
+    # written to multiply acc before P leaves: no deferral, a longer period
+    kept = _model(Schedule(stages=2, ring=3, defer_update=True), early)
     assert kept.order.deferred == [] and _period(kept) > _period(model) * 1.3
     # and without defer_update (the emitter's order) nothing is deferred either
-    assert _model(Schedule(stages=2, ring=3), late).order.deferred == []
+    assert _model(Schedule(stages=2, ring=3)).order.deferred == []
 
 
 def test_a_resident_q_moves_only_k_to_l0() -> None:

@@ -55,8 +55,10 @@ class For(Op):
     with ``stages`` = s overlaps loads of iteration j+1..j+s-1 with compute of j.
     ``ring`` = r > 1 runs the cube core's dots that need no vector result r - 1
     iterations ahead through GM workspace rings of r slots (``plan/ring.py``); 1 runs
-    the body as written; 0 (the default) lets the planner choose. It changes the
-    schedule, never the values.
+    the body as written; 0 (the default) lets the planner choose. ``defer_update``
+    runs the vector steps on the P @ V of an iteration one iteration late
+    (``plan/defer.py``): true forces it, false turns it off, none lets the planner
+    choose. Both change the schedule, never the values.
     """
 
     var: str
@@ -65,6 +67,7 @@ class For(Op):
     kind: LoopKind = LoopKind.SERIAL
     stages: int = 1
     ring: int = 0
+    defer_update: bool | None = None
     inits: tuple[Value, ...] = ()
     iter_args: tuple[Value, ...] = ()
     body: tuple[Op, ...] = ()

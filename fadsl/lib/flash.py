@@ -216,7 +216,7 @@ def softmax_step(
     l = l * alpha + fd.row_sum(p)
     if spec.dropout_p > 0.0:
         p = dropout(spec, t, p, col0)
-    acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
+    acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
     return m_new, l, acc
 
 

@@ -31,9 +31,9 @@ reads from the IR"):
 
 The fields are read from the KV loop's attributes of the same names when the IR
 carries them (issue 16: ``stages`` always, the others as the IR gains them; ``ring``
-is the planner's choice, ``plan/ring.py``, when ``schedule_of`` is given the grid and
-the target, as ``KernelModel`` does; without them a ring of 0, "the planner chooses",
-counts as 1) and default to the generated kernel before issue 16 (ring 1, 1 block per
+and ``defer_update`` are the planner's choice, ``plan/ring.py`` and ``plan/defer.py``,
+when ``schedule_of`` is given the grid and the target, as ``KernelModel`` does; without
+them a ring of 0, "the planner chooses", counts as 1) and default to the generated kernel before issue 16 (ring 1, 1 block per
 round, Q moved to L0 every iteration, L0 depth 1, no sharing, no deferral). A test or a
 what-if passes a ``Schedule`` to ``KernelModel`` directly.
 """
@@ -87,10 +87,12 @@ def schedule_of(
     generated kernel has it."""
     values: dict[str, int | bool] = {"stages": max(1, loop.stages)}
     for f in fields(Schedule):
-        if f.name != "stages" and hasattr(loop, f.name):
+        if f.name != "stages" and getattr(loop, f.name, None) is not None:
             values[f.name] = getattr(loop, f.name)
     if grid is not None and target is not None and hasattr(loop, "ring"):
-        values["ring"] = planned_ring(grid, loop, target)
+        chosen = _planned(grid, loop, target)
+        values["ring"] = chosen.depth if chosen else 1
+        values["defer_update"] = bool(chosen and chosen.deferral)
     return Schedule(**values)  # type: ignore[arg-type]
 
 
@@ -117,11 +119,16 @@ def planned_l0(
 
 def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:
     """The workspace ring depth the planner gives ``loop`` (1: no ring)."""
+    chosen = _planned(grid, loop, target)
+    return chosen.depth if chosen else 1
+
+
+def _planned(grid: ir.Grid, loop: ir.For, target: Target) -> Any:
+    """The planner's ``Ring`` of ``loop`` (depth and deferral), None without one."""
     from fadsl.plan import ring
     from fadsl.plan.sides import classify
 
-    chosen = ring.choose(grid, classify(grid, {}), target.split)
-    return chosen[id(loop)].depth if id(loop) in chosen else 1
+    return ring.choose(grid, classify(grid, {}), target.split).get(id(loop))
 
 
 def block_constant(

@@ -34,6 +34,7 @@ from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
 from fadsl.plan import ring
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
+from fadsl.plan.defer import saved_buffers
 from fadsl.plan.l0_plan import l0_buffers
 from fadsl.plan.l1_share import share
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
@@ -76,7 +77,7 @@ class Lowering:
     def ring_of(self, value: str) -> ring.Ring | None:
         """The ring holding the workspace of exchanged value ``value``, if any."""
         for r in self.rings.values():
-            if value in r.stages.ring_values:
+            if value in r.slot_values:
                 return r
         return None
 
@@ -122,6 +123,10 @@ def lower(
         tuple(cube_bufs)
         + tuple(_ub_buffers(vec, vcore))
         + tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN))
+    )
+    deferrals = [r.deferral for r in rings.values() if r.deferral is not None]
+    buffers += tuple(
+        saved_buffers(deferrals, sides, split.core_shape, "AIV", UB_TILE_ALIGN)
     )
     workspaces = _workspaces(sides, rings) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
@@ -304,7 +309,7 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
 
 def _workspaces(sides: Sides, rings: dict[int, ring.Ring]) -> tuple[Workspace, ...]:
     """One workspace per exchanged value; a ring value has one slot per ring entry."""
-    depth = {v: r.depth for r in rings.values() for v in r.stages.ring_values}
+    depth = {v: r.depth for r in rings.values() for v in r.slot_values}
     out = []
     for values, way in (
         (sides.to_vector, "cube -> vector"),

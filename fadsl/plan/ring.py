@@ -39,6 +39,8 @@ from dataclasses import dataclass, replace
 
 from fadsl.errors import ScheduleError
 from fadsl.ir import nodes as ir
+from fadsl.plan import defer
+from fadsl.plan.defer import Deferral
 from fadsl.plan.sides import CUBE, Sides, queue_of, walk
 
 DEFAULT_DEPTH = 2
@@ -74,6 +76,15 @@ class Ring:
     """Iterations the cube runs ahead of the vector cores: depth - 1 (fewer slots would
     let the cube overwrite a slot the vector cores have not released; the CPU runtime
     stops such a kernel, tests/backends/ascendc/test_ring_sim.py)."""
+    deferral: Deferral | None = None
+    """The vector steps run one iteration late (``plan/defer.py``), if any."""
+
+    @property
+    def slot_values(self) -> tuple[str, ...]:
+        """Exchanges with a workspace slot (and flag) per ring entry: the stage-A
+        results, and with a deferral the exchanges of stage B."""
+        extra = self.deferral.values if self.deferral else ()
+        return self.stages.ring_values + extra
 
 
 def split(loop: ir.For, sides: Sides) -> Stages | str:
@@ -192,6 +203,8 @@ def choose(
                     op.loc,
                     hint="remove the ring attribute (or set ring = 1)",
                 )
+            if op.defer_update:
+                _no_deferral(op, "it computes no dot")
             continue
         stages = split(op, sides)
         wanted = op.ring or DEFAULT_DEPTH
@@ -202,30 +215,60 @@ def choose(
                     op.loc,
                     hint="remove the ring attribute (or set ring = 1)",
                 )
+            if op.defer_update:
+                _no_deferral(op, f"the cube cannot run ahead ({stages})")
             continue
         if wanted > 1:
-            out[id(op)] = Ring(op, wanted, stages, wanted - 1)
-    base = len(sides.to_vector) + len(sides.to_cube)
-    extra = sum(r.lead * len(r.stages.ring_values) for r in out.values())
-    if base + extra > max_flags:
+            out[id(op)] = Ring(
+                op, wanted, stages, wanted - 1, _deferral(op, sides, stages)
+            )
+        elif op.defer_update:
+            _no_deferral(
+                op, "the loop has no ring (ring = 1): the cube does not run ahead"
+            )
+    if flag_count(sides, out) > max_flags:
+        out = {k: replace(r, deferral=None) for k, r in out.items()}
+    if flag_count(sides, out) > max_flags:
         return {}
     return out
 
 
+def _deferral(loop: ir.For, sides: Sides, stages: Stages) -> Deferral | None:
+    """The loop's deferred update (``plan/defer.py``) unless its ``defer_update`` is
+    false; E85 when it is true and the loop does not qualify."""
+    if loop.defer_update is False:
+        return None
+    found = defer.split(loop, sides, stages.ahead)
+    if isinstance(found, str):
+        if loop.defer_update:
+            _no_deferral(loop, found)
+        return None
+    return found
+
+
+def _no_deferral(loop: ir.For, why: str) -> None:
+    raise ScheduleError(
+        f"defer_update = true cannot be honoured for this loop: {why}",
+        loop.loc,
+        hint="remove the defer_update attribute (or set it to false)",
+    )
+
+
 def annotate(kernel: ir.Kernel, rings: dict[int, Ring]) -> ir.Kernel:
     """``kernel`` (as read, before the passes) with each ring loop's ``ring`` set to its
-    depth, so that its textual IR shows the schedule; loops match by variable and line.
+    depth and ``defer_update`` to whether its update is deferred, so that its textual
+    IR shows the schedule; loops match by variable and line.
     """
-    depth = {
-        (r.loop.var, r.loop.loc.file, r.loop.loc.line): r.depth for r in rings.values()
-    }
+    chosen = {(r.loop.var, r.loop.loc.file, r.loop.loc.line): r for r in rings.values()}
 
     def body(ops: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
         out = []
         for op in ops:
             if isinstance(op, ir.For):
-                d = depth.get((op.var, op.loc.file, op.loc.line), op.ring)
-                op = replace(op, ring=d, body=body(op.body))
+                r = chosen.get((op.var, op.loc.file, op.loc.line))
+                d = r.depth if r else op.ring
+                late = (r.deferral is not None) if r else op.defer_update
+                op = replace(op, ring=d, defer_update=late, body=body(op.body))
             elif isinstance(op, ir.Grid):
                 op = replace(op, body=body(op.body))
             out.append(op)
@@ -236,7 +279,7 @@ def annotate(kernel: ir.Kernel, rings: dict[int, Ring]) -> ir.Kernel:
 
 def flag_count(sides: Sides, rings: dict[int, Ring]) -> int:
     """Cross-core flag IDs the kernel uses: one per workspace slot that has a flag."""
-    extra = sum(r.lead * len(r.stages.ring_values) for r in rings.values())
+    extra = sum(r.lead * len(r.slot_values) for r in rings.values())
     return len(sides.to_vector) + len(sides.to_cube) + extra
 
 

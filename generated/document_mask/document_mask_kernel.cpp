@@ -17,20 +17,24 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t DOT2WS_OFFSET = 196608;             // bytes: %dot_2 (cube -> vector), ring of 2
-constexpr int64_t DOT3WS_OFFSET = 327680;             // bytes: %dot_3 (cube -> vector)
-constexpr int64_t T131WS_OFFSET = 393216;             // bytes: %t_13_1 (vector -> cube)
-constexpr int64_t T271WS_OFFSET = 425984;             // bytes: %t_27_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 458752;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t DOT2WS_OFFSET = 262144;             // bytes: %dot_2 (cube -> vector), ring of 2
+constexpr int64_t DOT3WS_OFFSET = 393216;             // bytes: %dot_3 (cube -> vector), ring of 2
+constexpr int64_t T131WS_OFFSET = 524288;             // bytes: %t_13_1 (vector -> cube), ring of 2
+constexpr int64_t T271WS_OFFSET = 589824;             // bytes: %t_27_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 655360;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
 constexpr uint16_t FLAG_DOT2 =
-    3;  // cross-core flag: cube -> vector: %dot_2 is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT3 = 5;  // cross-core flag: cube -> vector: %dot_3 is in its workspace
-constexpr uint16_t FLAG_T131 = 6;  // cross-core flag: vector -> cube: %t_13_1 is in its workspace
-constexpr uint16_t FLAG_T271 = 7;  // cross-core flag: vector -> cube: %t_27_1 is in its workspace
+    4;  // cross-core flag: cube -> vector: %dot_2 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_DOT3 =
+    6;  // cross-core flag: cube -> vector: %dot_3 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T131 =
+    8;  // cross-core flag: vector -> cube: %t_13_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T271 =
+    10;  // cross-core flag: vector -> cube: %t_27_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class DocumentMaskCube {
@@ -61,16 +65,16 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * D * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(kTL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTL1, 1, D * BLOCK_KV * sizeof(half));
@@ -243,10 +247,11 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT);
                 vT = vTL1.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T131);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T131 + (jp) % 2));
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t131, t131WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(t131, t131WsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t131L1.EnQue(t131);
                 t131 = t131L1.DeQue<half>();
                 {
@@ -268,7 +273,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(jp) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -276,7 +281,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (jp) % 2));
                 }
                 vTL1.FreeTensor(vT);
                 t131L1.FreeTensor(t131);
@@ -425,10 +430,11 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT1);
                 vT1 = vTL1.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T271);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T271 + (jf) % 2));
                 AscendC::LocalTensor<half> t271 = t131L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t271, t271WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(t271, t271WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t131L1.EnQue(t271);
                 t271 = t131L1.DeQue<half>();
                 {
@@ -450,7 +456,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot3WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot3WsGm[(jf) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -458,7 +464,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT3 + (jf) % 2));
                 }
                 vTL1.FreeTensor(vT1);
                 t131L1.FreeTensor(t271);
@@ -492,11 +498,11 @@ private:
         full_kv_indicesGm;  // in `full_kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
     AscendC::GlobalTensor<int32_t> docGm;   // in `doc` i32[Skv]
     AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector)
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
-    AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube)
-    AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -528,16 +534,16 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * D * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 128 * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
@@ -550,6 +556,8 @@ public:
         pipe_.InitBuffer(tmp4Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp5Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(t15PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
+        pipe_.InitBuffer(t29PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -765,8 +773,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Exp(t15, t14, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t15PrevBuf.Get<float>()[(jp) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t15,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
                 AscendC::LocalTensor<float> t17 = tmp2Buf.Get<float>();
@@ -777,31 +787,63 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t18 = lBuf.Get<float>();
                 AscendC::Add(t18, t16, t17, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t131 = outQue.AllocTensor<half>();
                 AscendC::Cast(t131, t13, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t131);
                 t131 = outQue.DeQue<half>();
-                AscendC::DataCopy(t131WsGm[row0 * BLOCK_KV], t131, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T131);
+                AscendC::DataCopy(t131WsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t131,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T131 + (jp) % 2));
                 inQue.FreeTensor(t13);
                 outQue.FreeTensor(t131);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (jp > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t15Prev =
+                        t15PrevBuf.Get<float>()[((jp - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((jp - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((jp - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t19, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %t_9 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t9, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of jp
+            if (kvNumBlocksS > 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t15Prev =
+                    t15PrevBuf
+                        .Get<float>()[((kvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((kvNumBlocksS - 1)) % 2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(dot1, dot1WsGm[((kvNumBlocksS - 1)) % 2 * D * BLOCK_Q + row0 * D],
+                                  D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t19, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t19, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %t_9 into the state of %m
-                AscendC::Muls(m, t9, 1.0f, ROWS);
             }
             // flash.py:72  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             const int64_t fullKvNumBlocksS = static_cast<int64_t>(
@@ -827,6 +869,7 @@ public:
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot2);
                 dot2 = inQue.DeQue<float>();
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
                 // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
@@ -866,8 +909,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t29 = mBuf.Get<float>();
                 AscendC::Exp(t29, t28, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t29PrevBuf.Get<float>()[(jf) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t29,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Mul(t30, l, t29, ROWS);
                 AscendC::LocalTensor<float> t31 = tmp3Buf.Get<float>();
@@ -878,33 +923,66 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t32 = lBuf.Get<float>();
                 AscendC::Add(t32, t30, t31, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t271 = outQue.AllocTensor<half>();
                 AscendC::Cast(t271, t27, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t271);
                 t271 = outQue.DeQue<half>();
-                AscendC::DataCopy(t271WsGm[row0 * BLOCK_KV], t271, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T271);
+                AscendC::DataCopy(t271WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t271,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T271 + (jf) % 2));
                 inQue.FreeTensor(t27);
                 outQue.FreeTensor(t271);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT3);
+                if (jf > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t29Prev =
+                        t29PrevBuf.Get<float>()[((jf - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((jf - 1)) % 2));
+                    AscendC::LocalTensor<float> dot3 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot3, dot3WsGm[((jf - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot3);
+                    dot3 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc5 = accBuf.Get<float>();
+                    AscendC::Add(acc5, dot3, t33, D * ROWS);
+                    inQue.FreeTensor(dot3);
+                }
+                // carry %t_23 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t23, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of jf
+            if (fullKvNumBlocksS > 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t29Prev =
+                    t29PrevBuf
+                        .Get<float>()[((fullKvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((fullKvNumBlocksS - 1)) % 2));
                 AscendC::LocalTensor<float> dot3 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot3, dot3WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(dot3, dot3WsGm[((fullKvNumBlocksS - 1)) % 2 * D * BLOCK_Q + row0 * D],
+                                  D * ROWS);
                 inQue.EnQue(dot3);
                 dot3 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc5 = accBuf.Get<float>();
-                AscendC::Add(acc5, t33, dot3, D * ROWS);
+                AscendC::Add(acc5, dot3, t33, D * ROWS);
                 inQue.FreeTensor(dot3);
-                // carry %t_23 into the state of %m
-                AscendC::Muls(m, t23, 1.0f, ROWS);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t36 = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
@@ -963,11 +1041,13 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %doc_t_2_f (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:211)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:219)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<int32_t> kv_num_blocksGm;       // in `kv_num_blocks` i32[B, N, cdiv(Sq, block_q)]
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:215)
+    AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, D]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<int32_t> kv_num_blocksGm;         // in `kv_num_blocks` i32[B, N, cdiv(Sq, block_q)]
     AscendC::GlobalTensor<int32_t>
         kv_indicesGm;  // in `kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
     AscendC::GlobalTensor<int32_t>
@@ -976,11 +1056,11 @@ private:
         full_kv_indicesGm;  // in `full_kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
     AscendC::GlobalTensor<int32_t> docGm;   // in `doc` i32[Skv]
     AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector)
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
-    AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube)
-    AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t131WsGm;   // GM workspace: %t_13_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<half> t271WsGm;   // GM workspace: %t_27_1 (vector -> cube), ring of 2
 };
 
 }  // namespace

@@ -17,7 +17,7 @@ struct DocumentMaskTiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t DOCUMENT_MASK_WORKSPACE_BYTES_PER_CORE = 458752;
+constexpr int64_t DOCUMENT_MASK_WORKSPACE_BYTES_PER_CORE = 655360;
 constexpr int64_t DOCUMENT_MASK_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t DocumentMaskCeilDiv(int64_t a, int64_t b)

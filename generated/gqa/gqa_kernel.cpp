@@ -17,13 +17,15 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T81WS_OFFSET = 196608;              // bytes: %t_8_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 229376;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t T81WS_OFFSET = 262144;              // bytes: %t_8_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T81 = 3;   // cross-core flag: vector -> cube: %t_8_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T81 =
+    4;  // cross-core flag: vector -> cube: %t_8_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class GqaCube {
@@ -41,9 +43,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t81WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T81WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -231,10 +233,11 @@ public:
                 }
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T81);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T81 + (j) % 2));
                 AscendC::LocalTensor<half> t81 = t81L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t81, t81WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(t81, t81WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t81L1.EnQue(t81);
                 t81 = t81L1.DeQue<half>();
                 {
@@ -256,7 +259,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -264,7 +267,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t81L1.FreeTensor(t81);
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
@@ -292,8 +295,8 @@ private:
     AscendC::GlobalTensor<half> oGm;                 // out `o` f16[B, Sq, N, D]
     AscendC::GlobalTensor<float> lseGm;              // out `lse` f32[B, N, Sq]
     AscendC::GlobalTensor<float> dotWsGm;            // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;           // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t81WsGm;             // GM workspace: %t_8_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot1WsGm;           // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t81WsGm;             // GM workspace: %t_8_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -312,9 +315,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t81WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T81WS_OFFSET),
-                                BLOCK_KV * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
@@ -326,6 +329,7 @@ public:
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(t10PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -418,8 +422,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = mBuf.Get<float>();
                 AscendC::Exp(t10, t9, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t10PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t10,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, t10, ROWS);
                 AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
@@ -430,33 +436,70 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Add(t13, t11, t12, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, t10, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t81 = outQue.AllocTensor<half>();
                 AscendC::Cast(t81, t8, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t81);
                 t81 = outQue.DeQue<half>();
-                AscendC::DataCopy(t81WsGm[row0 * BLOCK_KV], t81, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T81);
+                AscendC::DataCopy(t81WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t81,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T81 + (j) % 2));
                 inQue.FreeTensor(t8);
                 outQue.FreeTensor(t81);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (j > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t10Prev =
+                        t10PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, t10Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t14, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %t_4 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t4, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of j
+            if (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) > 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t10Prev =
+                    t10PrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * 64 *
+                                            fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, t10Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
+                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(
+                    dot1,
+                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * D * BLOCK_Q +
+                             row0 * D],
+                    D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t14, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t14, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %t_4 into the state of %m
-                AscendC::Muls(m, t4, 1.0f, ROWS);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
@@ -550,17 +593,18 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6 (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_12 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_8_1, %t_18_1, %t_22 (flash.py:219)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Skv, Nkv, D]
-    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Skv, Nkv, D]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> lseGm;                   // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t81WsGm;                  // GM workspace: %t_8_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_12 (flash.py:213)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_8_1, %t_18_1, %t_22 (flash.py:219)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t10PrevBuf;  // state: %t_10 (flash.py:215)
+    AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Skv, Nkv, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Skv, Nkv, D]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[B, N, Sq]
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t81WsGm;    // GM workspace: %t_8_1 (vector -> cube), ring of 2
 };
 
 }  // namespace

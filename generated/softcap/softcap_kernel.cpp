@@ -17,13 +17,15 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T141WS_OFFSET = 196608;             // bytes: %t_14_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 229376;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t T141WS_OFFSET = 262144;             // bytes: %t_14_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T141 = 3;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T141 =
+    4;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class SoftcapCube {
@@ -40,9 +42,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -267,10 +269,11 @@ public:
                 }
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T141);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T141 + (j) % 2));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t141, t141WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(t141, t141WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t141L1.EnQue(t141);
                 t141 = t141L1.DeQue<half>();
                 {
@@ -292,7 +295,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -300,7 +303,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t141L1.FreeTensor(t141);
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
@@ -327,8 +330,8 @@ private:
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Skv, D*Nkv]
     AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, Sq, D*N]
     AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -346,9 +349,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
                                                       2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
@@ -361,6 +364,7 @@ public:
         pipe_.InitBuffer(tmp4Buf, 2048);
         pipe_.InitBuffer(tmp5Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(t16PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -498,8 +502,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = mBuf.Get<float>();
                 AscendC::Exp(t16, t15, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t16PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t16,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
                 AscendC::LocalTensor<float> t18 = tmp4Buf.Get<float>();
@@ -510,32 +516,90 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t141 = outQue.AllocTensor<half>();
                 AscendC::Cast(t141, t14, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t141);
                 t141 = outQue.DeQue<half>();
-                AscendC::DataCopy(t141WsGm[row0 * BLOCK_KV], t141, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T141);
+                AscendC::DataCopy(t141WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t141,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T141 + (j) % 2));
                 outQue.FreeTensor(t141);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (j > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t16Prev =
+                        t16PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t20, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %t_10 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t10, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of j
+            if (fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                    fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                                    (BLOCK_Q * i) + BLOCK_Q)),
+                                                            BLOCK_KV)) > 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t16Prev =
+                    t16PrevBuf.Get<float>()[((fadsl::Min<int64_t>(
+                                                  fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                                  fadsl::CeilDiv<int64_t>(
+                                                      fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                              (BLOCK_Q * i) + BLOCK_Q)),
+                                                      BLOCK_KV)) -
+                                              1)) %
+                                            2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
+                    FLAG_DOT1 + ((fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                                      fadsl::CeilDiv<int64_t>(
+                                                          fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
+                                                          BLOCK_KV)) -
+                                  1)) %
+                                    2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(
+                    dot1,
+                    dot1WsGm[((fadsl::Min<int64_t>(
+                                   fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                   fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
+                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
+                                                           BLOCK_KV)) -
+                               1)) %
+                                 2 * D * BLOCK_Q +
+                             row0 * D],
+                    D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t20, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t20, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %t_10 into the state of %m
-                AscendC::Muls(m, t10, 1.0f, ROWS);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t23 = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
@@ -582,23 +646,24 @@ private:
     SoftcapTiling tiling_;
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_3, %t_8_1, %t_8_2, %t_13, %t_14 (flash.py:60)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %idx_f (flash.py:60)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;      // state: %m, %t_15, %t_16 (flash.py:64)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;      // state: %l, %t_17, %t_19, %t_23 (flash.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;    // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %idx_2_f, %t_9, %t_10 (flash.py:192)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;    // staging: %dot, %t, %t_1, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_5, %t_12 (flash.py:226)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %t_18 (flash.py:211)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_14_1, %t_24_1 (flash.py:219)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, Sq, D*N]
-    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, Skv, D*Nkv]
-    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, Skv, D*Nkv]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, Sq, D*N]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t141WsGm;                 // GM workspace: %t_14_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;     // temp: %idx_f (flash.py:60)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;        // state: %m, %t_15, %t_16 (flash.py:64)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;        // state: %l, %t_17, %t_19, %t_23 (flash.py:65)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;      // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %idx_2_f, %t_9, %t_10 (flash.py:192)
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;      // staging: %dot, %t, %t_1, %dot_1 (flash.py:209)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_12 (flash.py:226)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_18 (flash.py:211)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;     // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:219)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:215)
+    AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, D*N]
+    AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Skv, D*Nkv]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Skv, D*Nkv]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, D*N]
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t141WsGm;   // GM workspace: %t_14_1 (vector -> cube), ring of 2
 };
 
 }  // namespace

@@ -66,6 +66,8 @@ kernel ringed(
 }
 """
 """A .fir whose loop asks for a workspace ring it cannot have (``ir_ring_impossible``)."""
+DEFER_FIR = RING_FIR.replace("serial(ring = 2)", "serial(defer_update = true)")
+"""A .fir whose loop asks for a deferred update it cannot have (``ir_defer_impossible``)."""
 
 SHAPE = "B=1,N=2,Sq=64,Skv=64,D=64"
 RUN = ("run", "attn.py", "--shape", SHAPE, "-o", "out")
@@ -1038,5 +1040,16 @@ CATALOGUE += (
         ("compile", "k.py", "--shape", "M=64,K=64,D=64"),
         files={"k.py": TWELVE_DOTS},
         shown="s = s + fd.dot(at, wt)   # 11 times, then fd.atomic_add(y[...], s)",
+    ),
+    Mistake(
+        "ir_defer_impossible",
+        "A `defer_update` the loop cannot have (textual IR)",
+        "`defer_update = true` runs the vector steps on P @ V one iteration late "
+        "(docs/backend.md); only a loop with a workspace ring whose output update "
+        "follows the hand-over of P can: remove the attribute, or write "
+        "`defer_update = false`.",
+        ("check", "k.fir", "--shape", "M=64,K=64"),
+        files={"k.fir": DEFER_FIR},
+        shown="for j in 0 .. cdiv(K, 16) serial(defer_update = true) {   # in k.fir",
     ),
 )

@@ -13,7 +13,13 @@ from typing import Any
 
 import sympy
 
-from fadsl.backends.ascendc import gm, vector_guard, vector_io, vector_temps
+from fadsl.backends.ascendc import (
+    gm,
+    vector_guard,
+    vector_io,
+    vector_loop,
+    vector_temps,
+)
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
 from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
@@ -34,6 +40,8 @@ class VectorEmitter(CoreEmitter):
         self.dirty: set[str] = set()
         self.guards: dict[int, Any] = {}
         self.late: dict[int, list[tuple[ir.Op, int]]] = {}
+        self.saving: dict[str, str] = {}
+        """Saved value -> its slot (C++), while emitting a deferred loop's body."""
 
     # --- names and shapes ----------------------------------------------------
     def shape(self, v: ir.Operand) -> tuple[Expr, ...]:
@@ -129,9 +137,15 @@ class VectorEmitter(CoreEmitter):
         ]
 
     # --- walking -------------------------------------------------------------
-    def walk(self, body: tuple[ir.Op, ...]) -> list[Stmt]:
+    def walk(
+        self, body: tuple[ir.Op, ...], pending: list[ir.Dot] | None = None
+    ) -> list[Stmt]:
+        """The statements of ``body``. Dot results are received where first read;
+        those still unread at the end are received there, unless the caller passes
+        its own ``pending`` list (which then keeps them)."""
         out: list[Stmt] = []
-        pending: list[ir.Dot] = []
+        flush = pending is None
+        pending = [] if pending is None else pending
         self.guards.update(vector_guard.find(self, body, self.pos + 1))
         late = {id(f): id(g.where) for g in self.guards.values() for f in g.feeders}
         for op in body:
@@ -152,10 +166,12 @@ class VectorEmitter(CoreEmitter):
                 out += self._frees(pos)  # e.g. the vector-made operand this dot read
                 continue
             stmts = self._located(op, pos)
+            stmts += vector_loop.save(self, op) if self.saving else []
             stmts += self._frees(pos)
             if stmts:
                 out += self._group(op.loc, stmts)
-        for dot in pending:
+        while flush and pending:
+            dot = pending.pop(0)
             out += self._group(dot.loc, vector_io.receive(self, dot))
         return out
 
@@ -188,61 +204,7 @@ class VectorEmitter(CoreEmitter):
         return [Line(source_comment(loc))] + stmts
 
     def _loop(self, op: ir.For) -> list[Stmt]:
-        var = self.names.var(op.var)
-        header = (
-            f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
-            f"{self.names.expr(op.stop)}; ++{var})"
-        )
-        if not self._has_vector_work(op.body):
-            self.pos += vector_guard.count(op.body) + 1
-            return []
-        pre = [Line(source_comment(op.loc))]
-        self.last_loc = None
-        args = [self._bind_state(a, i) for a, i in zip(op.iter_args, op.inits)]
-        body = self.walk(op.body)
-        body += self._state_copies(op)
-        self.pos += 1
-        self.last_loc = None
-        for r, i in zip(op.loop_results, op.inits):
-            self.vars[r.name] = self.vars.get(i.name) or self.names.var(i.name)
-        frees = self._frees(
-            self.pos
-        )  # queue tiles read in the loop, last used at its end
-        return pre + [Block(header, tuple(a for a in args if a) + tuple(body))] + frees
-
-    def _has_vector_work(self, body: tuple[ir.Op, ...]) -> bool:
-        for op in body:
-            if isinstance(op, ir.For) and self._has_vector_work(op.body):
-                return True
-            if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
-                return True
-            if not isinstance(op, ir.For) and self.sides.op_side.get(id(op)) not in (
-                CUBE,
-                None,
-            ):
-                return True
-        return False
-
-    def _bind_state(self, arg: ir.Value, init: ir.Value) -> Stmt | None:
-        self.vars[arg.name] = self.vars.get(init.name) or self.names.var(init.name)
-        return None
-
-    def _state_copies(self, op: ir.For) -> list[Stmt]:
-        out: list[Stmt] = []
-        for y, state in self.vec.state_copies.get(op.var, ()):
-            yv = next(v for v in op.yields if v.name == y)
-            out.append(Line(f"// carry %{y} into the state of %{state}"))
-            out += self._barrier(
-                {self.vec.homes.get(y, ""), self.vec.homes.get(state, "")}
-            )
-            out.append(
-                Line(
-                    f"AscendC::Muls({self.vars.get(state) or self.names.var(state)}, {self.var(yv)}, "
-                    f"{self.lit(1.0, yv.type.dtype)}, {self.count(yv)});"
-                )
-            )  # type: ignore[union-attr]
-            self.dirty.add(self.vec.homes.get(state, ""))
-        return out
+        return vector_loop.loop(self, op)
 
     def _barrier(self, touched: set[str]) -> list[Stmt]:
         if touched & self.dirty:

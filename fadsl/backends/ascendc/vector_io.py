@@ -67,11 +67,11 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     shape = e.shape(v)
     cols = e.names.expr(shape[1])
     out = _enque_deque(e, v)
+    ring = e.ring_slot(v.name)
+    row = f"{_row0(e, v)} * {cols}"
+    at = f"{ring[1]} + {row}" if ring else row
     out.append(
-        Line(
-            f"AscendC::DataCopy({e.ws[v.name]}[{_row0(e, v)} * {cols}], {e.var(v)}, "
-            f"{e.count(v)});"
-        )
+        Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {e.var(v)}, {e.count(v)});")
     )
     out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});"))
     return out

@@ -1,7 +1,8 @@
 """dot(a, b, transpose_a=True) on the cube: A arrives in L1 as its transpose At [k x m] and
 LoadATransposed turns At's NZ fractals into L0A's Zz with LoadData's per-fractal transpose
 (the first piece of the backward's Ascend C lowering, docs/backward.md). `fadsl sim` runs the
-generated kernel on the CPU runtime against the interpreter, with tails in m, k and n."""
+generated kernel on the CPU runtime against the interpreter, with tails in m, k and n.
+"""
 
 from __future__ import annotations
 

@@ -19,13 +19,15 @@ constexpr int64_t STAGES = 2;                        // tile constant `stages`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 16384;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T101WS_OFFSET = 24576;             // bytes: %t_10_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 28672;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 16384;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t T101WS_OFFSET = 32768;             // bytes: %t_10_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 40960;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T101 = 3;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T101 =
+    4;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class DecodePagedCube {
@@ -45,9 +47,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * 128 * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 128 * BLOCK_Q);
+                                 2 * 128 * BLOCK_Q);
         pipe_.InitBuffer(kCacheTQ, 2, 128 * D * sizeof(half));
         pipe_.InitBuffer(vCacheTQ, 2, 128 * D * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -347,10 +349,10 @@ public:
                 }
                 // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T101);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t101, t101WsGm, BLOCK_Q, 128, 128, BLOCK_Q);
+                fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * 128 * BLOCK_Q], BLOCK_Q, 128, 128, BLOCK_Q);
                 t101L1.EnQue(t101);
                 t101 = t101L1.DeQue<half>();
                 {
@@ -372,7 +374,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -380,7 +382,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t101L1.FreeTensor(t101);
                 // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
@@ -409,8 +411,8 @@ private:
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;        // in `seqlens_kv` i32[B]
     AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, D]
     AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -431,9 +433,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * 128 * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 128 * BLOCK_Q);
+                                 2 * 128 * BLOCK_Q);
         pipe_.InitBuffer(mBuf, 256);
         pipe_.InitBuffer(lBuf, 256);
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
@@ -443,6 +445,7 @@ public:
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q));
+        pipe_.InitBuffer(t12PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -600,8 +603,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Exp(t12, t11, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t12,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
@@ -612,33 +617,86 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, 64 * BLOCK_Q);
                 outQue.EnQue(t101);
                 t101 = outQue.DeQue<half>();
-                AscendC::DataCopy(t101WsGm[row0 * 128], t101, 64 * BLOCK_Q);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T101);
+                AscendC::DataCopy(t101WsGm[(j) % 2 * 128 * BLOCK_Q + row0 * 128], t101, 64 * BLOCK_Q);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 inQue.FreeTensor(t10);
                 outQue.FreeTensor(t101);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (j > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t12Prev =
+                        t12PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t16, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %t_6 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t6, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of j
+            if (fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                    fadsl::CeilDiv<int64_t>(
+                                        fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) >
+                0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t12Prev = t12PrevBuf.Get<
+                    float>()[((fadsl::Min<int64_t>(
+                                   fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                   fadsl::CeilDiv<int64_t>(
+                                       fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
+                               1)) %
+                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
+                    FLAG_DOT1 + ((fadsl::Min<int64_t>(
+                                      fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                      fadsl::CeilDiv<int64_t>(
+                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
+                                  1)) %
+                                    2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(
+                    dot1,
+                    dot1WsGm[((fadsl::Min<int64_t>(
+                                   fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                   fadsl::CeilDiv<int64_t>(
+                                       fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
+                               1)) %
+                                 2 * D * BLOCK_Q +
+                             row0 * D],
+                    D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t16, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t16, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %t_6 into the state of %m
-                AscendC::Muls(m, t6, 1.0f, ROWS);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
@@ -703,18 +761,19 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:117)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_14 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_10_1, %t_20_1 (flash.py:219)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<half> k_cacheGm;                // in `k_cache` f16[Pages, 128, Nkv, D]
-    AscendC::GlobalTensor<half> v_cacheGm;                // in `v_cache` f16[Pages, 128, Nkv, D]
-    AscendC::GlobalTensor<int32_t> block_tableGm;         // in `block_table` i32[B, MaxPages]
-    AscendC::GlobalTensor<int32_t> seqlens_kvGm;          // in `seqlens_kv` i32[B]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t101WsGm;                 // GM workspace: %t_10_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:213)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:219)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:215)
+    AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<half> k_cacheGm;                  // in `k_cache` f16[Pages, 128, Nkv, D]
+    AscendC::GlobalTensor<half> v_cacheGm;                  // in `v_cache` f16[Pages, 128, Nkv, D]
+    AscendC::GlobalTensor<int32_t> block_tableGm;           // in `block_table` i32[B, MaxPages]
+    AscendC::GlobalTensor<int32_t> seqlens_kvGm;            // in `seqlens_kv` i32[B]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t101WsGm;   // GM workspace: %t_10_1 (vector -> cube), ring of 2
 };
 
 }  // namespace

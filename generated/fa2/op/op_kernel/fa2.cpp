@@ -20,13 +20,15 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t P1WS_OFFSET = 196608;               // bytes: %p_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 229376;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t P1WS_OFFSET = 262144;               // bytes: %p_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_P1 = 3;    // cross-core flag: vector -> cube: %p_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_P1 =
+    4;  // cross-core flag: vector -> cube: %p_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class Fa2Cube {
@@ -43,9 +45,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
+                               2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(ktQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vtQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -229,10 +231,11 @@ public:
                 }
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vt = vtQ.DeQue<half>();
-                // fa2.py:88  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_P1);
+                // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
                 AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(p1, p1WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(p1, p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 p1L1.EnQue(p1);
                 p1 = p1L1.DeQue<half>();
                 {
@@ -254,7 +257,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -262,7 +265,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 p1L1.FreeTensor(p1);
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
@@ -289,8 +292,8 @@ private:
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> oGm;                // out `o` f16[B, N, Sq, D]
     AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -308,9 +311,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
+                               2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
@@ -320,6 +323,7 @@ public:
         pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(alphaPrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -412,8 +416,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
                 AscendC::Exp(alpha, t9, ROWS);
-                // fa2.py:87  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)],
+                              alpha, 1.0f, ROWS);  // kept for the update one iteration late
+                // fa2.py:87  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, alpha, ROWS);
                 AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
@@ -424,33 +430,70 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> l2 = lBuf.Get<float>();
                 AscendC::Add(l2, t11, t12, ROWS);
-                // fa2.py:88  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)
-                AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alpha, bcast, ROWS, D, false);
-                }
+                // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> p1 = outQue.AllocTensor<half>();
                 AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(p1);
                 p1 = outQue.DeQue<half>();
-                AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
+                AscendC::DataCopy(p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], p1,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
                 inQue.FreeTensor(p);
                 outQue.FreeTensor(p1);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (j > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> alphaPrev =
+                        alphaPrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t14, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %m_new into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, mNew, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of j
+            if (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) > 0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> alphaPrev =
+                    alphaPrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 *
+                                              64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
+                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(
+                    dot1,
+                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * D * BLOCK_Q +
+                             row0 * D],
+                    D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t14, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t14, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %m_new into the state of %m
-                AscendC::Muls(m, mNew, 1.0f, ROWS);
             }
             // fa2.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> lSafe = lBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
@@ -497,18 +540,19 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (fa2.py:67)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1 (fa2.py:77)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;   // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %kv_idx_f, %m_safe (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %t_12 (fa2.py:84)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (fa2.py:84)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %p_1, %t_18_1 (fa2.py:88)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> p1WsGm;                   // GM workspace: %p_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;       // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;       // temp: %kv_idx_f, %m_safe (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;       // temp: %t_12 (fa2.py:84)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;       // temp: temp (fa2.py:84)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;      // result: %p_1, %t_18_1 (fa2.py:88)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> alphaPrevBuf;  // state: %alpha (fa2.py:86)
+    AscendC::GlobalTensor<half> qGm;                          // in `q` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> kGm;                          // in `k` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> vGm;                          // in `v` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> oGm;                          // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube), ring of 2
 };
 
 }  // namespace

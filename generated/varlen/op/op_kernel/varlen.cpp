@@ -20,13 +20,15 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector)
-constexpr int64_t T111WS_OFFSET = 196608;             // bytes: %t_11_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 229376;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t T111WS_OFFSET = 262144;             // bytes: %t_11_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_T111 = 3;  // cross-core flag: vector -> cube: %t_11_1 is in its workspace
+constexpr uint16_t FLAG_DOT1 =
+    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+constexpr uint16_t FLAG_T111 =
+    4;  // cross-core flag: vector -> cube: %t_11_1 is in its workspace ring slot s: this ID + s (2 slots)
 
 // The cube core (one per AI Core).
 class VarlenCube {
@@ -46,9 +48,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t111WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T111WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -327,10 +329,11 @@ public:
                 }
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::CrossCoreWaitFlag(FLAG_T111);
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T111 + (j) % 2));
                 AscendC::LocalTensor<half> t111 = t111L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t111, t111WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                fadsl::CopyNdToNz(t111, t111WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t111L1.EnQue(t111);
                 t111 = t111L1.DeQue<half>();
                 {
@@ -352,7 +355,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -360,7 +363,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT1);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t111L1.FreeTensor(t111);
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
@@ -390,8 +393,8 @@ private:
     AscendC::GlobalTensor<int32_t> cu_seqlens_qGm;    // in `cu_seqlens_q` i32[B + 1]
     AscendC::GlobalTensor<int32_t> cu_seqlens_kvGm;   // in `cu_seqlens_kv` i32[B + 1]
     AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t111WsGm;             // GM workspace: %t_11_1 (vector -> cube)
+    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t111WsGm;             // GM workspace: %t_11_1 (vector -> cube), ring of 2
 };
 
 // The vector cores (two per AI Core).
@@ -412,9 +415,9 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t111WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T111WS_OFFSET),
-                                 BLOCK_KV * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
@@ -427,6 +430,7 @@ public:
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(t13PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -564,8 +568,10 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = mBuf.Get<float>();
                 AscendC::Exp(t13, t12, ROWS);
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t13,
+                              1.0f, ROWS);  // kept for the update one iteration late
+                // flash.py:216  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
                 AscendC::LocalTensor<float> t15 = tmp3Buf.Get<float>();
@@ -576,33 +582,107 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:219  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, vt.dtype), vt)
-                AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13, bcast, ROWS, D, false);
-                }
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t111 = outQue.AllocTensor<half>();
                 AscendC::Cast(t111, t11, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t111);
                 t111 = outQue.DeQue<half>();
-                AscendC::DataCopy(t111WsGm[row0 * BLOCK_KV], t111, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_T111);
+                AscendC::DataCopy(t111WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t111,
+                                  ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T111 + (j) % 2));
                 inQue.FreeTensor(t11);
                 outQue.FreeTensor(t111);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT1);
+                if (j > 0) {
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t13Prev =
+                        t13PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, D, false);
+                    }
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    inQue.EnQue(dot1);
+                    dot1 = inQue.DeQue<float>();
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
+                    AscendC::Add(acc2, dot1, t17, D * ROWS);
+                    inQue.FreeTensor(dot1);
+                }
+                // carry %t_7 into the state of %m
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::Muls(m, t7, 1.0f, ROWS);
+            }
+            // the deferred update of the last iteration of j
+            if (fadsl::Min<int64_t>(1,
+                                    fadsl::Max<int64_t>(0, (-(BLOCK_Q * i) - cuSeqlensQS + cuSeqlensQS1))) *
+                    fadsl::Min<int64_t>(
+                        fadsl::CeilDiv<int64_t>((-cuSeqlensKvS + cuSeqlensKvS1), BLOCK_KV),
+                        fadsl::CeilDiv<int64_t>(
+                            fadsl::Max<int64_t>(0, (BLOCK_Q * i + BLOCK_Q - cuSeqlensKvS + cuSeqlensKvS1 +
+                                                    cuSeqlensQS - cuSeqlensQS1)),
+                            BLOCK_KV)) >
+                0) {
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t13Prev =
+                    t13PrevBuf.Get<float>()
+                        [((fadsl::Min<int64_t>(
+                               1, fadsl::Max<int64_t>(0, (-(BLOCK_Q * i) - cuSeqlensQS + cuSeqlensQS1))) *
+                               fadsl::Min<int64_t>(
+                                   fadsl::CeilDiv<int64_t>((-cuSeqlensKvS + cuSeqlensKvS1), BLOCK_KV),
+                                   fadsl::CeilDiv<int64_t>(
+                                       fadsl::Max<int64_t>(0, (BLOCK_Q * i + BLOCK_Q - cuSeqlensKvS +
+                                                               cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
+                                       BLOCK_KV)) -
+                           1)) %
+                         2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, D, false);
+                }
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
+                    FLAG_DOT1 +
+                    ((fadsl::Min<int64_t>(
+                          1, fadsl::Max<int64_t>(0, (-(BLOCK_Q * i) - cuSeqlensQS + cuSeqlensQS1))) *
+                          fadsl::Min<int64_t>(
+                              fadsl::CeilDiv<int64_t>((-cuSeqlensKvS + cuSeqlensKvS1), BLOCK_KV),
+                              fadsl::CeilDiv<int64_t>(
+                                  fadsl::Max<int64_t>(0, (BLOCK_Q * i + BLOCK_Q - cuSeqlensKvS +
+                                                          cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
+                                  BLOCK_KV)) -
+                      1)) %
+                        2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[row0 * D], D * ROWS);
+                AscendC::DataCopy(
+                    dot1,
+                    dot1WsGm[((fadsl::Min<int64_t>(
+                                   1, fadsl::Max<int64_t>(0, (-(BLOCK_Q * i) - cuSeqlensQS + cuSeqlensQS1))) *
+                                   fadsl::Min<int64_t>(
+                                       fadsl::CeilDiv<int64_t>((-cuSeqlensKvS + cuSeqlensKvS1), BLOCK_KV),
+                                       fadsl::CeilDiv<int64_t>(
+                                           fadsl::Max<int64_t>(
+                                               0, (BLOCK_Q * i + BLOCK_Q - cuSeqlensKvS + cuSeqlensKvS1 +
+                                                   cuSeqlensQS - cuSeqlensQS1)),
+                                           BLOCK_KV)) -
+                               1)) %
+                                 2 * D * BLOCK_Q +
+                             row0 * D],
+                    D * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, t17, dot1, D * ROWS);
+                AscendC::Add(acc2, dot1, t17, D * ROWS);
                 inQue.FreeTensor(dot1);
-                // carry %t_7 into the state of %m
-                AscendC::Muls(m, t7, 1.0f, ROWS);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t20 = tmp1Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
@@ -702,19 +782,20 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9 (flash.py:192)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: %t_15 (flash.py:211)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_11_1, %t_21_1, %t_25 (flash.py:219)
-    AscendC::GlobalTensor<half> qGm;                      // in `q` f16[Sq, N, D]
-    AscendC::GlobalTensor<half> kGm;                      // in `k` f16[Skv, Nkv, D]
-    AscendC::GlobalTensor<half> vGm;                      // in `v` f16[Skv, Nkv, D]
-    AscendC::GlobalTensor<half> oGm;                      // out `o` f16[Sq, N, D]
-    AscendC::GlobalTensor<float> lseGm;                   // out `lse` f32[N, Sq]
-    AscendC::GlobalTensor<int32_t> cu_seqlens_qGm;        // in `cu_seqlens_q` i32[B + 1]
-    AscendC::GlobalTensor<int32_t> cu_seqlens_kvGm;       // in `cu_seqlens_kv` i32[B + 1]
-    AscendC::GlobalTensor<float> dotWsGm;                 // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;                // GM workspace: %dot_1 (cube -> vector)
-    AscendC::GlobalTensor<half> t111WsGm;                 // GM workspace: %t_11_1 (vector -> cube)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_15 (flash.py:211)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:219)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:215)
+    AscendC::GlobalTensor<half> qGm;                        // in `q` f16[Sq, N, D]
+    AscendC::GlobalTensor<half> kGm;                        // in `k` f16[Skv, Nkv, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[Skv, Nkv, D]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[Sq, N, D]
+    AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[N, Sq]
+    AscendC::GlobalTensor<int32_t> cu_seqlens_qGm;          // in `cu_seqlens_q` i32[B + 1]
+    AscendC::GlobalTensor<int32_t> cu_seqlens_kvGm;         // in `cu_seqlens_kv` i32[B + 1]
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
+    AscendC::GlobalTensor<half> t111WsGm;   // GM workspace: %t_11_1 (vector -> cube), ring of 2
 };
 
 }  // namespace
