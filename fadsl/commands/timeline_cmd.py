@@ -158,7 +158,12 @@ def kernel_lines(kt: KernelTime) -> list[str]:
         f"kernel, MODELLED from this schedule: {kt.time_s * 1e3:.3f} ms, "
         f"{kt.tflops:.1f} TFLOPS = launch {kt.launch_s * 1e6:.1f} us + "
         f"{kt.busiest_tasks} task(s) on the busiest core ({kt.tasks} tasks on "
-        f"blockDim {kt.block_dim}: {kt.rounds} round(s), {kt.tail_tasks} in the last)",
+        f"blockDim {kt.block_dim}: {kt.rounds} round(s), {kt.tail_tasks} in the last)"
+        + (
+            f" + atomic_add's zeroing and cast {kt.atomic_phase_s * 1e6:.1f} us"
+            if kt.atomic_phase_s
+            else ""
+        ),
         f"traffic, MODELLED: HBM {kt.hbm_bytes / 1e6:.1f} MB against a lower bound of "
         f"{kt.hbm_lower_bound / 1e6:.1f} MB ({kt.hbm_ratio:.1f}x); L2 {kt.l2_bytes / 1e6:.1f}"
         f" MB (workspace {kt.workspace_bytes / 1e6:.1f} MB each way); L2 hits: {hits}",

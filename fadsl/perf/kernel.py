@@ -37,6 +37,7 @@ from fadsl.perf.engines import Engines
 from fadsl.perf.schedule import Schedule, planned_l0, scaled_env, schedule_of
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
+from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_steps import StepBuilder
 
 PROBE = 4
@@ -75,6 +76,8 @@ class KernelTime:
     engine's pace and nothing else: a lower bound of ``time_s``."""
     bounds: Estimate
     """The closed form (cost_model): lower and upper bounds, not the headline."""
+    atomic_phase_s: float = 0.0
+    """The zeroing and cast of ``atomic_add`` sums around the grid, in ``time_s``."""
 
     @property
     def tflops(self) -> float:
@@ -200,8 +203,9 @@ class KernelModel:
         tasks = int(per_task.size)
         rounds = -(-tasks // dim) if tasks else 0
         hbm, l2b = self._traffic(env, timer, trips)
+        phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
         return KernelTime(
-            time_s=e.launch_s + _busiest(per_task, dim),
+            time_s=e.launch_s + _busiest(per_task, dim) + phase_s,
             tasks=tasks,
             block_dim=dim,
             rounds=rounds,
@@ -211,15 +215,16 @@ class KernelModel:
             task_overhead_s=e.task_s,
             iterations=bounds.iterations,
             cube_flops=bounds.cube_flops,
-            hbm_bytes=hbm,
+            hbm_bytes=hbm + phase_bytes,
             l2_bytes=l2b,
             hbm_lower_bound=bounds.hbm_lower_bound,
             workspace_bytes=bounds.workspace_bytes,
             hits=dict(timer.hits),
             engine_iteration_s=engines,
             serial_iteration_s=sum(engines.values()),
-            lower_bound_s=e.launch_s + _busiest(e.task_s + pace * trips, dim),
+            lower_bound_s=e.launch_s + _busiest(e.task_s + pace * trips, dim) + phase_s,
             bounds=bounds,
+            atomic_phase_s=phase_s,
         )
 
     def _refuse_unvalued(self, env: Mapping[str, Any]) -> None:
