@@ -1,4 +1,5 @@
-"""Which dot operands share one L1 queue: tiles of sibling loops never live at once.
+"""Which dot operands share one L1 queue (and which exchanges one cross-core flag ID):
+tiles of sibling loops never live at once.
 
 The backward with a block mask has two KV-block loops (blocks the mask cuts, then blocks
 it keeps whole), each loading Q and dO and receiving P and dS: eight L1 operands of one
@@ -8,14 +9,17 @@ dtype and position share one queue when their lifetimes (first to last program p
 a loop's end for a value read inside a loop it was made outside) do not overlap and no
 ring loop holds both: within a ring loop the cube runs ahead of program order
 (``ring.py``). Sibling loops inside one loop (the heads of a GQA group) may share.
+The same rule lets the exchanges of the two loops share cross-core flag IDs
+(``backends/ascendc/flag_ids.py``): a flag is a counter, and every Set and Wait of the
+first loop's value comes before any of the second's on each core.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fadsl.ir import nodes as ir
-from fadsl.ir.types import TileType
 from fadsl.plan.vector_slots import linearize
 
 
@@ -29,17 +33,22 @@ class _Life:
 
 
 def share(
-    grid: ir.Grid, values: list[ir.Value], role: dict[str, str], rings: set[int]
+    grid: ir.Grid,
+    values: list[ir.Value],
+    key: Callable[[ir.Value], object],
+    rings: set[int],
+    same_loop: bool = True,
 ) -> list[list[ir.Value]]:
-    """``values`` in groups (first-made first) that can share one L1 queue; ``rings``
-    holds the ``id`` of each ring loop."""
+    """``values`` in groups (first-made first) whose lifetimes never overlap; values of
+    one group have equal ``key``; ``rings`` holds the ``id`` of each ring loop. Without
+    ``same_loop``, values made in the same loops never share."""
     points: dict[int, ir.Op] = {}
     loops: list[tuple[int, int, ir.For]] = []
     linearize(grid.body, points, loops, [0])
     lives = [_life(v, points, loops) for v in values]
     groups: list[list[_Life]] = []
     for life in sorted(lives, key=lambda x: x.start):
-        home = next((g for g in groups if _fits(g, life, role, rings)), None)
+        home = next((g for g in groups if _fits(g, life, key, rings, same_loop)), None)
         if home is None:
             groups.append([life])
         else:
@@ -62,18 +71,17 @@ def _life(
 
 
 def _fits(
-    group: list[_Life], life: _Life, role: dict[str, str], rings: set[int]
+    group: list[_Life],
+    life: _Life,
+    key: Callable[[ir.Value], object],
+    rings: set[int],
+    same_loop: bool,
 ) -> bool:
-    first = group[0].value
-    if _key(first, role) != _key(life.value, role):
+    if key(group[0].value) != key(life.value):
+        return False
+    if not same_loop and any(x.loops == life.loops for x in group):
         return False
     return all(x.end < life.start and not (x.loops & life.loops & rings) for x in group)
-
-
-def _key(v: ir.Value, role: dict[str, str]) -> tuple[object, ...]:
-    t = v.type
-    assert isinstance(t, TileType)
-    return (tuple(t.shape), t.dtype, role[v.name])
 
 
 __all__ = ["share"]

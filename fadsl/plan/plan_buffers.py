@@ -257,7 +257,7 @@ def _cube_buffers(
         t = v.type
         assert isinstance(t, TileType)
         _check_fractal(t, sides.defs[v].loc, env, "the dot operand", kernel_loc)
-    for group in share(grid, operands, role, rings or set()):
+    for group in share(grid, operands, lambda v: _l1_key(v, role), rings or set()):
         v, t = group[0], group[0].type
         assert isinstance(t, TileType)
         name = camel(v.name) + "L1"
@@ -279,6 +279,13 @@ def _cube_buffers(
         )
     l0, resident = l0_buffers(sides, grid, core, env, target)
     return out + l0, homes, resident
+
+
+def _l1_key(v: ir.Value, role: dict[str, str]) -> tuple[object, ...]:
+    """Operands share an L1 queue only with the same shape, dtype and position."""
+    t = v.type
+    assert isinstance(t, TileType)
+    return (tuple(t.shape), t.dtype, role[v.name])
 
 
 def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:

@@ -33,8 +33,17 @@ slopes = fd.tensor(
 )
 
 
+doc = fd.tensor(
+    "doc", "Skv", dtype="i32", init=lambda shape, rng: np.sort(rng.integers(0, 4, shape))
+)
+
+
 def alibi(score, b, h, q_idx, kv_idx):
     return score + slopes[h] * (q_idx - kv_idx)
+
+
+def same_doc(b, h, q_idx, kv_idx):
+    return doc[q_idx] == doc[kv_idx]
 
 
 plain = fd.attention_backward(name="bwd_plain")
@@ -43,6 +52,7 @@ softcap = fd.attention_backward(name="bwd_softcap", softcap=30.0)
 window = fd.attention_backward(name="bwd_window", window=(64, 16))
 alibi_bwd = fd.attention_backward(name="bwd_alibi", score_mod=alibi, causal=True)
 dropout = fd.attention_backward(name="bwd_dropout", dropout_p=0.1)
+docmask = fd.attention_backward(name="bwd_doc", mask_mod=same_doc)
 """
 
 CASES = [
@@ -52,6 +62,8 @@ CASES = [
     ("bwd_window", "fp16", "B=1,N=2,Sq=300,Skv=260,D=64"),
     ("bwd_alibi", "fp16", "B=1,N=4,Sq=200,Skv=300,D=64"),
     ("bwd_dropout", "fp16", "B=1,N=2,Sq=150,Skv=200,D=64"),
+    # two KV loops (cut and whole blocks): L1 queues and flag IDs shared between them
+    ("bwd_doc", "fp16", "B=1,N=2,Sq=300,Skv=300,D=64"),
 ]
 
 

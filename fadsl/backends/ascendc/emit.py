@@ -15,6 +15,7 @@ import sympy
 from fadsl.version import __version__
 from fadsl.backends.ascendc import atomic_io
 from fadsl.backends.ascendc.cube import CubeEmitter
+from fadsl.backends.ascendc.flag_ids import flag_ids, flag_list
 from fadsl.backends.ascendc.mangle import Mangler
 from fadsl.backends.ascendc.names import Names, ctype
 from fadsl.backends.ascendc.phases import with_phases
@@ -33,9 +34,6 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
 from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.ring import SYNC_ALL_FIRST_FLAG
-
-MAX_FLAGS = 16
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         kernel_type=low.plan.kernel_type,
         target=low.target.name,
         constants=_constants(k, consts, comptime, low, ws_offsets, ws_bytes, names),
-        flags=tuple(Flag(flags[v], i, why) for v, i, why in _flag_ids(low)),
+        flags=tuple(Flag(flags[v], i, why) for v, i, why in flag_ids(low)),
         tiling_name=host + "Tiling",
         tiling=_tiling_fields(k, runtime, names),
         params=_gm_params(k, comptime, consts, runtime, names, host),
@@ -161,60 +159,11 @@ def _ir_names(body: tuple[ir.Op, ...]) -> list[str]:
     return out
 
 
-def _flag_list(low: Lowering) -> list[tuple[str, str]]:
-    out = [
-        (v.name, f"cube -> vector: %{v.name} is in its workspace")
-        for v in low.sides.to_vector
-    ]
-    out += [
-        (v.name, f"vector -> cube: %{v.name} is in its workspace")
-        for v in low.sides.to_cube
-    ]
-    if len(out) > MAX_FLAGS:
-        raise BackendError(
-            f"{len(out)} cube/vector exchanges exceed the {MAX_FLAGS} "
-            "cross-core flags",
-            low.kernel.loc,
-        )
-    return out
-
-
-def _flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
-    """(value, first flag ID, comment): a ring value takes one ID per slot."""
-    out: list[tuple[str, int, str]] = []
-    at = 0
-    for v, why in _flag_list(low):
-        r = low.ring_of(v)
-        if r is None:
-            out.append((v, at, why))
-            at += 1
-            continue
-        why += f" ring slot s: this ID + s ({r.depth} slots)"
-        out.append((v, at, why))
-        at += r.depth
-    if at > MAX_FLAGS:
-        raise BackendError(
-            f"{at} cross-core flags exceed the {MAX_FLAGS} flag IDs", low.kernel.loc
-        )
-    if low.plan.atomics and at > SYNC_ALL_FIRST_FLAG:
-        a = low.plan.atomics[0]
-        raise BackendError(
-            f"atomic_add into `{a.output}` needs SyncAll, which sets and waits on "
-            f"cross-core flag IDs {SYNC_ALL_FIRST_FLAG}-{SYNC_ALL_FIRST_FLAG + 3}, "
-            f"but the kernel's cube/vector exchanges take IDs 0-{at - 1}",
-            a.loc,
-            hint=f"a kernel with atomic_add may have at most {SYNC_ALL_FIRST_FLAG} "
-            "cube/vector exchanges (dot results the vector cores read, vector tiles "
-            "a dot reads): add dot results on the cube side, or split the kernel",
-        )
-    return out
-
-
 def _crossings(
     low: Lowering, names: Names
 ) -> tuple[dict[str, str], dict[str, str], int, list[Constant]]:
     """Cross-core flags and GM workspaces (per exchanged value) and their offsets."""
-    flags = {v: names.flag(v) for v, _ in _flag_list(low)}
+    flags = {v: names.flag(v) for v, _ in flag_list(low)}
     ws: dict[str, str] = {}
     offsets: list[Constant] = []
     total = 0

@@ -1,0 +1,91 @@
+"""Cross-core flag IDs of a MIX kernel's cube/vector exchanges.
+
+One ID per exchanged value (a ring value takes one per slot), 16 in all, of which SyncAll
+uses 11-14 in a kernel with atomic_add. Exchanges of sibling loops that never run at
+once share an ID (``plan/l1_share.py`` says when): a flag is a counter, and on each core
+every Set or Wait of the first loop's value comes before any of the second's. The
+block-masked backward's two KV loops need 8 IDs this way instead of 16.
+"""
+
+from __future__ import annotations
+
+from fadsl.errors import BackendError
+from fadsl.plan.l1_share import share
+from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.ring import SYNC_ALL_FIRST_FLAG
+
+MAX_FLAGS = 16
+
+
+def flag_list(low: Lowering) -> list[tuple[str, str]]:
+    out = [
+        (v.name, f"cube -> vector: %{v.name} is in its workspace")
+        for v in low.sides.to_vector
+    ]
+    out += [
+        (v.name, f"vector -> cube: %{v.name} is in its workspace")
+        for v in low.sides.to_cube
+    ]
+    if len(out) > MAX_FLAGS:
+        raise BackendError(
+            f"{len(out)} cube/vector exchanges exceed the {MAX_FLAGS} "
+            "cross-core flags",
+            low.kernel.loc,
+        )
+    return out
+
+
+def flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
+    """(value, first flag ID, comment): a ring value takes one ID per slot."""
+    out: list[tuple[str, int, str]] = []
+    at = 0
+    shared = _shared(low)
+    given: dict[str, int] = {}
+    for v, why in flag_list(low):
+        r = low.ring_of(v)
+        if r is None:
+            first = shared.get(v, v)
+            if first in given:
+                out.append((v, given[first], why + f" (the ID of %{first})"))
+                continue
+            given[v] = at
+            out.append((v, at, why))
+            at += 1
+            continue
+        why += f" ring slot s: this ID + s ({r.depth} slots)"
+        out.append((v, at, why))
+        at += r.depth
+    if at > MAX_FLAGS:
+        raise BackendError(
+            f"{at} cross-core flags exceed the {MAX_FLAGS} flag IDs", low.kernel.loc
+        )
+    if low.plan.atomics and at > SYNC_ALL_FIRST_FLAG:
+        a = low.plan.atomics[0]
+        raise BackendError(
+            f"atomic_add into `{a.output}` needs SyncAll, which sets and waits on "
+            f"cross-core flag IDs {SYNC_ALL_FIRST_FLAG}-{SYNC_ALL_FIRST_FLAG + 3}, "
+            f"but the kernel's cube/vector exchanges take IDs 0-{at - 1}",
+            a.loc,
+            hint=f"a kernel with atomic_add may have at most {SYNC_ALL_FIRST_FLAG} "
+            "cube/vector exchanges (dot results the vector cores read, vector tiles "
+            "a dot reads): add dot results on the cube side, or split the kernel",
+        )
+    return out
+
+
+def _shared(low: Lowering) -> dict[str, str]:
+    """Exchanged value -> the first value of its group (same direction, made in
+    different loops, lifetimes that never overlap, no ring loop holding both); ring
+    values are never shared."""
+    values = [
+        v
+        for v in list(low.sides.to_vector) + list(low.sides.to_cube)
+        if low.ring_of(v.name) is None
+    ]
+    cube = {v.name for v in low.sides.to_cube}
+    key = lambda v: v.name in cube  # noqa: E731  (the direction)
+    groups = share(low.grid, values, key, set(low.rings), same_loop=False)
+    return {v.name: g[0].name for g in groups for v in g}
+
+
+__all__ = ["flag_ids", "flag_list", "MAX_FLAGS"]
