@@ -8,6 +8,7 @@ the interpreter and the float64 gradients, with tails in Sq and Skv."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,17 @@ def test_the_loops_of_a_block_masked_backward_share_l1_queues(
     assert "bwd_doc fits on ascend910b2" in out.out
     l1 = [x for x in out.out.splitlines() if " L1 " in x and "operand" in x]
     assert len(l1) == 5, l1  # K, V; Q, dO and P/dS (one after the other)
+
+
+def test_the_loops_of_a_block_masked_backward_share_flag_ids(tmp_path: Path) -> None:
+    """16 exchanges in two loops: 8 flag IDs, below SyncAll's 11-14 (flag_ids.py)."""
+    (tmp_path / "bwd.py").write_text(BLOCK_MASKED, encoding="utf-8")
+    out = tmp_path / "gen"
+    cmd = [sys.executable, "-m", "fadsl", "compile", str(tmp_path / "bwd.py")]
+    cmd += ["--set", "block_q=64", "--set", "block_kv=64", "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "bwd_doc_kernel.cpp").read_text()
+    ids = re.findall(r"constexpr uint16_t FLAG_\w+ =\s*(\d+);", text)
+    assert len(ids) == 16
+    assert sorted(set(int(i) for i in ids)) == list(range(8))
