@@ -256,3 +256,31 @@ def test_sim_marks_atomic_outputs(
     agree = json.loads((out / "meta.json").read_text())["vs_interpreter"]["total"]
     assert agree["atomic"] is True
     assert "(atomic sums: f32 additions in another order)" in capsys.readouterr().out
+
+
+@fd.kernel
+def three_sums(
+    x: fd.In("B", "N", "S", "D", dtype=fd.f32),
+    a: fd.Out("B", "S", "D", dtype=fd.f16),
+    c: fd.Out("S", "D", dtype=fd.f32),
+    z: fd.Out("B", "S", "D", dtype=fd.bf16),
+    block: int = 32,
+):
+    """Three outputs summed at once: two f32 regions side by side in the workspace
+    (f16 and bf16 casts) and an f32 output summed in place."""
+    for b, h, i in fd.grid(B, N, fd.cdiv(S, block)):
+        rows = fd.ds(i * block, block)
+        xt = fd.load(x[b, h, rows, :], pad=0)
+        fd.atomic_add(a[b, rows, :], xt)
+        fd.atomic_add(c[rows, :], xt * 0.5)
+        fd.atomic_add(z[b, rows, :], xt * 2.0)
+
+
+def test_several_sums_have_their_own_regions() -> None:
+    x = np.random.default_rng(7).standard_normal((2, 3, 70, 16)).astype(np.float32)
+    shape = dict(B=2, N=3, S=70, D=16)
+    got = fd.sim(three_sums, shape=shape, x=x)
+    ref = fd.interpret(three_sums, shape=shape, x=x)
+    _agree(got["a"], ref["a"], _bound(x, 1, np.float16))
+    _agree(got["c"], ref["c"], _bound(x.reshape(6, 70, 16) * 0.5, 0, np.float32))
+    _agree(got["z"], ref["z"], _bound(x * 2, 1, ml_dtypes.bfloat16))
