@@ -268,3 +268,23 @@ def test_textual_ir_tunes_block_sizes_but_not_stages(tmp_path: Path) -> None:
     )
     assert result.tuned == ("block_kv",) and result.evaluated == 32
     assert [set(c.values) for c in result.ranked] == [{"block_kv"}] * 2
+
+
+def test_tune_keeps_exactly_the_configurations_check_accepts() -> None:
+    """The pre-screen used to take, per configuration, the largest footprint under plans
+    made at other sizes (which double-buffer where a 128x128 plan cannot), and so dropped
+    fa2's own defaults on 910B2 although `fadsl check` accepts them."""
+    t = targets.get("ascend910b2")
+    shape = "B=1,N=8,Sq=8192,Skv=8192,D=128"
+    args = _args(FA2, "block_q=128", "stages=2", top=64)
+    args.shape, args.target = shape, "ascend910b2"
+    chosen = select(load_source(FA2), None)
+    result = tune_cmd.search(chosen, args, t)
+    kept = {c.values["block_kv"] for c in result.ranked}
+    assert {128, 256} <= kept
+    for block_kv in tune_cmd.BLOCK_VALUES:
+        one = _args(FA2, "block_q=128", "stages=2", f"block_kv={block_kv}")
+        one.shape, one.target = shape, "ascend910b2"
+        report = lower(common.bind(chosen, one, target=t)).report
+        assert report is not None
+        assert (block_kv in kept) == report.ok, block_kv
