@@ -1,0 +1,88 @@
+"""Which tile configurations fit a chip, for ``fadsl tune``: decided in bulk where the
+plans made at a few anchor sizes agree, and by planning the configuration itself where
+they do not."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fadsl.driver.lower import Lowered
+
+
+def fits(
+    low: Lowered,
+    env: dict[str, Any],
+    columns: dict[str, Any],
+    grid: list[dict[str, int]],
+    stages: int | None,
+    values: tuple[int, ...],
+) -> Any:
+    """Which configurations of ``grid`` fit, as ``fadsl check`` would decide.
+
+    The planner makes size-dependent choices (L0 depth, resident operands, pooled UB
+    temporaries), so a plan's footprint formulas are exact only near the sizes it was
+    made at. Every configuration is evaluated under the plans made at the current sizes
+    and at the two extreme corners of the search: one that fits under all of them or
+    under none is decided so; one that fits under some is planned at its own sizes and
+    checked exactly (a plan made elsewhere may double-buffer where its own does not).
+    """
+    import numpy as np
+
+    lo, hi = _footprint_bounds(low, env, columns, values)
+    shape = (len(grid),)
+    surely = np.ones(shape, dtype=bool)
+    maybe = np.ones(shape, dtype=bool)
+    for space, capacity in ((s, low.target.capacity(s)) for s in SPACES):
+        surely &= np.broadcast_to(hi[space], shape) <= capacity
+        maybe &= np.broadcast_to(lo[space], shape) <= capacity
+    ok = surely.copy()
+    for i in np.flatnonzero(maybe & ~surely):
+        point = {**grid[i], **({"stages": stages} if stages is not None else {})}
+        ok[i] = _fits_exactly(low, {**env, **point})
+    return ok
+
+
+SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
+
+
+def _footprint_bounds(
+    low: Lowered, env: dict[str, Any], columns: dict[str, Any], values: tuple[int, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per space, the least and the largest footprint of every configuration under the
+    plans made at the current sizes and at the two extreme corners of the search."""
+    import numpy as np
+
+    from fadsl.plan.footprint_eval import batch
+
+    target = low.target
+    names = list(columns)
+    small, large = min(values), max(values)
+    corners = [
+        dict(zip(names, (small, large)[: len(names)])),
+        dict(zip(names, (large, small)[: len(names)])),
+    ]
+    lo: dict[str, Any] = {}
+    hi: dict[str, Any] = {}
+    for anchor in [env] + [{**env, **c} for c in corners if c]:
+        p = low.plan_at(anchor)
+        used = batch({s: p.footprint(s, target.align(s)) for s in SPACES})(
+            {**env, **columns}
+        )
+        for s in SPACES:
+            v = np.asarray(used[s])
+            lo[s] = np.minimum(lo[s], v) if s in lo else v
+            hi[s] = np.maximum(hi[s], v) if s in hi else v
+    return lo, hi
+
+
+def _fits_exactly(low: Lowered, env: dict[str, Any]) -> bool:
+    """Whether the plan made at ``env`` itself fits every space."""
+    from fadsl.plan.footprint_eval import batch
+
+    p = low.plan_at(env)
+    used = batch({s: p.footprint(s, low.target.align(s)) for s in SPACES})(env)
+    return all(int(used[s]) <= low.target.capacity(s) for s in SPACES)
+
+
+__all__ = ["SPACES", "fits"]
