@@ -102,7 +102,7 @@ to L0 every block, L0 depth 1, the update in program order."""
 
 
 def generated_rows(
-    what_if: dict[str, int] | None = None,
+    what_if: dict[str, int] | None = None, sets: tuple[str, ...] = ()
 ) -> list[tuple[bool, int, int, float, float, str, float]]:
     """(causal, N, S, generated TFLOPS, native TFLOPS, schedule, TFLOPS before) per
     issue-16 shape. ``what_if`` replaces fields of the schedule read from the IR (a
@@ -120,7 +120,7 @@ def generated_rows(
         args = argparse.Namespace(
             file=os.path.join(ROOT, "examples", "fa2.py"),
             kernel=None,
-            sets=[f"causal={causal}"],
+            sets=[f"causal={causal}", *sets],
             dtype=None,
             shape=f"B=1,N={n},Sq={s},Skv={s},D=128",
         )
@@ -171,8 +171,8 @@ def target16(causal: bool, s: int) -> float:
     return 0.70 if causal or s < 8192 else 0.80
 
 
-def part2(what_if: dict[str, int] | None = None) -> bool:
-    rows = generated_rows(what_if)
+def part2(what_if: dict[str, int] | None = None, sets: tuple[str, ...] = ()) -> bool:
+    rows = generated_rows(what_if, sets)
     print()
     if what_if:
         print("WHAT-IF: the schedule below is not the one the IR gives (--what-if)")
@@ -182,6 +182,8 @@ def part2(what_if: dict[str, int] | None = None) -> bool:
         "S(S+1)/2 pairs per head)"
     )
     label = "schedule (what-if)" if what_if else "generated schedule (from the IR)"
+    if sets:
+        print(f"   fa2 compiled with --set {' --set '.join(sets)} (both columns)")
     print(f"   {label}: {rows[0][5]}")
     print(
         "   before: the schedule of issue 16's first commit (3851bc4): "
@@ -216,9 +218,19 @@ def main() -> int:
         "(stages, ring, round_blocks, resident_l0, l0_buffers, shared_q_blocks, "
         "defer_update)",
     )
-    what_if = parse_what_if(parser.parse_args().what_if)
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="part 2 with fa2 compiled with this tile constant, e.g. block_kv=256 "
+        "(a configuration fadsl tune searches; repeatable)",
+    )
+    args = parser.parse_args()
+    what_if = parse_what_if(args.what_if)
     ok1 = part1()
-    ok2 = part2(what_if)
+    ok2 = part2(what_if, tuple(args.sets))
     print()
     from decode_model import part3  # bench/decode_model.py (issue 18)
 
