@@ -31,7 +31,7 @@ import sympy
 
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.expr import CeilDiv, Expr, as_expr
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, Shape
 
@@ -164,7 +164,11 @@ def _reduce_form(op: ir.Reduce, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> 
     per = elems_per_repeat(dt)
     if _le(s[1], per):
         return Form("row_reduce")
-    return Form("row_reduce", (TempSpec("reduce-work", (s[0], as_expr(per)), dt),))
+    # one value per row and 256-byte column chunk, each chunk's rows padded to a
+    # 32-byte block (fadsl_tile.h RowReduce)
+    block = elems_per_block(dt)
+    rows = CeilDiv(s[0], block) * block
+    return Form("row_reduce", (TempSpec("reduce-work", (CeilDiv(s[1], per), rows), dt),))
 
 
 def _le(a: Expr, n: int) -> bool:
