@@ -305,40 +305,50 @@ def _round_times(
     shape: Shape, blk: int, r: Round, e: Engines, hit: float
 ) -> tuple[float, float, float, float]:
     """(bmm1, bmm2, softmax, update) seconds of one round of ``keys`` keys."""
+    p = round_engines(shape, blk, r, e, hit)
+    bmm1 = _matmul(
+        e, *(p[f"bmm1 {k}"] for k in ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE"))
+    )
+    bmm2 = _matmul(
+        e, *(p[f"bmm2 {k}"] for k in ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE"))
+    )
+    vec1 = p["vec1 AIV MTE2"] + p["vec1 VECTOR"] + p["vec1 AIV MTE3"]
+    vec2 = p["vec2 AIV MTE2"] + p["vec2 VECTOR"] + p["vec2 AIV MTE3"]
+    return bmm1, bmm2, vec1, vec2
+
+
+def round_engines(
+    shape: Shape, blk: int, r: Round, e: Engines, hit: float
+) -> dict[str, float]:
+    """Seconds of each engine's part of one round of ``keys`` keys, keyed
+    ``"<step> <engine>"``: the cube's steps (bmm1 = Q K^T, bmm2 = P V, for both vector
+    cores: one K/V load into L1) and one vector core's (vec1 = softmax, vec2 = update).
+    """
     keys, masked = r
     d = shape.D
     s_elems = blk * keys  # one vector core's S tile per round
-    # cube, for both vector cores: bmm1 = Q K^T, bmm2 = P V (one K/V load into L1)
-    bmm1 = _matmul(
-        e,
-        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * blk * d * 2, 1.0),  # K; Q
-        mte1=e.mte1_s(2 * blk * d * 2, 2 * keys * d * 2),
-        cube=e.cube_s(2 * 2 * blk * keys * d),
-        fix=e.fixpipe_s(2 * s_elems * 4),
-    )
-    bmm2 = _matmul(
-        e,
-        load=e.read_s(keys * d * 2, hit) + e.read_s(2 * s_elems * 2, 1.0),  # V; P
-        mte1=e.mte1_s(2 * s_elems * 2, 2 * keys * d * 2),
-        cube=e.cube_s(2 * 2 * blk * keys * d),
-        fix=e.fixpipe_s(2 * blk * d * 4),
-    )
+    out = {
+        "bmm1 AIC MTE2": e.read_s(keys * d * 2, hit) + e.read_s(2 * blk * d * 2, 1.0),
+        "bmm1 MTE1": e.mte1_s(2 * blk * d * 2, 2 * keys * d * 2),
+        "bmm1 CUBE": e.cube_s(2 * 2 * blk * keys * d),
+        "bmm1 FIXPIPE": e.fixpipe_s(2 * s_elems * 4),
+        "bmm2 AIC MTE2": e.read_s(keys * d * 2, hit) + e.read_s(2 * s_elems * 2, 1.0),
+        "bmm2 MTE1": e.mte1_s(2 * s_elems * 2, 2 * keys * d * 2),
+        "bmm2 CUBE": e.cube_s(2 * 2 * blk * keys * d),
+        "bmm2 FIXPIPE": e.fixpipe_s(2 * blk * d * 4),
+    }
     chunks = -(-blk // CHUNK_ROWS)
     mask = s_elems if masked else 0  # read the uint8 mask, one Select per element
-    vec1 = (
-        e.read_s(s_elems * 4 + mask, 1.0)
-        + e.vector_s(
-            (SOFTMAX_OPS * s_elems) + mask, s_elems, BARRIERS_PER_CHUNK * chunks
-        )
-        + e.write_s(s_elems * 2)
+    out["vec1 AIV MTE2"] = e.read_s(s_elems * 4 + mask, 1.0)
+    out["vec1 VECTOR"] = e.vector_s(
+        (SOFTMAX_OPS * s_elems) + mask, s_elems, BARRIERS_PER_CHUNK * chunks
     )
+    out["vec1 AIV MTE3"] = e.write_s(s_elems * 2)
     o_bytes = blk * d * 4
-    vec2 = (
-        2 * e.read_s(o_bytes, 1.0)
-        + e.vector_s(UPDATE_OPS * blk * d, blk, 1)
-        + e.write_s(o_bytes)
-    )
-    return bmm1, bmm2, vec1, vec2
+    out["vec2 AIV MTE2"] = 2 * e.read_s(o_bytes, 1.0)
+    out["vec2 VECTOR"] = e.vector_s(UPDATE_OPS * blk * d, blk, 1)
+    out["vec2 AIV MTE3"] = e.write_s(o_bytes)
+    return out
 
 
 def _matmul(e: Engines, load: float, mte1: float, cube: float, fix: float) -> float:
