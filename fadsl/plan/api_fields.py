@@ -50,7 +50,10 @@ _FILL = _DOCS + "矩阵计算（ISASI）/矩阵搬入辅助配置接口/Fill.md"
 _MMAD = _DOCS + "矩阵计算（ISASI）/Mmad计算/Mmad.md"
 _FIX = _DOCS + "矩阵计算（ISASI）/矩阵计算的搬出/Fixpipe（L0C到GM数据搬运）.md (NZ2ND)"
 _BIN = "asc-devkit include/basic_api/kernel_struct_binary.h"
-_UN = "asc-devkit include/basic_api/kernel_struct_unary.h"
+_RED = (
+    "asc-devkit docs/api/context/WholeReduceMax.md (srcRepStride: data blocks between "
+    "repeats, an int32_t argument with no stated range: fadsl keeps it in uint8_t)"
+)
 _BRCB = _DOCS + "Memory矢量计算/数据填充/Brcb.md"
 _REP = (
     "asc-devkit impl/basic_api/utils/kernel_utils_constants.h (MAX_REPEAT_TIMES = 255)"
@@ -118,7 +121,7 @@ _F = [
         "DataCopy(count)", "DataCopyParams.blockLen", "uint16_t", 0, U16, _HIGH, "32 B"
     ),
     Field("BinaryRepeatParams", "*RepStride", "uint8_t", 0, 255, _BIN, "32 B"),
-    Field("UnaryRepeatParams", "srcRepStride", "uint8_t", 0, 255, _UN, "32 B"),
+    Field("WholeReduceMax/Sum", "srcRepStride", "uint8_t", 0, 255, _RED, "32 B"),
     Field("Brcb", "repeatTime", "uint8_t", 0, 255, _BRCB, "8 rows"),
     Field("level-0 vector ops", "repeatTime", "uint8_t", 0, 255, _REP, "", "<= 248"),
     Field("level-2 vector ops", "count", "int32_t", 0, I32, _L2),
@@ -356,7 +359,7 @@ def _vector(low: Lowering, op: ir.Op, form: str) -> list[FieldUse]:
     if form in ("row_bcast", "col_bcast", "outer", "row_reduce") and len(src) == 2:
         row_blocks = src[1] * dt.itemsize / 32
         title = (
-            "UnaryRepeatParams.srcRepStride"
+            "WholeReduceMax/Sum.srcRepStride"
             if form == "row_reduce"
             else "BinaryRepeatParams.*RepStride"
         )

@@ -122,8 +122,8 @@ HELPER_FIELDS = {
     "fadsl::RowBroadcast": ("BinaryRepeatParams.*RepStride", "Brcb.repeatTime"),
     "fadsl::Outer": ("BinaryRepeatParams.*RepStride", "Brcb.repeatTime"),
     "fadsl::ColBroadcast": ("BinaryRepeatParams.*RepStride",),
-    "fadsl::RowMax": ("UnaryRepeatParams.srcRepStride",),
-    "fadsl::RowSum": ("UnaryRepeatParams.srcRepStride",),
+    "fadsl::RowMax": ("WholeReduceMax/Sum.srcRepStride",),
+    "fadsl::RowSum": ("WholeReduceMax/Sum.srcRepStride",),
 }
 
 

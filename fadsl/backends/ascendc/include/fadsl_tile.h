@@ -220,7 +220,7 @@ __aicore__ inline void WholeReduceRows(const AscendC::LocalTensor<T>& dst, const
                                        uint32_t rows, uint32_t cols, uint32_t width)
 {
     constexpr uint32_t perBlock = 32 / sizeof(T);
-    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "WholeReduce srcRepStride");
+    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "WholeReduceMax/Sum.srcRepStride");
     for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
         const int32_t n = static_cast<int32_t>(Min(MAX_REPEAT_ROWS, rows - r0));
         if constexpr (IS_MAX) {
