@@ -76,10 +76,10 @@ def test_sim_agrees_with_interpreter_and_reference(
 
 
 def test_runtime_stops_a_ub_overflow_the_checker_would_refuse(tmp_path: Path) -> None:
-    # A chip of our own with a 96 KiB UB: the checker refuses FA2's defaults there; with the
+    # A chip of our own with a 64 KiB UB: the checker refuses FA2's defaults there; with the
     # proof skipped, the CPU runtime must stop the kernel at InitBuffer by itself.
     chip = json.loads((ROOT / "fadsl" / "targets" / "ascend910b1.json").read_text())
-    chip.update(name="small_ub_chip", ub_bytes=96 * 1024)
+    chip.update(name="small_ub_chip", ub_bytes=64 * 1024)
     target = tmp_path / "small_ub_chip.json"
     target.write_text(json.dumps(chip))
     shape = "B=1,N=1,Sq=128,Skv=128,D=128"
@@ -104,7 +104,7 @@ def test_runtime_stops_a_ub_overflow_the_checker_would_refuse(tmp_path: Path) ->
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1
     assert "InitBuffer on AIV" in proc.stderr and "UB overflow" in proc.stderr
-    assert "capacity 98304 B on small_ub_chip" in proc.stderr
+    assert "capacity 65536 B on small_ub_chip" in proc.stderr
     assert not (tmp_path / "x").exists()
 
 
