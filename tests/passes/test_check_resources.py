@@ -361,6 +361,9 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
     """
     split = t.split
     h = bq // 2 if split else bq
+    # row max / row sum over bkv columns: one f32 per row and 256 B column chunk, each
+    # chunk's rows padded to a 32 B block (fadsl_tile.h RowReduce); none for one chunk
+    work = 4 * -(-bkv // 64) * (-(-h // 8) * 8) if bkv > 64 else 0
     ub = sum(
         _pad(x, 256)
         for x in (
@@ -369,8 +372,8 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
             4 * h * d,  # acc: unnormalised output, f32
             max(4 * h * bkv, 4 * h * d),  # one VECIN queue: S, later P @ V (staging)
             max(4 * bkv, 4 * h),  # pooled f32 row / KV-position temporary
-            max(4 * bkv, 256 * h),  # KV positions, then one 256 B repeat per row
-            32 * h,  # broadcast scratch: one 32 B block per row
+            max(4 * bkv, 4 * h, work),  # KV positions, then the reductions' work
+            max(32 * h, work),  # broadcast scratch: one 32 B block per row
             -(-h // 8),  # row bit mask (fully masked rows)
             max(
                 2 * h * bkv, 2 * h * d
