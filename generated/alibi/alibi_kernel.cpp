@@ -363,7 +363,11 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, 32768);
+        pipe_.InitBuffer(
+            tmp0Buf,
+            fadsl::Max<int64_t>(
+                fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q),
+                32 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
@@ -479,7 +483,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t9, t82, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();

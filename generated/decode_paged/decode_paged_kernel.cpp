@@ -437,7 +437,8 @@ public:
         pipe_.InitBuffer(lBuf, 256);
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(512, 2 * BLOCK_Q));
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(512, 128 * BLOCK_Q));
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(512, 2 * BLOCK_Q),
+                                                      64 * fadsl::CeilDiv<int64_t>(ROWS, 8)));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(256 * BLOCK_Q, 2 * D * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);

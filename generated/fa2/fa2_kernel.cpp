@@ -316,8 +316,12 @@ public:
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 128 * BLOCK_Q));
-        pipe_.InitBuffer(tmp2Buf, 2048);
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf,
+                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(alphaPrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
@@ -419,9 +423,9 @@ public:
                 // fa2.py:87  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, alpha, ROWS);
-                AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp1Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
                     fadsl::RowSum(t12, p, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -538,8 +542,8 @@ private:
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1 (fa2.py:77)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;       // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;       // temp: %kv_idx_f, %m_safe (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;       // temp: %t_12 (fa2.py:84)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;       // temp: %kv_idx_f, %m_safe, %t_12 (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;       // temp: temp (fa2.py:84)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;       // temp: temp (fa2.py:84)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;      // result: %p_1, %t_18_1 (fa2.py:88)
     AscendC::TBuf<AscendC::TPosition::VECCALC> alphaPrevBuf;  // state: %alpha (fa2.py:86)

@@ -360,7 +360,10 @@ public:
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp3Buf, fadsl::Max<int64_t>(128 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(tmp3Buf,
+                         fadsl::Max<int64_t>(
+                             fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q),
+                             32 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
         pipe_.InitBuffer(tmp4Buf, 2048);
         pipe_.InitBuffer(tmp5Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
