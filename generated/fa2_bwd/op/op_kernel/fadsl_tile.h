@@ -209,9 +209,28 @@ __aicore__ inline void Outer(const AscendC::LocalTensor<T>& dst, const AscendC::
 }
 
 // ---------------------------------------------------------------------------
-// Row reductions: fold 256-byte column chunks into `work` [rows, 256 B], then
-// WholeReduceMax/Sum one repeat per row.
+// Row reductions: WholeReduceMax/Sum each 256-byte column chunk of every row into
+// `work` [chunks, rowsPad] (rowsPad = rows rounded up to a 32-byte block), then combine
+// the chunks' row values with Max/Add. `work` holds one value per row and chunk, not a
+// 256-byte row, so a wide tile's reduction needs little UB.
 // ---------------------------------------------------------------------------
+
+template <bool IS_MAX, typename T>
+__aicore__ inline void WholeReduceRows(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                       uint32_t rows, uint32_t cols, uint32_t width)
+{
+    constexpr uint32_t perBlock = 32 / sizeof(T);
+    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "WholeReduceMax/Sum.srcRepStride");
+    for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
+        const int32_t n = static_cast<int32_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+        if constexpr (IS_MAX) {
+            AscendC::WholeReduceMax(dst[r0], src[r0 * cols], static_cast<int32_t>(width), n, 1, 1, rowBlocks,
+                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+        } else {
+            AscendC::WholeReduceSum(dst[r0], src[r0 * cols], static_cast<int32_t>(width), n, 1, 1, rowBlocks);
+        }
+    }
+}
 
 template <bool IS_MAX, typename T>
 __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
@@ -219,38 +238,25 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
 {
     constexpr uint32_t perBlock = 32 / sizeof(T);
     constexpr uint32_t perRepeat = 256 / sizeof(T);
-    const uint8_t rowBlocks = Field<uint8_t>(cols / perBlock, "BinaryRepeatParams/UnaryRepeatParams repStride");
-    AscendC::LocalTensor<T> from = src;
-    uint32_t width = cols;
-    uint8_t fromBlocks = rowBlocks;
-    if (cols > perRepeat) {
-        for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-            const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
-            AscendC::Adds(work[r0 * perRepeat], src[r0 * cols], static_cast<T>(0), perRepeat, n,
-                          AscendC::UnaryRepeatParams(1, 1, 8, rowBlocks));
-        }
-        for (uint32_t c0 = perRepeat; c0 < cols; c0 += perRepeat) {
-            AscendC::PipeBarrier<PIPE_V>();
-            const uint64_t lanes = Min(perRepeat, cols - c0);
-            for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-                const uint8_t n = Field<uint8_t>(Min(MAX_REPEAT_ROWS, rows - r0), "level-0 repeatTime");
-                BinaryL0 < IS_MAX ? Bin::MAX : Bin::ADD > (work[r0 * perRepeat], work[r0 * perRepeat],
-                                                            src[r0 * cols + c0], lanes, n,
-                                                            AscendC::BinaryRepeatParams(1, 1, 1, 8, 8, rowBlocks));
-            }
-        }
-        AscendC::PipeBarrier<PIPE_V>();
-        from = work;
-        width = perRepeat;
-        fromBlocks = 8;
+    if (cols <= perRepeat) {
+        WholeReduceRows<IS_MAX>(dst, src, rows, cols, cols);
+        return;
     }
-    for (uint32_t r0 = 0; r0 < rows; r0 += MAX_REPEAT_ROWS) {
-        const int32_t n = static_cast<int32_t>(Min(MAX_REPEAT_ROWS, rows - r0));
+    const uint32_t rowsPad = (rows + perBlock - 1) / perBlock * perBlock;
+    for (uint32_t c0 = 0; c0 < cols; c0 += perRepeat) {
+        WholeReduceRows<IS_MAX>(work[c0 / perRepeat * rowsPad], src[c0], rows, cols, Min(perRepeat, cols - c0));
+    }
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::LocalTensor<T> from = work;
+    for (uint32_t c0 = perRepeat; c0 < cols; c0 += perRepeat) {
         if constexpr (IS_MAX) {
-            AscendC::WholeReduceMax(dst[r0], from[r0 * width], static_cast<int32_t>(width), n, 1, 1, fromBlocks,
-                                    AscendC::ReduceOrder::ORDER_ONLY_VALUE);
+            AscendC::Max(dst, from, work[c0 / perRepeat * rowsPad], static_cast<int32_t>(rows));
         } else {
-            AscendC::WholeReduceSum(dst[r0], from[r0 * width], static_cast<int32_t>(width), n, 1, 1, fromBlocks);
+            AscendC::Add(dst, from, work[c0 / perRepeat * rowsPad], static_cast<int32_t>(rows));
+        }
+        from = dst;
+        if (c0 + perRepeat < cols) {
+            AscendC::PipeBarrier<PIPE_V>();
         }
     }
 }
