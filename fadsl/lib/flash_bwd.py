@@ -59,8 +59,8 @@ def flash_attention_backward(
     offset: fd.In(1, dtype=fd.i32),
     scale: fd.Scalar = "D ** -0.5",
     spec: object = None,
-    block_q: int = 128,
-    block_kv: int = 128,
+    block_q: int = 64,
+    block_kv: int = 64,
 ):
     for b, hk, j in fd.grid(B, Nkv, fd.cdiv(Skv, block_kv)):
         q0, q_len, kv0, kv_len = 0, Sq, 0, Skv

@@ -180,6 +180,18 @@ def test_check_plans_the_backward_on_a_split_chip(
     assert "dkAccBuf" in out and "dot5Ws" in out
 
 
+@pytest.mark.parametrize("name", ["plain", "alibi", "prefix_mask_causal"])
+@pytest.mark.parametrize("d", [64, 128])
+def test_the_library_backward_fits_910b_with_its_default_tiles(
+    name: str, d: int
+) -> None:
+    """Its default tiles were 128 x 128, which overflow a 910B vector core's UB even
+    at D=64: every variant needed --set to compile."""
+    shape = dict(B=1, N=8, Nkv=8, Sq=4096, Skv=4096, D=d)
+    report = fd.check(KERNELS[name], target="ascend910b2", shape=shape)
+    assert report.fits, report.explanation
+
+
 def test_the_transposed_block_mask_skips_and_unmasks_blocks() -> None:
     """Blocks a mask_mod empties are skipped; wholly kept ones run unmasked (jf)."""
     r = run(KERNELS["prefix_mask_causal"], dict(B=1, N=2, Sq=256, Skv=256, D=64))
