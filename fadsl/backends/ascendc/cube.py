@@ -15,8 +15,9 @@ from typing import Any
 
 
 from fadsl.backends.ascendc import gm
-from fadsl.backends.ascendc.core_emitter import CoreEmitter, positions
-from fadsl.backends.ascendc.names import buffer_len, ctype, source_comment
+from fadsl.backends.ascendc.core_emitter import positions
+from fadsl.backends.ascendc.cube_load import CubeLoads, ct_of
+from fadsl.backends.ascendc.names import buffer_len, source_comment
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Member, Stmt
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
@@ -27,7 +28,7 @@ from fadsl.plan.ring import Ring
 from fadsl.plan.sides import CUBE
 
 
-class CubeEmitter(CoreEmitter):
+class CubeEmitter(CubeLoads):
     def setup(self) -> None:
         self.ends = _last_uses(self.low)
         self.alias: dict[str, str] = {}
@@ -187,105 +188,6 @@ class CubeEmitter(CoreEmitter):
             return self._load_l1(op)
         return self._queue_op(op)
 
-    def _load_l1(self, op: ir.Load) -> list[Stmt]:
-        v = op.result
-        home = self.names.buf(self.low.cube_homes[v.name])
-        ct, var = _ct(v), self.names.var(v.name)
-        out: list[Stmt] = [
-            Line(f"AscendC::LocalTensor<{ct}> {var} = {home}.AllocTensor<{ct}>();")
-        ]
-        out += self._nd2nz(op, var, v)
-        out += [
-            Line(f"{home}.EnQue({var});"),
-            Line(f"{var} = {home}.DeQue<{ct}>();"),
-        ]
-        return out + self._to_l0(v, var, ct)
-
-    def _l0_tile(self, v: ir.Value) -> str:
-        """The local of resident L0A operand ``v`` (l0_plan.py)."""
-        return self.names.m.claim(
-            "l0", v.name, self.names.var(v.name) + "L0Tile", ("kernel",)
-        )
-
-    def _to_l0(self, v: ir.Value, var: str, ct: str) -> list[Stmt]:
-        """A dot A operand kept in L0A for the whole task: moved there once."""
-        if v.name not in self.low.resident:
-            return []
-        que = self.names.buf(self.low.resident[v.name])
-        t = v.type
-        assert isinstance(t, TileType)
-        m, k = (self.names.expr(d) for d in t.shape)
-        tile = self._l0_tile(v)
-        return [
-            Line(f"AscendC::LocalTensor<{ct}> {tile} = {que}.AllocTensor<{ct}>();"),
-            Line(f"fadsl::LoadA({tile}, {var}, {m}, {k});"),
-            Line(f"{que}.EnQue({tile});"),
-            Line(f"{tile} = {que}.DeQue<{ct}>();"),
-        ]
-
-    def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
-        """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
-        param = next(p for p in self.low.kernel.params if p.name == op.src)
-        a = gm.access(param, op.index, self.names)
-        if a.col_tail and (op.pad is None or op.pad != 0):
-            raise BackendError(
-                f"a cube operand block of `{op.src}` has a column tail padded with "
-                f"{op.pad}; the cube pads with 0",
-                op.loc,
-                hint="load it with pad=0, or load whole head dims (`:`)",
-            )
-        bounded = any(gm.bounded(ix) for ix in op.index)
-        valid = (
-            "static_cast<uint32_t>(validRows)"
-            if bounded
-            else f"static_cast<uint32_t>({a.valid_rows})"
-        )
-        out: list[Stmt] = [
-            Line(
-                f"fadsl::CopyNdToNz({var}, {self.names.gm(op.src)}[{a.offset}], {valid}, "
-                f"{a.valid_cols}, {a.stride}, {a.rows});"
-            )
-        ]
-        if a.col_tail:  # a padded head dim: its columns past the valid ones are 0
-            out.append(
-                Line(f"fadsl::ZeroTailCols({var}, {a.valid_cols}, {a.cols}, {a.rows});")
-            )
-        # a row tail is zeroed where it is contracted (the full-size Mmad must add
-        # nothing for it) and wherever the load asks for pad=0: dP = dO V^T of the
-        # backward reads V's tail rows as columns of dP that no mask removes
-        if self._contracts_rows(user) or (op.pad is not None and op.pad == 0):
-            if op.pad is not None and op.pad != 0:
-                raise BackendError(
-                    f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "
-                    "pads with 0",
-                    op.loc,
-                    hint="load it with pad=0",
-                )
-            out.append(
-                Line(f"fadsl::ZeroTailRows({var}, {valid}, {a.cols}, {a.rows});")
-            )
-        if not bounded:
-            return out
-        # a bounded block may hold no row at all (a Q block past its sequence's end)
-        return [
-            Block(
-                "",
-                (
-                    Line(f"const int64_t validRows = {a.valid_rows};"),
-                    Block("if (validRows > 0)", tuple(out)),
-                ),
-            )
-        ]
-
-    def _contracts_rows(self, v: ir.Value) -> bool:
-        """Whether the rows of tile ``v`` are the contraction dimension of a dot
-        (a B operand not transposed, or an A operand given as its transpose)."""
-        return any(
-            isinstance(r, ir.Dot)
-            and ((r.b == v and not r.transpose_b) or (r.a == v and r.transpose_a))
-            for r in self.sides.readers.get(v, [])
-        )
-
     def _queue_op(self, op: ir.Op) -> list[Stmt]:
         names = self.names
         if isinstance(op, ir.Load):
@@ -294,7 +196,7 @@ class CubeEmitter(CoreEmitter):
             return self._nd2nz(op, names.var(op.into.name), self._dequeued(op))
         queue = names.queue(op.queue.name)  # type: ignore[attr-defined]
         if isinstance(op, (ir.AllocTensor, ir.Dequeue)):
-            ct, var = _ct(op.result), names.var(op.result.name)
+            ct, var = ct_of(op.result), names.var(op.result.name)
             call = "AllocTensor" if isinstance(op, ir.AllocTensor) else "DeQue"
             return [Line(f"AscendC::LocalTensor<{ct}> {var} = {queue}.{call}<{ct}>();")]
         if isinstance(op, ir.Enqueue):
@@ -319,7 +221,7 @@ class CubeEmitter(CoreEmitter):
             return self.names.var(v.name), []
         self.received.add(v.name)
         home = self.names.buf(self.low.cube_homes[v.name])
-        ct = _ct(v)
+        ct = ct_of(v)
         t = v.type
         assert isinstance(t, TileType)
         rows, cols = (self.names.expr(d) for d in t.shape)
@@ -356,7 +258,7 @@ class CubeEmitter(CoreEmitter):
     def _mmad(
         self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str, k_valid: str
     ) -> list[Stmt]:
-        ct = _ct(op.a)
+        ct = ct_of(op.a)
         load_b = (
             f"fadsl::LoadBTransposed(bL0Tile, {b}, {k}, {n});"
             if op.transpose_b
@@ -407,12 +309,6 @@ class CubeEmitter(CoreEmitter):
         l0 = {n: self.names.buf(n) for n in ("aL0", "bL0", "cL0")}
         lines = [re.sub(r"\b([abc]L0)\b", lambda m: l0[m.group(1)], x) for x in lines]
         return [Block("", tuple(Line(x) for x in lines))]
-
-
-def _ct(v: ir.Value) -> str:
-    t = v.type
-    assert isinstance(t, TileType)
-    return ctype(t.dtype)
 
 
 def _last_uses(low: Lowering) -> dict[str, int]:
