@@ -68,6 +68,8 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK + ("seed", "offset")
         if n in keep
     ]
+    if spec.paged_kv:  # split-KV's partial results (kv_splits > 1; paged.py)
+        out += [by_name["o_part"], by_name["lse_part"]]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
     scale = by_name["scale"]
     if spec.scale is not None:
@@ -100,6 +102,9 @@ _RESERVED = frozenset(
         "block_q",
         "block_kv",
         "stages",
+        "o_part",
+        "lse_part",
+        "kv_splits",
     )
     + BLOCK_MASK
     + PAGED

@@ -63,8 +63,8 @@ class ParamBinder:
     def _dim(self: Walker, d: str | int) -> sympy.Expr:
         if isinstance(d, int):
             return as_expr(d)
-        if not d.isidentifier():
-            return self._dim_expr(d)
+        if not d.isidentifier() or d in self.kdef.const_defaults:
+            return self._dim_expr(d)  # an expression, or a tile constant
         if d not in self.shape_syms:
             self.shape_syms.append(d)
             self.env.setdefault(d, isym(d))

@@ -81,6 +81,7 @@ class Walker(ParamBinder, StatementWalker):
         self.line_offset = 0
         self.col_offset = 0
         self.grid_seen = False
+        self.grids_seen = 0
         self.loop_depth = 0
 
     # --- TypeContext -------------------------------------------------------

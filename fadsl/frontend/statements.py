@@ -25,9 +25,10 @@ class StatementWalker:
         for i, node in enumerate(body):
             if top and i == 0 and _is_docstring(node):
                 continue
-            if top and self.grid_seen and not isinstance(node, ast.Pass):
+            if top and self.grid_seen and not _after_grid_ok(node):
                 raise KernelSyntaxError(
-                    "statements after the fd.grid loop are not supported",
+                    "statements after the fd.grid loop are not supported (only a "
+                    "second fd.grid loop: the post phase)",
                     self.loc(node),
                     hint="put all work inside the grid loop; each grid point is a task",
                 )
@@ -142,9 +143,10 @@ class StatementWalker:
 
     def grid_loop(self: Walker, node: ast.For) -> None:
         loc = self.loc(node)
-        if self.grid_seen or self.loop_depth:
+        if self.grids_seen >= 2 or self.loop_depth:
             raise ScheduleError(
-                "fd.grid must be the one outermost loop of the kernel",
+                "fd.grid must be an outermost loop of the kernel: the grid, then at "
+                "most one post-phase grid",
                 loc,
                 hint="nest sequential loops (range / fd.pipelined) inside the grid",
             )
@@ -153,6 +155,7 @@ class StatementWalker:
         extents = tuple(_scalar_arg(self, a, "a grid extent") for a in call.args)
         names = _target_names(self, node.target, len(extents))
         self.grid_seen = True
+        self.grids_seen += 1
         syms = [isym(self.builder.fresh(n)) for n in names]
         for n, s in zip(names, syms):
             self.env[n] = s
@@ -397,3 +400,12 @@ def _restore_scope(
         w.env[var] = before[var]
     else:
         w.env[var] = LoopLocal(var, w.loc(node))
+
+
+def _after_grid_ok(node: ast.stmt) -> bool:
+    """After the first grid, the top level may hold a second fd.grid loop (the post
+    phase, run once every core has finished the first), or an ``if`` on constants
+    around it."""
+    if isinstance(node, (ast.Pass, ast.If)):
+        return True
+    return isinstance(node, ast.For) and isinstance(node.iter, ast.Call)

@@ -7,7 +7,8 @@
   parameters, grid and loop variables in their bodies, load_scalar names after the
   load in the enclosing block;
 - a loop's inits, iter_args, yields and results agree in number and type;
-- exactly one grid, at the top level;
+- one grid at the top level, then at most one post-phase grid without dots (it
+  runs once every core has finished the first: ``SyncAll`` in Ascend C);
 - every queue has at least one buffer.
 
 Violations in IR made by fadsl are bugs: one InternalError carrying the printed IR.
@@ -30,6 +31,7 @@ from fadsl.errors import ErrorGroup, InternalError, IRParseError, Loc
 from fadsl.ir.atomic_rules import atomic_conflicts
 from fadsl.ir.nodes import (
     AllocTensor,
+    Dot,
     For,
     Grid,
     Kernel,
@@ -116,12 +118,22 @@ class _Verifier(IRVisitor):
             if p.default is not None:
                 self.check_symbols(p.default, p.loc, f"the default of `{p.name}`")
         grids = [op for op in kernel.body if isinstance(op, Grid)]
-        if len(grids) != 1:
+        if len(grids) not in (1, 2):
             self.report(
                 f"kernel `{kernel.name}` has {len(grids)} grid loops; it needs "
-                "exactly one, at the top level",
+                "one at the top level, and at most one post-phase grid after it",
                 kernel.loc,
             )
+        for post in grids[1:]:
+            for op in _walk(post.body):
+                if isinstance(op, Dot):
+                    self.report(
+                        "a dot in the post-phase grid: the post phase runs on the "
+                        "vector cores only",
+                        op.loc,
+                        "compute dots in the first grid and hand results over "
+                        "through an fd.Scratch tensor",
+                    )
         self.visit_block(kernel.body)
         for message, loc in atomic_conflicts(kernel.body):
             self.report(message, loc, "write the output with atomic_add only")
@@ -297,3 +309,10 @@ def symbol_names(value: Any) -> set[str]:
     return symbol_names(
         tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     )
+
+
+def _walk(body: tuple[Op, ...]) -> Iterator[Op]:
+    for op in body:
+        yield op
+        if isinstance(op, (Grid, For)):
+            yield from _walk(op.body)

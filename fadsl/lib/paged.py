@@ -33,10 +33,13 @@ def paged_attention(
     seqlens_kv: fd.In("B", dtype=fd.i32),
     o: fd.Out("B", "N", "Sq", "D"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
+    o_part: fd.Scratch("kv_splits", "B", "N", "Sq", "D", dtype=fd.f32),
+    lse_part: fd.Scratch("kv_splits", "B", "N", "Sq", dtype=fd.f32),
     scale: fd.Scalar = "D ** -0.5",
     spec: object = None,
     block_q: int = 16,
     stages: int = 2,
+    kv_splits: int = 1,
 ):
     page = spec.page_size
     group, parts = N // Nkv, 1
@@ -45,7 +48,12 @@ def paged_attention(
         # one task: the query heads of one KV head (block_q at a time) at one position
         parts = fd.cdiv(group, block_q)
         tasks, blocks = Nkv * parts, Sq
+    part = 0
+    if kv_splits > 1:
+        blocks = blocks * kv_splits  # split-KV: kv_splits tasks share one KV range
     for b, x, y in fd.grid(B, tasks, blocks):
+        if kv_splits > 1:
+            y, part = y // kv_splits, y % kv_splits
         kv_len = fd.load_scalar(seqlens_kv[b])
         if spec.pack_gqa:
             hk = x // parts
@@ -64,14 +72,48 @@ def paged_attention(
         l = fd.zeros((block_q,), fd.f32)
         acc = fd.zeros((block_q, D), fd.f32)
         lo, hi = kv_blocks(spec, first, Sq, kv_len, span, page)
+        if kv_splits > 1:
+            lo, hi = split_range(lo, hi, part, kv_splits)
         for j in fd.pipelined(lo, hi, stages=stages):
             m, l, acc = page_step(spec, t, k_cache, v_cache, block_table, j, m, l, acc)
-        out_lse = None
-        if spec.return_lse and not spec.pack_gqa:
-            out_lse = lse[b, x, rows]
-        finish(o_block, out_lse, o.dtype, m, l, acc)
-        if spec.return_lse and spec.pack_gqa:
-            lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
+        if kv_splits > 1:
+            if spec.pack_gqa:
+                o_blk = o_part[part, b, heads, y, :]
+                store_part(
+                    o_blk,
+                    lse_part[part, b, heads, fd.ds(y, 8, y + 1)],
+                    m,
+                    l,
+                    acc,
+                    block_q,
+                )
+            else:
+                store_part(
+                    o_part[part, b, x, rows, :],
+                    lse_part[part, b, x, rows],
+                    m,
+                    l,
+                    acc,
+                    None,
+                )
+        else:
+            out_lse = None
+            if spec.return_lse and not spec.pack_gqa:
+                out_lse = lse[b, x, rows]
+            finish(o_block, out_lse, o.dtype, m, l, acc)
+            if spec.return_lse and spec.pack_gqa:
+                lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
+    if kv_splits > 1:
+        # the post phase, once every core has written its parts (SyncAll)
+        for b, h, i in fd.grid(B, N, fd.cdiv(Sq, block_q)):
+            rows = fd.ds(i * block_q, block_q)
+            m = fd.full((block_q,), -fd.inf, fd.f32)
+            l = fd.zeros((block_q,), fd.f32)
+            acc = fd.zeros((block_q, D), fd.f32)
+            for s in range(kv_splits):
+                m, l, acc = combine_step(o_part, lse_part, s, b, h, rows, m, l, acc)
+            out_lse = lse[b, h, rows] if spec.return_lse else None
+            finish(row_block(spec, o, b, h, rows), out_lse, o.dtype, m, l, acc)
 
 
 def row_block(spec: Any, x: Any, b: Any, h: Any, rows: Any) -> Any:
@@ -116,3 +158,48 @@ def page_step(
     vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)
     kv_idx = positions(j * page, page, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * page, m, l, acc, True)
+
+
+def split_range(lo: Any, hi: Any, part: Any, parts: int) -> tuple[Any, Any]:
+    """Pages [lo, hi) of a task, cut into ``parts`` runs of cdiv(hi - lo, parts) pages:
+    run ``part`` (empty for the parts past the last page)."""
+    chunk = fd.cdiv(hi - lo, parts)
+    start = fd.minimum(lo + part * chunk, hi)
+    return start, fd.minimum(hi, start + chunk)
+
+
+def combine_step(
+    o_part: Any,
+    lse_part: Any,
+    s: Any,
+    b: Any,
+    h: Any,
+    rows: Any,
+    m: Any,
+    l: Any,
+    acc: Any,
+) -> tuple[Any, Any, Any]:
+    """Fold part s into the running merge: with M the largest LSE so far,
+    l = sum exp(lse_s - M) and acc = sum exp(lse_s - M) * o_s, so that acc / l is
+    sum_s exp(lse_s - LSE) o_s and M + log(l) is LSE = log sum_s exp(lse_s) (a part
+    that saw no key has lse_s = -inf and weighs 0)."""
+    ls = fd.load(lse_part[s, b, h, rows], pad=0)
+    os = fd.load(o_part[s, b, h, rows, :], pad=0)
+    m_new = fd.maximum(m, ls)
+    m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
+    w = fd.exp(ls - m_safe)
+    alpha = fd.exp(m - m_safe)
+    return m_new, l * alpha + w, acc * alpha[:, None] + os * w[:, None]
+
+
+def store_part(
+    o_block: Any, lse_block: Any, m: Any, l: Any, acc: Any, column: Any
+) -> None:
+    """Split-KV: the normalised f32 output of one part of a task and its LSE
+    (``o_part`` / ``lse_part`` are laid out [part, B, N, Sq(, D)]); ``column``: the
+    rows of a packed tile, whose LSE are Sq elements apart."""
+    if column is None:
+        finish(o_block, lse_block, fd.f32, m, l, acc)
+    else:
+        finish(o_block, None, fd.f32, m, l, acc)
+        lse_column(lse_block, m, l, column)

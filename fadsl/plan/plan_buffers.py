@@ -32,7 +32,7 @@ from fadsl.ir.types import DType, Shape, TileType
 from fadsl.plan.api_fields import field_uses
 from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
-from fadsl.plan import ring
+from fadsl.plan import phases, ring
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.defer import saved_buffers
 from fadsl.plan.l0_plan import l0_buffers
@@ -74,6 +74,20 @@ class Lowering:
     split: RowSplit = field(default_factory=RowSplit)
     """Every row block split between the AIVs, and the tiles held whole."""
 
+    post: Lowering | None = None
+    """The post-phase grid's own plan (``plan/phases.py``): vector cores only, after
+    SyncAll. Its buffers are also in ``plan``, added to the first phase's: the check
+    counts both phases' UB as if they were live together (an upper bound)."""
+    phase_plan: BufferPlan | None = None
+    """With a post phase: the first phase's own plan (``plan`` holds both)."""
+
+    def first_phase(self) -> Lowering:
+        """This lowering without its post phase: what the cube and vector classes of
+        the first grid declare."""
+        if self.post is None or self.phase_plan is None:
+            return self
+        return replace(self, plan=self.phase_plan, post=None, phase_plan=None)
+
     def ring_of(self, value: str) -> ring.Ring | None:
         """The ring holding the workspace of exchanged value ``value``, if any."""
         for r in self.rings.values():
@@ -105,6 +119,25 @@ def lower(
 ) -> Lowering:
     env = dict(env or kernel_env(kernel))
     kernel = pad_dims.run(kernel, env)
+    first, post = phases.split(kernel)
+    low = _lower_phase(first, target, env, post is not None)
+    if post is None:
+        return low
+    after = _lower_phase(post, target, env, True)
+    bp = replace(
+        low.plan,
+        buffers=low.plan.buffers
+        + tuple(replace(b, role=f"{b.role}, post phase") for b in after.plan.buffers),
+        fields=low.plan.fields + after.plan.fields,
+    )
+    return replace(low, plan=bp, post=after, phase_plan=low.plan)
+
+
+def _lower_phase(
+    kernel: ir.Kernel, target: Target, env: dict[str, Any], sync_all: bool
+) -> Lowering:
+    """The plan of a kernel with one grid (the first phase, or the post phase);
+    ``sync_all``: the kernel calls SyncAll, whose flag IDs the rings leave alone."""
     grid = grid_of(kernel)
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
     sides = classify(grid, queues)
@@ -113,7 +146,7 @@ def lower(
     rows = split.primary
     vec = VectorPlanner(grid, sides, split.core_shape, queues).plan(env)
     sums = atomic_sums(kernel)
-    flags = ring.SYNC_ALL_FIRST_FLAG if sums else ring.MAX_FLAGS  # SyncAll's IDs
+    flags = ring.SYNC_ALL_FIRST_FLAG if sums or sync_all else ring.MAX_FLAGS
     rings = ring.choose(grid, sides, target.split, flags)
     cube_bufs, cube_homes, resident = _cube_buffers(
         sides, grid, queues, target, env, kernel.loc, set(rings)

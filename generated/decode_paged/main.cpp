@@ -16,7 +16,8 @@
 #include "tikicpulib.h"
 extern "C" __global__ __aicore__ void decode_paged(GM_ADDR q, GM_ADDR k_cache, GM_ADDR v_cache,
                                                    GM_ADDR block_table, GM_ADDR seqlens_kv, GM_ADDR o,
-                                                   GM_ADDR workspace, GM_ADDR tiling);
+                                                   GM_ADDR o_part, GM_ADDR lse_part, GM_ADDR workspace,
+                                                   GM_ADDR tiling);
 #endif
 
 namespace {
@@ -85,6 +86,8 @@ int32_t main(int32_t argc, char* argv[])
     const size_t block_tableBytes = static_cast<size_t>(t.B * t.MaxPages) * sizeof(int32_t);
     const size_t seqlens_kvBytes = static_cast<size_t>(t.B) * sizeof(int32_t);
     const size_t oBytes = static_cast<size_t>(128 * t.B * t.N * t.Sq) * sizeof(half);
+    const size_t o_partBytes = static_cast<size_t>(128 * t.B * t.N * t.Sq) * sizeof(float);
+    const size_t lse_partBytes = static_cast<size_t>(t.B * t.N * t.Sq) * sizeof(float);
     const int64_t tasks = DecodePagedTasks(t);
 #ifdef ASCENDC_CPU_DEBUG
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, DECODE_PAGED_AIC_CORES));
@@ -110,11 +113,14 @@ int32_t main(int32_t argc, char* argv[])
         return 2;
     }
     uint8_t* o = static_cast<uint8_t*>(AscendC::GmAlloc(oBytes));
+    uint8_t* o_part = static_cast<uint8_t*>(AscendC::GmAlloc(o_partBytes));
+    uint8_t* lse_part = static_cast<uint8_t*>(AscendC::GmAlloc(lse_partBytes));
     uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc(workspaceBytes));
     uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(t)));
     std::copy(reinterpret_cast<const uint8_t*>(&t), reinterpret_cast<const uint8_t*>(&t) + sizeof(t), tiling);
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
-    ICPU_RUN_KF(decode_paged, blockDim, q, k_cache, v_cache, block_table, seqlens_kv, o, workspace, tiling);
+    ICPU_RUN_KF(decode_paged, blockDim, q, k_cache, v_cache, block_table, seqlens_kv, o, o_part, lse_part,
+                workspace, tiling);
     WriteFile(dir + "/output/o.bin", o, oBytes);
     AscendC::GmFree(q);
     AscendC::GmFree(k_cache);
@@ -122,6 +128,8 @@ int32_t main(int32_t argc, char* argv[])
     AscendC::GmFree(block_table);
     AscendC::GmFree(seqlens_kv);
     AscendC::GmFree(o);
+    AscendC::GmFree(o_part);
+    AscendC::GmFree(lse_part);
     AscendC::GmFree(workspace);
     AscendC::GmFree(tiling);
 #else
@@ -182,6 +190,15 @@ int32_t main(int32_t argc, char* argv[])
     uint8_t* oDevice = nullptr;
     CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&oHost), oBytes));
     CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&oDevice), oBytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    uint8_t* o_partHost = nullptr;
+    uint8_t* o_partDevice = nullptr;
+    CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&o_partHost), o_partBytes));
+    CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&o_partDevice), o_partBytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    uint8_t* lse_partHost = nullptr;
+    uint8_t* lse_partDevice = nullptr;
+    CHECK_ACL(aclrtMallocHost(reinterpret_cast<void**>(&lse_partHost), lse_partBytes));
+    CHECK_ACL(
+        aclrtMalloc(reinterpret_cast<void**>(&lse_partDevice), lse_partBytes, ACL_MEM_MALLOC_HUGE_FIRST));
     uint8_t* workspaceDevice = nullptr;
     CHECK_ACL(
         aclrtMalloc(reinterpret_cast<void**>(&workspaceDevice), workspaceBytes, ACL_MEM_MALLOC_HUGE_FIRST));
@@ -189,8 +206,8 @@ int32_t main(int32_t argc, char* argv[])
     CHECK_ACL(aclrtMalloc(reinterpret_cast<void**>(&tilingDevice), sizeof(t), ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK_ACL(aclrtMemcpy(tilingDevice, sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE));
     ACLRT_LAUNCH_KERNEL(decode_paged)(blockDim, stream, qDevice, k_cacheDevice, v_cacheDevice,
-                                      block_tableDevice, seqlens_kvDevice, oDevice, workspaceDevice,
-                                      tilingDevice);
+                                      block_tableDevice, seqlens_kvDevice, oDevice, o_partDevice,
+                                      lse_partDevice, workspaceDevice, tilingDevice);
     CHECK_ACL(aclrtSynchronizeStream(stream));
     CHECK_ACL(aclrtMemcpy(oHost, oBytes, oDevice, oBytes, ACL_MEMCPY_DEVICE_TO_HOST));
     WriteFile(dir + "/output/o.bin", oHost, oBytes);
@@ -206,6 +223,10 @@ int32_t main(int32_t argc, char* argv[])
     CHECK_ACL(aclrtFreeHost(seqlens_kvHost));
     CHECK_ACL(aclrtFree(oDevice));
     CHECK_ACL(aclrtFreeHost(oHost));
+    CHECK_ACL(aclrtFree(o_partDevice));
+    CHECK_ACL(aclrtFreeHost(o_partHost));
+    CHECK_ACL(aclrtFree(lse_partDevice));
+    CHECK_ACL(aclrtFreeHost(lse_partHost));
     CHECK_ACL(aclrtFree(workspaceDevice));
     CHECK_ACL(aclrtFree(tilingDevice));
     CHECK_ACL(aclrtDestroyStream(stream));

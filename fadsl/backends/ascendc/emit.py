@@ -90,9 +90,11 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     prefix = names.m.claim("prefix", "", k.name.upper(), ("global",), PREFIX_FORMS)
     flags, ws, ws_bytes, ws_offsets = _crossings(low, names)
     _claim_members(low, names)
-    cube, vector = _classes(low, names, flags, ws, host)
-    vector = with_gm(vector, low, names, ws)
-    cube = None if cube is None else with_gm(cube, low, names, ws)
+    first = low.first_phase()
+    cube, vector = _classes(first, names, flags, ws, host)
+    vector = with_gm(vector, first, names, ws)
+    cube = None if cube is None else with_gm(cube, first, names, ws)
+    post = None if low.post is None else post_class(low.post, names, host)
     view = KernelView(
         kernel=k.name,
         source=source,
@@ -109,6 +111,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         workspace_bytes="WORKSPACE_BYTES_PER_CORE",
         block_dim="",
         tasks=names.expr(low.plan.tasks),
+        post=post,
     )
     return Emitted(view, names, host, prefix, comptime, runtime, scalars, ws_bytes)
 
@@ -125,6 +128,7 @@ HOST_FORMS = (
     "{}CeilDiv",
     "{}Tasks",
     "{}AtomicBytes",
+    "{}Post",
 )
 PREFIX_FORMS = ("{}_TILING_H", "{}_WORKSPACE_BYTES_PER_CORE", "{}_AIC_CORES")
 """Global identifiers made from the kernel name (kernel.cpp and tiling.h)."""
@@ -142,6 +146,9 @@ def _claim_members(low: Lowering, names: Names) -> None:
         names.local(v)
     for name in _ir_names(low.kernel.body):
         names.local(name)
+    if low.post is not None:
+        for name in _ir_names(low.post.kernel.body):
+            names.local(name)
 
 
 def _ir_names(body: tuple[ir.Op, ...]) -> list[str]:
@@ -218,6 +225,24 @@ def _phased(low: Lowering, cube: Any, vec: VectorEmitter, host: str):  # type: i
     if cube is not None:
         cube = with_phases(cube, kt, (), () if cast else None)
     return cube, vector
+
+
+def post_class(post: Lowering, names: Names, host: str) -> Any:
+    """The post phase (``plan/phases.py``): a vector class whose task loop spreads the
+    post grid over every AIV of the launch (the first grid's loop gives both AIVs of
+    an AI Core one task)."""
+    grid = post.grid
+    ext = [names.expr(e) for e in grid.extents]
+    tasks = " * ".join(f"({e})" for e in ext) if ext else "1"
+    loop = (
+        "for (int64_t task = AscendC::GetBlockIdx(); task < tasks; "
+        "task += AscendC::GetBlockNum() * AscendC::GetSubBlockNum())"
+    )
+    header: list[Stmt] = [Line(f"const int64_t tasks = {tasks};")]
+    emitter = VectorEmitter(
+        post, names, {}, {}, header, loop, _decompose(grid.vars, ext, names)
+    )
+    return with_gm(emitter.core_class(host + "Post"), post, names, {})
 
 
 def _decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:

@@ -59,6 +59,13 @@ def flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
         raise BackendError(
             f"{at} cross-core flags exceed the {MAX_FLAGS} flag IDs", low.kernel.loc
         )
+    if low.post is not None and at > SYNC_ALL_FIRST_FLAG:
+        raise BackendError(
+            f"the post phase (a second fd.grid) needs SyncAll, which sets and waits "
+            f"on cross-core flag IDs {SYNC_ALL_FIRST_FLAG}-{SYNC_ALL_FIRST_FLAG + 3}, "
+            f"but the first grid's cube/vector exchanges take IDs 0-{at - 1}",
+            low.kernel.loc,
+        )
     if low.plan.atomics and at > SYNC_ALL_FIRST_FLAG:
         a = low.plan.atomics[0]
         raise BackendError(

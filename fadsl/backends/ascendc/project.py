@@ -100,7 +100,7 @@ def _context(
     shape = {s: binding.shape[s] for s in em.runtime_syms}
     return {
         "v": v,
-        "classes": [c for c in (v.cube, v.vector) if c is not None],
+        "classes": [c for c in (v.cube, v.vector, v.post) if c is not None],
         "version": __version__,
         "kernel": k.name,
         "source": os.path.basename(source),
@@ -142,9 +142,11 @@ def _host_tasks(binding: Binding, em: Emitted, host: str) -> str:
     """The task count as plain host C++ over tiling fields ``t.X``."""
     import sympy
 
+    from fadsl.plan.phases import split
     from fadsl.plan.sides import grid_of
 
-    return _host_cxx(binding, em, host, sympy.Mul(*grid_of(binding.kernel).extents))
+    first = grid_of(split(binding.kernel)[0])
+    return _host_cxx(binding, em, host, sympy.Mul(*first.extents))
 
 
 def _host_atomic_bytes(low: Lowered, em: Emitted, host: str) -> str:

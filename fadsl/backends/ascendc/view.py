@@ -106,3 +106,5 @@ class KernelView:
     block_dim: str
     """C++ expression (over a tiling variable ``t``) of the launch blockDim."""
     tasks: str
+    post: CoreClass | None = None
+    """The post phase's vector class (a second fd.grid), run after SyncAll."""

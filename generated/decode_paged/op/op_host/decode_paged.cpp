@@ -29,6 +29,11 @@ int64_t CeilDiv(int64_t a, int64_t b)
     return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
 
+int64_t AlignGm(int64_t bytes)
+{
+    return (bytes + 511) / 512 * 512;
+}
+
 // Reads the shape symbols from the inputs' dims; false unless every input has
 // exactly the dims the kernel reads.
 bool ReadSymbols(const gert::Shape* const in[INPUTS], const gert::RuntimeAttrs* /* attrs */, Symbols& s)
@@ -126,7 +131,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
     size_t* workspace = context->GetWorkspaceSizes(1);
     workspace[0] = static_cast<size_t>(platform.GetLibApiWorkSpaceSize()) +
-                   static_cast<size_t>(blockDim * WORKSPACE_BYTES_PER_CORE);
+                   static_cast<size_t>(AlignGm(128 * s.B * s.N * s.Sq * 4) + AlignGm(s.B * s.N * s.Sq * 4) +
+                                       blockDim * WORKSPACE_BYTES_PER_CORE);
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling
