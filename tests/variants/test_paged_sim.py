@@ -44,8 +44,9 @@ pytestmark = [
 ]
 
 
-def _sim(source: Path, shape: str, out: Path) -> dict:
+def _sim(source: Path, shape: str, out: Path, extra: list[str] | None = None) -> dict:
     cmd = [sys.executable, "-m", "fadsl", "sim", str(source), "--shape", shape]
+    cmd += extra or []
     proc = subprocess.run(
         cmd + ["-o", str(out)], cwd=ROOT, capture_output=True, text=True
     )
