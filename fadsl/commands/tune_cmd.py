@@ -1,8 +1,10 @@
 """``fadsl tune``: search tile sizes, prune with the resource checker, rank by the cost model.
 
-Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512 and ``stages`` in
-(1, 2) -- only constants the kernel has, and not those fixed with ``--set``. The IR is
-built once per ``stages`` (block sizes are symbols in it); footprints are evaluated for
+Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512, ``stages`` in
+(1, 2) and ``kv_splits`` (split-KV decode, ``fadsl/lib/paged.py``) in 1, 2, 3, 4, 6, 8
+-- only constants the kernel has, and not those fixed with ``--set``. The IR is built
+once per value of ``stages`` and ``kv_splits`` (they change its structure; block sizes
+are symbols in it); footprints are evaluated for
 all block sizes at once from the plan's formulas; the feasible configurations are ranked
 by modelled time (the schedule of fadsl/perf/kernel.py, docs/cost-model.md); the best ones are re-checked
 exactly with their own buffer plan. ``--apply`` writes the winner as the new defaults
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 BLOCK_NAMES = ("block_q", "block_kv")
 BLOCK_VALUES = tuple(range(16, 513, 16))
 STAGE_VALUES = (1, 2)
+SPLIT_VALUES = (1, 2, 3, 4, 6, 8)
+STRUCTURAL = {"stages": STAGE_VALUES, "kv_splits": SPLIT_VALUES}
+"""Constants that change the IR's structure: the IR is built once per value."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -88,7 +93,7 @@ def main(args: argparse.Namespace) -> int:
     chosen = select(load_source(args.file), args.kernel)
     if args.apply:
         apply_defaults.refuse_unless_editable(
-            args.file, chosen, BLOCK_NAMES + ("stages",)
+            args.file, chosen, BLOCK_NAMES + tuple(STRUCTURAL)
         )
     result = search(chosen, args, target, Progress(sys.stderr))
     if args.json:
@@ -129,21 +134,23 @@ def search(
     base = common.bind(chosen, args, target=target)
     consts = base.consts
     # a textual-IR kernel's loops carry their stages: only a .py kernel can change them
-    names = BLOCK_NAMES + (("stages",) if base.kdef is not None else ())
+    names = BLOCK_NAMES + (tuple(STRUCTURAL) if base.kdef is not None else ())
     tuned = tuple(
         n
         for n in names
         if n in consts and n not in fixed and isinstance(consts[n], int)
     )
-    stage_values = STAGE_VALUES if "stages" in tuned else (None,)
-    grids = _block_grid(tuple(n for n in tuned if n != "stages"))
-    total = len(grids) * len(stage_values)
+    shapes: list[dict[str, int]] = [{}]
+    for n in (n for n in STRUCTURAL if n in tuned):
+        shapes = [{**sh, n: v} for sh in shapes for v in STRUCTURAL[n]]
+    grids = _block_grid(tuple(n for n in tuned if n not in STRUCTURAL))
+    total = len(grids) * len(shapes)
     if progress:
         progress.start(total)
     found: Found = []
     feasible = 0
-    for stages in stage_values:
-        part = _search_stages(chosen, args, target, stages, grids, progress)
+    for shape in shapes:
+        part = _search_structure(chosen, args, target, shape, grids, progress)
         feasible += len(part)
         found += part
     found.sort(key=lambda c: (c[0], sorted(c[1].items())))
@@ -170,23 +177,23 @@ def _block_grid(names: tuple[str, ...]) -> list[dict[str, int]]:
 
 
 def _lower(
-    chosen: Chosen, args: argparse.Namespace, target: Target, stages: int | None
+    chosen: Chosen, args: argparse.Namespace, target: Target, shape: dict[str, int]
 ) -> Lowered:
-    """The kernel at ``stages`` through the passes (planned per configuration later)."""
+    """The kernel at the structural constants ``shape`` through the passes (planned
+    per configuration later)."""
     from fadsl.driver.lower import lower
 
     sets = list(getattr(args, "sets", []) or [])
-    if stages is not None:
-        sets.append(f"stages={stages}")
+    sets += [f"{n}={v}" for n, v in shape.items()]
     ns = argparse.Namespace(**{**vars(args), "sets": sets})
     return lower(common.bind(chosen, ns, target=target), plan=False)
 
 
-def _search_stages(
+def _search_structure(
     chosen: Chosen,
     args: argparse.Namespace,
     target: Target,
-    stages: int | None,
+    shape: dict[str, int],
     grid: list[dict[str, int]],
     progress: Progress | None,
 ) -> Found:
@@ -194,7 +201,7 @@ def _search_stages(
 
     from fadsl.perf.kernel import KernelModel
 
-    low = _lower(chosen, args, target, stages)
+    low = _lower(chosen, args, target, shape)
     binding = low.binding
     env = binding.model_env()
     columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
@@ -206,7 +213,7 @@ def _search_stages(
             progress.step()
         if not ok[i]:
             continue
-        values = {**g, **({"stages": stages} if stages is not None else {})}
+        values = {**g, **shape}
         est = model.estimate({**env, **values})
         out.append((est.time_s, values, est))
     return out
@@ -219,14 +226,15 @@ def _recheck(
     depends on the sizes), keeping the first ``top`` that fit."""
     ranked: list[Candidate] = []
     dropped = 0
-    kernels: dict[int | None, Lowered] = {}
+    kernels: dict[tuple[tuple[str, int], ...], Lowered] = {}
     for _, values, est in found:
         if len(ranked) >= top:
             break
-        stages = values.get("stages")
-        if stages not in kernels:
-            kernels[stages] = _lower(chosen, args, target, stages)
-        low = kernels[stages]
+        shape = {n: values[n] for n in STRUCTURAL if n in values}
+        key = tuple(sorted(shape.items()))
+        if key not in kernels:
+            kernels[key] = _lower(chosen, args, target, shape)
+        low = kernels[key]
         report = low.check_at({**low.binding.model_env(), **values})
         if not report.ok:
             dropped += 1

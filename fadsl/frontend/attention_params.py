@@ -69,7 +69,12 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         if n in keep
     ]
     if spec.paged_kv:  # split-KV's partial results (kv_splits > 1; paged.py)
-        out += [by_name["o_part"], by_name["lse_part"]]
+        rows = ("Sq", "N") if spec.pack_gqa else ("N", "Sq")
+        part = ("kv_splits", "B") + rows
+        out += [
+            ParamSpec("o_part", "scratch", part + ("D",), DType.F32),
+            ParamSpec("lse_part", "scratch", part, DType.F32),
+        ]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
     scale = by_name["scale"]
     if spec.scale is not None:

@@ -12,8 +12,15 @@ Causal and window masks are bottom-right aligned to ``seqlens_kv[b]``.
 With ``spec.pack_gqa`` one task holds the query heads of one KV head (rows of the Q
 tile) at one query position, so each page is loaded once per head group, not once per
 query head. The signature is annotated for layout BNSD; ``fd.attention`` re-declares
-q, o and the cache for the chosen layout and page size. Frames in this file count as
-user code.
+q, o and the cache for the chosen layout and page size, and the split-KV parts for
+the packing. Frames in this file count as user code.
+
+Split-KV (flash-decoding), when the tile constant ``kv_splits`` > 1: the pages of each
+task are cut into ``kv_splits`` runs, each a task of its own (so the grid has
+``kv_splits`` times the tasks and more cores stream one sequence). Each part stores its
+normalised output and LSE in f32 into the scratch tensors ``o_part`` / ``lse_part``.
+A second grid, the post phase (run once every core has finished the first: SyncAll in
+the generated kernel), merges the parts of each query row exactly by the LSE formula.
 """
 
 from __future__ import annotations
@@ -77,25 +84,17 @@ def paged_attention(
         for j in fd.pipelined(lo, hi, stages=stages):
             m, l, acc = page_step(spec, t, k_cache, v_cache, block_table, j, m, l, acc)
         if kv_splits > 1:
-            if spec.pack_gqa:
-                o_blk = o_part[part, b, heads, y, :]
-                store_part(
-                    o_blk,
-                    lse_part[part, b, heads, fd.ds(y, 8, y + 1)],
-                    m,
-                    l,
-                    acc,
-                    block_q,
+            if spec.pack_gqa:  # parts laid out [part, B, Sq, N(, D)]: heads adjacent
+                o_block, out_lse = (
+                    o_part[part, b, y, heads, :],
+                    lse_part[part, b, y, heads],
                 )
-            else:
-                store_part(
+            else:  # [part, B, N, Sq(, D)]: positions adjacent
+                o_block, out_lse = (
                     o_part[part, b, x, rows, :],
                     lse_part[part, b, x, rows],
-                    m,
-                    l,
-                    acc,
-                    None,
                 )
+            finish(o_block, out_lse, fd.f32, m, l, acc)  # normalised, with its LSE
         else:
             out_lse = None
             if spec.return_lse and not spec.pack_gqa:
@@ -105,15 +104,30 @@ def paged_attention(
                 lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
     if kv_splits > 1:
         # the post phase, once every core has written its parts (SyncAll)
-        for b, h, i in fd.grid(B, N, fd.cdiv(Sq, block_q)):
-            rows = fd.ds(i * block_q, block_q)
+        heads_per, positions_per = 1, block_q  # a tile: query rows of one head
+        if spec.pack_gqa:
+            heads_per, positions_per = block_q, 1  # a tile: heads at one position
+        for b, g, y in fd.grid(B, fd.cdiv(N, heads_per), fd.cdiv(Sq, positions_per)):
             m = fd.full((block_q,), -fd.inf, fd.f32)
             l = fd.zeros((block_q,), fd.f32)
             acc = fd.zeros((block_q, D), fd.f32)
-            for s in range(kv_splits):
-                m, l, acc = combine_step(o_part, lse_part, s, b, h, rows, m, l, acc)
-            out_lse = lse[b, h, rows] if spec.return_lse else None
-            finish(row_block(spec, o, b, h, rows), out_lse, o.dtype, m, l, acc)
+            if spec.pack_gqa:
+                heads = fd.ds(g * block_q, block_q, N)
+                for s in range(kv_splits):
+                    ls = fd.load(lse_part[s, b, y, heads], pad=0)
+                    os = fd.load(o_part[s, b, y, heads, :], pad=0)
+                    m, l, acc = combine_step(ls, os, m, l, acc)
+                finish(head_block(spec, o, b, heads, y), None, o.dtype, m, l, acc)
+                if spec.return_lse:
+                    lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
+            else:
+                rows = fd.ds(y * block_q, block_q)
+                for s in range(kv_splits):
+                    ls = fd.load(lse_part[s, b, g, rows], pad=0)
+                    os = fd.load(o_part[s, b, g, rows, :], pad=0)
+                    m, l, acc = combine_step(ls, os, m, l, acc)
+                out_lse = lse[b, g, rows] if spec.return_lse else None
+                finish(row_block(spec, o, b, g, rows), out_lse, o.dtype, m, l, acc)
 
 
 def row_block(spec: Any, x: Any, b: Any, h: Any, rows: Any) -> Any:
@@ -168,38 +182,13 @@ def split_range(lo: Any, hi: Any, part: Any, parts: int) -> tuple[Any, Any]:
     return start, fd.minimum(hi, start + chunk)
 
 
-def combine_step(
-    o_part: Any,
-    lse_part: Any,
-    s: Any,
-    b: Any,
-    h: Any,
-    rows: Any,
-    m: Any,
-    l: Any,
-    acc: Any,
-) -> tuple[Any, Any, Any]:
-    """Fold part s into the running merge: with M the largest LSE so far,
-    l = sum exp(lse_s - M) and acc = sum exp(lse_s - M) * o_s, so that acc / l is
-    sum_s exp(lse_s - LSE) o_s and M + log(l) is LSE = log sum_s exp(lse_s) (a part
-    that saw no key has lse_s = -inf and weighs 0)."""
-    ls = fd.load(lse_part[s, b, h, rows], pad=0)
-    os = fd.load(o_part[s, b, h, rows, :], pad=0)
+def combine_step(ls: Any, os: Any, m: Any, l: Any, acc: Any) -> tuple[Any, Any, Any]:
+    """Fold a part (output ``os``, LSE ``ls``) into the running merge: with M the
+    largest LSE so far, l = sum exp(lse_s - M) and acc = sum exp(lse_s - M) * o_s, so
+    that acc / l is sum_s exp(lse_s - LSE) o_s and M + log(l) is LSE = log sum_s
+    exp(lse_s) (a part that saw no key has lse_s = -inf and weighs 0)."""
     m_new = fd.maximum(m, ls)
     m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
     w = fd.exp(ls - m_safe)
     alpha = fd.exp(m - m_safe)
     return m_new, l * alpha + w, acc * alpha[:, None] + os * w[:, None]
-
-
-def store_part(
-    o_block: Any, lse_block: Any, m: Any, l: Any, acc: Any, column: Any
-) -> None:
-    """Split-KV: the normalised f32 output of one part of a task and its LSE
-    (``o_part`` / ``lse_part`` are laid out [part, B, N, Sq(, D)]); ``column``: the
-    rows of a packed tile, whose LSE are Sq elements apart."""
-    if column is None:
-        finish(o_block, lse_block, fd.f32, m, l, acc)
-    else:
-        finish(o_block, None, fd.f32, m, l, acc)
-        lse_column(lse_block, m, l, column)

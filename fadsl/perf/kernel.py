@@ -31,9 +31,11 @@ from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
+from fadsl.perf.post_phase import with_post
+from fadsl.plan import phases
 from fadsl.perf.schedule import Schedule, planned_l0, scaled_env, schedule_of
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
@@ -78,6 +80,10 @@ class KernelTime:
     """The closed form (cost_model): lower and upper bounds, not the headline."""
     atomic_phase_s: float = 0.0
     """The zeroing and cast of ``atomic_add`` sums around the grid, in ``time_s``."""
+    post_s: float = 0.0
+    """The post phase (a second fd.grid after SyncAll, ``perf/post_phase.py``): its
+    seconds, included in ``time_s``; 0 without one."""
+    post_tasks: int = 0
 
     @property
     def tflops(self) -> float:
@@ -111,7 +117,11 @@ class KernelModel:
         self, kernel: ir.Kernel, target: Target, schedule: Schedule | None = None
     ) -> None:
         self.kernel, self.target = kernel, target
-        self.cost = CostModel(kernel, target)
+        first, post = phases.split(kernel)
+        self.post = None if post is None else KernelModel(post, target)
+        self.dim_cap: int | None = None
+        """At most this many blocks (the post phase: the AIVs of the launch)."""
+        self.cost = CostModel(first, target)
         grid = self.cost.grid
         loops = [op for op in grid.body if isinstance(op, ir.For)]
         if len(loops) != 1:
@@ -154,8 +164,12 @@ class KernelModel:
 
     # -- one task --------------------------------------------------------------
 
-    def timer(self, env: Mapping[str, Any]) -> Timer:
+    def block_dim(self, env: Mapping[str, Any]) -> int:
         dim = self.cost.block_dim(env)
+        return dim if self.dim_cap is None else min(dim, self.dim_cap)
+
+    def timer(self, env: Mapping[str, Any]) -> Timer:
+        dim = self.block_dim(env)
         engines = Engines.of(self.target, dim)
         point = {**env, **_last(self.grid, env)}
         return Timer(engines, point, self.hits(env, dim))
@@ -186,8 +200,15 @@ class KernelModel:
         model = self.at(env)
         if model is not self:
             return model.estimate(env)
+        if self.post is not None:
+            first = self._first_phase(env)
+            self.post.dim_cap = 2 * first.block_dim
+            return with_post(first, self.post.estimate(env), self.target)
+        return self._first_phase(env)
+
+    def _first_phase(self, env: Mapping[str, Any]) -> KernelTime:
         env = self.scaled(env)
-        bounds = self.cost.estimate(env)
+        bounds = self.cost.estimate(env, self.block_dim(env))
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
         trips = self.cost.trips(env, extents).reshape(-1)
         timer = self.timer(env)
@@ -270,13 +291,32 @@ class KernelModel:
             if s.kind == "ws_write"
         )
         room = self.target.rate("l2_bytes") - dim * 2 * ws
+        starts, stops = self._ranges(env, extents)
         out: dict[str, float] = {}
         for load, axes, in_loop in shared:
             nbytes = float(exact(_bytes(load), env))
             reads = nbytes * trips if in_loop else nbytes
             keys = l2.task_keys(extents, axes)
+            if in_loop and l2.disjoint(keys, starts, stops):
+                keys = np.arange(keys.size)  # split-KV: each part reads its own blocks
             out[load.src] = l2.hit_fraction(keys, reads, dim, room / len(shared))
         return out
+
+    def _ranges(
+        self, env: Mapping[str, Any], extents: tuple[int, ...]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The KV loop's [start, stop) of every task, in grid order."""
+        fn = batch({"a": self.loop.start, "b": self.loop.stop})
+        values = dict(env)
+        for axis, (name, ext) in enumerate(zip(self.grid.vars, extents)):
+            shape = [1] * len(extents)
+            shape[axis] = ext
+            values[name] = np.arange(ext).reshape(shape)
+        got = fn(values)
+        return tuple(  # type: ignore[return-value]
+            np.broadcast_to(np.asarray(got[k], dtype=np.float64), extents).reshape(-1)
+            for k in ("a", "b")
+        )
 
     def _traffic(
         self, env: Mapping[str, Any], timer: Timer, trips: Any

@@ -15,6 +15,9 @@ grid variables it depends on). The model:
 3. the share: the L2 size less the workspace the cores keep in it, split evenly among the
    loads that are shared at all.
 
+A load inside the KV loop whose tasks of one key read disjoint ranges of KV blocks
+(split-KV: the parts of one sequence) shares nothing: each task is its own key.
+
 Non-goals: set associativity, write-back traffic, prefetch, timing of concurrent misses.
 """
 
@@ -67,3 +70,16 @@ def hit_fraction(
         if sum(resident.values()) > capacity:
             resident.clear()
     return 1.0 - missed / total
+
+
+def disjoint(keys: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> bool:
+    """Whether, among the tasks of each key that read anything, the KV ranges
+    [start, stop) do not overlap (split-KV parts), and some key has two such tasks."""
+    busy = stops > starts
+    k, a, b = keys[busy], starts[busy], stops[busy]
+    if k.size < 2 or np.unique(k).size == k.size:
+        return False
+    order = np.lexsort((a, k))
+    k, a, b = k[order], a[order], b[order]
+    same = k[1:] == k[:-1]
+    return bool((a[1:][same] >= b[:-1][same]).all())

@@ -111,6 +111,11 @@ class BufferPlan:
     """Every integer the kernel passes to an Ascend C parameter (``api_fields``)."""
     atomics: tuple[AtomicSum, ...] = ()
     """Outputs ``atomic_add`` writes, with their f32 GM sums (``atomic_plan``)."""
+    scratch: tuple[tuple[str, Shape, DType], ...] = ()
+    """The kernel's fd.Scratch tensors (GM, allocated with the inputs): name, shape,
+    dtype (split-KV's partial outputs and LSE)."""
+    post_tasks: Expr | None = None
+    """Tasks of the post-phase grid (run after SyncAll), None without one."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

@@ -121,6 +121,12 @@ def lower(
     kernel = pad_dims.run(kernel, env)
     first, post = phases.split(kernel)
     low = _lower_phase(first, target, env, post is not None)
+    scratch = tuple(
+        (p.name, p.type.shape, p.type.dtype)  # type: ignore[union-attr]
+        for p in kernel.params
+        if p.kind is ir.ParamKind.SCRATCH
+    )
+    low = replace(low, plan=replace(low.plan, scratch=scratch))
     if post is None:
         return low
     after = _lower_phase(post, target, env, True)
@@ -129,6 +135,7 @@ def lower(
         buffers=low.plan.buffers
         + tuple(replace(b, role=f"{b.role}, post phase") for b in after.plan.buffers),
         fields=low.plan.fields + after.plan.fields,
+        post_tasks=after.plan.tasks,
     )
     return replace(low, plan=bp, post=after, phase_plan=low.plan)
 

@@ -13,6 +13,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+import sympy
+
 from fadsl.ir.expr_print import to_text
 from fadsl.ir.types import Shape
 from fadsl.plan.buffer_plan import BufferPlan
@@ -164,6 +166,18 @@ def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
         )
     if plan.atomics:
         lines.append(_atomic_line(report, plan))
+    if plan.post_tasks is not None:
+        lines.append(
+            f"post phase: {exact(plan.post_tasks, report.env):,} tasks "
+            f"({to_text(plan.post_tasks)}) after SyncAll<false>(), over the "
+            f"{2 * c.block_dim} AIVs of the launch"
+        )
+    for name, shape, dtype in plan.scratch:
+        nbytes = exact(sympy.Mul(*shape) * dtype.itemsize, report.env)
+        lines.append(
+            f"GM scratch `{name}`: {dtype.value}{_shape(shape, report.env)} = "
+            f"{nbytes:,} B (fd.Scratch, allocated with the inputs)"
+        )
     return lines + _field_lines(report)
 
 
