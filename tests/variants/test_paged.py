@@ -216,6 +216,9 @@ def test_check_tune_timeline_model_the_example(tmp_path: Any) -> None:
         from decode_model import decode_rows
     finally:
         sys.path.remove(str(root / "bench"))
-    rows = decode_rows()
-    assert [r[0] for r in rows] == [1, 8] and all(0 < r[2] <= 1 for r in rows)
-    assert rows[0][3] == 8  # B * Nkv packed tasks: the idle cores split-KV would use
+    rows = decode_rows()  # (B, kv_splits, s, fraction, tasks, blockDim, post s)
+    assert [r[:2] for r in rows][::2] == [(1, 1), (8, 1)]
+    assert [r[0] for r in rows] == [1, 1, 8, 8] and all(0 < r[3] <= 1 for r in rows)
+    assert rows[0][4] == 8  # B * Nkv packed tasks: the idle cores split-KV uses
+    assert rows[1][1] > 1 and rows[1][4] == 8 * rows[1][1] and rows[1][6] > 0
+    assert rows[1][3] > rows[0][3]  # split-KV: more cores stream the one sequence

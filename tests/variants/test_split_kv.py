@@ -72,3 +72,49 @@ def test_mods_and_windows_split_too() -> None:
     for kw in (dict(score_mod=alibi, causal=True), dict(window=(200, 0), causal=True)):
         _, _, check = run(_kernel(**kw), dict(SHAPE, Sq=4), 4)
         _passes(check)
+
+
+def _model(b: int, splits: int) -> Any:
+    import argparse
+
+    from fadsl import target as targets
+    from fadsl.commands import common
+    from fadsl.perf.kernel import KernelModel
+
+    args = argparse.Namespace(
+        file="examples/decode_paged.py",
+        kernel=None,
+        sets=[f"kv_splits={splits}"],
+        dtype=None,
+        shape=f"B={b},N=32,Nkv=8,Sq=1,D=128,Pages={64 * b},MaxPages=64",
+    )
+    binding = common.build(args)
+    model = KernelModel(binding.kernel, targets.get("ascend910b2"))
+    env = binding.model_env()
+    return model, model.estimate(env), env
+
+
+def test_the_model_reads_each_part_of_a_sequence_from_hbm() -> None:
+    """The parts of one sequence read disjoint pages: no L2 sharing between them, so
+    the modelled HBM traffic is the cache once (K and V) plus the small rest (q, the
+    parts written and read back: about 1.4% here)."""
+    _, whole, _ = _model(1, 1)
+    _, split, _ = _model(1, 4)
+    assert split.hits.get("k_cache", 0.0) == 0.0
+    assert split.hits.get("v_cache", 0.0) == 0.0
+    cache = 2 * 64 * 128 * 8 * 128 * 2
+    assert cache <= whole.hbm_bytes < split.hbm_bytes <= 1.02 * cache
+
+
+def test_the_model_adds_the_barrier_and_the_post_phase() -> None:
+    from fadsl.perf.post_phase import sync_all_s
+
+    model, split, env = _model(1, 4)
+    model = model.at(env)  # the variant with the L0 plan the planner makes at env
+    assert model.post is not None and split.post_tasks == 2  # B * Sq * cdiv(N, 16)
+    first = model._first_phase(env)
+    post = model.post.estimate(env)
+    assert model.post.dim_cap == 2 * first.block_dim
+    expect = first.time_s + sync_all_s(model.target) + post.time_s - post.launch_s
+    assert split.time_s == pytest.approx(expect)
+    assert split.post_s > sync_all_s(model.target)
