@@ -101,10 +101,12 @@ def test_yield_type_must_match_iter_arg() -> None:
     assert any("loop-carried `%l_1` changes type" in m for m in found)
 
 
-def test_exactly_one_top_level_grid() -> None:
+def test_one_top_level_grid_and_at_most_a_post_phase_without_dots() -> None:
     k = build_fa2()
     grid = grid_of(k)
-    assert "has 2 grid loops" in messages(replace(k, body=(grid, grid)))[0]
+    assert "has 3 grid loops" in messages(replace(k, body=(grid, grid, grid)))[0]
+    found = messages(replace(k, body=(grid, grid)))
+    assert "a dot in the post-phase grid" in found[0]
     nested = replace(grid, body=grid.body + (replace(grid, body=()),))
     assert "a grid loop inside another loop" in messages(replace(k, body=(nested,)))
 
