@@ -133,7 +133,7 @@ class AttentionKernel(KernelDef):
                 "fd.attention(...) call",
                 self.loc,
                 hint="change the keywords of fd.attention; --set changes block_q, "
-                "block_kv, stages and scale",
+                "block_kv, stages and scale (kv_splits with paged_kv)",
             )
         return super().build(consts, dtype)
 

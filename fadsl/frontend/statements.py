@@ -10,6 +10,7 @@ import sympy
 
 from fadsl.errors import DTypeError, KernelSyntaxError, Loc, ScheduleError, ShapeError
 from fadsl.frontend import loops, ops
+from fadsl.frontend.post_phase import after_grid_ok, check_grid_place, refuse_post_dots
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import as_expr, isym
 from fadsl.ir.types import TileType
@@ -25,7 +26,7 @@ class StatementWalker:
         for i, node in enumerate(body):
             if top and i == 0 and _is_docstring(node):
                 continue
-            if top and self.grid_seen and not _after_grid_ok(node):
+            if top and self.grid_seen and not after_grid_ok(node):
                 raise KernelSyntaxError(
                     "statements after the fd.grid loop are not supported (only a "
                     "second fd.grid loop: the post phase)",
@@ -143,13 +144,7 @@ class StatementWalker:
 
     def grid_loop(self: Walker, node: ast.For) -> None:
         loc = self.loc(node)
-        if self.grids_seen >= 2 or self.loop_depth:
-            raise ScheduleError(
-                "fd.grid must be an outermost loop of the kernel: the grid, then at "
-                "most one post-phase grid",
-                loc,
-                hint="nest sequential loops (range / fd.pipelined) inside the grid",
-            )
+        check_grid_place(self.grids_seen, self.loop_depth, loc)
         call = node.iter
         assert isinstance(call, ast.Call)
         extents = tuple(_scalar_arg(self, a, "a grid extent") for a in call.args)
@@ -163,6 +158,8 @@ class StatementWalker:
         with self.builder.block() as body:
             self.block(node.body)
         self.loop_depth -= 1
+        if self.grids_seen == 2:
+            refuse_post_dots(tuple(body))
         self.builder.append(
             ir.Grid(
                 vars=tuple(s.name for s in syms),
@@ -400,12 +397,3 @@ def _restore_scope(
         w.env[var] = before[var]
     else:
         w.env[var] = LoopLocal(var, w.loc(node))
-
-
-def _after_grid_ok(node: ast.stmt) -> bool:
-    """After the first grid, the top level may hold a second fd.grid loop (the post
-    phase, run once every core has finished the first), or an ``if`` on constants
-    around it."""
-    if isinstance(node, (ast.Pass, ast.If)):
-        return True
-    return isinstance(node, ast.For) and isinstance(node.iter, ast.Call)

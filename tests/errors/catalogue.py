@@ -1053,3 +1053,43 @@ CATALOGUE += (
         shown="for j in 0 .. cdiv(K, 16) serial(defer_update = true) {   # in k.fir",
     ),
 )
+
+LAST_LINE = """        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))
+"""
+POST_GRID = LAST_LINE + """    for b, h in fd.grid(B, N):  # the post phase
+"""
+
+CATALOGUE += (
+    kernel(
+        "post_grid_dot",
+        "A dot in the post phase (a second fd.grid loop)",
+        LAST_LINE,
+        POST_GRID
+        + "        x = fd.load(q[b, h, fd.ds(0, 64), :], pad=0)\n"
+        + "        y = fd.dot(fd.cast(fd.zeros((64, 64), fd.f32), x.dtype), x)\n"
+        + "        fd.store(part[b, h, fd.ds(0, 64), :], y)\n",
+        "A second `fd.grid` loop runs after every core has finished the first "
+        "(`SyncAll` in the generated kernel) on the vector cores alone, so it cannot "
+        "hold a dot: compute the dot in the first grid, store it in an `fd.Scratch` "
+        "tensor, and read that in the post phase (docs/decode.md, split-KV).",
+        first=(
+            (
+                '    o: fd.Out("B", "N", "Sq", "D"),\n',
+                '    o: fd.Out("B", "N", "Sq", "D"),\n'
+                '    part: fd.Scratch("B", "N", "Sq", "D", dtype=fd.f32),\n',
+            ),
+        ),
+    ),
+    kernel(
+        "third_grid",
+        "A third fd.grid loop",
+        LAST_LINE,
+        POST_GRID
+        + "        fd.store(o[b, h, fd.ds(0, 64), :], fd.zeros((64, D), o.dtype))\n"
+        + "    for b, h in fd.grid(B, N):\n"
+        + "        fd.store(o[b, h, fd.ds(0, 64), :], fd.zeros((64, D), o.dtype))\n",
+        "A kernel has one grid, and at most one post-phase grid after it (run once "
+        "every core has finished the first). Fold the work of the third into the "
+        "second, or make it a second kernel.",
+    ),
+)
