@@ -18,7 +18,7 @@ from fadsl.backends.ascendc.cube import CubeEmitter
 from fadsl.backends.ascendc.flag_ids import flag_ids, flag_list
 from fadsl.backends.ascendc.mangle import Mangler
 from fadsl.backends.ascendc.names import Names, ctype
-from fadsl.backends.ascendc.phases import with_phases
+from fadsl.backends.ascendc.phases import drained_sync_all, post_class, with_phases
 from fadsl.backends.ascendc.vector import VectorEmitter
 from fadsl.backends.ascendc.view import (
     Constant,
@@ -112,6 +112,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         block_dim="",
         tasks=names.expr(low.plan.tasks),
         post=post,
+        post_sync=drained_sync_all(low.plan.kernel_type) if post else (),
     )
     return Emitted(view, names, host, prefix, comptime, runtime, scalars, ws_bytes)
 
@@ -193,7 +194,7 @@ def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, s
     grid = low.grid
     ext = [names.expr(e) for e in grid.extents]
     tasks = " * ".join(f"({e})" for e in ext) if ext else "1"
-    decomp = _decompose(grid.vars, ext, names)
+    decomp = decompose(grid.vars, ext, names)
     cube_loop = (
         "for (int64_t task = AscendC::GetBlockIdx(); task < tasks; "
         "task += AscendC::GetBlockNum())"
@@ -205,7 +206,7 @@ def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, s
     header: list[Stmt] = [Line(f"const int64_t tasks = {tasks};")]
     cube = CubeEmitter(low, names, flags, ws, header, cube_loop, decomp)
     vec = VectorEmitter(
-        low, names, flags, ws, header, vec_loop, _decompose(grid.vars, ext, names)
+        low, names, flags, ws, header, vec_loop, decompose(grid.vars, ext, names)
     )
     aiv_only = low.plan.kernel_type == "AIV_ONLY"  # no dot: no AIC class, AIV_MODE
     return _phased(low, None if aiv_only else cube.core_class(host + "Cube"), vec, host)
@@ -227,25 +228,7 @@ def _phased(low: Lowering, cube: Any, vec: VectorEmitter, host: str):  # type: i
     return cube, vector
 
 
-def post_class(post: Lowering, names: Names, host: str) -> Any:
-    """The post phase (``plan/phases.py``): a vector class whose task loop spreads the
-    post grid over every AIV of the launch (the first grid's loop gives both AIVs of
-    an AI Core one task)."""
-    grid = post.grid
-    ext = [names.expr(e) for e in grid.extents]
-    tasks = " * ".join(f"({e})" for e in ext) if ext else "1"
-    loop = (
-        "for (int64_t task = AscendC::GetBlockIdx(); task < tasks; "
-        "task += AscendC::GetBlockNum() * AscendC::GetSubBlockNum())"
-    )
-    header: list[Stmt] = [Line(f"const int64_t tasks = {tasks};")]
-    emitter = VectorEmitter(
-        post, names, {}, {}, header, loop, _decompose(grid.vars, ext, names)
-    )
-    return with_gm(emitter.core_class(host + "Post"), post, names, {})
-
-
-def _decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:
+def decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:
     out: list[Stmt] = []
     div = "task"
     for v, e in zip(reversed(vars_), reversed(ext)):

@@ -107,4 +107,6 @@ class KernelView:
     """C++ expression (over a tiling variable ``t``) of the launch blockDim."""
     tasks: str
     post: CoreClass | None = None
-    """The post phase's vector class (a second fd.grid), run after SyncAll."""
+    """The post phase's vector class (a second fd.grid), run after ``post_sync``."""
+    post_sync: tuple[Stmt, ...] = ()
+    """The barrier before the post phase (``phases.drained_sync_all``)."""
