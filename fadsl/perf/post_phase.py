@@ -13,17 +13,16 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from fadsl.perf.atomic_phases import HANDOVERS_PER_SYNC_ALL
 from fadsl.target import Target
 
 if TYPE_CHECKING:
     from fadsl.perf.kernel import KernelTime
 
-SYNC_ALL_HANDOVERS = 3
-
 
 def sync_all_s(target: Target) -> float:
     """Modelled seconds of one SyncAll<false>() (an assumption: see the module doc)."""
-    cycles = SYNC_ALL_HANDOVERS * target.rate("flag_handover_cycles")
+    cycles = HANDOVERS_PER_SYNC_ALL * target.rate("flag_handover_cycles")
     return cycles / target.rate("clock_hz")
 
 

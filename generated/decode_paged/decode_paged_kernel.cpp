@@ -12,6 +12,7 @@
 namespace {
 
 constexpr int64_t BLOCK_Q = 16;                      // tile constant `block_q`
+constexpr int64_t KV_SPLITS = 1;                     // tile constant `kv_splits`
 constexpr int64_t STAGES = 2;                        // tile constant `stages`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
@@ -30,8 +31,8 @@ constexpr uint16_t FLAG_T101 =
 class DecodePagedCube {
 public:
     __aicore__ inline void Init(GM_ADDR q, GM_ADDR k_cache, GM_ADDR v_cache, GM_ADDR block_table,
-                                GM_ADDR seqlens_kv, GM_ADDR o, GM_ADDR workspace,
-                                const DecodePagedTiling& tiling)
+                                GM_ADDR seqlens_kv, GM_ADDR o, GM_ADDR o_part, GM_ADDR lse_part,
+                                GM_ADDR workspace, const DecodePagedTiling& tiling)
     {
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
@@ -40,6 +41,8 @@ public:
         block_tableGm.SetGlobalBuffer((__gm__ int32_t*)block_table, tiling_.B * tiling_.MaxPages);
         seqlens_kvGm.SetGlobalBuffer((__gm__ int32_t*)seqlens_kv, tiling_.B);
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * D * tiling_.N * tiling_.Sq * KV_SPLITS);
+        lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * 128 * BLOCK_Q);
@@ -69,9 +72,9 @@ public:
             const int64_t x = task / (tiling_.Sq) %
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
-            // paged.py:49  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:64  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:55  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
+            // paged.py:70  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid(
@@ -103,14 +106,14 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
                  fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -121,7 +124,7 @@ public:
                     // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                     AscendC::Trap();
                 }
-                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -137,7 +140,7 @@ public:
                     }
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -154,7 +157,7 @@ public:
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
-            // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration j + 1, then stage B of j
             for (int64_t jAhead = 0;
@@ -164,14 +167,14 @@ public:
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
                  ++jAhead) {
-                // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -182,7 +185,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -199,7 +202,7 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
@@ -226,7 +229,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0; j < fadsl::Min<int64_t>(
@@ -242,7 +245,7 @@ public:
                                       fadsl::CeilDiv<int64_t>(
                                           fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
                      ++jAhead) {
-                    // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -250,7 +253,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                          ++jPre1) {
-                        // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                        // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                         if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                             // fadsl guard: block_table index 1 out of [0, MaxPages)
                             AscendC::Trap();
@@ -261,7 +264,7 @@ public:
                             // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                             AscendC::Trap();
                         }
-                        // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t validRows =
@@ -278,7 +281,7 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
@@ -306,17 +309,17 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // paged.py:115  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
-                // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -327,7 +330,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -344,7 +347,7 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
@@ -382,7 +385,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:116  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -393,11 +396,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:115)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:116)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:55)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:171)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:172)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:70)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:55)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:70)
     AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
@@ -407,6 +410,8 @@ private:
     AscendC::GlobalTensor<int32_t> block_tableGm;       // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;        // in `seqlens_kv` i32[B]
     AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<float> o_partGm;              // scratch `o_part` f32[kv_splits, B, Sq, N, D]
+    AscendC::GlobalTensor<float> lse_partGm;            // scratch `lse_part` f32[kv_splits, B, Sq, N]
     AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector), ring of 2
     AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube), ring of 2
@@ -416,8 +421,8 @@ private:
 class DecodePagedVector {
 public:
     __aicore__ inline void Init(GM_ADDR q, GM_ADDR k_cache, GM_ADDR v_cache, GM_ADDR block_table,
-                                GM_ADDR seqlens_kv, GM_ADDR o, GM_ADDR workspace,
-                                const DecodePagedTiling& tiling)
+                                GM_ADDR seqlens_kv, GM_ADDR o, GM_ADDR o_part, GM_ADDR lse_part,
+                                GM_ADDR workspace, const DecodePagedTiling& tiling)
     {
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
@@ -426,6 +431,8 @@ public:
         block_tableGm.SetGlobalBuffer((__gm__ int32_t*)block_table, tiling_.B * tiling_.MaxPages);
         seqlens_kvGm.SetGlobalBuffer((__gm__ int32_t*)seqlens_kv, tiling_.B);
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * D * tiling_.N * tiling_.Sq * KV_SPLITS);
+        lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * 128 * BLOCK_Q);
@@ -460,25 +467,25 @@ public:
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // paged.py:49  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:64  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:63  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // paged.py:78  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // paged.py:64  l = fd.zeros((block_q,), fd.f32)
+            // paged.py:79  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:65  acc = fd.zeros((block_q, D), fd.f32)
+            // paged.py:80  acc = fd.zeros((block_q, D), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
-            // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
                  fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -490,20 +497,20 @@ public:
                     AscendC::Trap();
                 }
             }
-            // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0; j < fadsl::Min<int64_t>(
                                         fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
                                         fadsl::CeilDiv<int64_t>(
                                             fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++j) {
-                // paged.py:67  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:113  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -515,7 +522,7 @@ public:
                         AscendC::Trap();
                     }
                 }
-                // paged.py:117  kv_idx = positions(j * page, page, 1)
+                // paged.py:173  kv_idx = positions(j * page, page, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(128 * j), 128);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -752,11 +759,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:63)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:64)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:117)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:117)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:79)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:80)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:173)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:173)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:213)
@@ -769,6 +776,8 @@ private:
     AscendC::GlobalTensor<int32_t> block_tableGm;           // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;            // in `seqlens_kv` i32[B]
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, D]
+    AscendC::GlobalTensor<float> o_partGm;                  // scratch `o_part` f32[kv_splits, B, Sq, N, D]
+    AscendC::GlobalTensor<float> lse_partGm;                // scratch `lse_part` f32[kv_splits, B, Sq, N]
     AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
     AscendC::GlobalTensor<half> t101WsGm;   // GM workspace: %t_10_1 (vector -> cube), ring of 2
@@ -778,19 +787,20 @@ private:
 
 extern "C" __global__ __aicore__ void decode_paged(GM_ADDR q, GM_ADDR k_cache, GM_ADDR v_cache,
                                                    GM_ADDR block_table, GM_ADDR seqlens_kv, GM_ADDR o,
-                                                   GM_ADDR workspace, GM_ADDR tiling)
+                                                   GM_ADDR o_part, GM_ADDR lse_part, GM_ADDR workspace,
+                                                   GM_ADDR tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     DecodePagedTiling t;
     fadsl::CopyTiling(&t, tiling);
     if ASCEND_IS_AIC {
         DecodePagedCube op;
-        op.Init(q, k_cache, v_cache, block_table, seqlens_kv, o, workspace, t);
+        op.Init(q, k_cache, v_cache, block_table, seqlens_kv, o, o_part, lse_part, workspace, t);
         op.Process();
     }
     if ASCEND_IS_AIV {
         DecodePagedVector op;
-        op.Init(q, k_cache, v_cache, block_table, seqlens_kv, o, workspace, t);
+        op.Init(q, k_cache, v_cache, block_table, seqlens_kv, o, o_part, lse_part, workspace, t);
         op.Process();
     }
 }
