@@ -15,10 +15,11 @@ def fits(
     env: dict[str, Any],
     columns: dict[str, Any],
     grid: list[dict[str, int]],
-    stages: int | None,
+    structure: dict[str, int],
     values: tuple[int, ...],
 ) -> Any:
-    """Which configurations of ``grid`` fit, as ``fadsl check`` would decide.
+    """Which configurations of ``grid`` fit, as ``fadsl check`` would decide
+    (``structure``: the values of ``stages`` / ``kv_splits`` the IR was built with).
 
     The planner makes size-dependent choices (L0 depth, resident operands, pooled UB
     temporaries), so a plan's footprint formulas are exact only near the sizes it was
@@ -38,7 +39,7 @@ def fits(
         maybe &= np.broadcast_to(lo[space], shape) <= capacity
     ok = surely.copy()
     for i in np.flatnonzero(maybe & ~surely):
-        point = {**grid[i], **({"stages": stages} if stages is not None else {})}
+        point = {**grid[i], **structure}
         ok[i] = _fits_exactly(low, {**env, **point})
     return ok
 
