@@ -30,7 +30,6 @@ import sympy
 from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
-from fadsl.ir.op_base import Slice
 from fadsl.plan.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
@@ -141,7 +140,7 @@ class KernelModel:
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
-        self._loads = _loads(grid, self.loop)
+        self._loads = l2.grid_loads(grid, self.loop)
 
     def at(self, env: Mapping[str, Any]) -> KernelModel:
         """This model with the L0 decisions the planner makes at ``env`` (Q resident in
@@ -365,37 +364,3 @@ def _last(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:
 def _bytes(load: ir.Load) -> Any:
     t = load.result.type
     return sympy.Mul(*t.shape) * t.dtype.itemsize  # type: ignore[union-attr]
-
-
-def _loads(grid: ir.Grid, loop: ir.For) -> list[tuple[ir.Load, tuple[int, ...], bool]]:
-    """Every load of the grid body: (op, the grid axes its address depends on, inside
-    the KV loop). An address through a scalar read per task (``cu_seqlens_q[b]``)
-    depends on the grid variables of that read."""
-    via: dict[str, set[str]] = {}
-    for op in grid.body:
-        if isinstance(op, ir.LoadScalar):
-            via[op.name] = _names(op.index, via)
-    out = []
-    for op, in_loop in [(o, False) for o in grid.body] + [(o, True) for o in loop.body]:
-        if not isinstance(op, ir.Load):
-            continue
-        names = _names(op.index, via)
-        axes = tuple(i for i, v in enumerate(grid.vars) if v in names)
-        out.append((op, axes, in_loop))
-    return out
-
-
-def _names(index: Any, via: Mapping[str, set[str]]) -> set[str]:
-    """The symbols of ``index``, each scalar read of ``via`` replaced by its own."""
-    names: set[str] = set()
-    for ix in index:
-        for e in _exprs(ix):
-            for s in getattr(e, "free_symbols", ()):
-                names |= via.get(str(s), {str(s)})
-    return names
-
-
-def _exprs(ix: Any) -> list[Any]:
-    if isinstance(ix, Slice):
-        return [ix.start, ix.size] + ([ix.stop] if ix.stop is not None else [])
-    return [getattr(ix, "at", ix)]

@@ -24,10 +24,13 @@ Non-goals: set associativity, write-back traffic, prefetch, timing of concurrent
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from fadsl.ir import nodes as ir
+from fadsl.ir.op_base import Slice
 
 
 def task_keys(extents: Sequence[int], axes: Sequence[int]) -> np.ndarray:
@@ -83,3 +86,39 @@ def disjoint(keys: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> bool:
     k, a, b = k[order], a[order], b[order]
     same = k[1:] == k[:-1]
     return bool((a[1:][same] >= b[:-1][same]).all())
+
+
+def grid_loads(
+    grid: ir.Grid, loop: ir.For
+) -> list[tuple[ir.Load, tuple[int, ...], bool]]:
+    """Every load of the grid body: (op, the grid axes its address depends on, inside
+    the KV loop). An address through a scalar read per task (``cu_seqlens_q[b]``)
+    depends on the grid variables of that read."""
+    via: dict[str, set[str]] = {}
+    for op in grid.body:
+        if isinstance(op, ir.LoadScalar):
+            via[op.name] = _names(op.index, via)
+    out = []
+    for op, in_loop in [(o, False) for o in grid.body] + [(o, True) for o in loop.body]:
+        if not isinstance(op, ir.Load):
+            continue
+        names = _names(op.index, via)
+        axes = tuple(i for i, v in enumerate(grid.vars) if v in names)
+        out.append((op, axes, in_loop))
+    return out
+
+
+def _names(index: Any, via: Mapping[str, set[str]]) -> set[str]:
+    """The symbols of ``index``, each scalar read of ``via`` replaced by its own."""
+    names: set[str] = set()
+    for ix in index:
+        for e in _exprs(ix):
+            for s in getattr(e, "free_symbols", ()):
+                names |= via.get(str(s), {str(s)})
+    return names
+
+
+def _exprs(ix: Any) -> list[Any]:
+    if isinstance(ix, Slice):
+        return [ix.start, ix.size] + ([ix.stop] if ix.stop is not None else [])
+    return [getattr(ix, "at", ix)]
