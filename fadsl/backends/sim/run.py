@@ -28,7 +28,7 @@ from fadsl.backends.sim.progress import (
     tasks_done,
     wait,
 )
-from fadsl.errors import BackendError, ExecutionError
+from fadsl.errors import BackendError, ExecutionError, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,7 +169,25 @@ def _key(files: dict[str, bytes]) -> str:
             with open(os.path.join(dirpath, n), "rb") as f:
                 h.update(n.encode() + f.read())
     h.update(compiler_version().encode())
+    h.update(optimization().encode())
     return h.hexdigest()
+
+
+OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+
+
+def optimization() -> str:
+    """The C++ optimisation level of the build: $FADSL_SIM_OPT, else -O3 (CMake's
+    Release). A lower one builds faster and runs slower (the test suite uses -O1:
+    its kernels run for milliseconds, so the build dominates)."""
+    opt = os.environ.get("FADSL_SIM_OPT", "").strip() or "-O3"
+    if opt not in OPT_LEVELS:
+        raise UsageError(
+            f"FADSL_SIM_OPT={opt!r} is not an optimisation level",
+            None,
+            hint=f"use one of {', '.join(OPT_LEVELS)}, or unset it for -O3",
+        )
+    return opt
 
 
 def compiler_version() -> str:
@@ -197,6 +215,7 @@ def _cmake(folder: str) -> None:
         "-DRUN_MODE=fadsl",
         f"-DFADSL_RUNTIME_DIR={include_dir()}",
         "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_CXX_FLAGS_RELEASE={optimization()} -DNDEBUG",
     ]
     for cmd in (
         configure,
