@@ -40,7 +40,7 @@ def fits(
     ok = surely.copy()
     for i in np.flatnonzero(maybe & ~surely):
         point = {**grid[i], **structure}
-        ok[i] = _fits_exactly(low, {**env, **point})
+        ok[i] = low.check_at({**env, **point}).ok
     return ok
 
 
@@ -75,15 +75,6 @@ def _footprint_bounds(
             lo[s] = np.minimum(lo[s], v) if s in lo else v
             hi[s] = np.maximum(hi[s], v) if s in hi else v
     return lo, hi
-
-
-def _fits_exactly(low: Lowered, env: dict[str, Any]) -> bool:
-    """Whether the plan made at ``env`` itself fits every space."""
-    from fadsl.plan.footprint_eval import batch
-
-    p = low.plan_at(env)
-    used = batch({s: p.footprint(s, low.target.align(s)) for s in SPACES})(env)
-    return all(int(used[s]) <= low.target.capacity(s) for s in SPACES)
 
 
 __all__ = ["SPACES", "fits"]

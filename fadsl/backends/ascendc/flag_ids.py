@@ -12,9 +12,7 @@ from __future__ import annotations
 from fadsl.errors import BackendError
 from fadsl.plan.l1_share import share
 from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.ring import SYNC_ALL_FIRST_FLAG
-
-MAX_FLAGS = 16
+from fadsl.plan.ring import MAX_FLAGS, SYNC_ALL_FIRST_FLAG
 
 
 def flag_list(low: Lowering) -> list[tuple[str, str]]:
