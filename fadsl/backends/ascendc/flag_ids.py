@@ -1,10 +1,11 @@
 """Cross-core flag IDs of a MIX kernel's cube/vector exchanges.
 
-One ID per exchanged value (a ring value takes one per slot), 16 in all, of which SyncAll
-uses 11-14 in a kernel with atomic_add. Exchanges of sibling loops that never run at
-once share an ID (``plan/l1_share.py`` says when): a flag is a counter, and on each core
-every Set or Wait of the first loop's value comes before any of the second's. The
-block-masked backward's two KV loops need 8 IDs this way instead of 16.
+One ID per exchanged value (a ring value takes one per slot), 16 in all, of which
+SyncAll uses 11-14 in a kernel with atomic_add or a post phase (split-KV). Exchanges of
+sibling loops that never run at once share an ID (``plan/l1_share.py`` says when): a
+flag is a counter, and on each core every Set or Wait of the first loop's value comes
+before any of the second's. The block-masked backward's two KV loops need 8 IDs this way
+instead of 16.
 """
 
 from __future__ import annotations
