@@ -58,7 +58,10 @@ class For(Op):
     the body as written; 0 (the default) lets the planner choose. ``defer_update``
     runs the vector steps on the P @ V of an iteration one iteration late
     (``plan/defer.py``): true forces it, false turns it off, none lets the planner
-    choose. Both change the schedule, never the values.
+    choose. ``row_chunk`` = n > 0 runs the vector code of the body's row-wise ops
+    over chunks of n rows of each vector core's tiles (``plan/row_chunk.py``); 0 lets
+    the planner choose (chunks only when the whole rows do not fit UB). All three
+    change the schedule, never the values.
     """
 
     var: str
@@ -68,6 +71,7 @@ class For(Op):
     stages: int = 1
     ring: int = 0
     defer_update: bool | None = None
+    row_chunk: int = 0
     inits: tuple[Value, ...] = ()
     iter_args: tuple[Value, ...] = ()
     body: tuple[Op, ...] = ()

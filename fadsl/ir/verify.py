@@ -178,6 +178,11 @@ class _Verifier(IRVisitor):
             self.report(
                 f"loop `{op.var}` has ring = {op.ring} (0: planner's choice)", op.loc
             )
+        if op.row_chunk < 0:
+            self.report(
+                f"loop `{op.var}` has row_chunk = {op.row_chunk} (0: planner's choice)",
+                op.loc,
+            )
         self.check_uses_of(op.inits, op.loc)
         _check_carried(self, op)
         with self.scope((op.var,)):

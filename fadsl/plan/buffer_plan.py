@@ -116,6 +116,9 @@ class BufferPlan:
     dtype (split-KV's partial outputs and LSE)."""
     post_tasks: Expr | None = None
     """Tasks of the post-phase grid (run after SyncAll), None without one."""
+    row_chunks: tuple[tuple[str, str, int, Expr], ...] = ()
+    """Loops whose row-wise vector work runs in row chunks (``plan/row_chunk.py``):
+    loop variable, its source line, rows of a chunk, rows per vector core."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

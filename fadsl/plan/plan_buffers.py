@@ -32,7 +32,8 @@ from fadsl.ir.types import DType, Shape, TileType
 from fadsl.plan.api_fields import field_uses
 from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
-from fadsl.plan import phases, ring
+from fadsl.plan import phases, ring, row_chunk
+from fadsl.plan.footprint_eval import exact
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.defer import saved_buffers
 from fadsl.plan.l0_plan import l0_buffers
@@ -151,23 +152,27 @@ def _lower_phase(
     _check_transposed_a(sides)
     split = row_split(sides, grid, target.split)
     rows = split.primary
-    vec = VectorPlanner(grid, sides, split.core_shape, queues).plan(env)
     sums = atomic_sums(kernel)
     flags = ring.SYNC_ALL_FIRST_FLAG if sums or sync_all else ring.MAX_FLAGS
     rings = ring.choose(grid, sides, target.split, flags)
+    deferrals = [r.deferral for r in rings.values() if r.deferral is not None]
+    vcore = "AIV" if target.split else "AICORE"
+    other_ub = tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN)) + tuple(
+        saved_buffers(deferrals, sides, split.core_shape, "AIV", UB_TILE_ALIGN)
+    )
+    vec = row_chunk.plan(
+        grid,
+        sides,
+        split.core_shape,
+        env,
+        lambda c: VectorPlanner(grid, sides, split.core_shape, queues, c).plan(env),
+        lambda v: _ub_used(_ub_buffers(v, vcore) + list(other_ub), target, env),
+        target.capacity("UB"),
+    )
     cube_bufs, cube_homes, resident = _cube_buffers(
         sides, grid, queues, target, env, kernel.loc, set(rings)
     )
-    vcore = "AIV" if target.split else "AICORE"
-    buffers = (
-        tuple(cube_bufs)
-        + tuple(_ub_buffers(vec, vcore))
-        + tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN))
-    )
-    deferrals = [r.deferral for r in rings.values() if r.deferral is not None]
-    buffers += tuple(
-        saved_buffers(deferrals, sides, split.core_shape, "AIV", UB_TILE_ALIGN)
-    )
+    buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec, vcore)) + other_ub
     workspaces = _workspaces(sides, rings) if target.split else ()
     tasks = sympy.Mul(*grid.extents)
     kernel_type = (
@@ -183,6 +188,9 @@ def _lower_phase(
         tasks,
         half,
         atomics=sums,
+        row_chunks=tuple(
+            (c.loop.var, c.loop.loc.short(), c.rows, c.core_rows) for c in vec.chunks
+        ),
     )
     low = Lowering(
         kernel,
@@ -352,6 +360,12 @@ def _ub_buffers(vec: VecPlan, core: str) -> list[Buffer]:
             )
         )
     return out
+
+
+def _ub_used(buffers: list[Buffer], target: Target, env: dict[str, Any]) -> int:
+    """UB bytes of ``buffers`` at ``env``, as the resource check sums them."""
+    align = target.align("UB")
+    return sum(exact(b.bytes(align), env) for b in buffers)
 
 
 def _workspaces(sides: Sides, rings: dict[int, ring.Ring]) -> tuple[Workspace, ...]:

@@ -166,6 +166,13 @@ def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
         )
     if plan.atomics:
         lines.append(_atomic_line(report, plan))
+    for var, where, rows, core_rows in plan.row_chunks:
+        whole = exact(core_rows, report.env)
+        lines.append(
+            f"row chunks: loop `{var}` ({where}) runs the row-wise vector work of "
+            f"its body over {rows} of the {whole} rows of each tile at a time, "
+            f"{whole // rows} chunks (row_chunk = {rows})"
+        )
     if plan.post_tasks is not None:
         lines.append(
             f"post phase: {exact(plan.post_tasks, report.env):,} tasks "

@@ -12,6 +12,9 @@ loop's end. Homes:
   * every other value takes a dying operand's buffer when its form computes in place,
     else any VECCALC buffer whose occupants are all dead (growing it if needed).
 Temporaries of instruction forms come from the same VECCALC pool for one point.
+A row chunk region (``plan/row_chunk.py``) runs once per chunk of rows: inside it the
+forms see chunk-sized row tiles, values made and used only there are chunk-sized, and
+values that live across it keep all the rows (``chunk_place``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,15 @@ from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import QueueType, Shape, TileType
+from fadsl.plan.row_chunk_plan import (
+    chunk_end,
+    chunk_may_share,
+    chunk_place,
+    chunk_regions,
+)
+from fadsl.plan.row_chunk import ChunkRegion
 from fadsl.plan.sides import CUBE, Sides
+from fadsl.plan.vector_queues import QueueHomes
 from fadsl.plan.vector_forms import Form, TempSpec, count, form_of, is_compare
 from fadsl.plan.vector_slots import (
     Slot,
@@ -46,7 +57,7 @@ _IN_PLACE = (
 )
 
 
-class VectorPlanner:
+class VectorPlanner(QueueHomes):
     """Plans the UB buffers of one grid body: ``plan(env)`` gives its VecPlan.
 
     ``core_shape`` maps a tile shape to the part one vector core holds (its half of the
@@ -59,8 +70,14 @@ class VectorPlanner:
         sides: Sides,
         core_shape: Callable[[ir.Operand], Shape],
         queues: dict[ir.Value, ir.QueueAlloc],
+        chunks: tuple[ChunkRegion, ...] = (),
     ) -> None:
         self.grid = grid
+        self.chunks = chunks
+        self.region: ChunkRegion | None = None
+        """The chunk region of the point being planned."""
+        self.chunked: set[str] = set()
+        """Values made in a region and dead at its end: chunk-sized."""
         self.sides = sides
         self.core_shape = core_shape
         self.queues = queues
@@ -92,7 +109,9 @@ class VectorPlanner:
         if isinstance(t, QueueType):
             t = t.tile
         assert isinstance(t, TileType)
-        return self.core_shape(v)
+        core = self.core_shape(v)
+        r = self.region
+        return r.chunk_shape(core) if r is not None and r.is_row(v) else core
 
     def find_root(self, v: ir.Value) -> ir.Value:
         while v in self.root:
@@ -132,13 +151,14 @@ class VectorPlanner:
         root = self.find_root(v)
         start = self.defpos.get(root, 0)
         end = max(self.uses.get(root, [start]) + [start])
-        for ls, le, _ in self.loops:
+        spans = [(ls, le) for ls, le, _ in self.loops]
+        for ls, le in spans + [(c.start - 1, c.end) for c in self.chunks]:
             if (
                 any(ls < u <= le for u in self.uses.get(root, []))
                 and not ls < start <= le
             ):
                 end = max(end, le)
-        return end
+        return chunk_end(self, root, start, end)
 
     # --- allocation ----------------------------------------------------------
     def plan(self, env: dict[str, int]) -> VecPlan:
@@ -147,6 +167,7 @@ class VectorPlanner:
         self._arg_last = self._iter_arg_last_uses()
         frees: dict[int, list[str]] = {}
         for pos, op in sorted(self.points.items()):
+            self.region = next((c for c in self.chunks if c.covers(pos)), None)
             if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
                 self._place(op, op.result, None, pos)
             if not self.vector_op(op):
@@ -159,6 +180,7 @@ class VectorPlanner:
                     self._place(op, r, form, pos)
             if form is not None and form.temps:
                 self.temps[pos] = tuple(self._temp(t, pos, op.loc) for t in form.temps)
+        self.region = None
         for slot in self.slots:
             if slot.kind == "queue" and slot.role != "pipelined":
                 for end in slot.allocs:
@@ -173,6 +195,7 @@ class VectorPlanner:
             {k: tuple(v) for k, v in frees.items()},
             {k: tuple(v) for k, v in self.state_copies.items()},
             tuple(self.loops),
+            chunk_regions(self),
         )
 
     def _form(self, op: ir.Op) -> Form | None:
@@ -197,9 +220,13 @@ class VectorPlanner:
             v = self.sides.defs[v].x  # type: ignore[attr-defined]
         return v
 
-    def _bytes(self, v: ir.Value) -> Expr:
-        s = self.shape(v)
-        assert s is not None
+    def _bytes(self, v: ir.Value, whole: bool = False) -> Expr:
+        """Bytes of ``v``'s home: chunk-sized for a value living inside a region
+        (unless ``whole``: the size of all the core's rows)."""
+        s = self.core_shape(v)
+        r = self.region
+        if not whole and r is not None and v.name in self.chunked:
+            s = r.chunk_shape(s)
         t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
         return count(s) * t.dtype.itemsize  # type: ignore[union-attr]
 
@@ -213,12 +240,13 @@ class VectorPlanner:
             )
             self._occupy(slot, r, self.end_of(r))
             return
+        at = chunk_place(self, r, pos)
         special = self._special(op, r, pos)
         if special is not None:
             self._occupy(special, r, self.end_of(r), fresh=True)
             return
         slot = self._in_place(op, r, form, pos) or self._pool(
-            self._bytes(r), pos, op.loc, r.name
+            self._bytes(r), at, op.loc, r.name
         )
         self._occupy(slot, r, self.end_of(r))
         self._note_state_yield(r, slot)
@@ -228,57 +256,6 @@ class VectorPlanner:
             if v in loop.inits:
                 return camel(v.name)
         return None
-
-    def _special(self, op: ir.Op, r: ir.Value, pos: int) -> Slot | None:
-        if isinstance(op, (ir.AllocTensor, ir.Dequeue)) or (
-            isinstance(op, ir.Load) and op.into is not None
-        ):
-            return self._pipeline_slot(op)
-        if r in self.sides.to_vector or isinstance(op, ir.Load):
-            return self._queue("VECIN", "inQue", r, pos, op.loc)
-        readers = self.sides.readers.get(r, [])
-        if r in self.sides.to_cube or any(isinstance(x, ir.Store) for x in readers):
-            return self._queue("VECOUT", "outQue", r, pos, op.loc)
-        return None
-
-    def _queue(self, position: str, base: str, r: ir.Value, pos: int, loc: Loc) -> Slot:
-        """A one-slot TQue at ``position`` free at ``pos``, reused by disjoint lifetimes."""
-        need = self._value(self._bytes(r))
-        free = [
-            s
-            for s in self.slots
-            if s.kind == "queue"
-            and s.position == position
-            and s.role != "pipelined"
-            and all(e < pos for e in s.ends)
-        ]
-        if free:
-            return max(
-                free,
-                key=lambda s: (self._value(s.bytes) >= need, -self._value(s.bytes)),
-            )
-        role = "staging" if position == "VECIN" else "result"
-        return self._new_slot(
-            base, position, "queue", role, loc, pinned=True, exact=base
-        )
-
-    def _pipeline_slot(self, op: ir.Op) -> Slot:
-        q = op.queue if hasattr(op, "queue") else self.sides.defs[op.into].queue  # type: ignore[union-attr]
-        name = camel(q.name)
-        for s in self.slots:
-            if s.name == name:
-                return s
-        qa = self.queues[q]
-        return self._new_slot(
-            q.name,
-            "VECIN",
-            "queue",
-            "pipelined",
-            op.loc,
-            pinned=True,
-            buffers=qa.buffers,
-            exact=name,
-        )
 
     def _dies_here(self, v: ir.Value, pos: int) -> bool:
         base = self._unview(v)
@@ -305,7 +282,9 @@ class VectorPlanner:
                 # a queue tile cannot be freed there (its FreeTensor would follow the
                 # loop, out of the tile's scope) and the state copy would read it
                 continue
-            if self._bytes(base) != self._bytes(r) or not self._dies_here(v, pos):
+            if self._bytes(base, True) != self._bytes(r, True):
+                continue
+            if not self._dies_here(v, pos) or not chunk_may_share(self, r, slot):
                 continue
             return slot
         return None
@@ -382,9 +361,13 @@ class VectorPlanner:
         b = self._bytes(v)
         if self._value(b) > self._value(slot.bytes) or slot.bytes == 0:
             t = v.type.tile if isinstance(v.type, QueueType) else v.type  # type: ignore[union-attr]
-            slot.shape = self.shape(v) or ()
+            slot.shape = self._home_shape(v)
             slot.dtype = t.dtype  # type: ignore[union-attr]
         slot.bytes = grow_bytes(slot.bytes, b)
+
+    def _home_shape(self, v: ir.Value) -> Shape:
+        r, core = self.region, self.core_shape(v)
+        return r.chunk_shape(core) if r and v.name in self.chunked else core
 
 
 def _is_iter_arg(v: ir.Value, loops: list[tuple[int, int, ir.For]]) -> bool:

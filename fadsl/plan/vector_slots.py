@@ -7,6 +7,7 @@ buffers of the BufferPlan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 
@@ -60,6 +61,8 @@ class VecPlan:
     """loop var -> (yielded value, state value) pairs to copy at the end of the body."""
     loops: tuple[tuple[int, int, ir.For], ...] = ()
     """(start point, end point, loop) of every loop in the grid body."""
+    chunks: tuple[Any, ...] = ()
+    """The row chunk regions (``plan/row_chunk.py``'s ChunkRegion), if any."""
 
 
 def linearize(

@@ -1093,3 +1093,45 @@ CATALOGUE += (
         "second, or make it a second kernel.",
     ),
 )
+
+FA2_HEAD = "pipelined(stages = 2, ring = 2, defer_update = true"
+FA2_FIR = (EXAMPLES.parent / "generated" / "fa2" / "fa2.fir").read_text()
+"""fa2's textual IR as ``compile`` writes it (its KV loop has the ring and the
+deferred update), for the row_chunk mistakes."""
+CHUNK_FIR = RING_FIR.replace("serial(ring = 2)", "serial(row_chunk = 16)")
+"""A .fir whose loop asks for row chunks but reads no dot result (``ir_row_chunk_impossible``)."""
+
+CATALOGUE += (
+    Mistake(
+        "ir_row_chunk_value",
+        "A `row_chunk` that does not divide the rows (textual IR)",
+        "`row_chunk = n` runs the row-wise vector work of the loop body over n rows "
+        "of each vector core's tiles at a time (docs/backend.md, long KV rounds): n "
+        "must be a multiple of 8 that divides the rows each vector core holds "
+        "(block_q / 2 on 910B and A3, block_q on 910A and 310P). Pick one the hint "
+        "lists, or write 0 and let the planner choose.",
+        (
+            "check",
+            "k.fir",
+            "--target",
+            "ascend910b2",
+            "--shape",
+            "B=1,N=2,Sq=64,Skv=64,D=64",
+        ),
+        files={"k.fir": FA2_FIR.replace(FA2_HEAD, FA2_HEAD + ", row_chunk = 12")},
+        shown="for j in ... pipelined(stages = 2, ring = 2, defer_update = true, "
+        "row_chunk = 12) ...   # in k.fir",
+    ),
+    Mistake(
+        "ir_row_chunk_impossible",
+        "A `row_chunk` the loop cannot have (textual IR)",
+        "Row chunks split the work between the arrival of a dot result from the cube "
+        "and the hand-over of what the vector core makes from it; only a loop whose "
+        "vector work in between maps rows to rows (elementwise ops, row reductions, "
+        "row broadcasts) can have them: remove the attribute, or write "
+        "`row_chunk = 0`.",
+        ("check", "k.fir", "--shape", "M=64,K=64"),
+        files={"k.fir": CHUNK_FIR},
+        shown="for j in 0 .. cdiv(K, 16) serial(row_chunk = 16) {   # in k.fir",
+    ),
+)

@@ -15,6 +15,7 @@ from fadsl.driver.binding import Binding
 from fadsl.driver.lower import Lowered
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
+from fadsl.plan import row_chunk
 from fadsl.target import Target
 from fadsl.version import __version__
 
@@ -73,6 +74,7 @@ def build_project(
     with open(HEADER, "rb") as f:
         files["include/fadsl_tile.h"] = f.read()
     shown = annotate(binding.kernel, low.lowering.rings)  # the .fir shows the rings
+    shown = row_chunk.annotate(shown, low.lowering.vec)  # and the row chunks
     files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
     files.update(op_other_files(binding, op_context, files))
     resources = report_json(

@@ -15,6 +15,7 @@ import sympy
 
 from fadsl.backends.ascendc import (
     gm,
+    vector_chunk,
     vector_guard,
     vector_io,
     vector_loop,
@@ -28,6 +29,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, TileType
+from fadsl.plan.row_chunk import ChunkRegion
 from fadsl.plan.sides import CUBE
 from fadsl.plan.vector_forms import elems_per_repeat
 
@@ -40,6 +42,11 @@ class VectorEmitter(CoreEmitter):
         self.dirty: set[str] = set()
         self.guards: dict[int, Any] = {}
         self.late: dict[int, list[tuple[ir.Op, int]]] = {}
+        self.chunk: ChunkRegion | None = None
+        """The row chunk region being emitted (``vector_chunk.py``)."""
+        self.chunk_pre: list[Stmt] = []
+        self.chunk_post: list[Stmt] = []
+        """Cross-core waits before the chunk loop, flag sets after it."""
         self.saving: dict[str, str] = {}
         """Saved value -> its slot (C++), while emitting a deferred loop's body."""
 
@@ -49,7 +56,9 @@ class VectorEmitter(CoreEmitter):
             return ()
         t = v.type.tile if isinstance(v.type, QueueType) else v.type
         assert isinstance(t, TileType)
-        return self.low.core_shape(v)
+        core = self.low.core_shape(v)
+        c = self.chunk
+        return c.chunk_shape(core) if c is not None and c.is_row(v) else core
 
     def var(self, v: ir.Operand) -> str:
         if isinstance(v, ir.Imm):
@@ -57,7 +66,8 @@ class VectorEmitter(CoreEmitter):
         name = v.name
         while name in self.vec.views:
             name = self.vec.views[name]
-        return self.vars.get(name) or self.names.var(name)
+        base = self.vars.get(name) or self.names.var(name)
+        return base + vector_chunk.offset(self, name)
 
     def count(self, v: ir.Value) -> str:
         return self.names.count(self.shape(v))
@@ -148,32 +158,37 @@ class VectorEmitter(CoreEmitter):
         pending = [] if pending is None else pending
         self.guards.update(vector_guard.find(self, body, self.pos + 1))
         late = {id(f): id(g.where) for g in self.guards.values() for f in g.feeders}
+        outer: list[Stmt] = []
         for op in body:
             self.pos += 1
             pos = self.pos
-            out += self._receive_before(op, pending)
-            if id(op) in late:  # run under its select's guard (vector_guard.py)
-                self.late.setdefault(late[id(op)], []).append((op, pos))
-                out += self._frees(pos)
-                continue
-            if isinstance(op, ir.For):
-                out += self._loop(op)
-                continue
-            if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
-                pending.append(
-                    op
-                )  # received where it is first read (see _receive_before)
-                out += self._frees(pos)  # e.g. the vector-made operand this dot read
-                continue
-            stmts = self._located(op, pos)
-            stmts += vector_loop.save(self, op) if self.saving else []
-            stmts += self._frees(pos)
-            if stmts:
-                out += self._group(op.loc, stmts)
+            if vector_chunk.begins(self, pos):  # the row chunk loop (row_chunk.py)
+                outer, out = out, []
+            out += self._one(op, pos, pending, late)
+            if vector_chunk.ends(self, pos):
+                out = outer + vector_chunk.finish(self, out)
         while flush and pending:
             dot = pending.pop(0)
             out += self._group(dot.loc, vector_io.receive(self, dot))
         return out
+
+    def _one(
+        self, op: ir.Op, pos: int, pending: list[ir.Dot], late: dict[int, int]
+    ) -> list[Stmt]:
+        """The statements of ``op`` at point ``pos`` (see ``walk``)."""
+        out = self._receive_before(op, pending)
+        if id(op) in late:  # run under its select's guard (vector_guard.py)
+            self.late.setdefault(late[id(op)], []).append((op, pos))
+            return out + self._frees(pos)
+        if isinstance(op, ir.For):
+            return out + self._loop(op)
+        if isinstance(op, ir.Dot) and op.result in self.sides.to_vector:
+            pending.append(op)  # received where it is first read (_receive_before)
+            return out + self._frees(pos)  # e.g. the vector-made operand it read
+        stmts = self._located(op, pos)
+        stmts += vector_loop.save(self, op) if self.saving else []
+        stmts += self._frees(pos)
+        return out + (self._group(op.loc, stmts) if stmts else [])
 
     def _located(self, op: ir.Op, pos: int) -> list[Stmt]:
         """``_op``, with a location-less BackendError pointed at the op's line."""
@@ -255,7 +270,8 @@ class VectorEmitter(CoreEmitter):
         kind = next(b.kind for b in self.low.plan.in_space("UB") if b.name == slot)
         member = self.names.buf(slot)
         if kind == "tbuf":
-            return [Line(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")]
+            decl = [Line(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")]
+            return vector_chunk.hoisted(self, v.name, decl)
         prev = self.slot_var.get(slot)
         self.slot_var[slot] = name
         if prev is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fadsl.backends.ascendc import atomic_io, gm
+from fadsl.backends.ascendc import atomic_io, gm, vector_chunk
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
@@ -51,7 +51,8 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     v = dot.result
     shape = e.shape(v)
     cols = e.names.expr(shape[1])
-    out: list[Stmt] = [Line(f"AscendC::CrossCoreWaitFlag({e.flag_of(v.name)});")]
+    wait = [Line(f"AscendC::CrossCoreWaitFlag({e.flag_of(v.name)});")]
+    out: list[Stmt] = vector_chunk.before(e, wait)
     out += e._declare(v)
     ring = e.ring_slot(v.name)
     row0 = _row0(e, v)
@@ -73,8 +74,8 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     out.append(
         Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {e.var(v)}, {e.count(v)});")
     )
-    out.append(Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});"))
-    return out
+    flag = Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});")
+    return out + vector_chunk.after(e, [flag])
 
 
 def send_loaded(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
@@ -93,7 +94,7 @@ def _row0(e: VectorEmitter, v: ir.Value) -> str:
             "split between the two vector cores",
             None,
         )
-    return e.names.row0_var(block)
+    return vector_chunk.row0(e, e.names.row0_var(block))
 
 
 def _param(e: VectorEmitter, name: str) -> ir.Param:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fadsl.backends.ascendc import vector_guard
+from fadsl.backends.ascendc import vector_chunk, vector_guard
 from fadsl.backends.ascendc.names import ctype, source_comment
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError
@@ -168,6 +168,7 @@ def save(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         dest = e.saving.get(r.name)
         if dest is None:
             continue
+        dest += vector_chunk.rows_offset(e, r)
         out += e._barrier({e.vec.homes.get(r.name, "")})
         out.append(
             Line(

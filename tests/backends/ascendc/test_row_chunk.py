@@ -1,0 +1,82 @@
+"""Row chunks (plan/row_chunk.py): wide KV blocks whose S and P do not fit a vector
+core's UB whole run their row-wise vector work over chunks of rows. The planner
+chunks only when the whole rows do not fit, and takes the largest chunk that fits;
+the .fir shows and forces the chunk; `fadsl check` counts chunk-sized tiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import fadsl as fd
+from fadsl import cli
+from fadsl.driver.source import load_source
+
+ROOT = Path(__file__).resolve().parents[3]
+FA2 = ROOT / "examples" / "fa2.py"
+SHAPE = {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128}
+HEAD = "pipelined(stages = 2, ring = 2, defer_update = true"
+
+
+@pytest.fixture(scope="module")
+def fa2():  # type: ignore[no-untyped-def]
+    return load_source(str(FA2)).defs[0]
+
+
+def _check(kernel, target: str, **consts):  # type: ignore[no-untyped-def]
+    return fd.check(kernel, target=target, shape=SHAPE, consts=consts)
+
+
+def _ub(report) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    m = next(m for m in report.memories if m.space == "UB")
+    return m.used, m.capacity
+
+
+@pytest.mark.parametrize("target", ["ascend310p3", "ascend910a"])
+def test_fa2_at_block_kv_256_fits_the_ub_of_coupled_chips(fa2, target: str) -> None:  # type: ignore[no-untyped-def]
+    report = _check(fa2, target, block_kv=256)
+    assert report.fits, report.explanation
+    assert "over 64 of the 128 rows of each tile at a time, 2 chunks" in report.table
+
+
+def test_fa2_at_block_kv_512_fits_the_910b2_ub(fa2) -> None:  # type: ignore[no-untyped-def]
+    report = _check(fa2, "ascend910b2", block_kv=512)
+    used, capacity = _ub(report)
+    assert used <= capacity  # (L0 and L1 at 512 are the cube's sub-dots)
+    # 64 rows per vector core do not fit: 2 chunks of 32, S staged 32 rows at a time
+    assert "over 32 of the 64 rows of each tile at a time, 2 chunks" in report.table
+    staging = next(line for line in report.table.splitlines() if "inQue" in line)
+    assert f"{32 * 512 * 4:,}" in staging
+
+
+def test_fa2_whose_rows_fit_is_not_chunked(fa2) -> None:  # type: ignore[no-untyped-def]
+    for consts in ({}, {"block_kv": 256}):
+        report = _check(fa2, "ascend910b2", **consts)
+        assert report.fits and "row chunks" not in report.table
+
+
+def test_the_fir_shows_and_forces_the_chunk(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "c"
+    assert cli.main(["compile", str(FA2), "-o", str(out)]) == 0
+    text = (out / "fa2.fir").read_text()
+    assert "row_chunk" not in text  # the default fits whole
+    fir = tmp_path / "k.fir"
+    fir.write_text(text.replace(HEAD, HEAD + ", row_chunk = 16"))
+    shape = ",".join(f"{k}={v}" for k, v in SHAPE.items())
+    capsys.readouterr()
+    assert (
+        cli.main(["check", str(fir), "--target", "ascend910b2", "--shape", shape]) == 0
+    )
+    shown = capsys.readouterr().out
+    assert "over 16 of the 64 rows of each tile at a time, 4 chunks" in shown
+    assert (
+        cli.main(["compile", str(fir), "--shape", shape, "-o", str(tmp_path / "f")])
+        == 0
+    )
+    assert "row_chunk = 16" in (tmp_path / "f" / "fa2.fir").read_text()
+    cxx = (tmp_path / "f" / "fa2_kernel.cpp").read_text()
+    assert "for (int64_t rc = 0; rc < ROWS / 16; ++rc)" in cxx
+
