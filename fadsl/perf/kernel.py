@@ -35,11 +35,17 @@ from fadsl.perf import l2
 from fadsl.perf.engines import Engines
 from fadsl.perf.post_phase import with_post
 from fadsl.plan import phases
-from fadsl.perf.schedule import Schedule, planned_l0, scaled_env, schedule_of
+from fadsl.perf.schedule import (
+    Schedule,
+    planned_chunks,
+    planned_l0,
+    scaled_env,
+    schedule_of,
+)
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
 from fadsl.perf.atomic_phases import atomic_phases
-from fadsl.perf.timeline_steps import StepBuilder
+from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
 """KV iterations scheduled before looking for a constant period."""
@@ -133,7 +139,7 @@ class KernelModel:
         pos = grid.body.index(self.loop)
         self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
         self._auto = schedule is None
-        self._variants: dict[tuple[bool, int], KernelModel] = {}
+        self._variants: dict[tuple[bool, int, int], KernelModel] = {}
         self.stages = self.kv_schedule.stages
         b = StepBuilder(grid, self.loop, target, self.kv_schedule.resident_l0)
         self.before = b.steps(grid.body[:pos], "init")
@@ -147,12 +153,16 @@ class KernelModel:
         L0A, L0 depth: ``planned_l0``), unless a Schedule was given."""
         if not self._auto:
             return self
-        key = planned_l0(self.grid, self.loop, self.target, env)
+        key = planned_l0(self.grid, self.loop, self.target, env) + (
+            planned_chunks(self.kernel, self.target, env),
+        )
         s = self.kv_schedule
-        if key == (s.resident_l0, s.l0_buffers):
+        if key == (s.resident_l0, s.l0_buffers, s.row_chunks):
             return self
         if key not in self._variants:
-            plan = dataclasses.replace(s, resident_l0=key[0], l0_buffers=key[1])
+            plan = dataclasses.replace(
+                s, resident_l0=key[0], l0_buffers=key[1], row_chunks=key[2]
+            )
             self._variants[key] = KernelModel(self.kernel, self.target, plan)
         return self._variants[key]
 
@@ -171,7 +181,10 @@ class KernelModel:
         dim = self.block_dim(env)
         engines = Engines.of(self.target, dim)
         point = {**env, **_last(self.grid, env)}
-        return Timer(engines, point, self.hits(env, dim))
+        timer = Timer(engines, point, self.hits(env, dim))
+        if self.kv_schedule.row_chunks > 1:
+            timer.chunked = (self.kv_schedule.row_chunks, chunked_steps(self.body))
+        return timer
 
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""

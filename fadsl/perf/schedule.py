@@ -28,6 +28,10 @@ reads from the IR"):
 - ``shared_q_blocks``: Q blocks whose tasks share one K/V load (the two vector cores of
   an AI core on neighbouring Q blocks). Modelled as one task with the Q block constant
   that many times larger (each vector core then owns one whole Q block).
+- ``row_chunks``: chunks the vector cores run the row-wise work of the KV loop body in
+  (``plan/row_chunk.py``: S in, softmax, P out, when whole rows do not fit UB). The
+  element work is the same; each op of that region, with its PipeBarrier, is issued
+  once per chunk (``planned_chunks`` reads the planner's choice at the model's sizes).
 
 The fields are read from the KV loop's attributes of the same names when the IR
 carries them (issue 16: ``stages`` always, the others as the IR gains them; ``ring``
@@ -61,6 +65,7 @@ class Schedule:
     l0_buffers: int = 1
     shared_q_blocks: int = 1
     defer_update: bool = False
+    row_chunks: int = 1
 
     @property
     def lead(self) -> int:
@@ -74,6 +79,11 @@ class Schedule:
             f"{'resident in L0' if self.resident_l0 else 'moved to L0 every iteration'}, "
             f"L0 depth {self.l0_buffers}, {self.shared_q_blocks} Q block(s) per K/V load"
             + (", update deferred" if self.defer_update else "")
+            + (
+                f", vector rows in {self.row_chunks} chunks"
+                if self.row_chunks > 1
+                else ""
+            )
         )
 
 
@@ -115,6 +125,30 @@ def planned_l0(
     a_ok = depth.get("aL0", 2) == 2 or len(a_dots) <= 1
     two = depth.get("bL0") == 2 and depth.get("cL0") == 2 and a_ok
     return bool(resident), 2 if two else 1
+
+
+_CHUNKS: dict[tuple[int, str, tuple[tuple[str, Any], ...]], int] = {}
+
+
+def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> int:
+    """Row chunks per vector core the planner gives the KV loop at ``env`` (1: whole
+    rows), from the buffer plan the generated kernel is made from."""
+    from fadsl.errors import FadslError
+    from fadsl.ir.expr import evaluate
+    from fadsl.passes import run_pipeline
+    from fadsl.plan.plan_buffers import lower
+
+    key = (id(kernel), target.name, tuple(sorted(env.items())))
+    if key not in _CHUNKS:
+        try:
+            planned = run_pipeline(kernel, target)
+            chunks = lower(planned, target, dict(env)).vec.chunks
+        except FadslError:
+            chunks = ()
+        _CHUNKS[key] = max(
+            (int(evaluate(c.core_rows, dict(env))) // c.rows for c in chunks), default=1
+        )
+    return _CHUNKS[key]
 
 
 def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:

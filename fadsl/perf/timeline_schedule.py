@@ -74,6 +74,8 @@ class Timer:
         self._cache: dict[int, float] = {}
         self.probe: tuple[float, ...] | None = None
         """Makespans of short schedules, kept by perf/kernel.py to extend long ones."""
+        self.chunked: tuple[int, frozenset[int]] = (1, frozenset())
+        """(row chunks, ids of the vector steps run once per chunk): perf/schedule.py."""
 
     def numbers(self, work: Mapping[str, Expr]) -> dict[str, int]:
         nums = dict.fromkeys(WORK_KEYS, 0)
@@ -107,8 +109,10 @@ class Timer:
         if step.kind == "scalar":
             return e.round_s
         units = e.vector_units
+        chunks, steps = self.chunked
+        issued = step.count * (chunks if id(step) in steps else 1)
         return e.vector_s(
-            n["vector_ops"] / units, n["vector_transcendental"] / units, step.count
+            n["vector_ops"] / units, n["vector_transcendental"] / units, issued
         )
 
 

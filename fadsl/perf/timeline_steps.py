@@ -195,6 +195,18 @@ class StepBuilder:
         )
 
 
+def chunked_steps(body: list[Step]) -> frozenset[int]:
+    """``id``s of the KV iteration's vector steps the backend runs once per row chunk
+    (plan/row_chunk.py): from the first vector step to the one making a dot operand
+    the cube reads (P), the region's end."""
+    sent = {u.split("@")[0] for s in body if s.lane == "MTE1" for u in s.uses}
+    vector = [k for k, s in enumerate(body) if s.kind == "vector"]
+    ends = [k for k in vector if set(body[k].defs) & sent]
+    if not ends:
+        return frozenset()
+    return frozenset(id(body[k]) for k in vector if k <= ends[-1])
+
+
 def tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
     """By ``id``: the KV-tail selects the Ascend C backend runs only in a block that
     reaches past the bound, and the ops only their masks read (plan/tail_guard.py),

@@ -80,3 +80,35 @@ def test_the_fir_shows_and_forces_the_chunk(
     cxx = (tmp_path / "f" / "fa2_kernel.cpp").read_text()
     assert "for (int64_t rc = 0; rc < ROWS / 16; ++rc)" in cxx
 
+
+def test_the_model_issues_the_chunked_ops_once_per_chunk() -> None:
+    """perf/ reads the planner's chunks: the softmax's ops (and their PipeBarriers)
+    are issued once per chunk, so the chunked iteration costs more vector time."""
+    import argparse
+    import dataclasses
+
+    from fadsl.commands import common
+    from fadsl.perf.kernel import KernelModel
+    from fadsl.target import get
+
+    args = argparse.Namespace(
+        file=str(FA2),
+        kernel=None,
+        sets=["block_kv=512"],
+        dtype=None,
+        shape="B=1,N=1,Sq=4096,Skv=4096,D=128",
+    )
+    binding = common.build(args)
+    env, target = binding.env(), get("ascend910b2")
+    chunked = KernelModel(binding.kernel, target).at(env)
+    assert chunked.kv_schedule.row_chunks == 2
+    assert "vector rows in 2 chunks" in chunked.kv_schedule.describe()
+    whole = KernelModel(
+        binding.kernel,
+        target,
+        dataclasses.replace(chunked.kv_schedule, row_chunks=1),
+    )
+    a = chunked.estimate(env).engine_iteration_s["VECTOR"]
+    b = whole.estimate(env).engine_iteration_s["VECTOR"]
+    barrier = chunked.timer(env).engines.barrier_s
+    assert abs((a - b) - 16 * barrier) < 1e-12  # the softmax's 16 ops, once more
