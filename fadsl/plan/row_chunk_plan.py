@@ -24,9 +24,9 @@ from fadsl.plan.row_chunk import ChunkRegion, Refused
 from fadsl.plan.vector_slots import Slot
 
 REPEAT_BYTES = 256
-"""Slack after a buffer kept whole in a region: an instruction whose count is padded
-to whole 256-byte repeats (a Compare over a chunk's row vector) reads up to one repeat
-past the chunk, which at the last chunk is past the core's rows."""
+"""Slack after a row vector's buffer kept whole in a region: an instruction whose
+count is padded to whole 256-byte repeats (a Compare over a chunk's row vector) reads
+up to one repeat past the chunk, which at the last chunk is past the core's rows."""
 
 if TYPE_CHECKING:
     from fadsl.plan.vector_plan import VectorPlanner
@@ -90,8 +90,13 @@ def chunk_regions(p: VectorPlanner) -> tuple[ChunkRegion, ...]:
             if home[v.name] is not None and home[v.name].name in whole  # type: ignore[union-attr]
         }
         out.append(replace(region, whole_slots=frozenset(whole), offset=offset))
+        vectors = {
+            home[v.name].name  # type: ignore[union-attr]
+            for v in refs
+            if len(p.core_shape(v)) == 1 and home[v.name] is not None
+        }
         for slot in p.slots:
-            if slot.name in whole and slot.kind == "tbuf":
+            if slot.name in whole & vectors and slot.kind == "tbuf":
                 slot.bytes = slot.bytes + REPEAT_BYTES
     return tuple(out)
 
