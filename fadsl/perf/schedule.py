@@ -127,28 +127,53 @@ def planned_l0(
     return bool(resident), 2 if two else 1
 
 
-_CHUNKS: dict[tuple[int, str, tuple[tuple[str, Any], ...]], int] = {}
+_CHUNKS: dict[tuple[Any, ...], Any] = {}
 
 
 def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> int:
     """Row chunks per vector core the planner gives the KV loop at ``env`` (1: whole
-    rows), from the buffer plan the generated kernel is made from."""
+    rows), from the buffer plan the generated kernel is made from. The exact plan is
+    made only where the whole rows' UB formula overflows (tune asks for many sizes)."""
     from fadsl.errors import FadslError
     from fadsl.ir.expr import evaluate
+    from fadsl.plan.footprint_eval import exact
+    from fadsl.plan.plan_buffers import lower
+
+    try:
+        passed, whole = _whole_rows_ub(kernel, target, env)
+        if exact(whole, env) <= target.capacity("UB"):
+            return 1
+        key = (id(kernel), target.name, tuple(sorted(env.items())))
+        if key not in _CHUNKS:
+            chunks = lower(passed, target, dict(env)).vec.chunks
+            _CHUNKS[key] = max(
+                (int(evaluate(c.core_rows, dict(env))) // c.rows for c in chunks),
+                default=1,
+            )
+        return int(_CHUNKS[key])
+    except (FadslError, KeyError, TypeError, ValueError):
+        return 1
+
+
+def _whole_rows_ub(
+    kernel: ir.Kernel, target: Target, env: Mapping[str, Any]
+) -> tuple[ir.Kernel, Any]:
+    """(``kernel`` after the passes, the UB formula of its plan with whole rows made
+    at the first ``env`` asked for), kept per kernel."""
+    import dataclasses
+
     from fadsl.passes import run_pipeline
     from fadsl.plan.plan_buffers import lower
 
-    key = (id(kernel), target.name, tuple(sorted(env.items())))
-    if key not in _CHUNKS:
-        try:
-            planned = run_pipeline(kernel, target)
-            chunks = lower(planned, target, dict(env)).vec.chunks
-        except FadslError:
-            chunks = ()
-        _CHUNKS[key] = max(
-            (int(evaluate(c.core_rows, dict(env))) // c.rows for c in chunks), default=1
-        )
-    return _CHUNKS[key]
+    key = ("whole", id(kernel), target.name)
+    cached = _CHUNKS.get(key)
+    if cached is None or cached[0] is not kernel:
+        passed = run_pipeline(kernel, target)
+        roomy = dataclasses.replace(target, ub_bytes=2**62)  # whole rows always fit
+        plan = lower(passed, roomy, dict(env)).plan
+        cached = (kernel, passed, plan.footprint("UB", target.align("UB")))
+        _CHUNKS[key] = cached
+    return cached[1], cached[2]
 
 
 def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:
