@@ -242,10 +242,11 @@ def ds(start: Any, size: Any, stop: Any = None) -> Ds:
 class TensorRef:
     """A tensor parameter inside a kernel: index it to name a block."""
 
-    __slots__ = ("param",)
+    __slots__ = ("param", "view_shape")
 
-    def __init__(self, param: ir.Param) -> None:
+    def __init__(self, param: ir.Param, view: tuple[Expr, ...] | None = None) -> None:
         self.param = param
+        self.view_shape = view
 
     @property
     def type(self) -> TensorType:
@@ -254,7 +255,12 @@ class TensorRef:
 
     @property
     def shape(self) -> tuple[Expr, ...]:
-        return tuple(self.type.shape)
+        return tuple(self.view_shape or self.type.shape)
+
+    def view(self, *dims: Any) -> TensorRef:
+        """The same elements (row-major) seen with shape ``dims`` by loads and stores:
+        ``q.view(B, N * Sq, D)[b, fd.ds(r0, block_q), :]`` spans several heads."""
+        return TensorRef(self.param, tuple(scalar_operand(d, "view") for d in dims))
 
     @property
     def dtype(self) -> DType:
@@ -270,7 +276,8 @@ class TensorRef:
                 current().here(),
                 hint="give one index or slice per dimension, e.g. q[b, h, rows, :]",
             )
-        return Block(self, tuple(_index(it, ext) for it, ext in zip(items, shape)))
+        index = tuple(_index(it, ext) for it, ext in zip(items, shape))
+        return Block(self, index, self.view_shape)
 
     def __repr__(self) -> str:
         return f"TensorRef({self.param.name}: {self.type})"
@@ -282,6 +289,7 @@ class Block:
 
     ref: TensorRef
     index: tuple[ir.Index, ...]
+    view: tuple[Expr, ...] | None = None
 
 
 def _index(item: Any, extent: Expr) -> ir.Index:

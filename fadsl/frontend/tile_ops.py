@@ -57,6 +57,7 @@ def load(block: Block, pad: float | None = None) -> Tile:
         src=block.ref.param.name,
         index=block.index,
         pad=pad_e,
+        view=block.view,
     )
 
 
@@ -79,6 +80,7 @@ def store(block: Block, value: Tile) -> None:
         dst=block.ref.param.name,
         index=block.index,
         value=value.value,
+        view=block.view,
     )
 
 
@@ -106,6 +108,7 @@ def atomic_add(block: Block, value: Tile) -> None:
         dst=block.ref.param.name,
         index=block.index,
         value=value.value,
+        view=block.view,
     )
 
 
@@ -117,7 +120,7 @@ def load_scalar(block: Block) -> Expr:
     """
     index = []
     for ix in block.index:
-        if not isinstance(ix, ir.Point):
+        if not isinstance(ix, ir.Point) or block.view is not None:
             raise KernelSyntaxError(
                 "fd.load_scalar takes point indices only", current().here()
             )

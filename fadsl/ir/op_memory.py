@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
+
+import sympy
 
 from fadsl.errors import DTypeError, Loc, ShapeError
 from fadsl.ir.expr import Expr
@@ -49,6 +51,23 @@ def _check_index(
         )
 
 
+def viewed(p: Param, view: Shape | None, loc: Loc | None = None) -> Param:
+    """``p`` as a load or store with ``view`` indexes it: the same row-major elements
+    seen with another shape (q [B, N, Sq, D] as [B, N * Sq, D]: a block of rows that
+    spans several heads). A view of another size is refused."""
+    if view is None:
+        return p
+    assert isinstance(p.type, TensorType)
+    if sympy.simplify(sympy.Mul(*view) - sympy.Mul(*p.type.shape)) != 0:
+        raise ShapeError(
+            f"`{p.name}` ({p.type}) cannot be seen as {shape_text(view)}: the sizes "
+            "differ",
+            loc or p.loc,
+            hint="a view keeps every element, e.g. q [B, N, Sq, D] as [B, N * Sq, D]",
+        )
+    return replace(p, type=TensorType(tuple(view), p.type.dtype))
+
+
 def _tensor_param(ctx: TypeContext, name: str, loc: Loc) -> Param:
     p = ctx.param(name, loc)
     if not isinstance(p.type, TensorType):
@@ -69,10 +88,12 @@ class Load(ValueOp):
     pad: Expr | None = None
     into: Value | None = None
     """After pipelining: the queue slot (from AllocTensor) that receives the data."""
+    view: Shape | None = None
+    """The shape ``index`` indexes when not the tensor's own: adjacent dims merged."""
     OPERANDS: ClassVar[tuple[str, ...]] = ("into",)
 
     def infer(self, ctx: TypeContext) -> ValueType:
-        p = _tensor_param(ctx, self.src, self.loc)
+        p = viewed(_tensor_param(ctx, self.src, self.loc), self.view, self.loc)
         assert isinstance(p.type, TensorType)
         _check_index(self.src, self.index, p.type, self.loc)
         return TileType(_index_shape(self.index), p.type.dtype)
@@ -85,10 +106,13 @@ class Store(Op):
     dst: str
     index: tuple[Index, ...]
     value: Value
+    view: Shape | None = None
+    """The shape ``index`` indexes when not the tensor's own: adjacent dims merged."""
     OPERANDS: ClassVar[tuple[str, ...]] = ("value",)
 
     def check_block(self, p: Param, what: str) -> TileType | None:
         """The index fits ``p`` and the tile has the block's shape; the tile's type."""
+        p = viewed(p, self.view, self.loc)
         assert isinstance(p.type, TensorType)
         _check_index(self.dst, self.index, p.type, self.loc)
         t = tile_type(self.value)

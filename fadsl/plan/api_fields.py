@@ -149,11 +149,13 @@ def field_uses(low: Lowering) -> tuple[FieldUse, ...]:
     for op in walk(low.grid.body):
         if isinstance(op, ir.Load) and op.src in params:
             if low.sides.op_side.get(id(op)) == CUBE:
-                out += _cube_load(low, op, params[op.src])
+                out += _cube_load(low, op, ir.viewed(params[op.src], op.view))
             else:
-                out += _pad_copy(low, op.result, params[op.src], op.index, op.loc)
+                src = ir.viewed(params[op.src], op.view)
+                out += _pad_copy(low, op.result, src, op.index, op.loc)
         elif isinstance(op, ir.Store) and op.dst in params:
-            out += _pad_copy(low, op.value, params[op.dst], op.index, op.loc)
+            dst = ir.viewed(params[op.dst], op.view)
+            out += _pad_copy(low, op.value, dst, op.index, op.loc)
         elif isinstance(op, ir.Dot):
             out += _dot(low, op)
     for v in low.sides.to_cube:

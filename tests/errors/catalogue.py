@@ -1135,3 +1135,16 @@ CATALOGUE += (
         shown="for j in 0 .. cdiv(K, 16) serial(row_chunk = 16) {   # in k.fir",
     ),
 )
+
+CATALOGUE += (
+    kernel(
+        "view_size",
+        "A tensor view whose size differs from the tensor's",
+        "        qt = fd.load(q[b, h, rows, :], pad=0)\n",
+        "        qt = fd.load(q.view(B, N * Sq, 2 * D)[b, rows, :], pad=0)\n",
+        "`x.view(...)` lets a load or store see the same elements (row-major) with "
+        "another shape, e.g. q `[B, N, Sq, D]` as `[B, N * Sq, D]`, so one block of "
+        "rows spans several heads (docs/decode.md, GQA packing). Its dims must "
+        "multiply to the tensor's size: merge adjacent dims, do not resize them.",
+    ),
+)

@@ -54,7 +54,7 @@ class CubeLoads(CoreEmitter):
     def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
         """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
         param = next(p for p in self.low.kernel.params if p.name == op.src)
-        a = gm.access(param, op.index, self.names)
+        a = gm.access(ir.viewed(param, op.view), op.index, self.names)
         if a.col_tail and (op.pad is None or op.pad != 0):
             raise BackendError(
                 f"a cube operand block of `{op.src}` has a column tail padded with "

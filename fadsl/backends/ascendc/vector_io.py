@@ -132,7 +132,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     v = op.value
     _whole_blocks(v, f"store to `{op.dst}`", op.loc)
     shift, size = _split(e, v)
-    a = gm.access(_param(e, op.dst), op.index, e.names, shift, size)  # type: ignore[arg-type]
+    a = gm.access(ir.viewed(_param(e, op.dst), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
     ct = _ct(v)
     out = _enque_deque(e, v)
     gap_ub, gap_gm = gm.gaps(a, ct, e.names)
@@ -212,7 +212,7 @@ def _after_own_stores() -> list[Stmt]:
 def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
     v = op.result
     shift, size = _split(e, v)
-    a = gm.access(_param(e, op.src), op.index, e.names, shift, size)  # type: ignore[arg-type]
+    a = gm.access(ir.viewed(_param(e, op.src), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
     out = e._declare(v)
     out += _fill(e, v, e.var(v), op.pad, a, op.src)
     return out + _enque_deque(e, v)
@@ -233,7 +233,7 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         v = op.result
         e.vars[v.name] = e.var(op.into)
         shift, size = _split(e, v)
-        a = gm.access(_param(e, op.src), op.index, e.names, shift, size)  # type: ignore[arg-type]
+        a = gm.access(ir.viewed(_param(e, op.src), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
         return _fill(e, v, e.var(op.into), op.pad, a, op.src)
     if isinstance(op, ir.Enqueue):
         return [Line(f"{e.names.queue(op.queue.name)}.EnQue({e.var(op.x)});")]

@@ -19,7 +19,7 @@ import numpy as np
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
 from fadsl.backends.interp.memory import GmBlock, plan_block, transposed, in_block_order
-from fadsl.ir.nodes import AtomicAdd, Kernel, Op
+from fadsl.ir.nodes import AtomicAdd, Kernel, Op, viewed
 from fadsl.ir.types import TensorType
 from fadsl.numerics import np_dtype
 
@@ -56,9 +56,13 @@ def finish(
 
 @impl(AtomicAdd)
 def _atomic_add(op: AtomicAdd, fr: Frame) -> None:
-    p = fr.machine.params[op.dst]
-    block = plan_block(fr, p, op.index, "write", op.loc)
-    target = fr.machine.sums[op.dst]
+    p, target = fr.machine.params[op.dst], fr.machine.sums[op.dst]
+    if op.view is not None:  # the same elements seen with some dims merged
+        p = viewed(p, op.view)
+        target = target.reshape(
+            tuple(fr.static_int(d, op.loc, "a view dimension") for d in op.view)
+        )
+    block = plan_block(fr, p, op.index, "write", op.loc, target.shape)
     value = np.asarray(fr.val(op.value), np.float32)
     with _LOCK:
         _add(target, block, value)

@@ -27,7 +27,16 @@ from fadsl.backends.interp.queues import write_slot
 from fadsl.backends.interp.storage import convert_scalar, nan_of
 from fadsl.errors import ExecutionError, Loc
 from fadsl.ir.expr_print import to_text
-from fadsl.ir.nodes import Index, Load, LoadScalar, Param, ParamKind, Point, Store
+from fadsl.ir.nodes import (
+    Index,
+    Load,
+    LoadScalar,
+    Param,
+    ParamKind,
+    Point,
+    Store,
+    viewed,
+)
 from fadsl.ir.types import DType, TensorType
 
 
@@ -53,14 +62,30 @@ class GmBlock:
     """Where varying slices have a tail: [*batch, *vsizes] mask of positions inside."""
 
 
-def _gm(fr: Frame, name: str) -> tuple[Param, np.ndarray]:
-    return fr.machine.params[name], fr.machine.gm[name]
+def _gm(
+    fr: Frame, name: str, view: Any = None, loc: Loc | None = None
+) -> tuple[Param, np.ndarray]:
+    """The parameter and its array, both seen with ``view`` (a load's or store's)."""
+    arr = fr.machine.gm[name]
+    if view is None:
+        return fr.machine.params[name], arr
+    return viewed(fr.machine.params[name], view), arr.reshape(
+        tuple(fr.static_int(d, loc, "a view dimension") for d in view)  # type: ignore[arg-type]
+    )
 
 
 def _check_range(
-    fr: Frame, x: int | np.ndarray, p: Param, dim: int, what: str, access: str, loc: Loc
+    fr: Frame,
+    x: int | np.ndarray,
+    p: Param,
+    dim: int,
+    what: str,
+    access: str,
+    loc: Loc,
+    extent: int | None = None,
 ) -> None:
-    extent = fr.machine.gm[p.name].shape[dim]
+    if extent is None:
+        extent = fr.machine.gm[p.name].shape[dim]
     if isinstance(x, int):
         if 0 <= x < extent:
             return
@@ -84,16 +109,23 @@ def _check_range(
 
 
 def plan_block(
-    fr: Frame, p: Param, index: tuple[Index, ...], access: str, loc: Loc
+    fr: Frame,
+    p: Param,
+    index: tuple[Index, ...],
+    access: str,
+    loc: Loc,
+    shape: tuple[int, ...] | None = None,
 ) -> GmBlock:
-    shape = fr.machine.gm[p.name].shape
+    """``shape``: the dims ``index`` indexes (a view's), by default the array's."""
+    if shape is None:
+        shape = fr.machine.gm[p.name].shape
     points: list[tuple[int, Any]] = []
     varying: list[tuple[int, np.ndarray, int]] = []
     uniform: list[tuple[int, int, int]] = []
     for dim, ix in enumerate(index):
         if isinstance(ix, Point):
             at = fr.int_scalar(ix.at, loc, "an index")
-            _check_range(fr, at, p, dim, "index", access, loc)
+            _check_range(fr, at, p, dim, "index", access, loc, shape[dim])
             points.append((dim, at))
             continue
         start = fr.int_scalar(ix.start, loc, "a block start")
@@ -104,7 +136,7 @@ def plan_block(
             start, limit = _bounded(fr, bound, start, shape[dim], loc)
         if size > 0:
             first = start if bound is None else np.where(start < limit, start, 0)
-            _check_range(fr, first, p, dim, "block start", access, loc)
+            _check_range(fr, first, p, dim, "block start", access, loc, shape[dim])
         if isinstance(start, np.ndarray):
             varying.append((dim, start, size, limit))
         else:
@@ -241,10 +273,10 @@ def _fill(fr: Frame, op: Load, dtype: DType) -> Any:
 @impl(Load)
 def _load(op: Load, fr: Frame) -> Any:
     """Gather a block per point; an input block whose indices are uniform is a view."""
-    p, arr = _gm(fr, op.src)
+    p, arr = _gm(fr, op.src, op.view, op.loc)
     assert isinstance(p.type, TensorType)
     dtype = p.type.dtype
-    block = plan_block(fr, p, op.index, "read", op.loc)
+    block = plan_block(fr, p, op.index, "read", op.loc, arr.shape)
     fill = _fill(fr, op, dtype)
     data = _gather(arr, block, fill)
     if op.into is not None:
@@ -257,14 +289,17 @@ def _load(op: Load, fr: Frame) -> Any:
         # read once, and widening the gathered block costs the same without holding a
         # float32 copy of the whole input (16 MB for FA2's q at S=4096, N=8).
         machine, name, fill32 = fr.machine, op.src, np.float32(fill)
-        fr.set_recipe(op.result, lambda: _gather(machine.gm_f32(name), block, fill32))
+        fr.set_recipe(
+            op.result,
+            lambda: _gather(machine.gm_f32(name).reshape(arr.shape), block, fill32),
+        )
     return data
 
 
 @impl(Store)
 def _store(op: Store, fr: Frame) -> None:
-    p, arr = _gm(fr, op.dst)
-    block = plan_block(fr, p, op.index, "write", op.loc)
+    p, arr = _gm(fr, op.dst, op.view, op.loc)
+    block = plan_block(fr, p, op.index, "write", op.loc, arr.shape)
     _scatter(arr, block, fr.val(op.value))
 
 
