@@ -198,10 +198,15 @@ def paged_block_pairs(
     inputs: Mapping[str, np.ndarray],
 ) -> int:
     """Task x page pairs without masks: every task of sequence b reads all its pages."""
+    from fadsl.lib.paged import packs_positions
+
     bq = int(consts["block_q"])
     tasks = shape["N"] * -(-shape["Sq"] // bq)
-    if spec.pack_gqa:
-        tasks = shape["Nkv"] * -(-(shape["N"] // shape["Nkv"]) // bq) * shape["Sq"]
+    group = shape["N"] // shape["Nkv"]
+    if packs_positions(spec):  # block_q of a group's G * Sq rows
+        tasks = shape["Nkv"] * -(-(group * shape["Sq"]) // bq)
+    elif spec.pack_gqa:
+        tasks = shape["Nkv"] * -(-group // bq) * shape["Sq"]
     lengths = inputs["seqlens_kv"].astype(np.int64)
     return int(tasks * np.sum(-(-lengths // spec.page_size)))
 

@@ -69,7 +69,8 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         if n in keep
     ]
     if spec.paged_kv:  # split-KV's partial results (kv_splits > 1; paged.py)
-        rows = ("Sq", "N") if spec.pack_gqa else ("N", "Sq")
+        # packed in BSND: heads adjacent ([.., Sq, N]); else positions ([.., N, Sq])
+        rows = ("Sq", "N") if spec.pack_gqa and spec.layout == "BSND" else ("N", "Sq")
         part = ("kv_splits", "B") + rows
         out += [
             ParamSpec("o_part", "scratch", part + ("D",), DType.F32),

@@ -55,6 +55,10 @@ def paged_attention(
         # one task: the query heads of one KV head (block_q at a time) at one position
         parts = fd.cdiv(group, block_q)
         tasks, blocks = Nkv * parts, Sq
+    if packs_positions(spec):
+        # one task: block_q of the group's G * Sq rows (head g, position s) = g * Sq + s
+        parts = fd.cdiv(group * Sq, block_q)
+        tasks, blocks = Nkv * parts, 1
     part = 0
     if kv_splits > 1:
         blocks = blocks * kv_splits  # split-KV: kv_splits tasks share one KV range
@@ -62,7 +66,14 @@ def paged_attention(
         if kv_splits > 1:
             y, part = y // kv_splits, y % kv_splits
         kv_len = fd.load_scalar(seqlens_kv[b])
-        if spec.pack_gqa:
+        if packs_positions(spec):
+            hk = x // parts
+            rows = group_rows(hk, x % parts, block_q, group * Sq)
+            o_block, first, span = o.view(B, N * Sq, D)[b, rows, :], 0, Sq
+            qt = fd.load(q.view(B, N * Sq, D)[b, rows, :], pad=0)
+            q_idx = (fd.arange(rows.start, block_q) % Sq)[:, None]  # each row's own
+            t = task(b, hk * group, hk, 0, 0, Sq, kv_len, qt, q_idx, D, scale)
+        elif spec.pack_gqa:
             hk = x // parts
             h0 = hk * group + (x % parts) * block_q
             heads = fd.ds(h0, block_q, hk * group + group)
@@ -84,7 +95,12 @@ def paged_attention(
         for j in fd.pipelined(lo, hi, stages=stages):
             m, l, acc = page_step(spec, t, k_cache, v_cache, block_table, j, m, l, acc)
         if kv_splits > 1:
-            if spec.pack_gqa:  # parts laid out [part, B, Sq, N(, D)]: heads adjacent
+            if packs_positions(spec):  # parts as o: [part, B, N * Sq(, D)]
+                o_block, out_lse = (
+                    o_part.view(kv_splits, B, N * Sq, D)[part, b, rows, :],
+                    lse_part.view(kv_splits, B, N * Sq)[part, b, rows],
+                )
+            elif spec.pack_gqa:  # parts laid out [part, B, Sq, N(, D)]: heads adjacent
                 o_block, out_lse = (
                     o_part[part, b, y, heads, :],
                     lse_part[part, b, y, heads],
@@ -97,37 +113,108 @@ def paged_attention(
             finish(o_block, out_lse, fd.f32, m, l, acc)  # normalised, with its LSE
         else:
             out_lse = None
-            if spec.return_lse and not spec.pack_gqa:
+            if spec.return_lse and packs_positions(spec):
+                out_lse = lse.view(B, N * Sq)[b, rows]
+            elif spec.return_lse and not spec.pack_gqa:
                 out_lse = lse[b, x, rows]
             finish(o_block, out_lse, o.dtype, m, l, acc)
-            if spec.return_lse and spec.pack_gqa:
+            if spec.return_lse and spec.pack_gqa and not packs_positions(spec):
                 lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
     if kv_splits > 1:
         # the post phase, once every core has written its parts (SyncAll)
-        heads_per, positions_per = 1, block_q  # a tile: query rows of one head
-        if spec.pack_gqa:
-            heads_per, positions_per = block_q, 1  # a tile: heads at one position
-        for b, g, y in fd.grid(B, fd.cdiv(N, heads_per), fd.cdiv(Sq, positions_per)):
+        tiles, per_tile = post_tiles(spec, N, Sq, block_q)
+        for b, g, y in fd.grid(B, tiles, per_tile):
             m = fd.full((block_q,), -fd.inf, fd.f32)
             l = fd.zeros((block_q,), fd.f32)
             acc = fd.zeros((block_q, D), fd.f32)
-            if spec.pack_gqa:
-                heads = fd.ds(g * block_q, block_q, N)
-                for s in range(kv_splits):
-                    ls = fd.load(lse_part[s, b, y, heads], pad=0)
-                    os = fd.load(o_part[s, b, y, heads, :], pad=0)
-                    m, l, acc = combine_step(ls, os, m, l, acc)
-                finish(head_block(spec, o, b, heads, y), None, o.dtype, m, l, acc)
-                if spec.return_lse:
-                    lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
+            for s in range(kv_splits):
+                ls, os = part_blocks(spec, o_part, lse_part, s, b, g, y, block_q)
+                m, l, acc = combine_step(
+                    fd.load(ls, pad=0), fd.load(os, pad=0), m, l, acc
+                )
+            if spec.return_lse:
+                merged(spec, o, lse, b, g, y, block_q, m, l, acc)
             else:
-                rows = fd.ds(y * block_q, block_q)
-                for s in range(kv_splits):
-                    ls = fd.load(lse_part[s, b, g, rows], pad=0)
-                    os = fd.load(o_part[s, b, g, rows, :], pad=0)
-                    m, l, acc = combine_step(ls, os, m, l, acc)
-                out_lse = lse[b, g, rows] if spec.return_lse else None
-                finish(row_block(spec, o, b, g, rows), out_lse, o.dtype, m, l, acc)
+                merged(spec, o, None, b, g, y, block_q, m, l, acc)
+
+
+def post_tiles(spec: Any, n: Any, sq: Any, block_q: Any) -> tuple[Any, Any]:
+    """The post grid's tiles (after B): block_q rows of [N * Sq] ((s, g) packing: the
+    merge is per row, so a tile need not follow the groups), block_q heads at each
+    position (packed BSND) or block_q positions of each head (unpacked)."""
+    if packs_positions(spec):
+        return fd.cdiv(n * sq, block_q), 1
+    if spec.pack_gqa:
+        return fd.cdiv(n, block_q), sq
+    return n, fd.cdiv(sq, block_q)
+
+
+def part_blocks(
+    spec: Any,
+    o_part: Any,
+    lse_part: Any,
+    s: Any,
+    b: Any,
+    g: Any,
+    y: Any,
+    block_q: Any,
+) -> tuple[Any, Any]:
+    """The (LSE, output) blocks of part s that post tile (b, g, y) merges."""
+    if packs_positions(spec):  # parts laid out as o: [part, B, N * Sq(, D)]
+        ks, nb, n, sq, d = o_part.shape
+        rows = fd.ds(g * block_q, block_q)
+        return (
+            lse_part.view(ks, nb, n * sq)[s, b, rows],
+            o_part.view(ks, nb, n * sq, d)[s, b, rows, :],
+        )
+    if spec.pack_gqa:  # [part, B, Sq, N(, D)]: heads adjacent
+        heads = fd.ds(g * block_q, block_q, o_part.shape[3])
+        return lse_part[s, b, y, heads], o_part[s, b, y, heads, :]
+    rows = fd.ds(y * block_q, block_q)  # [part, B, N, Sq(, D)]: positions adjacent
+    return lse_part[s, b, g, rows], o_part[s, b, g, rows, :]
+
+
+def merged(
+    spec: Any,
+    o: Any,
+    lse: Any,
+    b: Any,
+    g: Any,
+    y: Any,
+    block_q: Any,
+    m: Any,
+    l: Any,
+    acc: Any,
+) -> None:
+    """Store post tile (b, g, y)'s merged output (and its LSE, when ``lse`` is given)."""
+    if packs_positions(spec):
+        nb, n, sq, d = o.shape
+        rows = fd.ds(g * block_q, block_q)
+        out_lse = None if lse is None else lse.view(nb, n * sq)[b, rows]
+        finish(o.view(nb, n * sq, d)[b, rows, :], out_lse, o.dtype, m, l, acc)
+    elif spec.pack_gqa:
+        heads = fd.ds(g * block_q, block_q, o.shape[2])
+        finish(head_block(spec, o, b, heads, y), None, o.dtype, m, l, acc)
+        if lse is not None:
+            lse_column(lse[b, heads, fd.ds(y, 8, y + 1)], m, l, block_q)
+    else:
+        rows = fd.ds(y * block_q, block_q)
+        out_lse = None if lse is None else lse[b, g, rows]
+        finish(row_block(spec, o, b, g, rows), out_lse, o.dtype, m, l, acc)
+
+
+def packs_positions(spec: Any) -> bool:
+    """(s, g) packing: a packed tile's rows are (query head g, position s) pairs, row
+    g * Sq + s of the group. In BNSD these rows of q, o and lse are contiguous (a head's
+    positions, then the next head's), so each tile is one copy; in BSND they are not
+    (a position's heads, then N - G heads further), so BSND packs one position."""
+    return bool(spec.pack_gqa) and spec.layout == "BNSD"
+
+
+def group_rows(hk: Any, tile: Any, size: Any, per_group: Any) -> Any:
+    """Tile ``tile`` of ``size`` rows of KV head hk's group in ``[B, N * Sq, ...]``:
+    its G * Sq rows start at hk * G * Sq; rows past the group are a tail."""
+    return fd.ds(hk * per_group + tile * size, size, (hk + 1) * per_group)
 
 
 def row_block(spec: Any, x: Any, b: Any, h: Any, rows: Any) -> Any:

@@ -72,9 +72,9 @@ public:
             const int64_t x = task / (tiling_.Sq) %
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
-            // paged.py:64  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:68  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:70  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
+            // paged.py:81  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid(
@@ -106,14 +106,14 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
                  fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -124,7 +124,7 @@ public:
                     // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                     AscendC::Trap();
                 }
-                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -140,7 +140,7 @@ public:
                     }
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t validRows =
@@ -157,7 +157,7 @@ public:
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
-            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration j + 1, then stage B of j
             for (int64_t jAhead = 0;
@@ -167,14 +167,14 @@ public:
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
                  ++jAhead) {
-                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -185,7 +185,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -202,7 +202,7 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
@@ -229,7 +229,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0; j < fadsl::Min<int64_t>(
@@ -245,7 +245,7 @@ public:
                                       fadsl::CeilDiv<int64_t>(
                                           fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
                      ++jAhead) {
-                    // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -253,7 +253,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                          ++jPre1) {
-                        // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                        // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                         if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                             // fadsl guard: block_table index 1 out of [0, MaxPages)
                             AscendC::Trap();
@@ -264,7 +264,7 @@ public:
                             // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                             AscendC::Trap();
                         }
-                        // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t validRows =
@@ -281,7 +281,7 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
@@ -309,17 +309,17 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // paged.py:171  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
-                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -330,7 +330,7 @@ public:
                         // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
                         AscendC::Trap();
                     }
-                    // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -347,7 +347,7 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
@@ -385,7 +385,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:172  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -396,11 +396,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:171)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:172)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:70)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:258)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:259)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:81)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:70)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:81)
     AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
@@ -467,25 +467,25 @@ public:
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // paged.py:64  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:68  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:78  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // paged.py:89  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // paged.py:79  l = fd.zeros((block_q,), fd.f32)
+            // paged.py:90  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:80  acc = fd.zeros((block_q, D), fd.f32)
+            // paged.py:91  acc = fd.zeros((block_q, D), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
-            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
                  fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                      fadsl::CeilDiv<int64_t>(
                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++jPre) {
-                // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                 if (jPre < 0 || jPre >= tiling_.MaxPages) {
                     // fadsl guard: block_table index 1 out of [0, MaxPages)
                     AscendC::Trap();
@@ -497,20 +497,20 @@ public:
                     AscendC::Trap();
                 }
             }
-            // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0; j < fadsl::Min<int64_t>(
                                         fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
                                         fadsl::CeilDiv<int64_t>(
                                             fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                  ++j) {
-                // paged.py:84  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
                      ++jPre1) {
-                    // paged.py:169  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
+                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
                     if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
                         // fadsl guard: block_table index 1 out of [0, MaxPages)
                         AscendC::Trap();
@@ -522,7 +522,7 @@ public:
                         AscendC::Trap();
                     }
                 }
-                // paged.py:173  kv_idx = positions(j * page, page, 1)
+                // paged.py:260  kv_idx = positions(j * page, page, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(128 * j), 128);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -759,11 +759,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:79)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:80)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:173)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:173)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:89)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:90)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:91)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:260)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:260)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:213)
