@@ -12,6 +12,10 @@ grid has B * Nkv = 8 tasks per sequence batch of B=1, on 24 cores; with it, kv_s
 is the value ``fadsl tune`` would choose among its candidates (the smallest modelled
 time, the example's block_q and stages).
 
+Then Sq=4 (speculative decoding) at B=1 and B=8: a packed task holding one query
+position (the example, BSND) against one holding every (position, head) pair of its
+group ((s, g) packing, BNSD), each at the kv_splits tune would choose.
+
     python3 bench/decode_model.py
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,7 +35,18 @@ TARGET = "ascend910b2"
 PAGE, SKV, N, NKV, D = 128, 32768, 32, 8, 128
 
 
-def model(b: int, splits: int) -> tuple[float, float, int, int, float]:
+EXAMPLE = os.path.join(ROOT, "examples", "decode_paged.py")
+BNSD = """import fadsl as fd
+
+kernel = fd.attention(name="decode_bnsd", paged_kv=True, page_size=128, causal=True)
+"""
+"""The example's kernel with q and o in BNSD, where a task packs every position of
+its head group ((s, g) packing; BSND packs one position per task)."""
+
+
+def model(
+    b: int, splits: int, sq: int = 1, file: str = EXAMPLE
+) -> tuple[float, float, int, int, float]:
     """(modelled seconds, fraction of HBM bandwidth, tasks, blockDim, post-phase
     seconds) of the example at batch b with ``splits`` KV parts per task."""
     from fadsl.commands import common
@@ -39,11 +55,12 @@ def model(b: int, splits: int) -> tuple[float, float, int, int, float]:
     t = targets.get(TARGET)
     pages = SKV // PAGE
     args = argparse.Namespace(
-        file=os.path.join(ROOT, "examples", "decode_paged.py"),
+        file=file,
         kernel=None,
         sets=[f"kv_splits={splits}"],
         dtype=None,
-        shape=f"B={b},N={N},Nkv={NKV},Sq=1,D={D},Pages={b * pages},MaxPages={pages}",
+        shape=f"B={b},N={N},Nkv={NKV},Sq={sq},D={D},Pages={b * pages},"
+        f"MaxPages={pages}",
     )
     binding = common.build(args)
     kt = KernelModel(binding.kernel, t).estimate(binding.model_env())
@@ -65,6 +82,42 @@ def decode_rows() -> list[tuple[int, int, float, float, int, int, float]]:
     return out
 
 
+def packing_rows(sq: int = 4) -> list[tuple[str, int, int, float, float, int]]:
+    """(packing, B, kv_splits, seconds, HBM fraction, tasks) at Sq = ``sq``
+    (speculative decoding): one position per task (the example, BSND: what every
+    packed kernel did before (s, g) packing) against (s, g) packing (BNSD), each
+    with the kv_splits tune would choose."""
+    from fadsl.commands.tune_cmd import SPLIT_VALUES
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        bnsd = os.path.join(tmp, "decode_bnsd.py")
+        with open(bnsd, "w") as f:
+            f.write(BNSD)
+        for b in (1, 8):
+            for name, file in (("one position", EXAMPLE), ("(s, g)", bnsd)):
+                best = min((model(b, k, sq, file), k) for k in SPLIT_VALUES)
+                seconds, fraction, tasks = best[0][:3]
+                out.append((name, b, best[1], seconds, fraction, tasks))
+    return out
+
+
+def print_packing(sq: int = 4) -> None:
+    print(
+        f"   speculative decoding, Sq={sq} (G = N / Nkv = {N // NKV} heads a group): "
+        "a packed task holds one position (BSND) or all (s, g) pairs (BNSD)"
+    )
+    print(
+        f"{'B':>3} {'packing':>13} {'kv_splits':>9} {'tasks':>5} {'time':>10} "
+        f"{'HBM':>6}"
+    )
+    for name, b, k, seconds, fraction, tasks in packing_rows(sq):
+        print(
+            f"{b:>3} {name:>13} {k:>9} {tasks:>5} {seconds * 1e6:8.1f} us "
+            f"{fraction:6.2f}"
+        )
+
+
 def part3() -> None:
     print(
         f"3. decode over a paged KV cache (examples/decode_paged.py), MODELLED on "
@@ -84,6 +137,7 @@ def part3() -> None:
         "   kv_splits=1: no split-KV; post: the SyncAll and the merge of the parts "
         "(included in time); issue 18's target is >= 0.70 with split-KV"
     )
+    print_packing()
 
 
 if __name__ == "__main__":
