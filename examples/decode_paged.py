@@ -7,7 +7,8 @@ The cache holds ``Pages`` pages of ``page_size`` = 128 rows: ``k_cache`` and
 [B, Sq, N, D] (Sq = 1 for decode, a few for speculative decoding). Causal is
 bottom-right aligned to each sequence's own length. Each step of the kernel's KV loop
 reads one page with one copy; the query heads that share a KV head are the rows of one
-Q tile, so each page is read once per head group (docs/decode.md).
+Q tile, so each page is read once per head group and query position (BSND; with q
+and o in BNSD a tile packs every position of the group too: docs/decode.md).
 
     fadsl run examples/decode_paged.py --shape B=4,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=16 -o out/decode
 """

@@ -51,7 +51,8 @@ class AttentionSpec:
     """K and V come from a paged cache through a block table (fadsl/lib/paged.py)."""
     page_size: int = 0
     pack_gqa: bool = False
-    """Paged: one task holds the query heads of one KV head at one query position."""
+    """Paged: one task's Q rows are query heads of one KV head: all (position, head)
+    pairs of the group in BNSD ((s, g) packing), the heads at one position in BSND."""
 
     @property
     def varlen(self) -> bool:
@@ -287,8 +288,8 @@ def attention(
             [Pages, page_size, Nkv, D], ``block_table`` (i32 [B, MaxPages]) and
             ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md).
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
-        pack_gqa: paged: one task holds the query heads of one KV head at one query
-            position (default: on unless a mod is given).
+        pack_gqa: paged: one task holds query heads of one KV head, at every
+            position (BNSD) or one (BSND) (default: on unless a mod is given).
 
     Returns:
         The kernel (assign it at module level for the fadsl CLI).
