@@ -118,3 +118,19 @@ def test_packed_positions_in_the_cpu_runtime(tmp_path: Path) -> None:
     meta = _sim(src, shape, out, ["--set", "kv_splits=3"])
     assert meta["consts"]["kv_splits"] == 3, meta["consts"]
     _check(meta, out)
+
+
+def test_a_view_moves_rows_across_heads(tmp_path: Path) -> None:
+    """tests/ir_samples/view.fir copies q to o in blocks of 16 rows of [B, N * S, D]
+    (7 positions a head: blocks start inside heads; the last is a tail)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    sample = root / "tests" / "ir_samples" / "view.fir"
+    cmd = [sys.executable, "-m", "fadsl", "run", str(sample), "--shape"]
+    cmd += ["B=2,N=3,S=7,D=16", "-o", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    q, o = (np.fromfile(tmp_path / f"{n}.bin", np.float16) for n in ("q", "o"))
+    assert q.size == 2 * 3 * 7 * 16 and np.array_equal(q, o)
