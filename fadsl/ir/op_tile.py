@@ -120,13 +120,18 @@ _DOT_ACC = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dot(ValueOp):
-    """out = op(a) @ op(b) in acc_dtype; op transposes when asked. Runs on the cube unit."""
+    """out = op(a) @ op(b) in acc_dtype; op transposes when asked. Runs on the cube unit.
+
+    ``l0_tile`` = [m, n, k] runs it as sub-dots of m x n x k on the cube
+    (``plan/l0_split.py``); empty (the default) lets the planner choose. It changes the
+    schedule, never the values."""
 
     a: Value
     b: Value
     transpose_a: bool = False
     transpose_b: bool = False
     acc_dtype: DType = DType.F32
+    l0_tile: Shape = ()
     OPERANDS: ClassVar[tuple[str, ...]] = ("a", "b")
 
     def infer(self, ctx: TypeContext) -> ValueType:

@@ -119,6 +119,8 @@ class BufferPlan:
     row_chunks: tuple[tuple[str, str, int, Expr], ...] = ()
     """Loops whose row-wise vector work runs in row chunks (``plan/row_chunk.py``):
     loop variable, its source line, rows of a chunk, rows per vector core."""
+    notes: tuple[str, ...] = ()
+    """Planner choices ``fadsl check`` prints (sub-dots, single-buffered loads)."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

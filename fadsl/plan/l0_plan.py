@@ -17,6 +17,7 @@ keeps their slots within it. The resource checker proves what is chosen, symboli
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
@@ -24,8 +25,10 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import DType, Shape, TileType
+from fadsl.plan import l0_split
 from fadsl.plan.buffer_plan import Buffer, round_up
 from fadsl.plan.event_pool import que_max_event
+from fadsl.plan.l0_split import SubDots
 from fadsl.plan.sides import Sides
 from fadsl.plan.vector_slots import camel, smax
 from fadsl.target import Target
@@ -61,32 +64,153 @@ def _dots(loop: ir.For) -> list[ir.Dot]:
     return out
 
 
+@dataclass(frozen=True)
+class L0Plan:
+    """The L0 buffers, the resident A operands (value -> its L0A buffer name) and the
+    dots that run as sub-dots (result name -> sizes, ``l0_split.py``)."""
+
+    buffers: list[Buffer]
+    resident: dict[str, str]
+    sub_dots: dict[str, SubDots] = field(default_factory=dict)
+
+
 def l0_buffers(
     sides: Sides, grid: ir.Grid, core: str, env: dict[str, Any], target: Target
 ) -> tuple[list[Buffer], dict[str, str]]:
     """The L0 buffers and the resident A operands (value -> its L0A buffer name)."""
+    p = plan_l0(sides, grid, core, env, target)
+    return p.buffers, p.resident
+
+
+def plan_l0(
+    sides: Sides, grid: ir.Grid, core: str, env: dict[str, Any], target: Target
+) -> L0Plan:
+    """Resident operands, sub-dots and the L0 queues at the plan's sizes.
+
+    As before sub-dots existed: A operands stay resident where every dot then fits
+    whole. A dot that does not fit whole is split (``l0_split.py``), keeping the
+    resident operands if the split allows it, else without them."""
     if not sides.dots:
-        return [], {}
+        return L0Plan([], {})
     a_of = {d.a for d in sides.dots}
-    resident = [v for v in resident_candidates(sides, grid) if v in a_of]
-    moved = [d for d in sides.dots if d.a not in resident]
-    res_bytes = sum(_pad(_tile_bytes(v), "L0A", target, env) for v in resident)
-    a_bytes = max(
-        (_pad(_bytes_of(*_a_shape(d)), "L0A", target, env) for d in moved), default=0
+    candidates = [v for v in resident_candidates(sides, grid) if v in a_of]
+    resident = candidates
+    if candidates and not _fits_whole(sides.dots, candidates, env, target):
+        resident = []
+    subs = _sub_dots(sides.dots, resident, env, target)
+    chosen = subs is not None and all(
+        d.l0_tile or d.result.name not in subs for d in sides.dots
     )
-    if resident and res_bytes + a_bytes > target.capacity("L0A"):
-        resident, moved = [], list(sides.dots)
-        res_bytes = 0
-        a_bytes = max(_pad(_bytes_of(*_a_shape(d)), "L0A", target, env) for d in moved)
+    if not chosen:  # a dot must be split: keep the resident operands if it can
+        for attempt in (candidates, []) if candidates else ([],):
+            subs = _sub_dots(sides.dots, attempt, env, target)
+            if subs is not None:
+                resident = attempt
+                break
+    if subs is None:  # nothing fits: the checker reports the whole dots' overflow
+        subs = _sub_dots(sides.dots, resident, env, target, auto=False) or {}
+    return _queues(sides, resident, subs, core, env, target)
+
+
+def _free_l0a(resident: list[ir.Value], env: dict[str, Any], target: Target) -> int:
+    res = sum(_pad(_tile_bytes(v), "L0A", target, env) for v in resident)
+    return target.capacity("L0A") - res
+
+
+def _fits_whole(
+    dots: list[ir.Dot], resident: list[ir.Value], env: dict[str, Any], target: Target
+) -> bool:
+    """Whether the moved A operands fit L0A beside the resident ones, one slot each."""
+    free = _free_l0a(resident, env, target)
+    return all(
+        _pad(_bytes_of(*_a_shape(d)), "L0A", target, env) <= free
+        for d in dots
+        if d.a not in resident
+    )
+
+
+def _sub_dots(
+    dots: list[ir.Dot],
+    resident: list[ir.Value],
+    env: dict[str, Any],
+    target: Target,
+    auto: bool = True,
+) -> dict[str, SubDots] | None:
+    """The dots that run as sub-dots (``l0_tile`` of a ``.fir``, or, with ``auto``,
+    those that do not fit whole in one slot); None if one fits in no sub-dot size."""
+    free = _free_l0a(resident, env, target)
+    if free < 0:
+        return None
+    caps_bc = (target.capacity("L0B"), target.capacity("L0C"))
+    out: dict[str, SubDots] = {}
+    for d in dots:
+        whole = l0_split.extents(d, env)
+        if whole is None:
+            continue
+        fixed = d.a in resident or d.transpose_a
+        caps = (None if d.a in resident else free,) + caps_bc
+        if d.l0_tile:
+            s = l0_split.given(d, whole, fixed)
+        elif not auto:
+            continue
+        else:
+            one = l0_split.SubDots(*whole, whole)
+            if l0_split.fits(d, one, caps, 1):
+                continue
+            found = l0_split.choose(d, whole, caps, fixed)
+            if found is None:
+                return None
+            s = found
+        if s.split:
+            out[d.result.name] = s
+    return out
+
+
+def _queues(
+    sides: Sides,
+    resident: list[ir.Value],
+    subs: dict[str, SubDots],
+    core: str,
+    env: dict[str, Any],
+    target: Target,
+) -> L0Plan:
+    """The resident buffers and the shared L0A/L0B/L0C queues, sized for each dot's
+    sub-dot (or the whole dot), double-buffered where two slots fit."""
+    moved = [d for d in sides.dots if d.a not in resident]
+    res_bytes = target.capacity("L0A") - _free_l0a(resident, env, target)
+
+    def pick(base: Pick, dims: tuple[int, int]) -> Pick:
+        def shape(d: ir.Dot) -> tuple[Shape, DType]:
+            full, dtype = base(d)
+            s = subs.get(d.result.name)
+            if s is None:
+                return full, dtype
+            sizes = (s.m, s.n, s.k)
+            return (
+                tuple(
+                    sympy.Integer(sizes[i]) if sizes[i] != s.whole[i] else e
+                    for i, e in zip(dims, full)
+                ),
+                dtype,
+            )
+
+        return shape
+
+    pick_a = pick(_a_shape, (0, 2))
+    pick_b = pick(_b_shape, (2, 1))
+    pick_c = pick(_c_shape, (0, 1))
+    a_bytes = max(
+        (_pad(_bytes_of(*pick_a(d)), "L0A", target, env) for d in moved), default=0
+    )
     depth = {
         "L0A": _depth(a_bytes, res_bytes, target.capacity("L0A")),
         "L0B": _depth(
-            _largest(sides.dots, _b_shape, "L0B", target, env),
+            _largest(sides.dots, pick_b, "L0B", target, env),
             0,
             target.capacity("L0B"),
         ),
         "L0C": _depth(
-            _largest(sides.dots, _c_shape, "L0C", target, env),
+            _largest(sides.dots, pick_c, "L0C", target, env),
             0,
             target.capacity("L0C"),
         ),
@@ -121,14 +245,14 @@ def l0_buffers(
                 sides.defs[v].loc,
             )
         )
-    for space, pos, name, pick, dots in (
-        ("L0A", "A2", "aL0", _a_shape, moved),
-        ("L0B", "B2", "bL0", _b_shape, list(sides.dots)),
-        ("L0C", "CO1", "cL0", _c_shape, list(sides.dots)),
+    for space, pos, name, pk, dots in (
+        ("L0A", "A2", "aL0", pick_a, moved),
+        ("L0B", "B2", "bL0", pick_b, list(sides.dots)),
+        ("L0C", "CO1", "cL0", pick_c, list(sides.dots)),
     ):
         if dots:
-            out.append(_shared(space, pos, name, pick, dots, core, depth[space], env))
-    return out, homes
+            out.append(_shared(space, pos, name, pk, dots, core, depth[space], env))
+    return L0Plan(out, homes, subs)
 
 
 def _depth(slot: int, fixed: int, capacity: int) -> int:
@@ -216,4 +340,4 @@ def _num(e: Expr, env: dict[str, Any]) -> float:
         return 0.0
 
 
-__all__ = ["l0_buffers", "resident_candidates"]
+__all__ = ["L0Plan", "l0_buffers", "plan_l0", "resident_candidates"]

@@ -36,7 +36,8 @@ from fadsl.plan import phases, ring, row_chunk
 from fadsl.plan.footprint_eval import exact
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.defer import saved_buffers
-from fadsl.plan.l0_plan import l0_buffers
+from fadsl.plan.l0_plan import L0Plan, plan_l0
+from fadsl.plan.l0_split import SubDots
 from fadsl.plan.l1_share import share
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
@@ -74,6 +75,9 @@ class Lowering:
 
     split: RowSplit = field(default_factory=RowSplit)
     """Every row block split between the AIVs, and the tiles held whole."""
+
+    sub_dots: dict[str, SubDots] = field(default_factory=dict)
+    """Dots that run as L0-sized sub-dots (result name -> sizes, ``l0_split.py``)."""
 
     post: Lowering | None = None
     """The post-phase grid's own plan (``plan/phases.py``): vector cores only, after
@@ -169,7 +173,7 @@ def _lower_phase(
         lambda v: _ub_used(_ub_buffers(v, vcore) + list(other_ub), target, env),
         target.capacity("UB"),
     )
-    cube_bufs, cube_homes, resident = _cube_buffers(
+    cube_bufs, cube_homes, l0 = _cube_buffers(
         sides, grid, queues, target, env, kernel.loc, set(rings)
     )
     buffers = tuple(cube_bufs) + tuple(_ub_buffers(vec, vcore)) + other_ub
@@ -191,6 +195,7 @@ def _lower_phase(
         row_chunks=tuple(
             (c.loop.var, c.loop.loc.short(), c.rows, c.core_rows) for c in vec.chunks
         ),
+        notes=_sub_dot_notes(sides, l0.sub_dots),
     )
     low = Lowering(
         kernel,
@@ -204,10 +209,25 @@ def _lower_phase(
         grid,
         env,
         rings,
-        resident,
+        l0.resident,
         split,
+        sub_dots=l0.sub_dots,
     )
     return replace(low, plan=replace(bp, fields=field_uses(low)))
+
+
+def _sub_dot_notes(sides: Sides, subs: dict[str, SubDots]) -> tuple[str, ...]:
+    return tuple(
+        f"cube sub-dots: %{d.result.name} ({d.loc.short()}) runs as "
+        f"{subs[d.result.name].text()}"
+        + (
+            " (l0_tile of the IR)"
+            if d.l0_tile
+            else ": its operands or result do not fit L0 whole"
+        )
+        for d in sides.dots
+        if d.result.name in subs
+    )
 
 
 def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
@@ -277,7 +297,7 @@ def _cube_buffers(
     env: dict[str, Any],
     kernel_loc: Any = None,
     rings: set[int] | None = None,
-) -> tuple[list[Buffer], dict[str, str], dict[str, str]]:
+) -> tuple[list[Buffer], dict[str, str], L0Plan]:
     out: list[Buffer] = []
     homes: dict[str, str] = {}
     core = "AIC" if target.split else "AICORE"
@@ -325,8 +345,8 @@ def _cube_buffers(
                 sides.defs[v].loc,
             )
         )
-    l0, resident = l0_buffers(sides, grid, core, env, target)
-    return out + l0, homes, resident
+    l0 = plan_l0(sides, grid, core, env, target)
+    return out + l0.buffers, homes, l0
 
 
 def _l1_key(v: ir.Value, role: dict[str, str]) -> tuple[object, ...]:

@@ -179,6 +179,7 @@ def _core_lines(report: ResourceReport, plan: BufferPlan) -> list[str]:
             f"({to_text(plan.post_tasks)}) after SyncAll<false>(), over the "
             f"{2 * c.block_dim} AIVs of the launch"
         )
+    lines += list(plan.notes)
     for name, shape, dtype in plan.scratch:
         nbytes = exact(sympy.Mul(*shape) * dtype.itemsize, report.env)
         lines.append(

@@ -1148,3 +1148,33 @@ CATALOGUE += (
         "multiply to the tensor's size: merge adjacent dims, do not resize them.",
     ),
 )
+
+SUB_DOT_FIR = """\
+kernel wide(
+    in x: f16[M, K],
+    in w: f16[K, N],
+    out y: f32[M, N],
+) consts(bm = 64) {
+  grid (i) in (cdiv(M, bm)) {
+    %xt = load() {src = x, index = [bm*i +: bm, 0 +: K], pad = 0} : f16[bm, K]
+    %wt = load() {src = w, index = [0 +: K, 0 +: N], pad = 0} : f16[K, N]
+    %y = dot(%xt, %wt) {l0_tile = [64, 48, 64]} : f32[bm, N]
+    store(%y) {dst = y, index = [bm*i +: bm, 0 +: N]}
+  }
+}
+"""
+"""A .fir whose dot asks for sub-dots that do not divide it (``ir_l0_tile_split``)."""
+
+CATALOGUE += (
+    Mistake(
+        "ir_l0_tile_split",
+        "A dot's `l0_tile` that does not divide it (textual IR)",
+        "`l0_tile = [m, n, k]` runs a dot as sub-dots of m x n x k on the cube "
+        "(docs/backend.md, \"Long KV rounds\"): each size must divide the dot's M, N "
+        "or K and be a multiple of 16. Pick such sizes, or remove the attribute and "
+        "let the planner split what does not fit L0.",
+        ("check", "k.fir", "--shape", "M=64,K=64,N=128"),
+        files={"k.fir": SUB_DOT_FIR},
+        shown="%y = dot(%xt, %wt) {l0_tile = [64, 48, 64]} : f32[bm, N]   # in k.fir",
+    ),
+)

@@ -72,6 +72,15 @@ class CoreEmitter:
         ring = self.ring_slot(value)
         return f"{self.ws[value]}[{ring[1]}]" if ring else self.ws[value]
 
+    def ws_at(self, value: str, offset: str) -> str:
+        """The GlobalTensor of exchange ``value`` at element ``offset`` of its slot."""
+        ring = self.ring_slot(value)
+        return (
+            f"{self.ws[value]}[{ring[1]} + {offset}]"
+            if ring
+            else f"{self.ws[value]}[{offset}]"
+        )
+
     @contextmanager
     def rebound(self, var: str, cxx: str) -> Iterator[None]:
         """Print IR loop variable ``var`` as ``cxx`` (code of a later iteration)."""

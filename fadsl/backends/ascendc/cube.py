@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 
-from fadsl.backends.ascendc import gm
+from fadsl.backends.ascendc import cube_subdot, gm
 from fadsl.backends.ascendc.core_emitter import positions
 from fadsl.backends.ascendc.cube_load import CubeLoads, ct_of
 from fadsl.backends.ascendc.names import buffer_len, source_comment
@@ -23,6 +23,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, isym
 from fadsl.ir.types import DType, TileType
+from fadsl.plan.l0_split import SubDots
 from fadsl.plan.plan_buffers import Lowering
 from fadsl.plan.ring import Ring
 from fadsl.plan.sides import CUBE
@@ -253,7 +254,80 @@ class CubeEmitter(CubeLoads):
             for d in (reversed(ta.shape) if op.transpose_a else ta.shape)
         )
         n = self.names.expr(tb.shape[0] if op.transpose_b else tb.shape[1])
+        split = self.low.sub_dots.get(op.result.name)
+        if split is not None:
+            rows = (self.names.expr(ta.shape[0]), self.names.expr(tb.shape[0]))
+            dims = cube_subdot.Dims(m, n, k, *rows)
+            return pre_a + pre_b + self._sub_mmad(op, a, b, split, dims)
         return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k)
+
+    def _sub_mmad(
+        self, op: ir.Dot, a: str, b: str, s: SubDots, dims: cube_subdot.Dims
+    ) -> list[Stmt]:
+        """The dot as sub-dots (plan/l0_split.py): loops over the split dimensions,
+        one L0C tile per (M, N) window accumulating over K, one Fixpipe each."""
+        off, loops = cube_subdot.loops(op, s, dims, self.names)
+        whole = self._mmad(op, a, b, str(s.m), str(s.n), str(s.k), str(s.k))
+        lines = [x.text for x in whole[0].body]  # type: ignore[attr-defined]
+        part_a = cube_subdot.load_a(op, s, dims, a, off)
+        part_b = cube_subdot.load_b(op, s, dims, b, off)
+        k_loop = next((lp for lp in loops if lp[0] == off["k"]), None)
+        init = f"{off['k']} == 0" if k_loop else "true"
+        inner: list[str] = []  # the K step: loads and Mmad
+        outer_pre: list[str] = []  # before the K loop: the L0C tile
+        outer_post: list[str] = []  # after it: Fixpipe
+        for x in lines:
+            if x.startswith("fadsl::LoadA") and part_a:
+                x = part_a
+            elif x.startswith("fadsl::LoadB") and part_b:
+                x = part_b
+            elif "AscendC::Mmad(" in x:
+                x = x.replace(", 0, false, true});", f", 0, false, {init}}});")
+            elif x.startswith("AscendC::Fixpipe("):
+                dst = self._window_dst(op, off, dims)
+                x = x.replace(
+                    f"AscendC::Fixpipe({self.ws_of(op.result.name)},",
+                    f"AscendC::Fixpipe({dst},",
+                )
+                x = x.replace(
+                    f'Field<uint32_t>({s.n}, "FixpipeParamsV220.dstStride")',
+                    f'Field<uint32_t>({dims.n}, "FixpipeParamsV220.dstStride")',
+                )
+            if "CrossCoreSetFlag" in x:
+                continue
+            if "cL0Tile" not in x or "AscendC::Mmad(" in x:
+                inner.append(x)
+            elif "AllocTensor" in x:
+                outer_pre.append(x)
+            else:  # EnQue, DeQue, Fixpipe, FreeTensor of the L0C tile
+                outer_post.append(x)
+        body: list[Stmt] = [Line(x) for x in inner]
+        if k_loop:
+            body = [Block(cube_subdot.header(*k_loop), tuple(body))]
+        mn: list[Stmt] = (
+            [Line(x) for x in outer_pre] + body + [Line(x) for x in outer_post]
+        )
+        for lp in reversed([lp for lp in loops if lp is not k_loop]):
+            mn = [Block(cube_subdot.header(*lp), tuple(mn))]
+        out: list[Stmt] = [Line(cube_subdot.comment(op, s))] + mn
+        if op.result in self.sides.to_vector:
+            out.append(
+                Line(
+                    f"AscendC::CrossCoreSetFlag<2, PIPE_FIX>({self.flag_of(op.result.name)});"
+                )
+            )
+        return [Block("", tuple(out))]
+
+    def _window_dst(
+        self, op: ir.Dot, off: dict[str, str], dims: cube_subdot.Dims
+    ) -> str:
+        """The workspace at the (M, N) window of a sub-dot: row m, column n."""
+        parts = ([f"{off['m']} * {dims.n}"] if off["m"] != "0" else []) + (
+            [off["n"]] if off["n"] != "0" else []
+        )
+        if not parts:
+            return self.ws_of(op.result.name)
+        return self.ws_at(op.result.name, " + ".join(parts))
 
     def _mmad(
         self, op: ir.Dot, a: str, b: str, m: str, n: str, k: str, k_valid: str

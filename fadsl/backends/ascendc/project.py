@@ -55,6 +55,7 @@ def build_project(
     """
     from fadsl.ir.text.printer import print_kernel
     from fadsl.plan.resource_report import report_json
+    from fadsl.plan.l0_split import annotate as annotate_sub_dots
     from fadsl.plan.ring import annotate
 
     from fadsl.backends.ascendc.emit import require_codegen
@@ -75,6 +76,7 @@ def build_project(
         files["include/fadsl_tile.h"] = f.read()
     shown = annotate(binding.kernel, low.lowering.rings)  # the .fir shows the rings
     shown = row_chunk.annotate(shown, low.lowering.vec)  # and the row chunks
+    shown = annotate_sub_dots(shown, low.lowering.sub_dots)  # and the sub-dots
     files[f"{binding.kernel.name}.fir"] = print_kernel(shown).encode()
     files.update(op_other_files(binding, op_context, files))
     resources = report_json(

@@ -459,6 +459,56 @@ __aicore__ inline void LoadB(const AscendC::LocalTensor<T>& dst, const AscendC::
     }
 }
 
+// Windows of an operand in L1 for a sub-dot (fadsl/plan/l0_split.py): the tile stays
+// whole in L1 (NZ, `srcRows` rows padded to 16) and only the fractals of the window move.
+
+// Rows [m0, m0 + m) and columns [k0, k0 + k) of A [srcRows x K] (NZ) -> L0A (Zz). Column
+// block k0 / C0 starts at k0 * srcRows, row strip m0 / 16 of it at m0 * C0: the window's
+// fractals of one row strip are `k / C0` fractals `srcRows / 16` apart, as in LoadA.
+template <typename T>
+__aicore__ inline void LoadAPart(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                 uint32_t srcRows, uint32_t m0, uint32_t k0, uint32_t m, uint32_t k)
+{
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    for (uint32_t i = 0; i < m / 16; ++i) {
+        const AscendC::LoadData2DParams params{0, Field<uint8_t>(k / c0, "LoadData2DParams.repeatTimes"),
+                                               Field<uint16_t>(srcRows / 16, "LoadData2DParams.srcStride"), 0, 0,
+                                               false, 0};
+        AscendC::LoadData(dst[i * k * 16], src[k0 * srcRows + (m0 + i * 16) * c0], params);
+    }
+}
+
+// Rows [k0, k0 + k) and columns [n0, n0 + n) of B [srcRows x N] (NZ, 16-bit) -> L0B (Zn):
+// one transposing LoadData per 16-row strip of the window, its fractals `srcRows / 16` apart.
+template <typename T>
+__aicore__ inline void LoadBPart(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                 uint32_t srcRows, uint32_t k0, uint32_t n0, uint32_t k, uint32_t n)
+{
+    static_assert(sizeof(T) == 2, "LoadData transposes only 16-bit fractals");
+    for (uint32_t i = 0; i < k / 16; ++i) {
+        const AscendC::LoadData2DParams params{0, Field<uint8_t>(n / 16, "LoadData2DParams.repeatTimes"),
+                                               Field<uint16_t>(srcRows / 16, "LoadData2DParams.srcStride"), 0, 0,
+                                               true, 0};
+        AscendC::LoadData(dst[i * n * 16], src[n0 * srcRows + (k0 + i * 16) * 16], params);
+    }
+}
+
+// B given as its transpose Bt [srcRows x K] (NZ): rows [n0, n0 + n) and columns [k0, k0 + k)
+// of Bt are, per column block of k, a contiguous run of n / 16 fractals (L0B's order).
+template <typename T>
+__aicore__ inline void LoadBTransposedPart(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                           uint32_t srcRows, uint32_t n0, uint32_t k0, uint32_t k, uint32_t n)
+{
+    constexpr uint32_t c0 = 32 / sizeof(T);
+    constexpr uint32_t fractal = 512 / sizeof(T);
+    for (uint32_t j = 0; j < k / c0; ++j) {
+        const uint32_t first = (k0 / c0 + j) * srcRows * c0 + n0 * c0;
+        const AscendC::LoadData2DParams params{0, Field<uint8_t>(n / 16, "LoadData2DParams.repeatTimes"), 1, 0, 0,
+                                               false, 0};
+        AscendC::LoadData(dst[j * (n / 16) * fractal], src[first], params);
+    }
+}
+
 }  // namespace fadsl
 
 #endif  // FADSL_TILE_H
