@@ -111,15 +111,43 @@ def lower(
     found = tuple(warnings(binding.kernel))
     if binding.target is None or not plan:
         return Lowered(binding, kernel, found)
-    return _prove(Lowered(binding, kernel, found), block_dim)
+    low = _prove(Lowered(binding, kernel, found), block_dim)
+    if low.error is None or not _l1_over(low):
+        return low
+    return _single_buffered(low, block_dim) or low
 
 
-def _prove(low: Lowered, block_dim: int | None) -> Lowered:
+def _l1_over(low: Lowered) -> bool:
+    assert low.report is not None
+    return any(s.space == "L1" for s in low.report.overflowing())
+
+
+def _single_buffered(low: Lowered, block_dim: int | None) -> Lowered | None:
+    """``low`` planned again with its L1 loads single-buffered (``plan/l1_fit.py``)
+    if that makes L1 fit; None if it does not."""
+    from dataclasses import replace
+
+    from fadsl.plan.l1_fit import single_buffered
+
+    kernel, notes = single_buffered(low.binding.kernel)
+    if not notes:
+        return None
+    binding = replace(low.binding, kernel=kernel)
+    alt = _prove(Lowered(binding, run_passes(binding), low.warnings), block_dim, notes)
+    return None if _l1_over(alt) else alt
+
+
+def _prove(low: Lowered, block_dim: int | None, notes: tuple[str, ...] = ()) -> Lowered:
+    from dataclasses import replace
+
     from fadsl.plan.check_resources import check, explain, tunable_names
     from fadsl.plan.plan_buffers import lower as plan_buffers
 
     target, env = low.target, low.binding.env()
     lowering = plan_buffers(low.ir, target, env)
+    if notes:
+        plan = replace(lowering.plan, notes=lowering.plan.notes + notes)
+        lowering = replace(lowering, plan=plan)
     report = check(lowering.plan, target, env, block_dim)
     error = explain(
         report,

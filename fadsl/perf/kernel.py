@@ -34,14 +34,16 @@ from fadsl.plan.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
 from fadsl.perf.post_phase import with_post
-from fadsl.plan import phases
+from fadsl.plan import l1_fit, phases
 from fadsl.perf.schedule import (
     Schedule,
     planned_chunks,
     planned_l0,
+    planned_sub_dots,
     scaled_env,
     schedule_of,
 )
+from fadsl.plan.l0_split import from_keys
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
 from fadsl.perf.atomic_phases import atomic_phases
@@ -139,9 +141,10 @@ class KernelModel:
         pos = grid.body.index(self.loop)
         self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
         self._auto = schedule is None
-        self._variants: dict[tuple[bool, int, int], KernelModel] = {}
+        self._variants: dict[tuple[Any, ...], KernelModel] = {}
         self.stages = self.kv_schedule.stages
-        b = StepBuilder(grid, self.loop, target, self.kv_schedule.resident_l0)
+        s = self.kv_schedule
+        b = StepBuilder(grid, self.loop, target, s.resident_l0, from_keys(s.sub_dots))
         self.before = b.steps(grid.body[:pos], "init")
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
@@ -153,15 +156,25 @@ class KernelModel:
         L0A, L0 depth: ``planned_l0``), unless a Schedule was given."""
         if not self._auto:
             return self
+        kernel, single = l1_fit.fit(self.kernel, self.target, env)
+        if single:  # the driver single-buffers the L1 loads (plan/l1_fit.py)
+            if ("l1",) not in self._variants:
+                self._variants[("l1",)] = KernelModel(kernel, self.target)
+            return self._variants[("l1",)].at(env)
         key = planned_l0(self.grid, self.loop, self.target, env) + (
             planned_chunks(self.kernel, self.target, env),
+            planned_sub_dots(self.grid, self.target, env),
         )
         s = self.kv_schedule
-        if key == (s.resident_l0, s.l0_buffers, s.row_chunks):
+        if key == (s.resident_l0, s.l0_buffers, s.row_chunks, s.sub_dots):
             return self
         if key not in self._variants:
             plan = dataclasses.replace(
-                s, resident_l0=key[0], l0_buffers=key[1], row_chunks=key[2]
+                s,
+                resident_l0=key[0],
+                l0_buffers=key[1],
+                row_chunks=key[2],
+                sub_dots=key[3],
             )
             self._variants[key] = KernelModel(self.kernel, self.target, plan)
         return self._variants[key]

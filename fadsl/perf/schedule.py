@@ -51,6 +51,7 @@ from typing import Any
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
+from fadsl.plan.l0_split import SubDotKey, as_key
 from fadsl.target import Target
 
 
@@ -66,6 +67,8 @@ class Schedule:
     shared_q_blocks: int = 1
     defer_update: bool = False
     row_chunks: int = 1
+    sub_dots: tuple[SubDotKey, ...] = ()
+    """Dots run as sub-dots (``plan/l0_split.py``; ``planned_sub_dots``)."""
 
     @property
     def lead(self) -> int:
@@ -83,6 +86,9 @@ class Schedule:
                 f", vector rows in {self.row_chunks} chunks"
                 if self.row_chunks > 1
                 else ""
+            )
+            + "".join(
+                f", %{k[0]} as {k[1]}x{k[2]}x{k[3]} sub-dots" for k in self.sub_dots
             )
         )
 
@@ -174,6 +180,19 @@ def _whole_rows_ub(
         cached = (kernel, passed, plan.footprint("UB", target.align("UB")))
         _CHUNKS[key] = cached
     return cached[1], cached[2]
+
+
+def planned_sub_dots(
+    grid: ir.Grid, target: Target, env: Mapping[str, Any]
+) -> tuple[SubDotKey, ...]:
+    """The dots the planner splits at ``env`` (``plan/l0_split.py``), as the
+    Schedule carries them."""
+    from fadsl.plan.l0_plan import plan_l0
+    from fadsl.plan.sides import classify
+
+    core = "AIC" if target.split else "AICORE"
+    subs = plan_l0(classify(grid, {}), grid, core, dict(env), target).sub_dots
+    return tuple(as_key(name, s) for name, s in sorted(subs.items()))
 
 
 def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:

@@ -22,15 +22,26 @@ from fadsl.perf.engines import load_lane, store_lane
 from fadsl.plan.tail_guard import in_place_hint, partial_blocks, tail_guard
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
+from fadsl.perf.sub_dot_steps import sub_dot_steps
+from fadsl.plan.l0_split import SubDots
 
 
 class StepBuilder:
     """Turns op sequences into engine steps, adding workspace transfers on split chips."""
 
     def __init__(
-        self, grid: ir.Grid, loop: ir.For, target: Target, resident: bool = False
+        self,
+        grid: ir.Grid,
+        loop: ir.For,
+        target: Target,
+        resident: bool = False,
+        sub_dots: dict[str, SubDots] | None = None,
     ) -> None:
         self.target = target
+        self.sub_dots = sub_dots or {}
+        """Dots the planner splits (plan/l0_split.py): one step per sub-dot."""
+        self.written: set[str] = set()
+        """Split dot results whose Fixpipe steps the sub-dot steps already made."""
         self.in_loop = {r.name for op in walk(loop.body) for r in op.results()}
         self.in_loop |= {a.name for a in loop.iter_args}
         self.resident = resident
@@ -43,6 +54,12 @@ class StepBuilder:
         self.producers = {r: op for op in ops for r in op.results()}
         self.to_cube = {
             v.name for op in ops if isinstance(op, ir.Dot) for v in (op.a, op.b)
+        }
+        self.vector_read = {
+            v.name
+            for op in ops
+            if not isinstance(op, ir.Dot)
+            for v in op.operand_values()
         }
         for arg, y in zip(loop.iter_args, loop.yields):
             self.side[arg.name] = side_of(self.producers.get(y))
@@ -99,6 +116,18 @@ class StepBuilder:
                 continue
             self.side[f"{name}@{side}"] = side
             work = {"ws_bytes": value_bytes(v)}
+            gm = f"{name}@gm>{side}"
+            if name in self.written:  # each sub-dot window has its own Fixpipe
+                read = Step(
+                    "AIV MTE2",
+                    "ws_read",
+                    f"ws {name} read (cube -> vector)",
+                    (gm,),
+                    (f"{name}@{side}",),
+                    work,
+                )
+                out.append(read)
+                continue
             if side == "vector":  # S or P @ V: Fixpipe writes, the vector MTE2 reads
                 writer, reader, arrow = "FIXPIPE", "AIV MTE2", "cube -> vector"
             else:  # P: the vector MTE3 writes, the cube MTE2 reads
@@ -149,6 +178,13 @@ class StepBuilder:
         uses = self._uses([op], "cube")
         res = op.result.name
         self.side[res] = "cube"
+        split = self.sub_dots.get(res)
+        if split is not None:
+            moved_a = "l0a_bytes" in work
+            written = self.split and res in self.vector_read
+            if written:
+                self.written.add(res)
+            return sub_dot_steps(op, split, uses, moved_a, written)
         bt = "^T" if op.transpose_b else ""
         what = f"{op.a.name} @ {op.b.name}{bt}"
         return [

@@ -69,6 +69,18 @@ class SubDots:
         return f"{self.total} sub-dots of {self.m} x {self.n} x {self.k} ({along})"
 
 
+SubDotKey = tuple[str, int, int, int, int, int, int]
+"""(dot result, m, n, k, M, N, K): a split as the Schedule carries it (hashable)."""
+
+
+def as_key(name: str, s: SubDots) -> SubDotKey:
+    return (name, s.m, s.n, s.k, *s.whole)
+
+
+def from_keys(keys: tuple[SubDotKey, ...]) -> dict[str, SubDots]:
+    return {k[0]: SubDots(k[1], k[2], k[3], (k[4], k[5], k[6])) for k in keys}
+
+
 def extents(d: ir.Dot, env: dict[str, Any]) -> tuple[int, int, int] | None:
     """The dot's M, N, K at ``env`` (None if a size is not bound)."""
     ta, tb = d.a.type, d.b.type
@@ -180,4 +192,14 @@ def _item(v: ir.Value) -> int:
     return t.dtype.itemsize
 
 
-__all__ = ["SubDots", "annotate", "choose", "extents", "fits", "given"]
+__all__ = [
+    "SubDotKey",
+    "SubDots",
+    "annotate",
+    "as_key",
+    "from_keys",
+    "choose",
+    "extents",
+    "fits",
+    "given",
+]

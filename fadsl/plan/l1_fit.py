@@ -1,0 +1,79 @@
+"""L1: the loads of a pipelined loop lose their double buffering where both slots do
+not fit (issue 16, "Long KV rounds").
+
+At block_kv = 512 (D = 128, fp16) a K or V block is 128 KiB; two slots of each, Q and
+the P received from the vector cores need 672 KiB of a 910B's 512 KiB L1. When the
+plan of a kernel overflows L1, the driver (``driver/lower.py``) plans it again with
+every pipelined loop whose loads go to L1 at ``stages = 1`` (the loads are then issued
+in their own iteration, not one ahead) and keeps that plan if L1 fits. The loop's
+``stages`` in the textual IR and ``fadsl check`` (a note, and each queue's slots) show
+what was chosen; the tile constant keeps its value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from fadsl.ir import nodes as ir
+from fadsl.passes.pipeline import queue_position
+from fadsl.target import Target
+
+
+def single_buffered(kernel: ir.Kernel) -> tuple[ir.Kernel, tuple[str, ...]]:
+    """``kernel`` with its pipelined loops that load into L1 at one stage, and a note
+    per loop changed (none changed: the kernel itself and no notes)."""
+    notes: list[str] = []
+
+    def body(ops: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
+        out = []
+        for op in ops:
+            if isinstance(op, (ir.Grid, ir.For)):
+                op = replace(op, body=body(op.body))
+            if isinstance(op, ir.For) and op.stages > 1 and _loads_l1(op):
+                notes.append(
+                    f"L1: the loads of loop `{op.var}` ({op.loc.short()}) are "
+                    f"single-buffered (stages {op.stages} -> 1): their "
+                    f"{op.stages} slots do not fit L1"
+                )
+                op = replace(op, stages=1)
+            out.append(op)
+        return tuple(out)
+
+    changed = replace(kernel, body=body(kernel.body))
+    return (changed, tuple(notes)) if notes else (kernel, ())
+
+
+def fit(
+    kernel: ir.Kernel, target: Target, env: Mapping[str, Any]
+) -> tuple[ir.Kernel, tuple[str, ...]]:
+    """The kernel (before the passes) whose L1 loads the plan at ``env`` keeps
+    double-buffered where they fit: ``kernel`` itself, or its single-buffered form
+    with the notes when only that fits L1 (what ``driver/lower.py`` chooses)."""
+    if not target.split or l1_fits(kernel, target, env):
+        return kernel, ()
+    alt, notes = single_buffered(kernel)
+    if notes and l1_fits(alt, target, env):
+        return alt, notes
+    return kernel, ()
+
+
+def l1_fits(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> bool:
+    from fadsl.passes import run_pipeline
+    from fadsl.plan.footprint_eval import exact
+    from fadsl.plan.plan_buffers import plan
+
+    bp = plan(run_pipeline(kernel, target), target, dict(env))
+    need = exact(bp.footprint("L1", target.align("L1")), dict(env))
+    return int(need) <= target.capacity("L1")
+
+
+def _loads_l1(loop: ir.For) -> bool:
+    return any(
+        isinstance(op, ir.Load) and queue_position(op.result, loop.body) in ("A1", "B1")
+        for op in loop.body
+    )
+
+
+__all__ = ["fit", "l1_fits", "single_buffered"]
