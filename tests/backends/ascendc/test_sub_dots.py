@@ -6,6 +6,7 @@ P @ V along K (the sub-dots accumulate in one L0C tile)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -76,6 +77,48 @@ def test_fa2_at_block_kv_512_fits_l0_as_sub_dots(
         assert used <= cap, rows[space]
     assert "%dot (fa2.py:77) runs as 4 sub-dots of 128 x 128 x 128 (4 along N)" in out
     assert "%dot_1 (fa2.py:88) runs as 8 sub-dots of 128 x 128 x 64 (8 along K)" in out
+
+
+def test_fa2_at_block_kv_512_single_buffers_k_and_v_to_fit_l1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fa2 = ROOT / "examples" / "fa2.py"
+    shape = "B=1,N=8,Sq=4096,Skv=4096,D=128"
+    args = ["check", str(fa2), "--target", "ascend910b2", "--shape", shape]
+    cli.main(args + ["--set", "block_kv=512"])
+    out = capsys.readouterr().out
+    l1 = next(ln.split() for ln in out.splitlines() if ln.startswith("L1 "))
+    assert int(l1[2].replace(",", "")) <= int(l1[3].replace(",", "")), l1
+    assert "loop `j` (fa2.py:73) are single-buffered (stages 2 -> 1)" in out
+    slots = {ln.split()[0]: ln.split()[6] for ln in out.splitlines() if " L1 " in ln}
+    assert slots["ktQ"] == slots["vtQ"] == "1"
+
+
+def test_the_model_charges_each_sub_dot() -> None:
+    """The kernel model reads the plan: one MTE1 and one CUBE step per sub-dot, one
+    Fixpipe per written window, and the single-buffered loads."""
+    from fadsl.commands import common
+    from fadsl.perf.kernel import KernelModel
+    from fadsl.target import get
+
+    ns = argparse.Namespace(
+        file=str(ROOT / "examples" / "fa2.py"),
+        kernel=None,
+        sets=["block_kv=512", "block_q=64"],
+        dtype=None,
+        shape="B=1,N=8,Sq=8192,Skv=8192,D=128",
+    )
+    binding = common.build(ns)
+    model = KernelModel(binding.kernel, get("ascend910b2")).at(binding.env())
+    names = [s.name for s in model.body]
+    assert model.stages == 1
+    assert sum("cube dot = qt @ kt^T [" in n for n in names) == 4
+    assert sum("cube dot_1 = p_1 @ vt [" in n for n in names) == 4
+    fix = [s for s in model.body if s.lane == "FIXPIPE"]
+    assert [s.name for s in fix].count("ws dot write (cube -> vector) [4/4]") == 1
+    # Q is resident: the sub-dots of S move only K windows ([D=128 x 128] fp16)
+    first = next(s for s in model.body if s.name.startswith("L1->L0 qt @ kt^T [1/4]"))
+    assert dict(first.work) == {"l0b_bytes": 128 * 128 * 2}
 
 
 def test_a_dot_that_fits_whole_is_not_split(
