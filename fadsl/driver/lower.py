@@ -18,7 +18,7 @@ Steps 3 and 4 are driver steps, not passes: they need values the IR does not hol
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from fadsl.driver.binding import Binding
@@ -47,6 +47,9 @@ class Lowered:
     """Bytes per memory and buffer, cores, fields (None without a target)."""
     error: ResourceError | None = None
     """Why the kernel does not fit (None: it fits, or nothing was checked)."""
+    as_written: Kernel | None = None
+    """The kernel before its L1 loads were single-buffered (``plan/l1_fit.py``), when
+    they were; ``binding.kernel`` and ``ir`` are then the single-buffered ones."""
 
     @property
     def target(self) -> Target:
@@ -76,10 +79,24 @@ class Lowered:
         return [as_text(w) for w in self.warnings]
 
     def plan_at(self, env: Mapping[str, Any]) -> BufferPlan:
-        """The buffer plan of the same IR at other sizes (``fadsl tune``, hints)."""
+        """The buffer plan of the same kernel at other sizes (``fadsl tune``, hints),
+        with its L1 loads single-buffered at the sizes where the driver would."""
+        from fadsl.plan.l1_fit import l1_fits_plan, single_buffered
         from fadsl.plan.plan_buffers import plan
 
-        return plan(self.ir, self.target, dict(env))
+        target, at = self.target, dict(env)
+        written = self.as_written or self.binding.kernel
+        double = self.ir if self.as_written is None else _passes(written, target)
+        bp = plan(double, target, at)
+        if l1_fits_plan(bp, target, at):
+            return bp
+        single, notes = single_buffered(written)
+        if not notes:
+            return bp
+        alt = plan(_passes(single, target), target, at)
+        if not l1_fits_plan(alt, target, at):
+            return bp
+        return replace(alt, notes=alt.notes + notes)
 
     def check_at(
         self, env: Mapping[str, Any], block_dim: int | None = None
@@ -88,6 +105,12 @@ class Lowered:
         from fadsl.plan.check_resources import check
 
         return check(self.plan_at(env), self.target, env, block_dim)
+
+
+def _passes(kernel: Kernel, target: Target) -> Kernel:
+    from fadsl.passes import run_pipeline
+
+    return run_pipeline(kernel, target)
 
 
 def run_passes(binding: Binding, until: str | None = None) -> Kernel:
@@ -125,21 +148,23 @@ def _l1_over(low: Lowered) -> bool:
 def _single_buffered(low: Lowered, block_dim: int | None) -> Lowered | None:
     """``low`` planned again with its L1 loads single-buffered (``plan/l1_fit.py``)
     if that makes L1 fit; None if it does not."""
-    from dataclasses import replace
-
     from fadsl.plan.l1_fit import single_buffered
 
     kernel, notes = single_buffered(low.binding.kernel)
     if not notes:
         return None
     binding = replace(low.binding, kernel=kernel)
-    alt = _prove(Lowered(binding, run_passes(binding), low.warnings), block_dim, notes)
+    first = Lowered(binding, run_passes(binding), low.warnings)
+    alt = _prove(first, block_dim, notes, as_written=low.binding.kernel)
     return None if _l1_over(alt) else alt
 
 
-def _prove(low: Lowered, block_dim: int | None, notes: tuple[str, ...] = ()) -> Lowered:
-    from dataclasses import replace
-
+def _prove(
+    low: Lowered,
+    block_dim: int | None,
+    notes: tuple[str, ...] = (),
+    as_written: Kernel | None = None,
+) -> Lowered:
     from fadsl.plan.check_resources import check, explain, tunable_names
     from fadsl.plan.plan_buffers import lower as plan_buffers
 
@@ -157,4 +182,6 @@ def _prove(low: Lowered, block_dim: int | None, notes: tuple[str, ...] = ()) -> 
         low.binding.kernel.loc,
         low.plan_at,
     )
-    return Lowered(low.binding, low.ir, low.warnings, lowering, report, error)
+    return Lowered(
+        low.binding, low.ir, low.warnings, lowering, report, error, as_written
+    )

@@ -15,7 +15,8 @@ the dot as sub-dots of ``m x n x k`` elements:
 The operands stay whole in L1; only their windows move to L0 (``fadsl::LoadAPart`` and
 friends in ``fadsl_tile.h``). A dot is split only when it does not fit whole (so every
 kernel that fitted is planned as before). The sizes chosen are those whose two slots
-fit each L0 memory, so the L0 queues stay double-buffered; failing that, one slot.
+fit each L0 memory, so the L0 queues stay double-buffered (sub-dots of at least 64
+along a split dimension); failing that, one slot.
 Among those, the fewest sub-dots win, then an unsplit M, then an unsplit N. An A
 operand resident in L0A (``l0_plan.py``) or given as its transpose is never split
 (only N is). The textual IR shows the choice as the dot's ``l0_tile = [m, n, k]``,
@@ -35,6 +36,9 @@ from fadsl.ir.expr import as_expr, evaluate
 from fadsl.ir.types import TileType
 
 FRACTAL = 16
+DOUBLE_MIN = 64
+"""Sub-dots of two slots are at least this long along each split dimension: a longer
+single-buffered sub-dot beats many short double-buffered ones (k = 16 Mmads)."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +97,14 @@ def extents(d: ir.Dot, env: dict[str, Any]) -> tuple[int, int, int] | None:
         return None
 
 
-def _steps(extent: int, fixed: bool) -> list[int]:
-    """Sub-dot sizes along one dimension: multiples of 16 that divide it, largest first."""
+def _steps(extent: int, fixed: bool, low: int) -> list[int]:
+    """Sub-dot sizes along one dimension: multiples of 16 that divide it, at least
+    ``low`` (or the whole extent), largest first."""
     if fixed or extent % FRACTAL:
         return [extent]
-    return [s for s in range(extent, 0, -FRACTAL) if extent % s == 0]
+    return [s for s in range(extent, 0, -FRACTAL) if extent % s == 0 and s >= low] or [
+        extent
+    ]
 
 
 def choose(
@@ -112,9 +119,10 @@ def choose(
     big_m, big_n, big_k = whole
     for slots in (2, 1):
         best: tuple[tuple[int, ...], SubDots] | None = None
-        for ms in _steps(big_m, fixed_a):
-            for ns in _steps(big_n, False):
-                for ks in _steps(big_k, fixed_a):
+        low = DOUBLE_MIN if slots == 2 else FRACTAL
+        for ms in _steps(big_m, fixed_a, low):
+            for ns in _steps(big_n, False, low):
+                for ks in _steps(big_k, fixed_a, low):
                     s = SubDots(ms, ns, ks, whole)
                     if not fits(d, s, caps, slots):
                         continue

@@ -18,6 +18,7 @@ from typing import Any
 
 from fadsl.ir import nodes as ir
 from fadsl.passes.pipeline import queue_position
+from fadsl.plan.buffer_plan import BufferPlan
 from fadsl.target import Target
 
 
@@ -60,11 +61,17 @@ def fit(
 
 
 def l1_fits(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> bool:
+    """Whether the plan of ``kernel`` (before the passes) at ``env`` fits L1."""
     from fadsl.passes import run_pipeline
-    from fadsl.plan.footprint_eval import exact
     from fadsl.plan.plan_buffers import plan
 
     bp = plan(run_pipeline(kernel, target), target, dict(env))
+    return l1_fits_plan(bp, target, env)
+
+
+def l1_fits_plan(bp: BufferPlan, target: Target, env: Mapping[str, Any]) -> bool:
+    from fadsl.plan.footprint_eval import exact
+
     need = exact(bp.footprint("L1", target.align("L1")), dict(env))
     return int(need) <= target.capacity("L1")
 
@@ -76,4 +83,4 @@ def _loads_l1(loop: ir.For) -> bool:
     )
 
 
-__all__ = ["fit", "l1_fits", "single_buffered"]
+__all__ = ["fit", "l1_fits", "l1_fits_plan", "single_buffered"]

@@ -121,11 +121,15 @@ def test_q_stays_in_l0a_and_l0b_l0c_are_double_buffered_where_they_fit() -> None
     assert l0["aL0"].values == ("dot_1",)  # only P @ V still loads L0A per iteration
 
 
-def test_nothing_resident_or_double_when_it_does_not_fit() -> None:
-    """block_q = block_kv = 256: Q (64 KiB) fills L0A alone, one K block fills L0B."""
+def test_dots_that_do_not_fit_l0_whole_run_as_double_buffered_sub_dots() -> None:
+    """block_q = block_kv = 256: Q (64 KiB) fills L0A alone, so it is not resident;
+    S (256 KiB f32) and P (128 KiB) do not fit whole, so both dots run as sub-dots
+    whose two slots fit each L0 memory (plan/l0_split.py). Before sub-dots nothing was
+    double-buffered there, and L0A and L0C overflowed."""
     low = _lower(_kernel("fa2", block_q=256, block_kv=256))
     l0 = {b.name: b.buffers for b in low.plan.buffers if b.space.startswith("L0")}
-    assert low.resident == {} and l0 == {"aL0": 1, "bL0": 1, "cL0": 1}
+    assert low.resident == {} and l0 == {"aL0": 2, "bL0": 2, "cL0": 2}
+    assert set(low.sub_dots) == {"dot", "dot_1"}
 
 
 def test_the_model_follows_the_l0_plan() -> None:
