@@ -62,11 +62,25 @@ def fit(
 
 def l1_fits(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> bool:
     """Whether the plan of ``kernel`` (before the passes) at ``env`` fits L1."""
-    from fadsl.passes import run_pipeline
     from fadsl.plan.plan_buffers import plan
 
-    bp = plan(run_pipeline(kernel, target), target, dict(env))
+    bp = plan(_passed(kernel, target), target, dict(env))
     return l1_fits_plan(bp, target, env)
+
+
+_PASSED: dict[tuple[int, str], tuple[ir.Kernel, ir.Kernel]] = {}
+
+
+def _passed(kernel: ir.Kernel, target: Target) -> ir.Kernel:
+    """``kernel`` after the passes, kept per kernel (the model asks at many sizes)."""
+    from fadsl.passes import run_pipeline
+
+    key = (id(kernel), target.name)
+    hit = _PASSED.get(key)
+    if hit is None or hit[0] is not kernel:
+        hit = (kernel, run_pipeline(kernel, target))
+        _PASSED[key] = hit
+    return hit[1]
 
 
 def l1_fits_plan(bp: BufferPlan, target: Target, env: Mapping[str, Any]) -> bool:
