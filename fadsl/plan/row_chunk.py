@@ -277,10 +277,10 @@ def _auto_regions(
     core_shape: Callable[[ir.Operand], Shape],
     env: dict[str, Any],
 ) -> list[Found]:
+    """The regions of the loops that can be chunked, when they all have the same
+    rows per vector core (one chunk is chosen for all); else none."""
     out = []
     for lp in loops:
-        if lp.row_chunk < 0:
-            continue
         try:
             out.append(_found(lp, sides, grid, pos_of, core_shape))
         except Refused:

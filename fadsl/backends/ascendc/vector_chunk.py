@@ -111,4 +111,14 @@ def _all_dirty(e: VectorEmitter) -> None:
     e.dirty |= {b.name for b in e.low.plan.in_space("UB")}
 
 
-__all__ = ["after", "before", "begins", "ends", "finish", "hoisted", "offset", "row0"]
+__all__ = [
+    "after",
+    "before",
+    "begins",
+    "ends",
+    "finish",
+    "hoisted",
+    "offset",
+    "row0",
+    "rows_offset",
+]
