@@ -86,6 +86,16 @@ def report_json(
             for a in plan.atomics
         ]
         out["atomic_bytes"] = report.atomic_bytes
+    if plan.row_chunks:  # only kernels whose vector rows run in chunks
+        out["row_chunks"] = [
+            {
+                "loop": var,
+                "source": where,
+                "rows": rows,
+                "rows_per_vector_core": exact(core_rows, report.env),
+            }
+            for var, where, rows, core_rows in plan.row_chunks
+        ]
     return out
 
 

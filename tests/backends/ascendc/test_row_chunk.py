@@ -5,6 +5,7 @@ the .fir shows and forces the chunk; `fadsl check` counts chunk-sized tiles."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,15 @@ def test_fa2_at_block_kv_256_fits_the_ub_of_coupled_chips(fa2, target: str) -> N
     report = _check(fa2, target, block_kv=256)
     assert report.fits, report.explanation
     assert "over 64 of the 128 rows of each tile at a time, 2 chunks" in report.table
+
+
+def test_check_json_lists_the_chunks(capsys: pytest.CaptureFixture) -> None:
+    argv = ["check", str(FA2), "--target", "ascend310p3", "--set", "block_kv=256"]
+    assert cli.main(argv + ["--json"]) == 0
+    chunks = json.loads(capsys.readouterr().out)["row_chunks"]
+    assert chunks == [
+        {"loop": "j", "source": "fa2.py:73", "rows": 64, "rows_per_vector_core": 128}
+    ]
 
 
 def test_fa2_at_block_kv_512_fits_the_910b2_ub(fa2) -> None:  # type: ignore[no-untyped-def]
