@@ -76,7 +76,14 @@ def as_expr(value: Any) -> Expr:
 
 
 def is_int_expr(e: Expr) -> bool:
-    return bool(e.is_integer)
+    """True when ``e`` is integer-valued: sympy's own assumption, or (where sympy cannot
+    tell, as for ``Mod(x, cdiv(G, block_q))``, whose divisor it cannot prove non-zero)
+    a sum, product, ``Mod``, ``Min`` or ``Max`` of integer-valued expressions."""
+    if e.is_integer is True:
+        return True
+    if e.is_Add or e.is_Mul or isinstance(e, (sympy.Mod, sympy.Min, sympy.Max)):
+        return all(is_int_expr(a) for a in e.args)
+    return False
 
 
 def free_names(e: Expr) -> frozenset[str]:

@@ -7,6 +7,8 @@ must use every op class.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from irutil import build_fa2, sample_paths
 
@@ -56,3 +58,17 @@ def test_samples_use_every_op_class() -> None:
         found |= _op_classes(parse_kernel(path.read_text(encoding="utf-8")).body)
     missing = sorted(c.__name__ for c in all_op_classes() if c not in found)
     assert not missing, f"no tests/ir_samples/*.fir uses: {', '.join(missing)}"
+
+
+GENERATED = Path(__file__).resolve().parents[2] / "generated"
+
+
+@pytest.mark.parametrize(
+    "path", sorted(GENERATED.glob("*/*.fir")), ids=lambda p: p.parent.name
+)
+def test_the_fir_that_compile_writes_parses_back(path: Path) -> None:
+    """`fadsl compile` writes `<kernel>.fir` for the user to read, edit and compile
+    again: every one in generated/ must parse and round-trip (a paged kernel's
+    `mod(x, cdiv(floordiv(N, Nkv), block_q))` block start used not to parse)."""
+    kernel = parse_kernel(path.read_text(encoding="utf-8"), str(path))
+    assert_round_trip(kernel)

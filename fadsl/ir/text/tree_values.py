@@ -18,7 +18,7 @@ from typing import Any
 import sympy
 
 from fadsl.errors import IRParseError, Loc
-from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, isym
+from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, is_int_expr, isym
 from fadsl.ir.expr_parse import ExprSyntaxError, check_defined, checked_int, checked_pow
 from fadsl.ir.nodes import Point, Slice
 from fadsl.ir.types import DType, MemSpace, QueueType, TileType
@@ -190,7 +190,7 @@ class ValueReader:
     def int_expr(self, node: Any, what: str = "a dimension") -> Expr:
         """A size, bound or index: an integer expression (no floats, fractions or inf)."""
         e = self.expr(node)
-        if e.is_integer is not True or e.has(sympy.oo, -sympy.oo):
+        if not is_int_expr(e) or e.has(sympy.oo, -sympy.oo):
             raise self.error(
                 f"{what} is an integer expression, not `{self._span_text(node)}`",
                 node,
