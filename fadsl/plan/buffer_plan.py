@@ -19,6 +19,7 @@ from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.types import DType, Shape
 
 if TYPE_CHECKING:
+    from fadsl.plan.l0_split import SubDots
     from fadsl.plan.api_fields import FieldUse
     from fadsl.plan.atomic_plan import AtomicSum
 
@@ -121,6 +122,8 @@ class BufferPlan:
     loop variable, its source line, rows of a chunk, rows per vector core."""
     notes: tuple[str, ...] = ()
     """Planner choices ``fadsl check`` prints (sub-dots, single-buffered loads)."""
+    sub_dots: tuple[tuple[str, str, SubDots], ...] = ()
+    """Dots run as sub-dots: result name, source line, sizes (``l0_split.py``)."""
 
     def in_space(self, space: str) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.space == space)

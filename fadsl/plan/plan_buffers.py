@@ -196,6 +196,11 @@ def _lower_phase(
             (c.loop.var, c.loop.loc.short(), c.rows, c.core_rows) for c in vec.chunks
         ),
         notes=_sub_dot_notes(sides, l0.sub_dots),
+        sub_dots=tuple(
+            (d.result.name, d.loc.short(), l0.sub_dots[d.result.name])
+            for d in sides.dots
+            if d.result.name in l0.sub_dots
+        ),
     )
     low = Lowering(
         kernel,

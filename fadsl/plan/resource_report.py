@@ -96,6 +96,20 @@ def report_json(
             }
             for var, where, rows, core_rows in plan.row_chunks
         ]
+    if plan.sub_dots:  # only kernels with a dot that does not fit L0 whole
+        out["sub_dots"] = [
+            {
+                "dot": name,
+                "source": where,
+                "m": s.m,
+                "n": s.n,
+                "k": s.k,
+                "counts": list(s.counts),
+            }
+            for name, where, s in plan.sub_dots
+        ]
+    if plan.notes:
+        out["notes"] = list(plan.notes)
     return out
 
 

@@ -79,6 +79,25 @@ def test_fa2_at_block_kv_512_fits_l0_as_sub_dots(
     assert "%dot_1 (fa2.py:88) runs as 8 sub-dots of 128 x 128 x 64 (8 along K)" in out
 
 
+def test_check_json_lists_the_sub_dots_only_when_there_are_any(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fa2 = ROOT / "examples" / "fa2.py"
+    shape = "B=1,N=8,Sq=4096,Skv=4096,D=128"
+    args = ["check", str(fa2), "--target", "ascend910b2", "--shape", shape, "--json"]
+    assert cli.main(args + ["--set", "block_kv=512"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["sub_dots"] == [
+        {"dot": "dot", "source": "fa2.py:77", "m": 128, "n": 128, "k": 128}
+        | {"counts": [1, 4, 1]},
+        {"dot": "dot_1", "source": "fa2.py:88", "m": 128, "n": 128, "k": 64}
+        | {"counts": [1, 1, 8]},
+    ]
+    assert any("single-buffered (stages 2 -> 1)" in n for n in got["notes"])
+    assert cli.main(args) == 0
+    assert not {"sub_dots", "notes"} & set(json.loads(capsys.readouterr().out))
+
+
 def test_fa2_at_block_kv_512_single_buffers_k_and_v_to_fit_l1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
