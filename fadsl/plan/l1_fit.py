@@ -52,7 +52,7 @@ def fit(
     """The kernel (before the passes) whose L1 loads the plan at ``env`` keeps
     double-buffered where they fit: ``kernel`` itself, or its single-buffered form
     with the notes when only that fits L1 (what ``driver/lower.py`` chooses)."""
-    if not target.split or l1_fits(kernel, target, env):
+    if l1_fits(kernel, target, env):
         return kernel, ()
     alt, notes = single_buffered(kernel)
     if notes and l1_fits(alt, target, env):
