@@ -10,7 +10,9 @@ over the modelled kernel time (fadsl/perf/kernel.py, lengths from
 that merges the parts (fadsl/perf/post_phase.py). Without split-KV (kv_splits=1) the
 grid has B * Nkv = 8 tasks per sequence batch of B=1, on 24 cores; with it, kv_splits
 is the value ``fadsl tune`` would choose among its candidates (the smallest modelled
-time, the example's block_q and stages).
+time, the example's block_q and stages), first with one page per KV block (as before
+blocks of several pages), then with the block (1 to 4 pages, those that fit) and the
+split count the model ranks first.
 
 Then Sq=4 (speculative decoding) at B=1 and B=8: a packed task holding one query
 position (the example, BSND) against one holding every (position, head) pair of its
@@ -25,6 +27,7 @@ import argparse
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -33,6 +36,8 @@ from fadsl import target as targets  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = "ascend910b2"
 PAGE, SKV, N, NKV, D = 128, 32768, 32, 8, 128
+BLOCKS = (128, 256, 384, 512)
+"""KV blocks tried: 1 to 4 pages (those that do not fit the chip are skipped)."""
 
 
 EXAMPLE = os.path.join(ROOT, "examples", "decode_paged.py")
@@ -45,11 +50,13 @@ its head group ((s, g) packing; BSND packs one position per task)."""
 
 
 def model(
-    b: int, splits: int, sq: int = 1, file: str = EXAMPLE
-) -> tuple[float, float, int, int, float]:
-    """(modelled seconds, fraction of HBM bandwidth, tasks, blockDim, post-phase
-    seconds) of the example at batch b with ``splits`` KV parts per task."""
+    b: int, splits: int, block_kv: int = PAGE, sq: int = 1, file: str = EXAMPLE
+) -> Row | None:
+    """The example (or ``file``) at batch b, Sq = ``sq``, with ``splits`` KV parts per
+    task and KV blocks of ``block_kv`` keys; None when that configuration does not fit
+    the chip (``fadsl check``'s plan at its own sizes)."""
     from fadsl.commands import common
+    from fadsl.driver.lower import lower
     from fadsl.perf.kernel import KernelModel
 
     t = targets.get(TARGET)
@@ -57,28 +64,52 @@ def model(
     args = argparse.Namespace(
         file=file,
         kernel=None,
-        sets=[f"kv_splits={splits}"],
+        sets=[f"kv_splits={splits}", f"block_kv={block_kv}"],
         dtype=None,
         shape=f"B={b},N={N},Nkv={NKV},Sq={sq},D={D},Pages={b * pages},"
         f"MaxPages={pages}",
     )
-    binding = common.build(args)
-    kt = KernelModel(binding.kernel, t).estimate(binding.model_env())
+    binding = common.build(args, target=t)
+    env = binding.model_env()
+    if not lower(binding, plan=False).check_at(env).ok:
+        return None
+    kt = KernelModel(binding.kernel, t).estimate(env)
     cache_bytes = 2 * b * SKV * NKV * D * 2
     fraction = cache_bytes / kt.time_s / t.rate("hbm_bytes_per_s")
-    return kt.time_s, fraction, kt.tasks, kt.block_dim, kt.post_s
+    return Row(
+        b, splits, block_kv, kt.time_s, fraction, kt.tasks, kt.block_dim, kt.post_s
+    )
 
 
-def decode_rows() -> list[tuple[int, int, float, float, int, int, float]]:
-    """(B, kv_splits, seconds, HBM fraction, tasks, blockDim, post seconds): per
-    batch, without split-KV, then with the split count tune would choose."""
+@dataclass(frozen=True)
+class Row:
+    b: int
+    splits: int
+    block_kv: int
+    seconds: float
+    fraction: float
+    tasks: int
+    block_dim: int
+    post_s: float
+
+
+def best(b: int, blocks: tuple[int, ...]) -> Row:
+    """The fastest fitting split-KV configuration with KV blocks among ``blocks``:
+    what ``fadsl tune`` chooses among its kv_splits (block_q and stages fixed)."""
     from fadsl.commands.tune_cmd import SPLIT_VALUES
 
+    rows = [model(b, k, kv) for k in SPLIT_VALUES if k > 1 for kv in blocks]
+    return min((r for r in rows if r is not None), key=lambda r: r.seconds)
+
+
+def decode_rows() -> list[Row]:
+    """Per batch: no split-KV (one page per block), split-KV with one page per block
+    (before issue 18's multi-page blocks), and split-KV with the block tune chooses."""
     out = []
     for b in (1, 8):
-        out.append((b, 1) + model(b, 1))
-        best = min((model(b, k), k) for k in SPLIT_VALUES if k > 1)
-        out.append((b, best[1]) + best[0])
+        no_split = model(b, 1)
+        assert no_split is not None
+        out += [no_split, best(b, (PAGE,)), best(b, BLOCKS)]
     return out
 
 
@@ -86,7 +117,7 @@ def packing_rows(sq: int = 4) -> list[tuple[str, int, int, float, float, int]]:
     """(packing, B, kv_splits, seconds, HBM fraction, tasks) at Sq = ``sq``
     (speculative decoding): one position per task (the example, BSND: what every
     packed kernel did before (s, g) packing) against (s, g) packing (BNSD), each
-    with the kv_splits tune would choose."""
+    with the kv_splits tune would choose (one page per KV block)."""
     from fadsl.commands.tune_cmd import SPLIT_VALUES
 
     out = []
@@ -96,9 +127,9 @@ def packing_rows(sq: int = 4) -> list[tuple[str, int, int, float, float, int]]:
             f.write(BNSD)
         for b in (1, 8):
             for name, file in (("one position", EXAMPLE), ("(s, g)", bnsd)):
-                best = min((model(b, k, sq, file), k) for k in SPLIT_VALUES)
-                seconds, fraction, tasks = best[0][:3]
-                out.append((name, b, best[1], seconds, fraction, tasks))
+                rows = [model(b, k, PAGE, sq, file) for k in SPLIT_VALUES]
+                r = min((r for r in rows if r is not None), key=lambda r: r.seconds)
+                out.append((name, b, r.splits, r.seconds, r.fraction, r.tasks))
     return out
 
 
@@ -125,17 +156,20 @@ def part3() -> None:
         f"{PAGE}, fp16; bandwidth = K and V bytes / modelled time"
     )
     print(
-        f"{'B':>3} {'kv_splits':>9} {'tasks':>5} {'cores':>5} {'time':>10} "
-        f"{'post':>8} {'HBM':>6}"
+        f"{'B':>3} {'kv_splits':>9} {'block_kv':>8} {'tasks':>5} {'cores':>5} "
+        f"{'time':>10} {'post':>8} {'HBM':>6}"
     )
-    for b, k, seconds, fraction, tasks, dim, post in decode_rows():
+    for r in decode_rows():
         print(
-            f"{b:>3} {k:>9} {tasks:>5} {dim:>5} {seconds * 1e6:8.1f} us "
-            f"{post * 1e6:5.1f} us {fraction:6.2f}"
+            f"{r.b:>3} {r.splits:>9} {r.block_kv:>8} {r.tasks:>5} {r.block_dim:>5} "
+            f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {r.fraction:6.2f}"
         )
     print(
-        "   kv_splits=1: no split-KV; post: the SyncAll and the merge of the parts "
-        "(included in time); issue 18's target is >= 0.70 with split-KV"
+        "   kv_splits=1: no split-KV; block_kv: keys per KV iteration (pages of "
+        f"{PAGE}); per batch the rows are: no split, split with one page per "
+        "block, split with the block and split count the model ranks first among "
+        "those that fit; post: the SyncAll and the merge of the parts (included in "
+        "time); issue 18's target is >= 0.70 with split-KV"
     )
     print_packing()
 

@@ -24,6 +24,7 @@ from fadsl.frontend.ops import (
     float8_e5m2,
     i32,
     inf,
+    pages,
 )
 from fadsl.frontend.tile_ops import (
     abs,
@@ -117,6 +118,7 @@ __all__ = [
     "log",
     "maximum",
     "minimum",
+    "pages",
     "row_max",
     "row_sum",
     "sigmoid",

@@ -144,6 +144,8 @@ def search(
     for n in (n for n in STRUCTURAL if n in tuned):
         shapes = [{**sh, n: v} for sh in shapes for v in STRUCTURAL[n]]
     grids = _block_grid(tuple(n for n in tuned if n not in STRUCTURAL))
+    if base.kdef is not None:  # values the kernel refuses (a paged block of 1.5 pages)
+        grids = [g for g in grids if base.kdef.allows(g)]
     total = len(grids) * len(shapes)
     if progress:
         progress.start(total)

@@ -136,7 +136,18 @@ class AttentionKernel(KernelDef):
                 hint="change the keywords of fd.attention; --set changes block_q, "
                 "block_kv, stages and scale (kv_splits with paged_kv)",
             )
+        if self.spec.paged_kv:
+            from fadsl.frontend.attention_args import check_paged_block
+
+            check_paged_block((consts or {}).get("block_kv"), self.spec, self.loc)
         return super().build(consts, dtype)
+
+    def allows(self, consts: Mapping[str, int]) -> bool:
+        """A paged kernel's block_kv is a whole number of pages."""
+        block = consts.get("block_kv")
+        return (
+            not self.spec.paged_kv or block is None or block % self.spec.page_size == 0
+        )
 
     def check_shape(self, shape: Mapping[str, int]) -> None:
         """N must be a multiple of Nkv (GQA / MQA)."""

@@ -191,3 +191,30 @@ def paged(
             hint="leave pack_gqa out (it is off when a mod is given)",
         )
     return True, size, pack
+
+
+def check_paged_block(block_kv: Any, spec: Any, loc: Loc) -> None:
+    """A paged kernel's KV block (``block_kv``, given with --set or by tune) is a whole
+    number of pages: each KV iteration loads block_kv / page_size pages."""
+    page = spec.page_size
+    if block_kv is None or (
+        isinstance(block_kv, int) and block_kv > 0 and block_kv % page == 0
+    ):
+        return
+    raise UsageError(
+        f"block_kv = {block_kv} with page_size = {page}: a KV block of a paged cache "
+        "is a whole number of pages",
+        loc,
+        notes=(
+            f"each KV iteration loads block_kv / page_size pages, one copy per page "
+            f"({_pages_text(block_kv, page)})",
+        ),
+        hint=f"use a multiple of {page}, e.g. --set block_kv={2 * page} (2 pages), "
+        "or leave block_kv out (one page)",
+    )
+
+
+def _pages_text(block_kv: Any, page: int) -> str:
+    if isinstance(block_kv, int):
+        return f"{block_kv} / {page} = {block_kv / page:g}"
+    return f"got {block_kv!r}"

@@ -87,9 +87,18 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
             has_default=True,
         )
     out.append(scale)
-    out += [p for p in base if p.kind == "const"]
+    consts = [p for p in base if p.kind == "const"]
+    if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
+        consts = [_paged_block_kv(p, spec.page_size) for p in consts]
+    out += consts
     check_extra_names(spec, out)
     return tuple(out)
+
+
+def _paged_block_kv(p: ParamSpec, page: int) -> ParamSpec:
+    if p.name != "block_kv":
+        return p
+    return ParamSpec("block_kv", "const", default=page, has_default=True)
 
 
 _RESERVED = frozenset(

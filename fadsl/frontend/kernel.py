@@ -153,6 +153,11 @@ class KernelDef:
         out.update(self.fixed_consts)
         return out
 
+    def allows(self, consts: Mapping[str, int]) -> bool:
+        """Whether tile constants ``consts`` (a configuration ``fadsl tune`` tries)
+        are values the kernel takes; a kernel with rules of its own says so."""
+        return True
+
     def build(self, consts: Mapping[str, Any] | None = None, dtype: DType | None = None):  # type: ignore[no-untyped-def]
         """Read the kernel with ``consts`` overriding the defaults; return ir.Kernel."""
         from fadsl.frontend.parser import build_kernel

@@ -276,6 +276,15 @@ class TensorRef:
                 current().here(),
                 hint="give one index or slice per dimension, e.g. q[b, h, rows, :]",
             )
+        if items and isinstance(items[0], Pages):
+            if self.view_shape is not None:
+                raise KernelSyntaxError(
+                    "fd.pages indexes a paged tensor itself, not a view of it",
+                    current().here(),
+                )
+            first = items[0]
+            index = tuple(_index(it, ext) for it, ext in zip(items[1:], shape[1:]))
+            return Block(self, (ir.Point(first.column),) + index, None, first)
         index = tuple(_index(it, ext) for it, ext in zip(items, shape))
         return Block(self, index, self.view_shape)
 
@@ -284,12 +293,47 @@ class TensorRef:
 
 
 @dataclass(frozen=True)
+class Pages:
+    """``fd.pages(table[b, c])``: the pages that a block table lists from column ``c``
+    on, as the first subscript of a paged tensor (``fd.load`` only)."""
+
+    table: str
+    row: tuple[Expr, ...]
+    column: Expr
+
+
+def pages(entry: Block) -> Pages:
+    """The pages of a KV block that spans several pages of a paged cache.
+
+    ``k_cache[fd.pages(block_table[b, c]), fd.ds(0, rows, valid), hk, :]`` names the
+    rows of the pages ``block_table[b, c]``, ``block_table[b, c + 1]``, ... one page
+    after another (``rows`` a multiple of the page's rows): ``fd.load`` reads them into
+    one tile, one copy per page. Rows at or past ``valid`` are a tail, and a page with
+    no row before ``valid`` is not read, nor is its block-table entry.
+    """
+    points = [ix for ix in getattr(entry, "index", ()) if isinstance(ix, ir.Point)]
+    if (
+        not isinstance(entry, Block)
+        or len(points) != len(entry.index)
+        or not entry.ref.dtype.is_int
+    ):
+        raise KernelSyntaxError(
+            "fd.pages takes one element of an integer block table, the column of the "
+            "first page: fd.pages(block_table[b, j * pages_per_block])",
+            current().here(),
+        )
+    return Pages(entry.ref.param.name, tuple(p.at for p in points[:-1]), points[-1].at)
+
+
+@dataclass(frozen=True)
 class Block:
-    """A tensor parameter with an index: the operand of fd.load / fd.store."""
+    """A tensor parameter with an index: the operand of fd.load / fd.store. ``pages``:
+    the first subscript is ``fd.pages(...)`` (a paged load)."""
 
     ref: TensorRef
     index: tuple[ir.Index, ...]
     view: tuple[Expr, ...] | None = None
+    pages: Pages | None = None
 
 
 def _index(item: Any, extent: Expr) -> ir.Index:

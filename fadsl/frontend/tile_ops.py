@@ -51,6 +51,16 @@ def load(block: Block, pad: float | None = None) -> Tile:
             current().here(),
         )
     pad_e = None if pad is None else scalar_operand(pad, "pad")
+    if block.pages is not None:
+        return emit_op(
+            ir.LoadPages,
+            hint=block.ref.param.name + "_t",
+            src=block.ref.param.name,
+            index=block.index,
+            pad=pad_e,
+            table=block.pages.table,
+            row=block.pages.row,
+        )
     return emit_op(
         ir.Load,
         hint=block.ref.param.name + "_t",
@@ -71,6 +81,7 @@ def store(block: Block, value: Tile) -> None:
             "fd.store takes an indexed tensor parameter such as o[b, h, rows, :]",
             current().here(),
         )
+    _no_pages(block)
     if not isinstance(value, Tile):
         raise KernelSyntaxError("fd.store stores a tile", current().here())
     t = current()
@@ -99,6 +110,7 @@ def atomic_add(block: Block, value: Tile) -> None:
             "fd.atomic_add takes an indexed output such as dq[b, h, rows, :]",
             current().here(),
         )
+    _no_pages(block)
     if not isinstance(value, Tile):
         raise KernelSyntaxError("fd.atomic_add adds a tile", current().here())
     t = current()
@@ -112,12 +124,21 @@ def atomic_add(block: Block, value: Tile) -> None:
     )
 
 
+def _no_pages(block: Block) -> None:
+    if getattr(block, "pages", None) is not None:
+        raise KernelSyntaxError(
+            "fd.pages(...) names pages to load; stores write ordinary blocks",
+            current().here(),
+        )
+
+
 def load_scalar(block: Block) -> Expr:
     """Read one element of a tensor as a scalar: an integer (a block-sparse table
     entry, a sequence start) or an f32 value (a per-head ALiBi slope).
 
     Example: ``q0 = fd.load_scalar(cu_seqlens_q[b])``
     """
+    _no_pages(block)
     index = []
     for ix in block.index:
         if not isinstance(ix, ir.Point) or block.view is not None:

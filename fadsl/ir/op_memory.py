@@ -22,6 +22,7 @@ from fadsl.ir.op_base import (
     Op,
     Param,
     ParamKind,
+    Point,
     Slice,
     TypeContext,
     Value,
@@ -97,6 +98,55 @@ class Load(ValueOp):
         assert isinstance(p.type, TensorType)
         _check_index(self.src, self.index, p.type, self.loc)
         return TileType(_index_shape(self.index), p.type.dtype)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadPages(Load):
+    """out = rows of consecutive pages of ``src`` [Pages, P, ...], each page named by a
+    block table: a KV block of a paged cache that spans several pages.
+
+    ``index[0]`` is ``Point(c)``, the block-table column of the block's first page;
+    ``index[1]`` is ``Slice(0, n * P, stop)``, the tile's rows, P per page: rows
+    ``i * P .. i * P + P - 1`` come from page ``table[row..., c + i]``. Rows at or past
+    ``stop`` are a tail (``pad``), and a page none of whose rows is before ``stop`` is
+    not read, nor is its block-table entry. The other indices are those of a Load.
+    """
+
+    table: str
+    row: tuple[Expr, ...] = ()
+    """The point indices of the table's row (the sequence ``b``)."""
+
+    def infer(self, ctx: TypeContext) -> ValueType:
+        p = _tensor_param(ctx, self.src, self.loc)
+        t = _tensor_param(ctx, self.table, self.loc).type
+        assert isinstance(p.type, TensorType) and isinstance(t, TensorType)
+        if not t.dtype.is_int or len(t.shape) != len(self.row) + 1:
+            raise DTypeError(
+                f"the block table `{self.table}` ({t}) of a paged load must be an "
+                f"integer tensor of rank {len(self.row) + 1} (one row per sequence)",
+                self.loc,
+                hint="give the table as fd.pages(block_table[b, first_column])",
+            )
+        ix = self.index
+        if not (
+            len(ix) >= 2
+            and isinstance(ix[0], Point)
+            and isinstance(ix[1], Slice)
+            and ix[1].start == 0
+        ):
+            raise ShapeError(
+                f"a paged load of `{self.src}` takes the pages as its first subscript "
+                "and their rows, from 0, as its second",
+                self.loc,
+                hint="write src[fd.pages(table[b, c]), fd.ds(0, rows, valid), ...]",
+            )
+        return Load.infer(self, ctx)
+
+    def page_rows(self, ctx: TypeContext) -> Expr:
+        """P: the rows of one page of ``src``."""
+        p = _tensor_param(ctx, self.src, self.loc)
+        assert isinstance(p.type, TensorType)
+        return p.type.shape[1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

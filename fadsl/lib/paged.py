@@ -4,9 +4,11 @@
 Written in the DSL like ``flash.py``, whose online-softmax step it shares. The cache is
 ``k_cache`` / ``v_cache`` ``[Pages, P, Nkv, D]``; sequence ``b`` owns the pages
 ``block_table[b, 0 .. cdiv(seqlens_kv[b], P) - 1]`` in order, and sees the keys
-``0 .. seqlens_kv[b] - 1``. The KV block of the loop is one page: each step reads the
-page's number from the block table (an indirect block index) and loads its rows of the
-KV head with one copy; rows past the sequence's end are a tail (padded, then masked).
+``0 .. seqlens_kv[b] - 1``. The KV block of the loop is ``block_kv`` keys, a multiple
+of the page size (default: one page): each step loads the pages of its block, which
+the block table names (``fd.pages``: an indirect block index), into one tile of K and
+one of V, one copy per page; rows past the sequence's end are a tail (padded, then
+masked), and pages past its last page are not read.
 Causal and window masks are bottom-right aligned to ``seqlens_kv[b]``.
 
 With ``spec.pack_gqa`` one task holds the query heads of one KV head (rows of the Q
@@ -45,10 +47,10 @@ def paged_attention(
     scale: fd.Scalar = "D ** -0.5",
     spec: object = None,
     block_q: int = 16,
+    block_kv: int = 128,
     stages: int = 2,
     kv_splits: int = 1,
 ):
-    page = spec.page_size
     group, parts = N // Nkv, 1
     tasks, blocks = N, fd.cdiv(Sq, block_q)
     if spec.pack_gqa:
@@ -89,11 +91,12 @@ def paged_attention(
         m = fd.full((block_q,), -fd.inf, fd.f32)
         l = fd.zeros((block_q,), fd.f32)
         acc = fd.zeros((block_q, D), fd.f32)
-        lo, hi = kv_blocks(spec, first, Sq, kv_len, span, page)
+        lo, hi = kv_blocks(spec, first, Sq, kv_len, span, block_kv)
         if kv_splits > 1:
             lo, hi = split_range(lo, hi, part, kv_splits)
         for j in fd.pipelined(lo, hi, stages=stages):
-            m, l, acc = page_step(spec, t, k_cache, v_cache, block_table, j, m, l, acc)
+            kv = (k_cache, v_cache, block_table, block_kv)
+            m, l, acc = block_step(spec, t, kv, j, m, l, acc)
         if kv_splits > 1:
             if packs_positions(spec):  # parts as o: [part, B, N * Sq(, D)]
                 o_block, out_lse = (
@@ -240,25 +243,19 @@ def lse_column(block: Any, m: Any, l: Any, rows: Any) -> None:
     fd.store(block, value[:, None] + fd.zeros((rows, 8), fd.f32))
 
 
-def page_step(
-    spec: Any,
-    t: Any,
-    k_cache: Any,
-    v_cache: Any,
-    block_table: Any,
-    j: Any,
-    m: Any,
-    l: Any,
-    acc: Any,
+def block_step(
+    spec: Any, t: Any, kv: Any, j: Any, m: Any, l: Any, acc: Any
 ) -> tuple[Any, Any, Any]:
-    """Block j of sequence t.b is page block_table[t.b, j]: one copy of its rows each."""
-    page = spec.page_size
-    pg = fd.load_scalar(block_table[t.b, j])
-    keys = fd.ds(0, page, t.kv_len - j * page)  # keys past the sequence's end: a tail
-    kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)
-    vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)
-    kv_idx = positions(j * page, page, 1)
-    return softmax_step(spec, t, kt, vt, kv_idx, j * page, m, l, acc, True)
+    """KV block j of sequence t.b: block_kv / P pages, the first of them
+    block_table[t.b, j * block_kv / P]; one copy per page into one tile each of K
+    and V (pages past the sequence's last are not read)."""
+    k_cache, v_cache, block_table, block_kv = kv
+    pages = fd.pages(block_table[t.b, fd.floordiv(j * block_kv, spec.page_size)])
+    keys = fd.ds(0, block_kv, t.kv_len - j * block_kv)  # past the sequence: a tail
+    kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)
+    vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)
+    kv_idx = positions(j * block_kv, block_kv, 1)
+    return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, True)
 
 
 def split_range(lo: Any, hi: Any, part: Any, parts: int) -> tuple[Any, Any]:

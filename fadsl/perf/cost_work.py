@@ -178,7 +178,7 @@ def _loop(op: ir.Op, w: Work, at: At) -> None:
     """A loop adds nothing itself: count_body counts its body, times its trips."""
 
 
-@cost(ir.Load)
+@cost(ir.Load, ir.LoadPages)
 def _load(op: ir.Load, w: Work, at: At) -> None:
     w.add("mte2_bytes", at.times * value_bytes(op.result))
 

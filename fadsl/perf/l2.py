@@ -102,7 +102,7 @@ def grid_loads(
     for op, in_loop in [(o, False) for o in grid.body] + [(o, True) for o in loop.body]:
         if not isinstance(op, ir.Load):
             continue
-        names = _names(op.index, via)
+        names = _names(op.index + getattr(op, "row", ()), via)  # a page's sequence
         axes = tuple(i for i, v in enumerate(grid.vars) if v in names)
         out.append((op, axes, in_loop))
     return out

@@ -297,6 +297,8 @@ def side_of(op: ir.Op | None) -> str:
 
 
 def label(op: ir.Op) -> str:
+    if isinstance(op, ir.LoadPages):  # one copy per page, each page's bytes charged
+        return f"load {op.result.name} ({op.src}, one copy per page)"
     if isinstance(op, ir.Load):
         return f"load {op.result.name} ({op.src})"
     if isinstance(op, ir.Store):

@@ -73,6 +73,7 @@ form = FORMS.register
 FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have forms")
 FORMS.not_applicable(
     ir.Load,
+    ir.LoadPages,
     ir.Store,
     ir.AtomicAdd,
     ir.LoadScalar,
@@ -168,7 +169,9 @@ def _reduce_form(op: ir.Reduce, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> 
     # 32-byte block (fadsl_tile.h RowReduce)
     block = elems_per_block(dt)
     rows = CeilDiv(s[0], block) * block
-    return Form("row_reduce", (TempSpec("reduce-work", (CeilDiv(s[1], per), rows), dt),))
+    return Form(
+        "row_reduce", (TempSpec("reduce-work", (CeilDiv(s[1], per), rows), dt),)
+    )
 
 
 def _le(a: Expr, n: int) -> bool:

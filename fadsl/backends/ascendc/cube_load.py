@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fadsl.backends.ascendc import gm
 from fadsl.backends.ascendc.core_emitter import CoreEmitter
+from fadsl.backends.ascendc.cube_pages import pages_nz
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError
@@ -53,6 +54,9 @@ class CubeLoads(CoreEmitter):
 
     def _nd2nz(self, op: ir.Load, var: str, user: ir.Value) -> list[Stmt]:
         """GM block -> NZ tile in L1; a contraction tail (rows of a B operand) is zeroed."""
+        if isinstance(op, ir.LoadPages):
+            zero = self._contracts_rows(user) or (op.pad is not None and op.pad == 0)
+            return pages_nz(self.low.kernel, op, var, zero, self.names)
         param = next(p for p in self.low.kernel.params if p.name == op.src)
         a = gm.access(ir.viewed(param, op.view), op.index, self.names)
         if a.col_tail and (op.pad is None or op.pad != 0):

@@ -37,7 +37,7 @@ def index_guards(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Stm
     out: list[Stmt] = []
     for d, (at, extent) in enumerate(zip(op.index, p.type.shape)):  # type: ignore[union-attr]
         if {s.name for s in at.free_symbols} & chosen:
-            out.append(_guard(at, extent, f"{op.src} index {d}", names))
+            out.append(guard(at, extent, f"{op.src} index {d}", names))
     return out
 
 
@@ -53,10 +53,11 @@ def value_guards(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Stm
         entry = found.setdefault((str(at), str(extent)), (at, extent, []))
         if f"{target} index {d}" not in entry[2]:
             entry[2].append(f"{target} index {d}")
-    return [_guard(at, ext, ", ".join(what), names) for at, ext, what in found.values()]
+    return [guard(at, ext, ", ".join(what), names) for at, ext, what in found.values()]
 
 
-def _guard(at: Expr, extent: Expr, what: str, names: Names) -> Block:
+def guard(at: Expr, extent: Expr, what: str, names: Names) -> Block:
+    """``if (at < 0 || at >= extent) Trap();`` (``what`` names the index)."""
     value, size = names.expr(at), names.expr(extent)
     return Block(
         f"if ({value} < 0 || {value} >= {size})",

@@ -210,12 +210,23 @@ def _after_own_stores() -> list[Stmt]:
 
 
 def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
+    _cube_only(op)
     v = op.result
     shift, size = _split(e, v)
     a = gm.access(ir.viewed(_param(e, op.src), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
     out = e._declare(v)
     out += _fill(e, v, e.var(v), op.pad, a, op.src)
     return out + _enque_deque(e, v)
+
+
+def _cube_only(op: ir.Load) -> None:
+    if isinstance(op, ir.LoadPages):
+        raise BackendError(
+            f"the pages of `{op.src}` are loaded for the vector cores; a load through "
+            "fd.pages feeds only dots (the cube loads it, one copy per page)",
+            op.loc,
+            hint="use the paged tile only as a dot operand",
+        )
 
 
 def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
@@ -230,6 +241,7 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         ]
     if isinstance(op, ir.Load):
         assert op.into is not None
+        _cube_only(op)
         v = op.result
         e.vars[v.name] = e.var(op.into)
         shift, size = _split(e, v)

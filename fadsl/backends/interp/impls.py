@@ -32,6 +32,7 @@ IMPLS: OpTable[Impl] = OpTable(
             "cube",
             "elementwise",
             "memory",
+            "pages",
             "queues",
             "random",
             "reductions",
