@@ -207,7 +207,7 @@ def _search_structure(
     binding = low.binding
     env = binding.model_env()
     columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
-    ok = tune_fit.fits(low, env, columns, grid, shape, BLOCK_VALUES)
+    ok = tune_fit.fits(low, env, columns, grid, shape)
     model = KernelModel(binding.kernel, target)
     out = []
     for i, g in enumerate(grid):

@@ -16,7 +16,6 @@ def fits(
     columns: dict[str, Any],
     grid: list[dict[str, int]],
     structure: dict[str, int],
-    values: tuple[int, ...],
 ) -> Any:
     """Which configurations of ``grid`` fit, as ``fadsl check`` would decide
     (``structure``: the values of ``stages`` / ``kv_splits`` the IR was built with).
@@ -30,7 +29,7 @@ def fits(
     """
     import numpy as np
 
-    lo, hi = _footprint_bounds(low, env, columns, values)
+    lo, hi = _footprint_bounds(low, env, columns)
     shape = (len(grid),)
     surely = np.ones(shape, dtype=bool)
     maybe = np.ones(shape, dtype=bool)
@@ -48,20 +47,21 @@ SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
 
 
 def _footprint_bounds(
-    low: Lowered, env: dict[str, Any], columns: dict[str, Any], values: tuple[int, ...]
+    low: Lowered, env: dict[str, Any], columns: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per space, the least and the largest footprint of every configuration under the
-    plans made at the current sizes and at the two extreme corners of the search."""
+    plans made at the current sizes and at the two extreme corners of the search (each
+    constant's least and largest value tried: a paged block_kv only whole pages)."""
     import numpy as np
 
     from fadsl.plan.footprint_eval import batch
 
     target = low.target
     names = list(columns)
-    small, large = min(values), max(values)
+    ends = [(int(np.min(columns[n])), int(np.max(columns[n]))) for n in names]
     corners = [
-        dict(zip(names, (small, large)[: len(names)])),
-        dict(zip(names, (large, small)[: len(names)])),
+        {n: e[k == 1] for k, (n, e) in enumerate(zip(names, ends))},
+        {n: e[k != 1] for k, (n, e) in enumerate(zip(names, ends))},
     ]
     lo: dict[str, Any] = {}
     hi: dict[str, Any] = {}

@@ -145,9 +145,9 @@ class AttentionKernel(KernelDef):
     def allows(self, consts: Mapping[str, int]) -> bool:
         """A paged kernel's block_kv is a whole number of pages."""
         block = consts.get("block_kv")
-        return (
-            not self.spec.paged_kv or block is None or block % self.spec.page_size == 0
-        )
+        if not self.spec.paged_kv or block is None:
+            return True
+        return block > 0 and block % self.spec.page_size == 0
 
     def check_shape(self, shape: Mapping[str, int]) -> None:
         """N must be a multiple of Nkv (GQA / MQA)."""

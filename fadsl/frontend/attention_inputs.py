@@ -197,10 +197,12 @@ def paged_block_pairs(
     consts: dict[str, Any],
     inputs: Mapping[str, np.ndarray],
 ) -> int:
-    """Task x page pairs without masks: every task of sequence b reads all its pages."""
+    """Task x KV-block pairs without masks: every task of sequence b reads all its
+    blocks (of ``block_kv`` keys, one page unless set)."""
     from fadsl.lib.paged import packs_positions
 
     bq = int(consts["block_q"])
+    bk = int(consts.get("block_kv", spec.page_size))
     tasks = shape["N"] * -(-shape["Sq"] // bq)
     group = shape["N"] // shape["Nkv"]
     if packs_positions(spec):  # block_q of a group's G * Sq rows
@@ -208,7 +210,7 @@ def paged_block_pairs(
     elif spec.pack_gqa:
         tasks = shape["Nkv"] * -(-group // bq) * shape["Sq"]
     lengths = inputs["seqlens_kv"].astype(np.int64)
-    return int(tasks * np.sum(-(-lengths // spec.page_size)))
+    return int(tasks * np.sum(-(-lengths // bk)))
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import sympy
 
-from fadsl.errors import DTypeError, Loc, ShapeError
+from fadsl.errors import DTypeError, Loc, ShapeError, UsageError
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import (
     DType,
@@ -142,11 +142,19 @@ class LoadPages(Load):
             )
         return Load.infer(self, ctx)
 
-    def page_rows(self, ctx: TypeContext) -> Expr:
-        """P: the rows of one page of ``src``."""
-        p = _tensor_param(ctx, self.src, self.loc)
-        assert isinstance(p.type, TensorType)
-        return p.type.shape[1]
+    def check_whole_pages(self, rows: int, page: int) -> None:
+        """Refuse a block of ``rows`` rows that is not a whole number of ``page``-row
+        pages (the interpreter and the planner call this with the bound sizes)."""
+        if rows > 0 and rows % page == 0:
+            return
+        raise UsageError(
+            f"a paged load of `{self.src}` takes {rows} rows, not a whole number of its "
+            f"pages of {page} rows",
+            self.loc,
+            notes=(f"rows {rows} / page {page} = {rows / page:g} pages",),
+            hint=f"make the rows of the block (the size of the second subscript) a "
+            f"multiple of {page}",
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

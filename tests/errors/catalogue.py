@@ -1178,3 +1178,54 @@ CATALOGUE += (
         shown="%y = dot(%xt, %wt) {l0_tile = [64, 48, 64]} : f32[bm, N]   # in k.fir",
     ),
 )
+
+PAGED_HAND = """\
+import fadsl as fd
+
+
+@fd.kernel(default_shape=dict(B=2, N=2, Sq=16, D=64, Pages=8, MaxPages=4))
+def paged(
+    q: fd.In("B", "N", "Sq", "D"),
+    k_cache: fd.In("Pages", 64, "N", "D"),
+    block_table: fd.In("B", "MaxPages", dtype=fd.i32),
+    o: fd.Out("B", "N", "Sq", "MaxPages", dtype=fd.f32),
+    block_kv: int = 96,
+):
+    for b, h in fd.grid(B, N):
+        qt = fd.load(q[b, h, fd.ds(0, 16), :], pad=0)
+        for j in fd.pipelined(fd.cdiv(MaxPages * 64, block_kv)):
+            pages = fd.pages(block_table[b, j * block_kv // 64])
+            keys = fd.ds(0, block_kv, MaxPages * 64 - j * block_kv)
+            kt = fd.load(k_cache[pages, keys, h, :], pad=0)
+            s = fd.dot(qt, kt, transpose_b=True)
+            fd.store(o[b, h, fd.ds(0, 16), fd.ds(j, 1)], fd.row_max(s)[:, None])
+"""
+"""A hand-written kernel that loads KV blocks of several pages (``fd.pages``)."""
+
+CATALOGUE += (
+    Mistake(
+        "paged_block_not_whole_pages",
+        "A paged kernel's `block_kv` that is not a whole number of pages",
+        "Each KV iteration of a paged kernel loads `block_kv / page_size` pages, one "
+        "copy per page: give `block_kv` as a multiple of the page size (`fadsl tune` "
+        "tries only those), or leave it out for one page per block "
+        "(docs/decode.md).",
+        ("check", "decode.py", "--shape", PAGED_SHAPE, "--set", "block_kv=24"),
+        files={"decode.py": PAGED_FILES["decode.py"]},
+        shown=f"fadsl check decode.py --shape {PAGED_SHAPE} --set block_kv=24"
+        "   # decode.py: fd.attention(..., paged_kv=True, page_size=16)",
+    ),
+    Mistake(
+        "paged_load_not_whole_pages",
+        "A load through `fd.pages` whose rows are not whole pages",
+        "A load whose first subscript is `fd.pages(table[b, c])` reads whole pages "
+        "one after another: the size of its second subscript must be a multiple of "
+        "the page's rows (the tensor's second dimension). Rows past the sequence are "
+        "bounded with `fd.ds(0, rows, valid)`, not by a smaller block.",
+        ("check", "hand.py", "--target", "ascend910b2"),
+        files={"hand.py": PAGED_HAND},
+        shown="    block_kv: int = 96,   # pages of 64 rows\n"
+        "...\n"
+        "            kt = fd.load(k_cache[pages, keys, h, :], pad=0)",
+    ),
+)

@@ -216,9 +216,16 @@ def test_check_tune_timeline_model_the_example(tmp_path: Any) -> None:
         from decode_model import decode_rows
     finally:
         sys.path.remove(str(root / "bench"))
-    rows = decode_rows()  # (B, kv_splits, s, fraction, tasks, blockDim, post s)
-    assert [r[:2] for r in rows][::2] == [(1, 1), (8, 1)]
-    assert [r[0] for r in rows] == [1, 1, 8, 8] and all(0 < r[3] <= 1 for r in rows)
-    assert rows[0][4] == 8  # B * Nkv packed tasks: the idle cores split-KV uses
-    assert rows[1][1] > 1 and rows[1][4] == 8 * rows[1][1] and rows[1][6] > 0
-    assert rows[1][3] > rows[0][3]  # split-KV: more cores stream the one sequence
+    rows = decode_rows()  # per batch: no split, split with 1 page, tune's block
+    no1, one1, best1, no8, one8, best8 = rows
+    assert [(r.b, r.splits, r.block_kv) for r in (no1, no8)] == [
+        (1, 1, 128),
+        (8, 1, 128),
+    ]
+    assert all(0 < r.fraction <= 1 for r in rows)
+    assert no1.tasks == 8  # B * Nkv packed tasks: the idle cores split-KV uses
+    assert one1.splits > 1 and one1.block_kv == 128 and one1.post_s > 0
+    assert one1.tasks == 8 * one1.splits
+    assert one1.fraction > no1.fraction  # split-KV: more cores stream the one sequence
+    for one, best in ((one1, best1), (one8, best8)):  # the block: fewer iterations
+        assert best.block_kv % 128 == 0 and best.seconds <= one.seconds

@@ -17,7 +17,6 @@ from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
 from fadsl.backends.interp.memory import _check_range, _fill, _gather, _gm, plan_block
 from fadsl.backends.interp.queues import write_slot
-from fadsl.errors import ExecutionError
 from fadsl.ir.expr import as_expr, isym
 from fadsl.ir.nodes import LoadPages, Point, Slice
 from fadsl.ir.types import TensorType
@@ -31,13 +30,7 @@ def _load_pages(op: LoadPages, fr: Frame) -> Any:
     assert isinstance(rows, Slice) and isinstance(op.index[0], Point)
     size = fr.static_int(rows.size, op.loc, "a block size")
     page = arr.shape[1]
-    if size % page:
-        raise ExecutionError(
-            f"a paged load of `{op.src}` takes {size} rows, not a multiple of its "
-            f"pages' {page} rows",
-            op.loc,
-            hint="make the KV block a whole number of pages",
-        )
+    op.check_whole_pages(size, page)
     fill = _fill(fr, op, p.type.dtype)
     stop = rows.stop
     bound = size if stop is None else fr.int_scalar(stop, op.loc, "a block bound")
