@@ -162,7 +162,7 @@ def part3() -> None:
     for r in decode_rows():
         print(
             f"{r.b:>3} {r.splits:>9} {r.block_kv:>8} {r.tasks:>5} {r.block_dim:>5} "
-            f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {r.fraction:6.2f}"
+            f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {r.fraction:6.3f}"
         )
     print(
         "   kv_splits=1: no split-KV; block_kv: keys per KV iteration (pages of "
