@@ -51,24 +51,12 @@ def load(block: Block, pad: float | None = None) -> Tile:
             current().here(),
         )
     pad_e = None if pad is None else scalar_operand(pad, "pad")
-    if block.pages is not None:
-        return emit_op(
-            ir.LoadPages,
-            hint=block.ref.param.name + "_t",
-            src=block.ref.param.name,
-            index=block.index,
-            pad=pad_e,
-            table=block.pages.table,
-            row=block.pages.row,
-        )
-    return emit_op(
-        ir.Load,
-        hint=block.ref.param.name + "_t",
-        src=block.ref.param.name,
-        index=block.index,
-        pad=pad_e,
-        view=block.view,
-    )
+    name = block.ref.param.name
+    fields = dict(hint=name + "_t", src=name, index=block.index, pad=pad_e)
+    if block.pages is not None:  # fd.pages(...): a block of several pages
+        pages = block.pages
+        return emit_op(ir.LoadPages, **fields, table=pages.table, row=pages.row)
+    return emit_op(ir.Load, **fields, view=block.view)
 
 
 def store(block: Block, value: Tile) -> None:
