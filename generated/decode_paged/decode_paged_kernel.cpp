@@ -11,6 +11,7 @@
 
 namespace {
 
+constexpr int64_t BLOCK_KV = 128;                    // tile constant `block_kv`
 constexpr int64_t BLOCK_Q = 16;                      // tile constant `block_q`
 constexpr int64_t KV_SPLITS = 1;                     // tile constant `kv_splits`
 constexpr int64_t STAGES = 2;                        // tile constant `stages`
@@ -45,19 +46,19 @@ public:
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * 128 * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 2 * 128 * BLOCK_Q);
-        pipe_.InitBuffer(kCacheTQ, 2, 128 * D * sizeof(half));
-        pipe_.InitBuffer(vCacheTQ, 2, 128 * D * sizeof(half));
+                                 2 * BLOCK_KV * BLOCK_Q);
+        pipe_.InitBuffer(kCacheTQ, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vCacheTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(t101L1, 1, 128 * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(t101L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 2, 128 * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, 128 * D * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(aL0, 2, BLOCK_KV * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -72,9 +73,9 @@ public:
             const int64_t x = task / (tiling_.Sq) %
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
-            // paged.py:68  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:70  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:81  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
+            // paged.py:83  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid(
@@ -106,270 +107,320 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
-                 jPre <
-                 fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
-                                     fadsl::CeilDiv<int64_t>(
-                                         fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                 jPre < fadsl::Min<int64_t>(
+                            fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
+                            fadsl::CeilDiv<int64_t>(
+                                fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                  ++jPre) {
-                // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                if (jPre < 0 || jPre >= tiling_.MaxPages) {
-                    // fadsl guard: block_table index 1 out of [0, MaxPages)
-                    AscendC::Trap();
-                }
-                const int64_t blockTableSNext =
-                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre)));
-                if (blockTableSNext < 0 || blockTableSNext >= tiling_.Pages) {
-                    // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                    AscendC::Trap();
-                }
-                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
-                    const int64_t validRows =
-                        fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre + seqlensKvS)));
-                    if (validRows > 0) {
+                    const int64_t kCacheTNextRows =
+                        fadsl::Valid(0, BLOCK_KV, (-(BLOCK_KV * jPre) + seqlensKvS));
+                    for (int64_t kCacheTNextPage = 0; kCacheTNextPage < BLOCK_KV / 128; ++kCacheTNextPage) {
+                        const int64_t kCacheTNextPageRows =
+                            fadsl::Valid(128 * kCacheTNextPage, 128, kCacheTNextRows);
+                        if (kCacheTNextPageRows <= 0) {
+                            break;  // past the sequence's last page: not read
+                        }
+                        const int64_t kCacheTNextPageCol = (kCacheTNextPage + ((BLOCK_KV * jPre) / (128)));
+                        if (kCacheTNextPageCol < 0 || kCacheTNextPageCol >= tiling_.MaxPages) {
+                            // fadsl guard: block_table column out of [0, MaxPages)
+                            AscendC::Trap();
+                        }
+                        const int64_t kCacheTNextPageNo = static_cast<int64_t>(
+                            block_tableGm.GetValue((tiling_.MaxPages * b + kCacheTNextPageCol)));
+                        if (kCacheTNextPageNo < 0 || kCacheTNextPageNo >= tiling_.Pages) {
+                            // fadsl guard: k_cache page out of [0, Pages)
+                            AscendC::Trap();
+                        }
                         fadsl::CopyNdToNz(
-                            kCacheTSlot,
-                            k_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext +
+                            kCacheTSlot[kCacheTNextPage * 128 * (32 / sizeof(half))],
+                            k_cacheGm[(128 * D * tiling_.Nkv * kCacheTNextPageNo +
                                        (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                             BLOCK_Q)))))],
-                            static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
-                        fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(validRows), D, 128);
+                            static_cast<uint32_t>(kCacheTNextPageRows), D, D * tiling_.Nkv, BLOCK_KV);
                     }
+                    fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(kCacheTNextRows), D, BLOCK_KV);
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
-                    const int64_t validRows =
-                        fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre + seqlensKvS)));
-                    if (validRows > 0) {
+                    const int64_t vCacheTNextRows =
+                        fadsl::Valid(0, BLOCK_KV, (-(BLOCK_KV * jPre) + seqlensKvS));
+                    for (int64_t vCacheTNextPage = 0; vCacheTNextPage < BLOCK_KV / 128; ++vCacheTNextPage) {
+                        const int64_t vCacheTNextPageRows =
+                            fadsl::Valid(128 * vCacheTNextPage, 128, vCacheTNextRows);
+                        if (vCacheTNextPageRows <= 0) {
+                            break;  // past the sequence's last page: not read
+                        }
+                        const int64_t vCacheTNextPageCol = (vCacheTNextPage + ((BLOCK_KV * jPre) / (128)));
+                        if (vCacheTNextPageCol < 0 || vCacheTNextPageCol >= tiling_.MaxPages) {
+                            // fadsl guard: block_table column out of [0, MaxPages)
+                            AscendC::Trap();
+                        }
+                        const int64_t vCacheTNextPageNo = static_cast<int64_t>(
+                            block_tableGm.GetValue((tiling_.MaxPages * b + vCacheTNextPageCol)));
+                        if (vCacheTNextPageNo < 0 || vCacheTNextPageNo >= tiling_.Pages) {
+                            // fadsl guard: v_cache page out of [0, Pages)
+                            AscendC::Trap();
+                        }
                         fadsl::CopyNdToNz(
-                            vCacheTSlot,
-                            v_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext +
+                            vCacheTSlot[vCacheTNextPage * 128 * (32 / sizeof(half))],
+                            v_cacheGm[(128 * D * tiling_.Nkv * vCacheTNextPageNo +
                                        (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                             BLOCK_Q)))))],
-                            static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
-                        fadsl::ZeroTailRows(vCacheTSlot, static_cast<uint32_t>(validRows), D, 128);
+                            static_cast<uint32_t>(vCacheTNextPageRows), D, D * tiling_.Nkv, BLOCK_KV);
                     }
+                    fadsl::ZeroTailRows(vCacheTSlot, static_cast<uint32_t>(vCacheTNextRows), D, BLOCK_KV);
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
-            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration j + 1, then stage B of j
             for (int64_t jAhead = 0;
-                 jAhead < fadsl::Min<int64_t>(
-                              1, fadsl::Min<int64_t>(
-                                     fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                     fadsl::CeilDiv<int64_t>(
-                                         fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
+                 jAhead <
+                 fadsl::Min<int64_t>(
+                     1, fadsl::Min<int64_t>(
+                            fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                            fadsl::CeilDiv<int64_t>(
+                                fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV)));
                  ++jAhead) {
-                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
-                     jPre1 < fadsl::Min<int64_t>(
-                                 fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
-                                 fadsl::CeilDiv<int64_t>(
-                                     fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                     jPre1 <
+                     fadsl::Min<int64_t>(
+                         fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
+                         fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                 BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                    if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
-                        // fadsl guard: block_table index 1 out of [0, MaxPages)
-                        AscendC::Trap();
-                    }
-                    const int64_t blockTableSNext1 =
-                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
-                    if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
-                        // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                        AscendC::Trap();
-                    }
-                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
-                        const int64_t validRows =
-                            fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre1 + seqlensKvS)));
-                        if (validRows > 0) {
+                        const int64_t kCacheTNext1Rows =
+                            fadsl::Valid(0, BLOCK_KV, (-(BLOCK_KV * jPre1) + seqlensKvS));
+                        for (int64_t kCacheTNext1Page = 0; kCacheTNext1Page < BLOCK_KV / 128;
+                             ++kCacheTNext1Page) {
+                            const int64_t kCacheTNext1PageRows =
+                                fadsl::Valid(128 * kCacheTNext1Page, 128, kCacheTNext1Rows);
+                            if (kCacheTNext1PageRows <= 0) {
+                                break;  // past the sequence's last page: not read
+                            }
+                            const int64_t kCacheTNext1PageCol =
+                                (kCacheTNext1Page + ((BLOCK_KV * jPre1) / (128)));
+                            if (kCacheTNext1PageCol < 0 || kCacheTNext1PageCol >= tiling_.MaxPages) {
+                                // fadsl guard: block_table column out of [0, MaxPages)
+                                AscendC::Trap();
+                            }
+                            const int64_t kCacheTNext1PageNo = static_cast<int64_t>(
+                                block_tableGm.GetValue((tiling_.MaxPages * b + kCacheTNext1PageCol)));
+                            if (kCacheTNext1PageNo < 0 || kCacheTNext1PageNo >= tiling_.Pages) {
+                                // fadsl guard: k_cache page out of [0, Pages)
+                                AscendC::Trap();
+                            }
                             fadsl::CopyNdToNz(
-                                kCacheTSlot1,
-                                k_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext1 +
+                                kCacheTSlot1[kCacheTNext1Page * 128 * (32 / sizeof(half))],
+                                k_cacheGm[(128 * D * tiling_.Nkv * kCacheTNext1PageNo +
                                            (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                                 BLOCK_Q)))))],
-                                static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
-                            fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
+                                static_cast<uint32_t>(kCacheTNext1PageRows), D, D * tiling_.Nkv, BLOCK_KV);
                         }
+                        fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(kCacheTNext1Rows), D,
+                                            BLOCK_KV);
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
+                    fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
                     bL0.EnQue(bL0Tile);
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(
                         cL0Tile, qtL0Tile, bL0Tile,
                         AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                            fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                             fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * 128 * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(128, "FixpipeParamsV220.dstStride"), false,
-                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                                         fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                         false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
-            for (int64_t j = 0; j < fadsl::Min<int64_t>(
-                                        fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                        fadsl::CeilDiv<int64_t>(
-                                            fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+            for (int64_t j = 0;
+                 j < fadsl::Min<int64_t>(
+                         fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                         fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                 BLOCK_KV));
                  ++j) {
                 for (int64_t jAhead = (j + 1);
-                     jAhead <
-                     fadsl::Min<int64_t>(
-                         (j + 2), fadsl::Min<int64_t>(
-                                      fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                      fadsl::CeilDiv<int64_t>(
-                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)));
+                     jAhead < fadsl::Min<int64_t>(
+                                  (j + 2), fadsl::Min<int64_t>(
+                                               fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                                               fadsl::CeilDiv<int64_t>(
+                                                   fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                   BLOCK_KV)));
                      ++jAhead) {
-                    // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
-                             fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
+                             fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                              fadsl::CeilDiv<int64_t>(
-                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                          ++jPre1) {
-                        // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                        if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
-                            // fadsl guard: block_table index 1 out of [0, MaxPages)
-                            AscendC::Trap();
-                        }
-                        const int64_t blockTableSNext1 =
-                            static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
-                        if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
-                            // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                            AscendC::Trap();
-                        }
-                        // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
-                            const int64_t validRows =
-                                fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre1 + seqlensKvS)));
-                            if (validRows > 0) {
+                            const int64_t kCacheTNext1Rows =
+                                fadsl::Valid(0, BLOCK_KV, (-(BLOCK_KV * jPre1) + seqlensKvS));
+                            for (int64_t kCacheTNext1Page = 0; kCacheTNext1Page < BLOCK_KV / 128;
+                                 ++kCacheTNext1Page) {
+                                const int64_t kCacheTNext1PageRows =
+                                    fadsl::Valid(128 * kCacheTNext1Page, 128, kCacheTNext1Rows);
+                                if (kCacheTNext1PageRows <= 0) {
+                                    break;  // past the sequence's last page: not read
+                                }
+                                const int64_t kCacheTNext1PageCol =
+                                    (kCacheTNext1Page + ((BLOCK_KV * jPre1) / (128)));
+                                if (kCacheTNext1PageCol < 0 || kCacheTNext1PageCol >= tiling_.MaxPages) {
+                                    // fadsl guard: block_table column out of [0, MaxPages)
+                                    AscendC::Trap();
+                                }
+                                const int64_t kCacheTNext1PageNo = static_cast<int64_t>(
+                                    block_tableGm.GetValue((tiling_.MaxPages * b + kCacheTNext1PageCol)));
+                                if (kCacheTNext1PageNo < 0 || kCacheTNext1PageNo >= tiling_.Pages) {
+                                    // fadsl guard: k_cache page out of [0, Pages)
+                                    AscendC::Trap();
+                                }
                                 fadsl::CopyNdToNz(
-                                    kCacheTSlot1,
-                                    k_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext1 +
+                                    kCacheTSlot1[kCacheTNext1Page * 128 * (32 / sizeof(half))],
+                                    k_cacheGm[(128 * D * tiling_.Nkv * kCacheTNext1PageNo +
                                                (D * ((x) / (fadsl::CeilDiv<int64_t>(
                                                                ((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))],
-                                    static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
-                                fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
+                                    static_cast<uint32_t>(kCacheTNext1PageRows), D, D * tiling_.Nkv,
+                                    BLOCK_KV);
                             }
+                            fadsl::ZeroTailRows(kCacheTSlot1, static_cast<uint32_t>(kCacheTNext1Rows), D,
+                                                BLOCK_KV);
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                        fadsl::LoadBTransposed(bL0Tile, kCacheT, D, 128);
+                        fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
                         bL0.EnQue(bL0Tile);
                         bL0Tile = bL0.DeQue<half>();
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::Mmad(
                             cL0Tile, qtL0Tile, bL0Tile,
                             AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
                                                 fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * 128 * BLOCK_Q], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
-                                             fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                             fadsl::Field<uint32_t>(128, "FixpipeParamsV220.dstStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // paged.py:258  kt = fd.load(k_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
-                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
-                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
+                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                                  fadsl::CeilDiv<int64_t>(
-                                     fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+                                     fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                    if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
-                        // fadsl guard: block_table index 1 out of [0, MaxPages)
-                        AscendC::Trap();
-                    }
-                    const int64_t blockTableSNext1 =
-                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
-                    if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
-                        // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                        AscendC::Trap();
-                    }
-                    // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
-                        const int64_t validRows =
-                            fadsl::Valid(0, 128, fadsl::Min<int64_t>(128, ((-128) * jPre1 + seqlensKvS)));
-                        if (validRows > 0) {
+                        const int64_t vCacheTNext1Rows =
+                            fadsl::Valid(0, BLOCK_KV, (-(BLOCK_KV * jPre1) + seqlensKvS));
+                        for (int64_t vCacheTNext1Page = 0; vCacheTNext1Page < BLOCK_KV / 128;
+                             ++vCacheTNext1Page) {
+                            const int64_t vCacheTNext1PageRows =
+                                fadsl::Valid(128 * vCacheTNext1Page, 128, vCacheTNext1Rows);
+                            if (vCacheTNext1PageRows <= 0) {
+                                break;  // past the sequence's last page: not read
+                            }
+                            const int64_t vCacheTNext1PageCol =
+                                (vCacheTNext1Page + ((BLOCK_KV * jPre1) / (128)));
+                            if (vCacheTNext1PageCol < 0 || vCacheTNext1PageCol >= tiling_.MaxPages) {
+                                // fadsl guard: block_table column out of [0, MaxPages)
+                                AscendC::Trap();
+                            }
+                            const int64_t vCacheTNext1PageNo = static_cast<int64_t>(
+                                block_tableGm.GetValue((tiling_.MaxPages * b + vCacheTNext1PageCol)));
+                            if (vCacheTNext1PageNo < 0 || vCacheTNext1PageNo >= tiling_.Pages) {
+                                // fadsl guard: v_cache page out of [0, Pages)
+                                AscendC::Trap();
+                            }
                             fadsl::CopyNdToNz(
-                                vCacheTSlot1,
-                                v_cacheGm[(128 * D * tiling_.Nkv * blockTableSNext1 +
+                                vCacheTSlot1[vCacheTNext1Page * 128 * (32 / sizeof(half))],
+                                v_cacheGm[(128 * D * tiling_.Nkv * vCacheTNext1PageNo +
                                            (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
                                                                                 BLOCK_Q)))))],
-                                static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, 128);
-                            fadsl::ZeroTailRows(vCacheTSlot1, static_cast<uint32_t>(validRows), D, 128);
+                                static_cast<uint32_t>(vCacheTNext1PageRows), D, D * tiling_.Nkv, BLOCK_KV);
                         }
+                        fadsl::ZeroTailRows(vCacheTSlot1, static_cast<uint32_t>(vCacheTNext1Rows), D,
+                                            BLOCK_KV);
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * 128 * BLOCK_Q], BLOCK_Q, 128, 128, BLOCK_Q);
+                fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                                  BLOCK_Q);
                 t101L1.EnQue(t101);
                 t101 = t101L1.DeQue<half>();
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, t101, BLOCK_Q, 128);
+                    fadsl::LoadA(aL0Tile, t101, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vCacheT, 128, D);
+                    fadsl::LoadB(bL0Tile, vCacheT, BLOCK_KV, D);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(D, "MmadParams.n"),
-                                            fadsl::Field<uint16_t>(128, "MmadParams.k"), 0, false, true});
+                    AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
+                                  AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
+                                                      false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
@@ -385,7 +436,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:259  vt = fd.load(v_cache[pg, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -396,11 +447,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:258)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:259)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:81)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:255)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:256)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:83)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:81)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:83)
     AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:219)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
@@ -435,21 +486,22 @@ public:
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * 128 * BLOCK_Q);
+                                2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 2 * 128 * BLOCK_Q);
+                                 2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, 256);
         pipe_.InitBuffer(lBuf, 256);
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(512, 2 * BLOCK_Q));
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(512, 2 * BLOCK_Q),
-                                                      64 * fadsl::CeilDiv<int64_t>(ROWS, 8)));
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(256 * BLOCK_Q, 2 * D * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, 512);
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t12PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
@@ -467,106 +519,70 @@ public:
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // paged.py:68  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:70  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:89  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // paged.py:91  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // paged.py:90  l = fd.zeros((block_q,), fd.f32)
+            // paged.py:92  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:91  acc = fd.zeros((block_q, D), fd.f32)
+            // paged.py:93  acc = fd.zeros((block_q, D), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
-            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
-            for (int64_t jPre = 0;
-                 jPre <
-                 fadsl::Min<int64_t>(fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
-                                     fadsl::CeilDiv<int64_t>(
-                                         fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
-                 ++jPre) {
-                // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                if (jPre < 0 || jPre >= tiling_.MaxPages) {
-                    // fadsl guard: block_table index 1 out of [0, MaxPages)
-                    AscendC::Trap();
-                }
-                const int64_t blockTableSNext =
-                    static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre)));
-                if (blockTableSNext < 0 || blockTableSNext >= tiling_.Pages) {
-                    // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                    AscendC::Trap();
-                }
-            }
-            // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):
-            for (int64_t j = 0; j < fadsl::Min<int64_t>(
-                                        fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                        fadsl::CeilDiv<int64_t>(
-                                            fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
+            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
+            for (int64_t j = 0;
+                 j < fadsl::Min<int64_t>(
+                         fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                         fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                 BLOCK_KV));
                  ++j) {
-                // paged.py:95  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
-                for (int64_t jPre1 = (j + 1);
-                     jPre1 < fadsl::Min<int64_t>(
-                                 fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, 128)),
-                                 fadsl::CeilDiv<int64_t>(
-                                     fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128));
-                     ++jPre1) {
-                    // paged.py:256  pg = fd.load_scalar(block_table[t.b, j])  [pipeline]
-                    if (jPre1 < 0 || jPre1 >= tiling_.MaxPages) {
-                        // fadsl guard: block_table index 1 out of [0, MaxPages)
-                        AscendC::Trap();
-                    }
-                    const int64_t blockTableSNext1 =
-                        static_cast<int64_t>(block_tableGm.GetValue((tiling_.MaxPages * b + jPre1)));
-                    if (blockTableSNext1 < 0 || blockTableSNext1 >= tiling_.Pages) {
-                        // fadsl guard: k_cache index 0, v_cache index 0 out of [0, Pages)
-                        AscendC::Trap();
-                    }
-                }
-                // paged.py:260  kv_idx = positions(j * page, page, 1)
+                // paged.py:257  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(idx, static_cast<int32_t>(128 * j), 128);
+                AscendC::CreateVecIndex(idx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
-                AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, 128);
+                AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * 128 * BLOCK_Q + row0 * 128], 64 * BLOCK_Q);
+                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
-                AscendC::Muls(t, dot, tiling_.scale, 64 * BLOCK_Q);
+                AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
-                if ((128 * j + 127) > (-tiling_.Sq + seqlensKvS + y)) {
+                if ((BLOCK_KV * j + BLOCK_KV - 1) > (-tiling_.Sq + seqlensKvS + y)) {
                     // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idxF, static_cast<float>((-tiling_.Sq + seqlensKvS + y)),
-                                               AscendC::CMPMODE::LE, 128);
+                                               AscendC::CMPMODE::LE, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            AscendC::Select(t41[r * 128], mask, t[r * 128], fadsl::NegInf(),
-                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                            AscendC::Select(t41[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                         }
                     }
                 }
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
-                if ((128 * j + 127) >= seqlensKvS) {
+                if ((BLOCK_KV * j + BLOCK_KV - 1) >= seqlensKvS) {
                     // flash.py:243  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idxF, static_cast<float>(seqlensKvS),
-                                               AscendC::CMPMODE::LT, 128);
+                                               AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            AscendC::Select(t42[r * 128], mask, t41[r * 128], fadsl::NegInf(),
-                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, 128);
+                            AscendC::Select(t42[r * BLOCK_KV], mask, t41[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
                         }
                     }
                 }
@@ -575,7 +591,7 @@ public:
                 AscendC::LocalTensor<float> t5 = tmp0Buf.Get<float>();
                 {
                     AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
-                    fadsl::RowMax(t5, t42, work, ROWS, 128);
+                    fadsl::RowMax(t5, t42, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
@@ -597,11 +613,11 @@ public:
                 AscendC::LocalTensor<float> t9 = t42.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t9, t42, t8, bcast, ROWS, 128, false);
+                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t9, t42, t8, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t9.ReinterpretCast<float>();
-                AscendC::Exp(t10, t9, 64 * BLOCK_Q);
+                AscendC::Exp(t10, t9, ROWS * BLOCK_KV);
                 // flash.py:215  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
@@ -617,17 +633,18 @@ public:
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
                 {
                     AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
-                    fadsl::RowSum(t14, t10, work, ROWS, 128);
+                    fadsl::RowSum(t14, t10, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
-                AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, 64 * BLOCK_Q);
+                AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
                 t101 = outQue.DeQue<half>();
-                AscendC::DataCopy(t101WsGm[(j) % 2 * 128 * BLOCK_Q + row0 * 128], t101, 64 * BLOCK_Q);
+                AscendC::DataCopy(t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t101,
+                                  ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 inQue.FreeTensor(t10);
                 outQue.FreeTensor(t101);
@@ -656,18 +673,20 @@ public:
                 AscendC::Muls(m, t6, 1.0f, ROWS);
             }
             // the deferred update of the last iteration of j
-            if (fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                    fadsl::CeilDiv<int64_t>(
-                                        fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) >
-                0) {
+            if (fadsl::Min<int64_t>(
+                    fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                    fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                            BLOCK_KV)) > 0) {
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12Prev = t12PrevBuf.Get<
-                    float>()[((fadsl::Min<int64_t>(
-                                   fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                   fadsl::CeilDiv<int64_t>(
-                                       fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
-                               1)) %
-                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                AscendC::LocalTensor<float> t12Prev =
+                    t12PrevBuf
+                        .Get<float>()[((fadsl::Min<int64_t>(
+                                            fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                                            fadsl::CeilDiv<int64_t>(
+                                                fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                BLOCK_KV)) -
+                                        1)) %
+                                      2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
@@ -676,19 +695,21 @@ public:
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, D, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
-                    FLAG_DOT1 + ((fadsl::Min<int64_t>(
-                                      fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
-                                      fadsl::CeilDiv<int64_t>(
-                                          fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
-                                  1)) %
-                                    2));
+                    FLAG_DOT1 +
+                    ((fadsl::Min<int64_t>(
+                          fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
+                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                                  BLOCK_KV)) -
+                      1)) %
+                        2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
                     dot1WsGm[((fadsl::Min<int64_t>(
-                                   fadsl::CeilDiv<int64_t>(seqlensKvS, 128),
+                                   fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
                                    fadsl::CeilDiv<int64_t>(
-                                       fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), 128)) -
+                                       fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
+                                       BLOCK_KV)) -
                                1)) %
                                  2 * D * BLOCK_Q +
                              row0 * D],
@@ -759,11 +780,11 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:89)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:90)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:91)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:260)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:260)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:91)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:92)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:93)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:257)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:257)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:213)
