@@ -107,6 +107,32 @@ class Lowered:
         return check(self.plan_at(env), self.target, env, block_dim)
 
 
+def whole_pages(kernel: Kernel) -> None:
+    """A paged load's rows are whole pages at the kernel's own tile constants
+    (``LoadPages.check_whole_pages``); tune and the overflow hints plan other sizes
+    without this check."""
+    from fadsl.ir import nodes as ir
+    from fadsl.ir.expr import as_expr, evaluate
+
+    env = {k: v for k, v in kernel.consts if isinstance(v, int)}
+    params = {p.name: p for p in kernel.params}
+    for op in _walk(kernel.body):
+        if isinstance(op, ir.LoadPages):
+            rows = op.index[1].size  # type: ignore[union-attr]
+            page = params[op.src].type.shape[1]  # type: ignore[union-attr]
+            try:
+                size = int(evaluate(as_expr(rows), env))
+            except (KeyError, TypeError, ValueError):
+                continue
+            op.check_whole_pages(size, int(page))
+
+
+def _walk(body: tuple[Any, ...]) -> Any:
+    for op in body:
+        yield op
+        yield from _walk(getattr(op, "body", ()))
+
+
 def _passes(kernel: Kernel, target: Target) -> Kernel:
     from fadsl.passes import run_pipeline
 
@@ -131,6 +157,7 @@ def lower(
     from fadsl.passes.lint import warnings
 
     kernel = run_passes(binding)
+    whole_pages(kernel)
     found = tuple(warnings(binding.kernel))
     if binding.target is None or not plan:
         return Lowered(binding, kernel, found)

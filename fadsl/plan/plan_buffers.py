@@ -40,7 +40,7 @@ from fadsl.plan.l0_plan import L0Plan, plan_l0
 from fadsl.plan.l0_split import SubDots
 from fadsl.plan.l1_share import share
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
-from fadsl.plan.sides import CUBE, Sides, classify, grid_of, walk
+from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.row_split import RowSplit, row_split
 from fadsl.plan.vector_plan import VectorPlanner
 from fadsl.plan.vector_slots import VecPlan, camel
@@ -154,7 +154,6 @@ def _lower_phase(
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
     sides = classify(grid, queues)
     _check_transposed_a(sides)
-    _check_pages(kernel, grid, env)
     split = row_split(sides, grid, target.split)
     rows = split.primary
     sums = atomic_sums(kernel)
@@ -251,19 +250,6 @@ def _check_transposed_a(sides: Sides) -> None:
                 d.loc,
                 hint="use fp16 or bf16 operands for this dot",
             )
-
-
-def _check_pages(kernel: ir.Kernel, grid: ir.Grid, env: dict[str, Any]) -> None:
-    """A paged load's rows are whole pages (``LoadPages.check_whole_pages``)."""
-    params = {p.name: p for p in kernel.params}
-    for op in walk(grid.body):
-        if not isinstance(op, ir.LoadPages):
-            continue
-        rows, page = op.index[1].size, params[op.src].type.shape[1]  # type: ignore[union-attr]
-        try:
-            op.check_whole_pages(int(evaluate(as_expr(rows), env)), int(page))
-        except (KeyError, TypeError, ValueError):
-            continue
 
 
 def _check_fractal(
