@@ -85,7 +85,7 @@ def test_two_pages_per_block_split_three_ways(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_four_pages_per_block_unpacked_with_lse(tmp_path: Path) -> None:
     """Heads not packed, causal, with the LSE, Sq = 4, block_kv = 4 pages (D = 64, so
-    a 512-key block fits L0B): 300 keys are one block of 3 pages, 768 keys (MaxPages
+    a 512-key block fits L0B without sub-dots): 300 keys are one block of 3 pages, 768 keys (MaxPages
     = 6) two blocks whose second would read columns 6 and 7 of the last row."""
     src = tmp_path / "decode_heads.py"
     src.write_text(UNPACKED)
