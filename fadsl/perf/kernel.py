@@ -8,8 +8,9 @@
    ``fadsl/perf/timeline_schedule.py`` (long loops: the schedule is run until it repeats
    itself with a constant period, then extended by that period -- exact for a periodic
    schedule);
-3. deals the tasks round-robin to ``blockDim`` cores (task t on core t mod blockDim,
-   tasks in grid order), each core running its tasks one after another, each task after
+3. deals the tasks to ``blockDim`` cores as the generated kernel does (round-robin in
+   grid order, or longest first in a snake: ``plan/task_order.py``, the same
+   expressions), each core running its tasks one after another, each task after
    ``task_overhead_cycles``; the kernel takes ``launch_overhead_cycles`` plus the busiest
    core's sum.
 
@@ -44,6 +45,7 @@ from fadsl.perf.schedule import (
     schedule_of,
 )
 from fadsl.plan.l0_split import from_keys
+from fadsl.plan.task_order import task_order
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
 from fadsl.perf.atomic_phases import atomic_phases
@@ -150,6 +152,8 @@ class KernelModel:
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
         self._loads = l2.grid_loads(grid, self.loop)
+        self.task_order = task_order(grid, int(target.rate("l2_bytes")))
+        """The order the generated kernel deals the tasks in (plan/task_order.py)."""
 
     def at(self, env: Mapping[str, Any]) -> KernelModel:
         """This model with the L0 decisions the planner makes at ``env`` (Q resident in
@@ -246,12 +250,13 @@ class KernelModel:
             engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
         pace = max(engines.values(), default=0.0)
         dim = bounds.block_dim
+        cores = self.dealt(env, extents, dim)[0]
         tasks = int(per_task.size)
         rounds = -(-tasks // dim) if tasks else 0
         hbm, l2b = self._traffic(env, timer, trips)
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
         return KernelTime(
-            time_s=e.launch_s + _busiest(per_task, dim) + phase_s,
+            time_s=e.launch_s + _busiest(per_task, cores) + phase_s,
             tasks=tasks,
             block_dim=dim,
             rounds=rounds,
@@ -268,7 +273,9 @@ class KernelModel:
             hits=dict(timer.hits),
             engine_iteration_s=engines,
             serial_iteration_s=sum(engines.values()),
-            lower_bound_s=e.launch_s + _busiest(e.task_s + pace * trips, dim) + phase_s,
+            lower_bound_s=e.launch_s
+            + _busiest(e.task_s + pace * trips, cores)
+            + phase_s,
             bounds=bounds,
             atomic_phase_s=phase_s,
         )
@@ -303,6 +310,17 @@ class KernelModel:
             "outputs; they need no model",
         )
 
+    def dealt(
+        self, env: Mapping[str, Any], extents: tuple[int, ...], dim: int
+    ) -> np.ndarray:
+        """For every task in grid order: the core that runs it and its position in
+        the order of dealing (round = position // dim), as the generated kernel has
+        them (``plan/task_order.py``; grid order round-robin without an order)."""
+        if self.task_order is not None and extents:
+            return self.task_order.dealt(env, extents, dim)
+        t = np.arange(int(np.prod(extents)) if extents else 1)
+        return np.stack([t % max(1, dim), t])
+
     def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
         """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py)."""
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
@@ -317,14 +335,18 @@ class KernelModel:
         )
         room = self.target.rate("l2_bytes") - dim * 2 * ws
         starts, stops = self._ranges(env, extents)
+        run = np.argsort(
+            self.dealt(env, extents, dim)[1]
+        )  # grid index at each position
         out: dict[str, float] = {}
         for load, axes, in_loop in shared:
             nbytes = float(exact(_bytes(load), env))
-            reads = nbytes * trips if in_loop else nbytes
+            reads = nbytes * trips if in_loop else np.full(trips.shape, nbytes)
             keys = l2.task_keys(extents, axes)
             if in_loop and l2.disjoint(keys, starts, stops):
                 keys = np.arange(keys.size)  # split-KV: each part reads its own blocks
-            out[load.src] = l2.hit_fraction(keys, reads, dim, room / len(shared))
+            share = room / len(shared)
+            out[load.src] = l2.hit_fraction(keys[run], reads[run], dim, share)
         return out
 
     def _ranges(
@@ -371,12 +393,11 @@ def _user_loc(loc: Any, kernel_loc: Any) -> Any:
     return kernel_loc
 
 
-def _busiest(per_task: np.ndarray, dim: int) -> float:
-    """The busiest core's sum when task t runs on core t mod ``dim``."""
+def _busiest(per_task: np.ndarray, cores: np.ndarray) -> float:
+    """The busiest core's sum when task t (grid order) runs on core ``cores[t]``."""
     if per_task.size == 0:
         return 0.0
-    idx = np.arange(per_task.size) % dim
-    return float(np.bincount(idx, weights=per_task, minlength=dim).max())
+    return float(np.bincount(cores, weights=per_task).max())
 
 
 def _makespan(sched: Scheduler) -> float:

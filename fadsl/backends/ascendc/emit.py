@@ -19,6 +19,7 @@ from fadsl.backends.ascendc.flag_ids import flag_ids, flag_list
 from fadsl.backends.ascendc.mangle import Mangler
 from fadsl.backends.ascendc.names import Names, ctype
 from fadsl.backends.ascendc.phases import drained_sync_all, post_class, with_phases
+from fadsl.backends.ascendc.task_loop import task_loop
 from fadsl.backends.ascendc.vector import VectorEmitter
 from fadsl.backends.ascendc.view import (
     Constant,
@@ -191,22 +192,11 @@ def _int(e: Expr, low: Lowering) -> int:
 
 
 def _classes(low: Lowering, names: Names, flags: dict[str, str], ws: dict[str, str], host: str):  # type: ignore[no-untyped-def]
-    grid = low.grid
-    ext = [names.expr(e) for e in grid.extents]
-    tasks = " * ".join(f"({e})" for e in ext) if ext else "1"
-    decomp = decompose(grid.vars, ext, names)
-    cube_loop = (
-        "for (int64_t task = AscendC::GetBlockIdx(); task < tasks; "
-        "task += AscendC::GetBlockNum())"
-    )
-    vec_loop = (
-        "for (int64_t task = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum(); "
-        "task < tasks; task += AscendC::GetBlockNum())"
-    )
-    header: list[Stmt] = [Line(f"const int64_t tasks = {tasks};")]
-    cube = CubeEmitter(low, names, flags, ws, header, cube_loop, decomp)
+    loop = task_loop(low.grid, names, int(low.target.rate("l2_bytes")))
+    header = loop.header
+    cube = CubeEmitter(low, names, flags, ws, header, loop.cube, loop.cube_prologue)
     vec = VectorEmitter(
-        low, names, flags, ws, header, vec_loop, decompose(grid.vars, ext, names)
+        low, names, flags, ws, header, loop.vector, loop.vector_prologue
     )
     aiv_only = low.plan.kernel_type == "AIV_ONLY"  # no dot: no AIC class, AIV_MODE
     return _phased(low, None if aiv_only else cube.core_class(host + "Cube"), vec, host)
@@ -226,15 +216,6 @@ def _phased(low: Lowering, cube: Any, vec: VectorEmitter, host: str):  # type: i
     if cube is not None:
         cube = with_phases(cube, kt, (), () if cast else None)
     return cube, vector
-
-
-def decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt]:
-    out: list[Stmt] = []
-    div = "task"
-    for v, e in zip(reversed(vars_), reversed(ext)):
-        out.append(Line(f"const int64_t {names.var(v)} = {div} % ({e});"))
-        div = f"{div} / ({e})"
-    return list(reversed(out))
 
 
 def _constants(

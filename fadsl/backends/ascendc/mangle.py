@@ -37,7 +37,7 @@ SCOPES = ("kernel", "entry", "host", "tiling")
 FIXED: dict[str, frozenset[str]] = {
     # kernel.cpp.j2 and the emitters (emit.py, cube.py, vector*.py, gm.py)
     "kernel": frozenset(
-        "Init Process pipe_ tiling_ tiling workspace tasks task group row0 ROWS "
+        "Init Process pipe_ tiling_ tiling workspace tasks task taskSlot coreCount taskRound taskPos taskGroup taskInGroup groupSize groupPoints group row0 ROWS "
         "WORKSPACE_BYTES_PER_CORE validRows rowValue r aL0Tile bL0Tile cL0Tile".split()
     ),
     # the entry's parameters and locals, plus the names CANN's ascendc_library stub gives its

@@ -59,7 +59,8 @@ def post_class(post: Lowering, names: Names, host: str) -> Any:
     """The post phase (``plan/phases.py``): a vector class whose task loop spreads the
     post grid over every AIV of the launch (the first grid's loop gives both AIVs of
     an AI Core one task)."""
-    from fadsl.backends.ascendc.emit import decompose, with_gm
+    from fadsl.backends.ascendc.emit import with_gm
+    from fadsl.backends.ascendc.task_loop import decompose
 
     grid = post.grid
     ext = [names.expr(e) for e in grid.extents]

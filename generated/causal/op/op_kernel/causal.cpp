@@ -62,11 +62,42 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-        for (int64_t task = AscendC::GetBlockIdx(); task < tasks; task += AscendC::GetBlockNum()) {
-            const int64_t b =
-                task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
-            const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
-            const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+        // longest tasks first, dealt in a snake (plan/task_order.py)
+        const int64_t coreCount = AscendC::GetBlockNum();
+        // Q-block-major groups of groupPoints (b, h) points: their K/V fit half the L2
+        const int64_t groupPoints = fadsl::Max<int64_t>(
+            1,
+            fadsl::Min<int64_t>(
+                tiling_.B * tiling_.N,
+                ((100663296) /
+                 (fadsl::Max<int64_t>(
+                     1, 4 * D * BLOCK_KV *
+                            fadsl::Min<int64_t>(
+                                fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                fadsl::CeilDiv<int64_t>(
+                                    fadsl::Max<int64_t>(
+                                        0, (tiling_.Skv - tiling_.Sq +
+                                            (BLOCK_Q * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - 1)) +
+                                            BLOCK_Q)),
+                                    BLOCK_KV)))))));
+        for (int64_t taskSlot = AscendC::GetBlockIdx();
+             taskSlot < fadsl::CeilDiv<int64_t>(tasks, coreCount) * coreCount; taskSlot += coreCount) {
+            const int64_t taskRound = ((taskSlot) / (coreCount));
+            const int64_t taskPos = ((taskSlot) % (coreCount));
+            const int64_t task =
+                (coreCount * taskRound + taskPos + ((coreCount - (2 * taskPos) - 1) * ((taskRound) % (2))));
+            if (task >= tasks) {
+                continue;
+            }
+            const int64_t taskGroup = ((task) / (groupPoints * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)));
+            const int64_t taskInGroup =
+                ((task) % (groupPoints * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)));
+            const int64_t groupSize =
+                fadsl::Min<int64_t>(groupPoints, (tiling_.B * tiling_.N - (groupPoints * taskGroup)));
+            const int64_t b = (((groupPoints * taskGroup + ((taskInGroup) % (groupSize)))) / (tiling_.N));
+            const int64_t h = (((groupPoints * taskGroup + ((taskInGroup) % (groupSize)))) % (tiling_.N));
+            const int64_t i =
+                (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - ((taskInGroup) / (groupSize)) - 1);
             // flash.py:59  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             fadsl::CopyNdToNz(
@@ -380,12 +411,42 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-        for (int64_t task = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum(); task < tasks;
-             task += AscendC::GetBlockNum()) {
-            const int64_t b =
-                task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
-            const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
-            const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+        // longest tasks first, dealt in a snake (plan/task_order.py)
+        const int64_t coreCount = AscendC::GetBlockNum();
+        // Q-block-major groups of groupPoints (b, h) points: their K/V fit half the L2
+        const int64_t groupPoints = fadsl::Max<int64_t>(
+            1,
+            fadsl::Min<int64_t>(
+                tiling_.B * tiling_.N,
+                ((100663296) /
+                 (fadsl::Max<int64_t>(
+                     1, 4 * D * BLOCK_KV *
+                            fadsl::Min<int64_t>(
+                                fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                                fadsl::CeilDiv<int64_t>(
+                                    fadsl::Max<int64_t>(
+                                        0, (tiling_.Skv - tiling_.Sq +
+                                            (BLOCK_Q * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - 1)) +
+                                            BLOCK_Q)),
+                                    BLOCK_KV)))))));
+        for (int64_t taskSlot = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
+             taskSlot < fadsl::CeilDiv<int64_t>(tasks, coreCount) * coreCount; taskSlot += coreCount) {
+            const int64_t taskRound = ((taskSlot) / (coreCount));
+            const int64_t taskPos = ((taskSlot) % (coreCount));
+            const int64_t task =
+                (coreCount * taskRound + taskPos + ((coreCount - (2 * taskPos) - 1) * ((taskRound) % (2))));
+            if (task >= tasks) {
+                continue;
+            }
+            const int64_t taskGroup = ((task) / (groupPoints * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)));
+            const int64_t taskInGroup =
+                ((task) % (groupPoints * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)));
+            const int64_t groupSize =
+                fadsl::Min<int64_t>(groupPoints, (tiling_.B * tiling_.N - (groupPoints * taskGroup)));
+            const int64_t b = (((groupPoints * taskGroup + ((taskInGroup) % (groupSize)))) / (tiling_.N));
+            const int64_t h = (((groupPoints * taskGroup + ((taskInGroup) % (groupSize)))) % (tiling_.N));
+            const int64_t i =
+                (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - ((taskInGroup) / (groupSize)) - 1);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
             // flash.py:60  q_idx = positions(i * block_q, block_q, 0)
             AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
