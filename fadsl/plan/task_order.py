@@ -139,6 +139,8 @@ def task_order(grid: ir.Grid, l2_bytes: int) -> TaskOrder | None:
     used = [a for a, v in enumerate(grid.vars) if v in names]
     if len(used) != 1 or len(grid.vars) < 2:
         return None
+    if any(isinstance(op, ir.LoadScalar) and op.name in names for op in grid.body):
+        return None  # lengths read per task (varlen, paged): not known before it
     for start, stop in bounds:
         var = next((s for s in stop.free_symbols if s.name == grid.vars[used[0]]), None)
         if var is None:
