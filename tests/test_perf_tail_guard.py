@@ -62,7 +62,21 @@ def test_partial_blocks_counts_the_blocks_past_the_bound() -> None:
         assert int(exact(n, {"Skv": skv, "block_kv": 128})) == want
 
 
-def test_the_causal_mask_is_charged_in_every_block() -> None:
-    """``keep & causal`` is not a position row against a bound: every block selects."""
+def _causal_ops(model: KernelModel, i: int) -> float:
+    env = dict(B=1, N=1, Sq=8192, Skv=8192, D=128, block_q=128, block_kv=128)
+    step = next(s for s in model.body if s.name.startswith("vector softmax"))
+    return float(exact(step.work["vector_ops"], {**env, "stages": 2, "i": i}))
+
+
+def test_the_causal_select_is_charged_only_to_blocks_crossing_the_diagonal() -> None:
+    """``where(keep & (kv_idx <= q_idx + Skv - Sq), s, -inf)`` runs as two selects;
+    the causal one (its compare and the rows' positions too) only in a block that
+    crosses the diagonal (plan/diag_guard.py): Q block 63 of 64 has 64 KV blocks
+    and one crossing, Q block 0 has one, crossing."""
     model = KernelModel(_kernel(causal=True), B2, Schedule(stages=2))
-    assert _softmax_ops(model, 4096) >= 6 * 128 * 128
+    plain = _softmax_ops(KernelModel(_kernel(), B2, Schedule(stages=2)), 8192)
+    rows, cols = 128, 128
+    causal = 2 * rows * cols + rows  # compare, select; the rows' offset
+    # the key positions feed both masks: made in every block
+    assert _causal_ops(model, 0) == pytest.approx(plain + cols + causal, abs=1)
+    assert _causal_ops(model, 63) == pytest.approx(plain + cols + causal / 64, abs=1)

@@ -45,6 +45,7 @@ from fadsl.perf.schedule import (
     schedule_of,
 )
 from fadsl.plan.l0_split import from_keys
+from fadsl.perf.unvalued import refuse_unvalued
 from fadsl.plan.task_order import task_order
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
@@ -151,6 +152,8 @@ class KernelModel:
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
+        names = {str(x) for s in self.body for e in s.work.values() for x in _syms(e)}
+        self._pointwise = bool(names & set(grid.vars))
         self._loads = l2.grid_loads(grid, self.loop)
         self.task_order = task_order(grid, int(target.rate("l2_bytes")))
         """The order the generated kernel deals the tasks in (plan/task_order.py)."""
@@ -203,6 +206,19 @@ class KernelModel:
             timer.chunked = (self.kv_schedule.row_chunks, chunked_steps(self.body))
         return timer
 
+    def _timer_at(
+        self, timer: Timer, env: Mapping[str, Any], extents: tuple[int, ...], which: Any
+    ) -> Timer:
+        """``timer`` for the tasks ``which`` (one trip count), or, when an
+        iteration's work depends on the grid point (a causal select guarded to the
+        blocks crossing the diagonal: perf/guard_share.py), a timer at the last of
+        those tasks' grid points."""
+        if not self._pointwise:
+            return timer
+        idx = np.unravel_index(int(np.flatnonzero(which)[-1]), extents)
+        point = {v: int(x) for v, x in zip(self.grid.vars, idx)}
+        return Timer(timer.engines, {**env, **point}, timer.hits)
+
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""
         sched = Scheduler(self.loop, timer, self.order, self.kv_schedule, trips)
@@ -225,7 +241,7 @@ class KernelModel:
     # -- the kernel ------------------------------------------------------------
 
     def estimate(self, env: Mapping[str, Any]) -> KernelTime:
-        self._refuse_unvalued(env)
+        refuse_unvalued(self.kernel, self.grid, self.loop, env)
         model = self.at(env)
         if model is not self:
             return model.estimate(env)
@@ -244,7 +260,8 @@ class KernelModel:
         e = timer.engines
         per_task = np.zeros(trips.shape)
         for n in np.unique(trips):
-            per_task[trips == n] = e.task_s + self.task_seconds(timer, int(n))
+            at = self._timer_at(timer, env, extents, trips == n)
+            per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
         engines: dict[str, float] = {}
         for s in self.body:
             engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
@@ -278,36 +295,6 @@ class KernelModel:
             + phase_s,
             bounds=bounds,
             atomic_phase_s=phase_s,
-        )
-
-    def _refuse_unvalued(self, env: Mapping[str, Any]) -> None:
-        """A grid extent or KV loop bound that needs a value the kernel reads at run
-        time, and that the kernel definition gives the model none for (its
-        ``modelled_scalars``), is refused by name rather than failing inside."""
-        reads = {
-            op.name: op.src for op in self.grid.body if isinstance(op, ir.LoadScalar)
-        }
-        bounds = (self.loop.start, self.loop.stop, *self.grid.extents)
-        needed = {str(s) for e in bounds for s in getattr(e, "free_symbols", ())}
-        missing = sorted(needed - set(env) - set(self.grid.vars))
-        if not missing:
-            return
-        what = ", ".join(
-            f"`{n}` (read from the input `{reads[n]}`)" if n in reads else f"`{n}`"
-            for n in missing
-        )
-        raise UsageError(
-            f"the kernel model cannot value the KV loop of `{self.kernel.name}`: its "
-            f"bounds need {what}, known only at run time, and the kernel gives the "
-            "model no value for it",
-            _user_loc(self.loop.loc, self.kernel.loc),
-            notes=(
-                "`fadsl tune` and `fadsl timeline` model a kernel from its shape and "
-                "constants; fd.attention kernels give values for their sequence "
-                "lengths (docs/cost-model.md)",
-            ),
-            hint="run fadsl check for the buffers, and fadsl run or sim for the "
-            "outputs; they need no model",
         )
 
     def dealt(
@@ -385,19 +372,15 @@ class KernelModel:
         return int(round(hbm)), int(round(l2b))
 
 
-def _user_loc(loc: Any, kernel_loc: Any) -> Any:
-    """``loc`` when it is in the kernel's own file (an ``@fd.kernel`` loop), else the
-    kernel's (a library program's loop: its ``fd.attention`` call)."""
-    if loc is not None and kernel_loc is not None and loc.file == kernel_loc.file:
-        return loc
-    return kernel_loc
-
-
 def _busiest(per_task: np.ndarray, cores: np.ndarray) -> float:
     """The busiest core's sum when task t (grid order) runs on core ``cores[t]``."""
     if per_task.size == 0:
         return 0.0
     return float(np.bincount(cores, weights=per_task).max())
+
+
+def _syms(e: Any) -> set[Any]:
+    return set(getattr(e, "free_symbols", ()))
 
 
 def _makespan(sched: Scheduler) -> float:

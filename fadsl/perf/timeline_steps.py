@@ -19,7 +19,7 @@ import sympy
 from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
 from fadsl.perf.engines import load_lane, store_lane
-from fadsl.plan.tail_guard import in_place_hint, partial_blocks, tail_guard
+from fadsl.perf.guard_share import tail_times
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
 from fadsl.perf.sub_dot_steps import sub_dot_steps
@@ -241,34 +241,6 @@ def chunked_steps(body: list[Step]) -> frozenset[int]:
     if not ends:
         return frozenset()
     return frozenset(id(body[k]) for k in vector if k <= ends[-1])
-
-
-def tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
-    """By ``id``: the KV-tail selects the Ascend C backend runs only in a block that
-    reaches past the bound, and the ops only their masks read (plan/tail_guard.py),
-    each with the share of the loop's blocks that run them: partial blocks / blocks."""
-    ops = walk(grid.body)
-    defs = {r: op for op in ops for r in op.results()}
-    readers: dict[ir.Value, list[ir.Op]] = {}
-    for op in ops:
-        for v in op.operand_values():
-            readers.setdefault(v, []).append(op)
-    for op in ops:
-        if isinstance(op, ir.For):
-            for v in (*op.inits, *op.yields):
-                readers.setdefault(v, []).append(op)
-    out: dict[int, Any] = {}
-    for op in loop.body:
-        g = tail_guard(op, defs, readers) if isinstance(op, ir.Where) else None
-        if g is None or not in_place_hint(op, loop.body):
-            continue
-        partial = partial_blocks(g, loop)
-        if partial is None:
-            continue
-        share = partial / sympy.Max(1, sympy.sympify(loop.stop))
-        for f in (*g.feeders, op):
-            out[id(f)] = share
-    return out
 
 
 def gate_first_step(out: list[Step]) -> None:

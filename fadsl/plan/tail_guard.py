@@ -37,6 +37,9 @@ class TailGuard:
     feeders: tuple[ir.Op, ...]
     """Ops read only by this select's mask, in program order of the chain
     (arange, casts and expand_dims, compare): run only under the guard."""
+    row: ir.Value | None = None
+    """A causal diagonal's row positions (``plan/diag_guard.py``): the bound is
+    then that of the first row, and a vector core adds its first row to it."""
 
     def last(self) -> Expr:
         """The position of the block's last column."""
@@ -66,16 +69,19 @@ def tail_guard(
     if not isinstance(src, ir.Arange):
         return None
     chain.append(src)
-    feeders = _only_for(chain, op, readers)
+    feeders = only_for(chain, op, readers)
     return TailGuard(op, src, bound, isinstance(cmp, ir.Lt), feeders)
 
 
-def _only_for(
-    chain: list[ir.Op], where: ir.Where, readers: Mapping[ir.Value, list[ir.Op]]
+def only_for(
+    chain: list[ir.Op],
+    where: ir.Where,
+    readers: Mapping[ir.Value, list[ir.Op]],
+    also: tuple[ir.Op, ...] = (),
 ) -> tuple[ir.Op, ...]:
     """The ops of ``chain`` (compare first, arange last) whose results only the
-    chain and ``where`` read, in program order (arange first)."""
-    inside: set[int] = {id(where)}
+    chain, ``where`` and the ops ``also`` read, in program order (arange first)."""
+    inside: set[int] = {id(where), *(id(op) for op in also)}
     out: list[ir.Op] = []
     for op in chain:
         uses = [r for v in op.results() for r in readers.get(v, [])]

@@ -12,12 +12,18 @@ the buffers either path may have left unfenced count as written.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
+from fadsl.plan.diag_guard import diag_guard
 from fadsl.plan.tail_guard import TailGuard, tail_guard
+
+_FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard}
+"""The guard each select form can have: the KV tail (a column mask), the causal
+diagonal (columns against rows, ``plan/diag_guard.py``)."""
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -31,11 +37,12 @@ def find(e: VectorEmitter, body: tuple[ir.Op, ...], first: int) -> dict[int, Tai
     mine = {id(op) for op in body}
     for op in body:
         form = e.vec.forms.get(pos)
-        if isinstance(op, ir.Where) and form is not None and form.name == "mask_cols":
-            g = tail_guard(op, e.sides.defs, e.sides.readers)
+        find_guard = _FINDERS.get(form.name) if form is not None else None
+        if isinstance(op, ir.Where) and find_guard is not None:
+            g = find_guard(op, e.sides.defs, e.sides.readers)
             if g is not None and _in_place(e, op):
                 feeders = tuple(f for f in g.feeders if id(f) in mine)
-                out[id(op)] = TailGuard(g.where, g.arange, g.bound, g.strict, feeders)
+                out[id(op)] = dataclasses.replace(g, feeders=feeders)
         pos += 1 + (count(op.body) + 1 if isinstance(op, ir.For) else 0)
     return out
 
@@ -70,8 +77,16 @@ def guarded(
     inner += calls()
     e.dirty |= before
     last = e.names.expr(guard.last())
-    cond = f"{last} {'>=' if guard.strict else '>'} {e.names.expr(guard.bound)}"
+    bound = guard.bound
+    if guard.row is not None:  # the diagonal at this vector core's first row
+        bound = bound + e.row_shift(guard.row)
+    cond = f"{last} {'>=' if guard.strict else '>'} {e.names.expr(bound)}"
+    what = (
+        "a block that crosses the diagonal has elements"
+        if guard.row is not None
+        else "a block that reaches past the bound has columns"
+    )
     return out + [
-        Line("// only a block that reaches past the bound has columns to mask"),
+        Line(f"// only {what} to mask"),
         Block(f"if ({cond})", tuple(inner)),
     ]

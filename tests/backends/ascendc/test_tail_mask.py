@@ -1,4 +1,5 @@
-"""The KV tail mask runs only in the block that has a tail (issue 16, vector clean-up):
+"""The KV tail mask runs only in the block that has a tail (issue 16, vector clean-up),
+the causal mask only in blocks that cross the diagonal:
 the Compare and Selects of ``where(arange(j * block_kv, block_kv) < Skv, s, -inf)`` are
 guarded by ``if (block_kv * j + block_kv - 1 >= Skv)``. ``fadsl sim`` of every example
 (tests/variants/test_examples_sim.py, tests/backends/ascendc/test_sim.py) runs both
@@ -25,14 +26,26 @@ def test_the_tail_select_is_guarded_by_the_block_reaching_past_skv(tmp_path) -> 
     )
 
 
-def test_a_mask_the_select_cannot_skip_is_not_guarded(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The causal mask compares every row against its own position: no guard there."""
+def test_the_causal_select_runs_only_in_blocks_crossing_the_diagonal(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A block whose last key is at most the vector core's first row's last visible
+    key (``q_idx + Skv - Sq`` at row ``i * block_q + row0``) keeps every element: the
+    causal Compare/Select (and the row positions only it reads) run only in a block
+    that crosses the diagonal (plan/diag_guard.py)."""
     out = tmp_path / "fa2c"
     argv = ["compile", str(ROOT / "examples" / "fa2.py"), "--set", "causal=true"]
     assert main(argv + ["-o", str(out)]) == 0
     cpp = (out / "fa2_kernel.cpp").read_text()
     assert cpp.count("only a block that reaches past the bound") == 1
-    assert "CMPMODE::LE" in cpp or "CMPMODE::GE" in cpp
+    guard = (
+        "if ((BLOCK_KV * j + BLOCK_KV - 1) > "
+        "(tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {"
+    )
+    assert cpp.count(guard) == 1
+    inside = cpp[cpp.index(guard) : cpp.index("only a block that reaches past")]
+    assert "Adds(t2, qIdxF" in inside
+    assert "CompareScalar(mask, kvIdxF, rowValue, AscendC::CMPMODE::LE" in inside
+    before = cpp[cpp.index("class Fa2Vector") : cpp.index(guard)]
+    assert "CMPMODE::LE" not in before
 
 
 def test_the_tail_mask_positions_are_made_only_under_the_guard(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -624,9 +624,6 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
-                AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // document_mask.py:30  return doc[q_idx] == doc[kv_idx]
                 AscendC::LocalTensor<int32_t> docT = inQue1.AllocTensor<int32_t>();
                 AscendC::Duplicate(docT, static_cast<int32_t>(0), ROWS);
@@ -711,19 +708,27 @@ public:
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                 }
-                AscendC::PipeBarrier<PIPE_V>();
+                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t72 = t71.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
-                    // the row values are read by the scalar unit: wait for the vector unit
-                    fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        const float rowValue = t2.GetValue(r);
-                        AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                        AscendC::PipeBarrier<PIPE_V>();
-                        AscendC::Select(t72[r * BLOCK_KV], mask, t71[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                        AscendC::PipeBarrier<PIPE_V>();
+                // only a block that crosses the diagonal has elements to mask
+                if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
+                    (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
+                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
+                    AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
+                        // the row values are read by the scalar unit: wait for the vector unit
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            const float rowValue = t2.GetValue(r);
+                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                            AscendC::Select(t72[r * BLOCK_KV], mask, t71[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                        }
                     }
                 }
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]

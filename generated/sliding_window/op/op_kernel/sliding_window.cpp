@@ -482,23 +482,26 @@ public:
                 // flash.py:247  ok = ok & (kv_idx >= t.q_idx + (shift - spec.window[0]))
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq - 256)), ROWS);
-                // flash.py:249  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
-                AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
-                AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                 // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t81 = t.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                    // the row values are read by the scalar unit: wait for the vector unit
-                    fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
-                    for (int64_t r = 0; r < ROWS; ++r) {
-                        const float rowValue = t5.GetValue(r);
-                        AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                        AscendC::PipeBarrier<PIPE_V>();
-                        AscendC::Select(t81[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
-                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                        AscendC::PipeBarrier<PIPE_V>();
+                // only a block that crosses the diagonal has elements to mask
+                if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
+                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
+                    AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
+                    AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    {
+                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                        // the row values are read by the scalar unit: wait for the vector unit
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            const float rowValue = t5.GetValue(r);
+                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                            AscendC::Select(t81[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                        }
                     }
                 }
                 AscendC::PipeBarrier<PIPE_V>();
