@@ -12,9 +12,7 @@ a SCALAR step (loop control). ``fadsl/perf/timeline_schedule.py`` places the ste
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-import sympy
 
 from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
