@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 
-
 from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
 from fadsl.perf.engines import load_lane, store_lane
