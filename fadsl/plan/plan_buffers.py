@@ -85,6 +85,9 @@ class Lowering:
     counts both phases' UB as if they were live together (an upper bound)."""
     phase_plan: BufferPlan | None = None
     """With a post phase: the first phase's own plan (``plan`` holds both)."""
+    free: dict[str, ir.For] = field(default_factory=dict)
+    """One-slot dot results whose rewrite waits for a slot-free flag
+    (``plan/slot_free.py``), with the loop that rewrites them."""
 
     def first_phase(self) -> Lowering:
         """This lowering without its post phase: what the cube and vector classes of
@@ -159,6 +162,7 @@ def _lower_phase(
     sums = atomic_sums(kernel)
     flags = ring.SYNC_ALL_FIRST_FLAG if sums or sync_all else ring.MAX_FLAGS
     rings = ring.choose(grid, sides, target.split, flags)
+    free = ring.free_flags(grid, sides, rings, target.split, flags)
     deferrals = [r.deferral for r in rings.values() if r.deferral is not None]
     vcore = "AIV" if target.split else "AICORE"
     other_ub = tuple(atomic_buffers(sums, vcore, UB_TILE_ALIGN)) + tuple(
@@ -195,7 +199,7 @@ def _lower_phase(
         row_chunks=tuple(
             (c.loop.var, c.loop.loc.short(), c.rows, c.core_rows) for c in vec.chunks
         ),
-        notes=_sub_dot_notes(sides, l0.sub_dots),
+        notes=_sub_dot_notes(sides, l0.sub_dots) + _free_notes(sides, free),
         sub_dots=tuple(
             (d.result.name, d.loc.short(), l0.sub_dots[d.result.name])
             for d in sides.dots
@@ -217,8 +221,20 @@ def _lower_phase(
         l0.resident,
         split,
         sub_dots=l0.sub_dots,
+        free=free,
     )
     return replace(low, plan=replace(bp, fields=field_uses(low)))
+
+
+def _free_notes(sides: Sides, free: dict[str, ir.For]) -> tuple[str, ...]:
+    return tuple(
+        f"slot-free flag: %{d.result.name} ({d.loc.short()}) is rewritten every "
+        f"iteration of the loop at {free[d.result.name].loc.short()} and the vector "
+        "cores send nothing back there: the cube waits for their read of it "
+        "(one more cross-core flag, plan/slot_free.py)"
+        for d in sides.dots
+        if d.result.name in free
+    )
 
 
 def _sub_dot_notes(sides: Sides, subs: dict[str, SubDots]) -> tuple[str, ...]:

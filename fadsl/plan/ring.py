@@ -23,6 +23,15 @@ r-th is free. A one-slot exchange written in stage B (P @ V) or by the vector co
 is released by the iteration order itself, as without the ring, provided stage B sends
 something back (condition 2).
 
+This argument needs a vector -> cube hand-over later in the iteration. A loop without
+one (the cube only sends: S_j = Q K_j^T reduced by the vector cores into a row
+accumulator, nothing back) is not eligible (condition 1), keeps one slot, and without a
+hand-over nothing would stop the cube from writing S_{j+1} over an unread S_j: such a
+one-slot exchange gets a "slot free" flag (vector -> cube, set by each AIV after its read,
+waited for by the cube before every rewrite and once after the loop), chosen by
+``plan/slot_free.py`` after the rings and counted in the same flag IDs (a ScheduleError
+at the dot's line when they do not fit).
+
 A loop is eligible when (1) it has a dot whose operand the vector cores make (stage B)
 and a stage-A dot the vector cores read; (2) a stage-B dot result goes to the vector
 cores; (3) in the loop body every stage-A result is first read by the vector cores
@@ -42,6 +51,7 @@ from fadsl.ir import nodes as ir
 from fadsl.plan import defer
 from fadsl.plan.defer import Deferral
 from fadsl.plan.sides import CUBE, Sides, queue_of, walk
+from fadsl.plan.slot_free import free_slots
 
 DEFAULT_DEPTH = 2
 """Slots of a stage-A ring: the cube runs one iteration ahead."""
@@ -277,6 +287,40 @@ def annotate(kernel: ir.Kernel, rings: dict[int, Ring]) -> ir.Kernel:
     return replace(kernel, body=body(kernel.body))
 
 
+def free_flags(
+    grid: ir.Grid,
+    sides: Sides,
+    rings: dict[int, Ring],
+    split_chip: bool,
+    max_flags: int = MAX_FLAGS,
+) -> dict[str, ir.For]:
+    """The one-slot dot results whose rewrite needs a slot-free flag
+    (``plan/slot_free.py``); a ScheduleError at the first such dot when the flags do
+    not fit ``max_flags`` IDs."""
+    if not split_chip:
+        return {}
+    free = free_slots(grid, sides, set(rings))
+    total = flag_count(sides, rings) + len(free)
+    if free and total > max_flags:
+        name, loop = next(iter(free.items()))
+        dot = next(op for op in walk(loop.body) if name in _names(op))
+        raise ScheduleError(
+            f"the cube/vector exchanges need {total} cross-core flag IDs, more than "
+            f"the {max_flags} the kernel may use: the vector cores send nothing back "
+            f"to the cube in this loop, so the workspace of %{name} needs a "
+            '"slot free" flag (the cube must not overwrite it before the vector '
+            "cores read it)",
+            dot.loc,
+            hint="compute fewer dot results for the vector cores in this loop (or "
+            "send a dot operand back to the cube after they are read)",
+        )
+    return free
+
+
+def _names(op: ir.Op) -> set[str]:
+    return {r.name for r in op.results()}
+
+
 def flag_count(sides: Sides, rings: dict[int, Ring]) -> int:
     """Cross-core flag IDs the kernel uses: one per workspace slot that has a flag."""
     extra = sum(r.lead * len(r.slot_values) for r in rings.values())
@@ -290,5 +334,6 @@ __all__ = [
     "Ring",
     "Stages",
     "choose",
+    "free_flags",
     "split",
 ]

@@ -66,6 +66,7 @@ def test_the_textual_ir_sets_the_ring(attrs: str, depth: int | None) -> None:
     low = _lower(parse_kernel(_fa2_text(attrs)))
     if depth is None:
         assert low.rings == {} and set(_slots(low).values()) == {1}
+        assert low.free == {}  # P orders the rewrites of S and of P @ V: no flag
     else:
         (r,) = low.rings.values()
         assert (r.depth, r.lead) == (depth, depth - 1)
@@ -91,6 +92,7 @@ def test_without_enough_flag_ids_the_ring_is_dropped(
     monkeypatch.setattr(ring, "MAX_FLAGS", 3)
     low = _lower(_kernel("fa2"))
     assert low.rings == {} and set(_slots(low).values()) == {1}
+    assert low.free == {}  # P orders the rewrites of S and of P @ V: no slot-free flag
 
 
 def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore[no-untyped-def]

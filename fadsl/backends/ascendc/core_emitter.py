@@ -10,6 +10,7 @@ from fadsl.backends.ascendc.view import Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.slot_free import SUFFIX
 
 
 class CoreEmitter:
@@ -61,6 +62,30 @@ class CoreEmitter:
         elems = self.names.count(v.type.shape)  # type: ignore[union-attr]
         flag = f"static_cast<uint16_t>({self.flags[value]} + {slot})"
         return flag, f"{slot} * {elems}"
+
+    def free_wait(self, value: str, after_loop: bool = False) -> list[str]:
+        """The cube's wait for the slot-free flag of one-slot exchange ``value``
+        (``plan/slot_free.py``): before each write but the loop's first, or
+        (``after_loop``) once after the loop when it ran; none without the flag."""
+        loop = self.low.free.get(value)
+        if loop is None:
+            return []
+        flag = self.flags[value + SUFFIX]
+        start = self.names.expr(loop.start)
+        cond = (
+            f"{start} < {self.names.expr(loop.stop)}"
+            if after_loop
+            else f"{self.names.expr(isym(loop.var))} > {start}"
+        )
+        return [f"if ({cond}) {{ AscendC::CrossCoreWaitFlag({flag}); }}"]
+
+    def free_set(self, value: str) -> list[str]:
+        """A vector core's set of the slot-free flag of ``value`` after its read of
+        the slot (mode 2: the cube's wait pairs with one set on each AIV)."""
+        if value not in self.low.free:
+            return []
+        flag = self.flags[value + SUFFIX]
+        return [f"AscendC::CrossCoreSetFlag<2, PIPE_MTE2>({flag});"]
 
     def flag_of(self, value: str) -> str:
         """The flag ID expression of exchange ``value`` (its ring slot's, if any)."""

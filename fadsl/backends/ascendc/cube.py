@@ -100,7 +100,15 @@ class CubeEmitter(CubeLoads):
             f"for (int64_t {var} = {self.names.expr(op.start)}; {var} < "
             f"{self.names.expr(op.stop)}; ++{var})"
         )
-        return [Line(source_comment(op.loc)), Block(header, tuple(body))] + frees
+        drain = [
+            Line(x)
+            for v, loop in self.low.free.items()
+            if loop is op
+            for x in self.free_wait(v, after_loop=True)
+        ]
+        return (
+            [Line(source_comment(op.loc)), Block(header, tuple(body))] + drain + frees
+        )
 
     def _ring_loop(self, op: ir.For, ring: Ring) -> list[Stmt]:
         """The cube runs ahead (plan/ring.py): stage A of iteration j + lead before
@@ -293,7 +301,7 @@ class CubeEmitter(CubeLoads):
                     f'Field<uint32_t>({s.n}, "FixpipeParamsV220.dstStride")',
                     f'Field<uint32_t>({dims.n}, "FixpipeParamsV220.dstStride")',
                 )
-            if "CrossCoreSetFlag" in x:
+            if "CrossCoreSetFlag" in x or "CrossCoreWaitFlag" in x:
                 continue
             if "cL0Tile" not in x or "AscendC::Mmad(" in x:
                 inner.append(x)
@@ -309,7 +317,8 @@ class CubeEmitter(CubeLoads):
         )
         for lp in reversed([lp for lp in loops if lp is not k_loop]):
             mn = [Block(cube_subdot.header(*lp), tuple(mn))]
-        out: list[Stmt] = [Line(cube_subdot.comment(op, s))] + mn
+        wait = [Line(x) for x in self.free_wait(op.result.name)]
+        out: list[Stmt] = [Line(cube_subdot.comment(op, s))] + wait + mn
         if op.result in self.sides.to_vector:
             out.append(
                 Line(
@@ -367,7 +376,7 @@ class CubeEmitter(CubeLoads):
         if resident:  # Q stays in L0A (l0_plan.py): no LoadA per dot
             lines = [x for x in lines if "aL0Tile" not in x]
         if v in self.sides.to_vector:
-            lines += [
+            lines += self.free_wait(v.name) + [
                 f"AscendC::Fixpipe({self.ws_of(v.name)}, cL0Tile, AscendC::FixpipeParamsV220{{"
                 f'fadsl::Field<uint16_t>({n}, "FixpipeParamsV220.nSize"), '
                 f'fadsl::Field<uint16_t>({m}, "FixpipeParamsV220.mSize"), '

@@ -1,6 +1,7 @@
 """Cross-core flag IDs of a MIX kernel's cube/vector exchanges.
 
-One ID per exchanged value (a ring value takes one per slot), 16 in all, of which
+One ID per exchanged value (a ring value takes one per slot; a one-slot dot result with
+a slot-free flag, ``plan/slot_free.py``, takes a second), 16 in all, of which
 SyncAll uses 11-14 in a kernel with atomic_add or a post phase (split-KV). Exchanges of
 sibling loops that never run at once share an ID (``plan/l1_share.py`` says when): a
 flag is a counter, and on each core every Set or Wait of the first loop's value comes
@@ -14,6 +15,7 @@ from fadsl.errors import BackendError
 from fadsl.plan.l1_share import share
 from fadsl.plan.plan_buffers import Lowering
 from fadsl.plan.ring import MAX_FLAGS, SYNC_ALL_FIRST_FLAG
+from fadsl.plan.slot_free import SUFFIX
 
 
 def flag_list(low: Lowering) -> list[tuple[str, str]]:
@@ -24,6 +26,10 @@ def flag_list(low: Lowering) -> list[tuple[str, str]]:
     out += [
         (v.name, f"vector -> cube: %{v.name} is in its workspace")
         for v in low.sides.to_cube
+    ]
+    out += [
+        (v + SUFFIX, f"vector -> cube: the slot of %{v} was read (slot free)")
+        for v in low.free
     ]
     if len(out) > MAX_FLAGS:
         raise BackendError(

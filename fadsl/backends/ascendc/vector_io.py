@@ -60,6 +60,7 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     out.append(
         Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[{at}], {e.count(v)});")
     )
+    out += vector_chunk.after(e, [Line(x) for x in e.free_set(v.name)])
     return out + _enque_deque(e, v)
 
 
