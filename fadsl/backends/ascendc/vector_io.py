@@ -46,6 +46,24 @@ def _enque_deque(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     return [Line(f"{slot}.EnQue({var});"), Line(f"{var} = {slot}.DeQue<{_ct(v)}>();")]
 
 
+def _in_queue(e: VectorEmitter, v: ir.Value) -> bool:
+    home = e.vec.homes.get(v.name)
+    return any(s.name == home and s.kind == "queue" for s in e.vec.slots)
+
+
+def _copy_out(e: VectorEmitter, v: ir.Value) -> tuple[list[Stmt], list[Stmt]]:
+    """(before, after) an MTE3 copy of ``v`` out of UB. A value in a VECOUT queue is
+    handed over by EnQue/DeQue. A loop's result lives in its loop-carried state
+    buffer (a TBuf, no queue): MTE3 waits for the vector writes, and the vector unit
+    waits for the copy before it writes that buffer again."""
+    if _in_queue(e, v):
+        return _enque_deque(e, v), []
+    return (
+        [Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();")],
+        [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();")],
+    )
+
+
 def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
     """A dot result from the cube: wait for its flag, copy this core's rows into UB."""
     v = dot.result
@@ -68,13 +86,14 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     """A dot operand for the cube: copy this core's rows to the workspace, then set the flag."""
     shape = e.shape(v)
     cols = e.names.expr(shape[1])
-    out = _enque_deque(e, v)
+    out, after = _copy_out(e, v)
     ring = e.ring_slot(v.name)
     row = f"{_row0(e, v)} * {cols}"
     at = f"{ring[1]} + {row}" if ring else row
     out.append(
         Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {e.var(v)}, {e.count(v)});")
     )
+    out += after
     flag = Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});")
     return out + vector_chunk.after(e, [flag])
 
@@ -135,7 +154,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
     shift, size = _split(e, v)
     a = gm.access(ir.viewed(_param(e, op.dst), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
     ct = _ct(v)
-    out = _enque_deque(e, v)
+    out, after = _copy_out(e, v)
     gap_ub, gap_gm = gm.gaps(a, ct, e.names)
     atomic = isinstance(op, ir.AtomicAdd)
     dst = atomic_io.target(e, op) if atomic else e.names.gm(op.dst)  # type: ignore[arg-type]
@@ -155,7 +174,7 @@ def store(e: VectorEmitter, op: ir.Store) -> list[Stmt]:
             ),
         )
     )
-    return out
+    return out + after
 
 
 def _nonempty(a: gm.Access) -> str:
