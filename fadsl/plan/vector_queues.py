@@ -1,7 +1,8 @@
 """Queue homes of vector values (a part of ``VectorPlanner``, vector_plan.py).
 
 Dot results arriving from the cube get a VECIN queue (staging), values going to GM
-(stores, dot operands for the cube) a VECOUT queue, vector loads a VECIN queue,
+(stores, dot operands for the cube) a VECOUT queue (a stored value a loop yields
+keeps a TBuf: ``_stored``), vector loads a VECIN queue,
 pipelined loads the queue the pipeline pass made. One-slot queues are reused by
 values whose lifetimes do not overlap.
 """
@@ -21,6 +22,7 @@ class QueueHomes:
     if TYPE_CHECKING:
         sides: Any
         slots: list[Slot]
+        loops: list[tuple[int, int, ir.For]]
         queues: dict[ir.Value, ir.QueueAlloc]
 
         def _bytes(self, v: ir.Value, whole: bool = False) -> Any: ...
@@ -34,10 +36,18 @@ class QueueHomes:
             return self._pipeline_slot(op)
         if r in self.sides.to_vector or isinstance(op, ir.Load):
             return self._queue("VECIN", "inQue", r, pos, op.loc)
-        readers = self.sides.readers.get(r, [])
-        if r in self.sides.to_cube or any(isinstance(x, ir.Store) for x in readers):
+        if r in self.sides.to_cube or self._stored(r):
             return self._queue("VECOUT", "outQue", r, pos, op.loc)
         return None
+
+    def _stored(self, r: ir.Value) -> bool:
+        """``r`` goes to GM by a store and may take a VECOUT queue. A value a loop
+        yields may not: it lives to the end of the loop body, where its queue tile
+        would be freed out of its scope, and it must reach the loop-carried state.
+        It keeps a TBuf, and its store waits on events (vector_io)."""
+        if any(r in loop.yields for _, _, loop in self.loops):
+            return False
+        return any(isinstance(x, ir.Store) for x in self.sides.readers.get(r, []))
 
     def _queue(self, position: str, base: str, r: ir.Value, pos: int, loc: Loc) -> Slot:
         """A one-slot TQue at ``position`` free at ``pos``, reused by disjoint lifetimes."""
