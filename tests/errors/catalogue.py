@@ -1170,7 +1170,7 @@ CATALOGUE += (
         "ir_l0_tile_split",
         "A dot's `l0_tile` that does not divide it (textual IR)",
         "`l0_tile = [m, n, k]` runs a dot as sub-dots of m x n x k on the cube "
-        "(docs/backend.md, \"Long KV rounds\"): each size must divide the dot's M, N "
+        '(docs/backend.md, "Long KV rounds"): each size must divide the dot\'s M, N '
         "or K and be a multiple of 16. Pick such sizes, or remove the attribute and "
         "let the planner split what does not fit L0.",
         ("check", "k.fir", "--shape", "M=64,K=64,N=128"),
@@ -1227,5 +1227,51 @@ CATALOGUE += (
         shown="    block_kv: int = 96,   # pages of 64 rows\n"
         "...\n"
         "            kt = fd.load(k_cache[pages, keys, h, :], pad=0)",
+    ),
+)
+
+
+def _only_sends_fir(dots: int) -> str:
+    """A loop whose cube sends ``dots`` results to the vector cores and gets nothing
+    back: each needs a "slot free" flag (plan/slot_free.py), two flag IDs per dot."""
+    body = "".join(
+        f"      %s{n} = dot(%qt, %kt) {{transpose_b = true}} : f32[bq, bkv]\n"
+        f"      %r{n} = row_max(%s{n}) : f32[bq]\n"
+        f"      %a{n} = maximum(%a{n - 1}, %r{n}) : f32[bq]\n"
+        for n in range(1, dots + 1)
+    )
+    return f"""\
+kernel many(
+    in q: f16[Sq, D],
+    in k: f16[Skv, D],
+    out m: f32[Sq],
+) consts(bkv = 64, bq = 64) {{
+  grid (i) in (cdiv(Sq, bq)) {{
+    %qt = load() {{src = q, index = [bq*i +: bq, 0 +: D], pad = 0}} : f16[bq, D]
+    %mx = full() {{shape = [bq], value = -inf, dtype = f32}} : f32[bq]
+    %mx_1 = for j in 0 .. cdiv(Skv, bkv) iter(%a0 = %mx) {{
+      %kt = load() {{src = k, index = [bkv*j +: bkv, 0 +: D], pad = 0}} : f16[bkv, D]
+{body}      yield %a{dots}
+    }}
+    %t = mul(%mx_1, 1.0) : f32[bq]
+    store(%t) {{dst = m, index = [bq*i +: bq]}}
+  }}
+}}
+"""
+
+
+CATALOGUE += (
+    Mistake(
+        "ir_slot_free_flags",
+        "Too many dot results sent to the vector cores in a loop that sends nothing back",
+        "In a loop where the vector cores send no dot operand back to the cube, the cube "
+        "must wait before it overwrites a workspace the vector cores have not read yet: "
+        'each dot result they read takes a second cross-core flag, a "slot free" flag '
+        '(docs/backend.md, "workspace rings"), and a kernel has 16 flag IDs (11 with '
+        "atomic_add or a second fd.grid). Compute fewer dot results for the vector cores "
+        "in that loop (e.g. one wider dot instead of several), or split the kernel.",
+        ("check", "k.fir", "--shape", "Sq=128,Skv=256,D=64"),
+        files={"k.fir": _only_sends_fir(9)},
+        shown="%s1 = dot(%qt, %kt) ... %s9 = dot(%qt, %kt)   # in one loop of k.fir",
     ),
 )
