@@ -1,8 +1,8 @@
 """FlashAttention-2 forward as a fadsl tile program (layout BNSD).
 
 One grid point is one (batch, head, Q block) task. The KV loop is pipelined
-(``stages=2`` double-buffers the K/V loads) and keeps the online-softmax state
-``m`` (row max), ``l`` (row sum) and ``acc`` (unnormalised output) in fp32.
+(``stages=2`` double-buffers K/V loads where L1 fits two) and keeps the online-softmax
+state ``m`` (row max), ``l`` (row sum) and ``acc`` (unnormalised output) in fp32.
 Causal attention is bottom-right aligned when Sq != Skv (FlashAttention >= 2.1):
 query row r sees key positions <= r + Skv - Sq; rows that see nothing output 0.
 
@@ -53,7 +53,7 @@ def fa2(
     scale: fd.Scalar = "D ** -0.5",
     causal: bool = False,
     block_q: int = 128,
-    block_kv: int = 128,
+    block_kv: int = 512,
     stages: int = 2,
 ):
     B, N, Sq, D = q.shape

@@ -38,6 +38,8 @@ def test_run_names_the_users_loops_and_the_deciding_figures(
         SHAPE,
         "--set",
         "causal=true",
+        "--set",
+        "block_kv=128",  # 12 KV blocks of 128 keys, 2 skipped by the causal bound
         "-o",
         str(tmp_path / "r"),
     )

@@ -192,10 +192,10 @@ def test_apply_edits_nothing_when_defaults_are_already_best(tmp_path: Path) -> N
     chosen = select(load_source(str(path)), None)
     assert apply_defaults.apply(str(path), chosen, {"block_q": 128, "stages": 2}) == []
     assert apply_defaults.apply(str(path), chosen, {"block_kv": 96}) == [
-        "block_kv: 128 -> 96"
+        "block_kv: 512 -> 96"
     ]
     assert path.read_text(encoding="utf-8") == text.replace(
-        "block_kv: int = 128,", "block_kv: int = 96,"
+        "block_kv: int = 512,", "block_kv: int = 96,"
     )
 
 

@@ -1094,8 +1094,9 @@ CATALOGUE += (
     ),
 )
 
-FA2_HEAD = "pipelined(stages = 2, ring = 2, defer_update = true"
+FA2_HEAD = "pipelined(ring = 2, defer_update = true, row_chunk = 32"
 FA2_FIR = (EXAMPLES.parent / "generated" / "fa2" / "fa2.fir").read_text()
+assert FA2_HEAD in FA2_FIR, "generated/fa2/fa2.fir's KV loop changed: update FA2_HEAD"
 """fa2's textual IR as ``compile`` writes it (its KV loop has the ring and the
 deferred update), for the row_chunk mistakes."""
 CHUNK_FIR = RING_FIR.replace("serial(ring = 2)", "serial(row_chunk = 16)")
@@ -1116,10 +1117,10 @@ CATALOGUE += (
             "--target",
             "ascend910b2",
             "--shape",
-            "B=1,N=2,Sq=64,Skv=64,D=64",
+            "B=1,N=2,Sq=64,Skv=64,D=128",
         ),
-        files={"k.fir": FA2_FIR.replace(FA2_HEAD, FA2_HEAD + ", row_chunk = 12")},
-        shown="for j in ... pipelined(stages = 2, ring = 2, defer_update = true, "
+        files={"k.fir": FA2_FIR.replace(FA2_HEAD, FA2_HEAD.replace("32", "12"))},
+        shown="for j in ... pipelined(ring = 2, defer_update = true, "
         "row_chunk = 12) ...   # in k.fir",
     ),
     Mistake(

@@ -100,7 +100,16 @@ def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore
 
     out = tmp_path / "fa2"
     assert (
-        main(["compile", os.path.join(ROOT, "examples", "fa2.py"), "-o", str(out)]) == 0
+        main(
+            [
+                "compile",
+                os.path.join(ROOT, "examples", "fa2.py"),
+                *("--set", "block_kv=128"),  # at 512 L1 holds one K/V slot: stages = 1
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
     )
     fir = (out / "fa2.fir").read_text()
     assert "pipelined(stages = 2, ring = 2, defer_update = true)" in fir
@@ -111,7 +120,7 @@ def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore
 
 
 def test_q_stays_in_l0a_and_l0b_l0c_are_double_buffered_where_they_fit() -> None:
-    low = _lower(_kernel("fa2"))
+    low = _lower(_kernel("fa2", block_kv=128))
     l0 = {b.name: b for b in low.plan.buffers if b.space.startswith("L0")}
     assert low.resident == {"qt": "qtL0"}
     assert {n: (b.space, b.buffers) for n, b in l0.items()} == {

@@ -32,7 +32,7 @@ INPUT_DIMS = {
 }
 SOURCE = os.path.join(HERE, "../../examples/fa2.py")
 KERNEL = "fa2"
-SETS = {"block_kv": 128, "block_q": 128, "causal": False, "stages": 2}
+SETS = {"block_kv": 512, "block_q": 128, "causal": False, "stages": 2}
 SEED = 0
 
 

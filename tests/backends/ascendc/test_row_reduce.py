@@ -22,7 +22,7 @@ SHAPE = "B=1,N=8,Sq=16384,Skv=16384,D=128"
 
 def test_fa2_with_128_rows_per_vector_core_fits_the_910b_ub(capsys) -> None:  # type: ignore[no-untyped-def]
     argv = ["check", str(FA2), "--target", "ascend910b2", "--shape", SHAPE]
-    assert main(argv + ["--set", "block_q=256"]) == 0
+    assert main(argv + ["--set", "block_q=256", "--set", "block_kv=128"]) == 0
     out = capsys.readouterr().out
     assert "fa2 fits on ascend910b2" in out
 

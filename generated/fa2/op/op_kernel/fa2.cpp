@@ -14,15 +14,15 @@
 
 namespace {
 
-constexpr int64_t BLOCK_KV = 128;                     // tile constant `block_kv`
+constexpr int64_t BLOCK_KV = 512;                     // tile constant `block_kv`
 constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t P1WS_OFFSET = 262144;               // bytes: %p_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
+constexpr int64_t DOT1WS_OFFSET = 524288;             // bytes: %dot_1 (cube -> vector), ring of 2
+constexpr int64_t P1WS_OFFSET = 655360;               // bytes: %p_1 (vector -> cube), ring of 2
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 917504;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
     0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
 constexpr uint16_t FLAG_DOT1 =
@@ -48,14 +48,14 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(ktQ, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vtQ, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(ktQ, 1, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vtQ, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(aL0, 2, 64 * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(bL0, 2, 128 * D * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(128 * BLOCK_Q, D * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -79,80 +79,49 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):  [pipeline]
-            for (int64_t jPre = 0;
-                 jPre < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jPre) {
-                // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
-                AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
-                fadsl::CopyNdToNz(
-                    ktSlot,
-                    kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * jPre))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D, D,
-                    BLOCK_KV);
-                fadsl::ZeroTailRows(
-                    ktSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
-                    BLOCK_KV);
-                ktQ.EnQue(ktSlot);
-                // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
-                AscendC::LocalTensor<half> vtSlot = vtQ.AllocTensor<half>();
-                fadsl::CopyNdToNz(
-                    vtSlot,
-                    vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * jPre))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D, D,
-                    BLOCK_KV);
-                fadsl::ZeroTailRows(
-                    vtSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
-                    BLOCK_KV);
-                vtQ.EnQue(vtSlot);
-            }
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration j + 1, then stage B of j
             for (int64_t jAhead = 0;
                  jAhead < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
-                // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):  [pipeline]
-                for (int64_t jPre1 = (jAhead + 1);
-                     jPre1 <
-                     fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
-                     ++jPre1) {
-                    // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> ktSlot1 = ktQ.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        ktSlot1,
-                        kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (D * BLOCK_KV * jPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
-                        BLOCK_KV);
-                    fadsl::ZeroTailRows(
-                        ktSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
-                    ktQ.EnQue(ktSlot1);
-                }
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    ktSlot,
+                    kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * jAhead))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jAhead, BLOCK_KV, tiling_.Skv)), D, D,
+                    BLOCK_KV);
+                fadsl::ZeroTailRows(
+                    ktSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jAhead, BLOCK_KV, tiling_.Skv)), D,
+                    BLOCK_KV);
+                ktQ.EnQue(ktSlot);
                 AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                 // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                 {
-                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
-                    bL0.EnQue(bL0Tile);
-                    bL0Tile = bL0.DeQue<half>();
-                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, qtL0Tile, bL0Tile,
-                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
-                                            fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                    bL0.FreeTensor(bL0Tile);
-                    cL0.EnQue(cL0Tile);
-                    cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
-                                     AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
-                                         false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
-                    cL0.FreeTensor(cL0Tile);
+                    // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/l0_split.py)
+                    for (uint32_t nSub = 0; nSub < BLOCK_KV; nSub += 128) {
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposedPart(bL0Tile, kt, BLOCK_KV, nSub, 0, 128, 128);
+                        bL0.EnQue(bL0Tile);
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::Mmad(
+                            cL0Tile, qtL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(128, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(128, "MmadParams.k"), 0, false, true});
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                    }
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
@@ -162,74 +131,62 @@ public:
                 for (int64_t jAhead = (j + 1);
                      jAhead < fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
                      ++jAhead) {
-                    // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):  [pipeline]
-                    for (int64_t jPre1 = (jAhead + 1);
-                         jPre1 <
-                         fadsl::Min<int64_t>((jAhead + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
-                         ++jPre1) {
-                        // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
-                        AscendC::LocalTensor<half> ktSlot1 = ktQ.AllocTensor<half>();
-                        fadsl::CopyNdToNz(
-                            ktSlot1,
-                            kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                                 (D * BLOCK_KV * jPre1))],
-                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
-                            D, BLOCK_KV);
-                        fadsl::ZeroTailRows(
-                            ktSlot1,
-                            static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D,
-                            BLOCK_KV);
-                        ktQ.EnQue(ktSlot1);
-                    }
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                    AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        ktSlot,
+                        kGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
+                             (D * BLOCK_KV * jAhead))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jAhead, BLOCK_KV, tiling_.Skv)), D, D,
+                        BLOCK_KV);
+                    fadsl::ZeroTailRows(
+                        ktSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jAhead, BLOCK_KV, tiling_.Skv)),
+                        D, BLOCK_KV);
+                    ktQ.EnQue(ktSlot);
                     AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                     // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                     {
-                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                        fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
-                        bL0.EnQue(bL0Tile);
-                        bL0Tile = bL0.DeQue<half>();
-                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                        AscendC::Mmad(
-                            cL0Tile, qtL0Tile, bL0Tile,
-                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
-                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
-                        bL0.FreeTensor(bL0Tile);
-                        cL0.EnQue(cL0Tile);
-                        cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
-                                         AscendC::FixpipeParamsV220{
-                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
-                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
-                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
-                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
-                        cL0.FreeTensor(cL0Tile);
+                        // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/l0_split.py)
+                        for (uint32_t nSub = 0; nSub < BLOCK_KV; nSub += 128) {
+                            AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                            AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                            fadsl::LoadBTransposedPart(bL0Tile, kt, BLOCK_KV, nSub, 0, 128, 128);
+                            bL0.EnQue(bL0Tile);
+                            bL0Tile = bL0.DeQue<half>();
+                            AscendC::Mmad(cL0Tile, qtL0Tile, bL0Tile,
+                                          AscendC::MmadParams{fadsl::Field<uint16_t>(128, "MmadParams.m"),
+                                                              fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                              fadsl::Field<uint16_t>(128, "MmadParams.k"), 0,
+                                                              false, true});
+                            bL0.FreeTensor(bL0Tile);
+                            cL0.EnQue(cL0Tile);
+                            cL0Tile = cL0.DeQue<float>();
+                            AscendC::Fixpipe(
+                                dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                                AscendC::FixpipeParamsV220{
+                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
+                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
+                                    fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"), false,
+                                    QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                            cL0.FreeTensor(cL0Tile);
+                        }
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                     ktQ.FreeTensor(kt);
                 }
-                // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):  [pipeline]
-                for (int64_t jPre1 = (j + 1);
-                     jPre1 < fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
-                     ++jPre1) {
-                    // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
-                    AscendC::LocalTensor<half> vtSlot1 = vtQ.AllocTensor<half>();
-                    fadsl::CopyNdToNz(
-                        vtSlot1,
-                        vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) +
-                             (D * BLOCK_KV * jPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
-                        BLOCK_KV);
-                    fadsl::ZeroTailRows(
-                        vtSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
-                    vtQ.EnQue(vtSlot1);
-                }
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
+                AscendC::LocalTensor<half> vtSlot = vtQ.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    vtSlot,
+                    vGm[(D * tiling_.N * tiling_.Skv * b + (D * tiling_.Skv * h) + (D * BLOCK_KV * j))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * j, BLOCK_KV, tiling_.Skv)), D, D, BLOCK_KV);
+                fadsl::ZeroTailRows(vtSlot,
+                                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * j, BLOCK_KV, tiling_.Skv)),
+                                    D, BLOCK_KV);
+                vtQ.EnQue(vtSlot);
                 AscendC::LocalTensor<half> vt = vtQ.DeQue<half>();
                 // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
@@ -239,31 +196,34 @@ public:
                 p1L1.EnQue(p1);
                 p1 = p1L1.DeQue<half>();
                 {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, p1, BLOCK_Q, BLOCK_KV);
-                    aL0.EnQue(aL0Tile);
-                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vt, BLOCK_KV, D);
-                    bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
-                    bL0Tile = bL0.DeQue<half>();
+                    // %dot_1 as 8 sub-dots of 128 x 128 x 64 (8 along K) (plan/l0_split.py)
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
-                                  AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
-                                                      fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
-                                                      false, true});
-                    aL0.FreeTensor(aL0Tile);
-                    bL0.FreeTensor(bL0Tile);
+                    for (uint32_t kSub = 0; kSub < BLOCK_KV; kSub += 64) {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadAPart(aL0Tile, p1, BLOCK_Q, 0, kSub, 128, 64);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBPart(bL0Tile, vt, BLOCK_KV, kSub, 0, 64, 128);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
+                                      AscendC::MmadParams{fadsl::Field<uint16_t>(128, "MmadParams.m"),
+                                                          fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                          fadsl::Field<uint16_t>(64, "MmadParams.k"), 0,
+                                                          false, kSub == 0});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                    }
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
-                                     AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
-                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                    AscendC::Fixpipe(
+                        dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
+                        AscendC::FixpipeParamsV220{fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                                   fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
+                                                   fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
+                                                   fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"),
+                                                   false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
@@ -279,12 +239,12 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa2Tiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> ktQ;   // L1 operand: operand (fa2.py:75)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vtQ;   // L1 operand: operand (fa2.py:76)
+    AscendC::TQue<AscendC::TPosition::B1, 1> ktQ;   // L1 operand: operand (fa2.py:75)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vtQ;   // L1 operand: operand (fa2.py:76)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;  // L1 operand: %qt (fa2.py:63)
     AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;  // L1 operand: %p_1 (fa2.py:88)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;  // L0A operand (resident): %qt (fa2.py:63)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;   // L0A operand: %dot_1 (fa2.py:88)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;   // L0A operand: %dot_1 (fa2.py:88)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;   // L0B operand: %dot, %dot_1 (fa2.py:77)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1 (fa2.py:77)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
@@ -314,19 +274,16 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
-        pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
+        pipe_.InitBuffer(mBuf, 512);
+        pipe_.InitBuffer(lBuf, 512);
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
-        pipe_.InitBuffer(tmp2Buf,
-                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(128 * BLOCK_KV, 2 * D * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, 2048);
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(1024, 4 * BLOCK_KV),
+                                                      128 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf, 512);
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(64 * BLOCK_KV, D * BLOCK_Q));
         pipe_.InitBuffer(alphaPrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
@@ -351,107 +308,116 @@ public:
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
-                AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
-                                  ROWS * BLOCK_KV);
-                inQue.EnQue(dot);
-                dot = inQue.DeQue<float>();
-                AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
-                AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // fa2.py:82  s = fd.where(keep, s, -fd.inf)
-                AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
-                // only a block that reaches past the bound has columns to mask
-                if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
-                    AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
-                    AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
+                AscendC::LocalTensor<float> mNew = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
+                AscendC::LocalTensor<float> l2 = lBuf.Get<float>();
+                // the row-wise work in chunks of 32 rows (row_chunk)
+                for (int64_t rc = 0; rc < ROWS / 32; ++rc) {
+                    // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
+                    AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
+                    AscendC::DataCopy(dot,
+                                      dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV],
+                                      32 * BLOCK_KV);
+                    inQue.EnQue(dot);
+                    dot = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> kvIdxF = tmp1Buf.Get<float>();
-                    AscendC::Cast(kvIdxF, kvIdx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                    // fa2.py:79  keep = kv_idx[None, :] < Skv
-                    AscendC::PipeBarrier<PIPE_V>();
-                    {
-                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                        AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
-                                               AscendC::CMPMODE::LT, BLOCK_KV);
+                    AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
+                    AscendC::Muls(s, dot, tiling_.scale, 32 * BLOCK_KV);
+                    // fa2.py:82  s = fd.where(keep, s, -fd.inf)
+                    AscendC::LocalTensor<float> s1 = s.ReinterpretCast<float>();
+                    // only a block that reaches past the bound has columns to mask
+                    if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
+                        // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
+                        AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
+                        AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
-                        for (int64_t r = 0; r < ROWS; ++r) {
-                            AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
-                                            AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                        AscendC::LocalTensor<float> kvIdxF = tmp1Buf.Get<float>();
+                        AscendC::Cast(kvIdxF, kvIdx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
+                        // fa2.py:79  keep = kv_idx[None, :] < Skv
+                        AscendC::PipeBarrier<PIPE_V>();
+                        {
+                            AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
+                            AscendC::CompareScalar(mask, kvIdxF, static_cast<float>(tiling_.Skv),
+                                                   AscendC::CMPMODE::LT, BLOCK_KV);
+                            AscendC::PipeBarrier<PIPE_V>();
+                            for (int64_t r = 0; r < 32; ++r) {
+                                AscendC::Select(s1[r * BLOCK_KV], mask, s[r * BLOCK_KV], fadsl::NegInf(),
+                                                AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
+                            }
                         }
                     }
-                }
-                // fa2.py:83  m_new = fd.maximum(m, fd.row_max(s))
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
-                    fadsl::RowMax(t3, s1, work, ROWS, BLOCK_KV);
-                }
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> mNew = tmp0Buf.Get<float>();
-                AscendC::Max(mNew, m, t3, ROWS);
-                // fa2.py:84  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> mSafe = tmp1Buf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                    AscendC::Duplicate(dup, 0.0f, ROWS);
-                    AscendC::CompareScalar(mask, mNew, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
+                    // fa2.py:83  m_new = fd.maximum(m, fd.row_max(s))
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::Select(mSafe, mask, dup, mNew, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
+                    AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
+                        fadsl::RowMax(t3, s1, work, 32, BLOCK_KV);
+                    }
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::Max(mNew[rc * 32], m[rc * 32], t3, 32);
+                    // fa2.py:84  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> mSafe = tmp0Buf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                        AscendC::Duplicate(dup, 0.0f, 32);
+                        AscendC::CompareScalar(mask, mNew[rc * 32], fadsl::NegInf(), AscendC::CMPMODE::EQ,
+                                               64);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        AscendC::Select(mSafe, mask, dup, mNew[rc * 32],
+                                        AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, 32);
+                    }
+                    // fa2.py:85  p = fd.exp(s - m_safe[:, None])
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> t7 = s1.ReinterpretCast<float>();
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp1Buf.Get<float>();
+                        fadsl::RowBroadcast<fadsl::Bin::SUB>(t7, s1, mSafe, bcast, 32, BLOCK_KV, false);
+                    }
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::LocalTensor<float> p = t7.ReinterpretCast<float>();
+                    AscendC::Exp(p, t7, 32 * BLOCK_KV);
+                    // fa2.py:86  alpha = fd.exp(m - m_safe)
+                    AscendC::Sub(t9[rc * 32], m[rc * 32], mSafe, 32);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::Exp(alpha[rc * 32], t9[rc * 32], 32);
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::Muls(
+                        alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)][rc * 32],
+                        alpha[rc * 32], 1.0f, 32);  // kept for the update one iteration late
+                    // fa2.py:87  l = l * alpha + fd.row_sum(p)
+                    AscendC::Mul(t11[rc * 32], l[rc * 32], alpha[rc * 32], 32);
+                    AscendC::LocalTensor<float> t12 = tmp0Buf.Get<float>();
+                    {
+                        AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
+                        fadsl::RowSum(t12, p, work, 32, BLOCK_KV);
+                    }
+                    AscendC::PipeBarrier<PIPE_V>();
+                    AscendC::Add(l2[rc * 32], t11[rc * 32], t12, 32);
+                    // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
+                    AscendC::LocalTensor<half> p1 = outQue.AllocTensor<half>();
+                    AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, 32 * BLOCK_KV);
+                    outQue.EnQue(p1);
+                    p1 = outQue.DeQue<half>();
+                    AscendC::DataCopy(p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV], p1,
+                                      32 * BLOCK_KV);
+                    inQue.FreeTensor(p);
+                    outQue.FreeTensor(p1);
                 }
-                // fa2.py:85  p = fd.exp(s - m_safe[:, None])
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t7 = s1.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t7, s1, mSafe, bcast, ROWS, BLOCK_KV, false);
-                }
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> p = t7.ReinterpretCast<float>();
-                AscendC::Exp(p, t7, ROWS * BLOCK_KV);
-                // fa2.py:86  alpha = fd.exp(m - m_safe)
-                AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
-                AscendC::Sub(t9, m, mSafe, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
-                AscendC::Exp(alpha, t9, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)],
-                              alpha, 1.0f, ROWS);  // kept for the update one iteration late
-                // fa2.py:87  l = l * alpha + fd.row_sum(p)
-                AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
-                AscendC::Mul(t11, l, alpha, ROWS);
-                AscendC::LocalTensor<float> t12 = tmp1Buf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
-                    fadsl::RowSum(t12, p, work, ROWS, BLOCK_KV);
-                }
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> l2 = lBuf.Get<float>();
-                AscendC::Add(l2, t11, t12, ROWS);
-                // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                AscendC::LocalTensor<half> p1 = outQue.AllocTensor<half>();
-                AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
-                outQue.EnQue(p1);
-                p1 = outQue.DeQue<half>();
-                AscendC::DataCopy(p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], p1,
-                                  ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
-                inQue.FreeTensor(p);
-                outQue.FreeTensor(p1);
                 if (j > 0) {
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> alphaPrev =
                         alphaPrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                     // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
@@ -478,7 +444,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -500,8 +466,8 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> lSafe = lBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
-                AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -511,7 +477,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t18 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t18, acc, lSafe, bcast, ROWS, D, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
@@ -544,11 +510,11 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (fa2.py:67)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1 (fa2.py:77)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;       // temp: %kv_idx, %t_3, %m_new (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;       // temp: %kv_idx_f, %m_safe, %t_12 (fa2.py:78)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;       // temp: temp (fa2.py:84)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;       // temp: temp (fa2.py:84)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;      // result: %p_1, %t_18_1 (fa2.py:88)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;   // temp: %kv_idx, %t_3, %m_safe, %t_12 (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %kv_idx_f (fa2.py:78)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %m_new (fa2.py:83)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (fa2.py:84)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %p_1, %t_18_1 (fa2.py:88)
     AscendC::TBuf<AscendC::TPosition::VECCALC> alphaPrevBuf;  // state: %alpha (fa2.py:86)
     AscendC::GlobalTensor<half> qGm;                          // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                          // in `k` f16[B, N, Skv, D]
