@@ -82,7 +82,8 @@ def test_a_deferral_with_one_slot_for_p_fails_in_the_cpu_runtime(
 
     monkeypatch.setattr(ring, "choose", one_slot_p)
     monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
-    code = _sim(tmp_path, "fa2", "B=1,N=1,Sq=128,Skv=512,D=64")
+    # four KV iterations of 128 keys (the default 512 would make one)
+    code = _sim(tmp_path, "fa2", "B=1,N=1,Sq=128,Skv=512,D=64", "block_kv=128")
     err = capsys.readouterr().err
     assert code != 0, err
     assert "a workspace slot overwritten before its consumer released it" in err, err

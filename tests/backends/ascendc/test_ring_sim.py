@@ -47,6 +47,7 @@ def test_a_ring_one_slot_too_shallow_fails_in_the_cpu_runtime(
             str(ROOT / "examples" / "fa2.py"),
             "--shape",
             "B=1,N=1,Sq=128,Skv=512,D=64",
+            *("--set", "block_kv=128"),  # four KV iterations (512 would make one)
             "-o",
             str(tmp_path / "sim"),
         ]

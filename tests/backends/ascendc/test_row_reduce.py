@@ -35,7 +35,7 @@ def test_fa2_with_128_rows_per_vector_core_fits_the_910b_ub(capsys) -> None:  # 
 @pytest.mark.parametrize(
     "consts,shape",
     [
-        (("block_q=256",), "B=1,N=1,Sq=300,Skv=333,D=128"),  # 2 chunks, 128 rows
+        (("block_q=256", "block_kv=128"), "B=1,N=1,Sq=300,Skv=333,D=128"),  # 2 chunks
         (("block_kv=192",), "B=1,N=1,Sq=130,Skv=400,D=64"),  # 3 chunks
     ],
 )
