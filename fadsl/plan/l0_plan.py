@@ -150,7 +150,7 @@ def _sub_dots(
         fixed = d.a in resident or d.transpose_a
         caps = (None if d.a in resident else free,) + caps_bc
         if d.l0_tile:
-            s = l0_split.given(d, whole, fixed)
+            s = l0_split.given(d, whole, fixed, env)
         elif not auto:
             continue
         else:

@@ -85,14 +85,19 @@ def from_keys(keys: tuple[SubDotKey, ...]) -> dict[str, SubDots]:
     return {k[0]: SubDots(k[1], k[2], k[3], (k[4], k[5], k[6])) for k in keys}
 
 
-def extents(d: ir.Dot, env: dict[str, Any]) -> tuple[int, int, int] | None:
-    """The dot's M, N, K at ``env`` (None if a size is not bound)."""
+def symbolic_extents(d: ir.Dot) -> tuple[Any, Any, Any]:
+    """The dot's M, N, K as the IR writes them (e.g. ``block_q, block_kv, D``)."""
     ta, tb = d.a.type, d.b.type
     assert isinstance(ta, TileType) and isinstance(tb, TileType)
     m, k = tuple(reversed(ta.shape)) if d.transpose_a else tuple(ta.shape)
     n = tb.shape[0] if d.transpose_b else tb.shape[1]
+    return m, n, k
+
+
+def extents(d: ir.Dot, env: dict[str, Any]) -> tuple[int, int, int] | None:
+    """The dot's M, N, K at ``env`` (None if a size is not bound)."""
     try:
-        return tuple(int(evaluate(as_expr(e), env)) for e in (m, n, k))  # type: ignore[return-value]
+        return tuple(int(evaluate(as_expr(e), env)) for e in symbolic_extents(d))  # type: ignore[return-value]
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -145,9 +150,12 @@ def fits(d: ir.Dot, s: SubDots, caps: tuple[int | None, int, int], slots: int) -
     )
 
 
-def given(d: ir.Dot, whole: tuple[int, int, int], fixed_a: bool) -> SubDots:
-    """The sub-dot sizes a ``.fir`` sets (``l0_tile = [m, n, k]``), checked."""
-    sizes = tuple(int(as_expr(e)) for e in d.l0_tile)
+def given(
+    d: ir.Dot, whole: tuple[int, int, int], fixed_a: bool, env: dict[str, Any]
+) -> SubDots:
+    """The sub-dot sizes a ``.fir`` sets (``l0_tile = [m, n, k]``, each an integer or
+    an expression such as ``D`` for a whole dimension), checked at ``env``."""
+    sizes = tuple(int(evaluate(as_expr(e), env)) for e in d.l0_tile)
     wrong = [
         f"{name} = {s} (the dot's {name.upper()} is {w})"
         for name, s, w in zip("mnk", sizes, whole)
@@ -174,7 +182,9 @@ def given(d: ir.Dot, whole: tuple[int, int, int], fixed_a: bool) -> SubDots:
 
 def annotate(kernel: ir.Kernel, subs: dict[str, SubDots]) -> ir.Kernel:
     """``kernel`` with each split dot's ``l0_tile`` set to its sub-dot sizes, so that
-    its textual IR shows the split (dots match by result name and line)."""
+    its textual IR shows the split (dots match by result name and line). A dimension
+    that is not split is written as its extent (``D``, ``block_q``), not its value at
+    the planned shape, so the written ``.fir`` still compiles at another head dim."""
     if not subs:
         return kernel
 
@@ -183,8 +193,12 @@ def annotate(kernel: ir.Kernel, subs: dict[str, SubDots]) -> ir.Kernel:
         for op in ops:
             if isinstance(op, ir.Dot) and op.result.name in subs:
                 s = subs[op.result.name]
+                sizes = zip((s.m, s.n, s.k), s.whole, symbolic_extents(op))
                 op = replace(
-                    op, l0_tile=tuple(sympy.Integer(x) for x in (s.m, s.n, s.k))
+                    op,
+                    l0_tile=tuple(
+                        as_expr(e) if x == w else sympy.Integer(x) for x, w, e in sizes
+                    ),
                 )
             elif isinstance(op, (ir.For, ir.Grid)):
                 op = replace(op, body=body(op.body))

@@ -94,7 +94,7 @@ def test_check_json_lists_the_sub_dots_only_when_there_are_any(
         | {"counts": [1, 1, 8]},
     ]
     assert any("single-buffered (stages 2 -> 1)" in n for n in got["notes"])
-    assert cli.main(args) == 0
+    assert cli.main(args + ["--set", "block_kv=128"]) == 0  # fits L0 and L1 whole
     assert not {"sub_dots", "notes"} & set(json.loads(capsys.readouterr().out))
 
 
@@ -152,7 +152,8 @@ def test_the_fir_shows_the_split_and_reads_it_back(tmp_path: Path) -> None:
     out = tmp_path / "proj"
     assert cli.main(["compile", str(_program(tmp_path)), "-o", str(out)]) == 0
     fir = (out / "wide_dots.fir").read_text()
-    assert "{transpose_b = true, l0_tile = [128, 128, 128]}" in fir
+    # split dimensions as numbers, whole ones as their extents
+    assert "{transpose_b = true, l0_tile = [block_q, 128, D]}" in fir
     cpp = (out / "wide_dots_kernel.cpp").read_text()
     flat = " ".join(cpp.split())  # clang-format wraps long calls
     assert (
@@ -234,3 +235,20 @@ def test_sim_of_fa2_at_block_kv_512_agrees_with_the_interpreter(tmp_path: Path) 
     meta = json.loads((tmp_path / "sim" / "meta.json").read_text())
     agree = meta["vs_interpreter"]["o"]
     assert agree["nonfinite_mismatch"] == 0 and agree["max_abs_diff"] <= 1e-3
+
+
+def test_the_written_fir_still_compiles_at_another_head_dim(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """compile writes the planner's split into the .fir; a dimension it does not split
+    is written as its extent (D), so the .fir planned at D=128 checks at D=64 (it used
+    to stop with "l0_tile = [128, 128, 128] does not split this dot")."""
+    out = tmp_path / "c"
+    assert cli.main(["compile", str(ROOT / "examples" / "fa2.py"), "-o", str(out)]) == 0
+    fir = (out / "fa2.fir").read_text()
+    assert "l0_tile = [block_q, 128, D]" in fir and "l0_tile = [block_q, D, 64]" in fir
+    capsys.readouterr()
+    shape = "B=1,N=2,Sq=300,Skv=600,D=64"
+    assert cli.main(["check", str(out / "fa2.fir"), "--shape", shape]) == 0
+    shown = capsys.readouterr().out
+    assert "4 sub-dots of 128 x 128 x 64 (4 along N)" in shown
