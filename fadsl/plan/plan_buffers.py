@@ -25,17 +25,16 @@ from typing import Any
 
 import sympy
 
-from fadsl.errors import BackendError, UsageError
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import Expr, as_expr, evaluate
+from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, Shape, TileType
 from fadsl.plan.api_fields import field_uses
-from fadsl.plan.field_check import in_library
 from fadsl.passes import pad_dims
 from fadsl.plan import phases, ring, row_chunk
 from fadsl.plan.footprint_eval import exact
 from fadsl.plan.atomic_plan import atomic_buffers, atomic_sums
 from fadsl.plan.defer import saved_buffers
+from fadsl.plan.dot_checks import check_fractal, check_transposed_a
 from fadsl.plan.l0_plan import L0Plan, plan_l0
 from fadsl.plan.l0_split import SubDots
 from fadsl.plan.l1_share import share
@@ -46,7 +45,6 @@ from fadsl.plan.vector_plan import VectorPlanner
 from fadsl.plan.vector_slots import VecPlan, camel
 from fadsl.target import Target
 
-FRACTAL = 16
 UB_TILE_ALIGN = 256
 
 
@@ -156,7 +154,7 @@ def _lower_phase(
     grid = grid_of(kernel)
     queues = {op.result: op for op in kernel.body if isinstance(op, ir.QueueAlloc)}
     sides = classify(grid, queues)
-    _check_transposed_a(sides)
+    check_transposed_a(sides)
     split = row_split(sides, grid, target.split)
     rows = split.primary
     sums = atomic_sums(kernel)
@@ -257,50 +255,6 @@ def kernel_env(kernel: ir.Kernel) -> dict[str, Any]:
     }
 
 
-def _check_transposed_a(sides: Sides) -> None:
-    for d in sides.dots:
-        if d.transpose_a and d.a.type.dtype.itemsize != 2:  # type: ignore[union-attr]
-            raise BackendError(
-                f"dot(transpose_a=True) with a {d.a.type.dtype.value} A operand: "  # type: ignore[union-attr]
-                "LoadData transposes only 16-bit fractals on the cube",
-                d.loc,
-                hint="use fp16 or bf16 operands for this dot",
-            )
-
-
-def _check_fractal(
-    t: TileType, loc: Any, env: dict[str, Any], what: str, kernel_loc: Any = None
-) -> None:
-    for d in t.shape:
-        try:
-            v = int(evaluate(as_expr(d), env))
-        except (KeyError, TypeError, ValueError):
-            continue
-        if v % FRACTAL:
-            notes: tuple[str, ...] = ()
-            if kernel_loc is not None and loc is not None and in_library(loc):
-                notes = (f"the tile is loaded at {loc.short()} in fadsl's program",)
-                loc = kernel_loc
-            raise UsageError(
-                f"{what} {t} has a dimension of {v}, not a multiple of {FRACTAL}: the cube "
-                "unit works on 16 x 16 fractals",
-                loc,
-                hint=_fractal_hint(as_expr(d), v),
-                notes=notes,
-            )
-
-
-def _fractal_hint(d: Expr, v: int) -> str:
-    """Names the constant to change when the dimension is one (block_kv = 40 -> 48)."""
-    if isinstance(d, sympy.Symbol):
-        up = -(-v // FRACTAL) * FRACTAL
-        return (
-            f"{d} = {v}: choose a multiple of {FRACTAL}, e.g. --set {d}={up} "
-            "(or that default in the kernel)"
-        )
-    return "choose block sizes and a head dim that are multiples of 16"
-
-
 def _dot_role(v: ir.Value, sides: Sides) -> str:
     for d in sides.dots:
         if d.a == v:
@@ -324,7 +278,7 @@ def _cube_buffers(
     core = "AIC" if target.split else "AICORE"
     for q in queues.values():
         if q.position in ("A1", "B1"):
-            _check_fractal(q.tile, q.loc, env, "the tile", kernel_loc)
+            check_fractal(q.tile, q.loc, env, "the tile", kernel_loc)
             out.append(
                 Buffer(
                     camel(q.result.name),
@@ -345,7 +299,7 @@ def _cube_buffers(
     for v in operands:
         t = v.type
         assert isinstance(t, TileType)
-        _check_fractal(t, sides.defs[v].loc, env, "the dot operand", kernel_loc)
+        check_fractal(t, sides.defs[v].loc, env, "the dot operand", kernel_loc)
     for group in share(grid, operands, lambda v: _l1_key(v, role), rings or set()):
         v, t = group[0], group[0].type
         assert isinstance(t, TileType)
