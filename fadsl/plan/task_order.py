@@ -30,14 +30,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sympy
 
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, FloorDiv, evaluate, isym
 from fadsl.ir.op_base import Slice
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SLOT = "taskSlot"
 """The name of a core's running position in the dealing: core + k * cores."""
@@ -106,6 +108,8 @@ class TaskOrder:
     ) -> np.ndarray:
         """Core of every task (in grid order, C order of ``extents``) and the position
         it runs at in the order: an int array ``[2, tasks]``."""
+        import numpy as np  # the model's use only: compile and check need no numpy
+
         tasks = int(np.prod(extents)) if extents else 1
         rounds = -(-tasks // cores)
         slot = np.arange(rounds * cores, dtype=np.int64)
