@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fadsl.errors import FadslError, Loc, UsageError
+from fadsl.progress import ProgressArg, reporter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -132,17 +133,22 @@ def sim(
     seed: int = 0,
     target: str = "ascend910b1",
     timeout: float = 600.0,
+    progress: ProgressArg = None,
     **inputs: Any,
 ) -> dict[str, np.ndarray]:
     """Build the generated Ascend C with fadsl's CPU runtime (needs cmake and g++),
     run it and return its outputs (``fadsl sim``). Inputs as for ``interpret``;
     without inputs and ``shape``, sim's default shape (the kernel's, Sq and Skv
-    capped at 512), as ``fadsl sim`` without --shape."""
+    capped at 512), as ``fadsl sim`` without --shape. Progress (lowering, building,
+    running: seconds and tasks done) goes to the ``fadsl.sim`` logger; ``progress=True``
+    also shows it on stderr as ``fadsl sim`` does, a text stream shows it there,
+    ``False`` turns it off (fadsl/progress.py)."""
     from fadsl.api.arrays import with_seeded
     from fadsl.backends.sim import run as sim_run
     from fadsl.backends.sim.progress import SEQ_CAP, SEQ_SYMBOLS
 
     loc = _caller()
+    report = reporter("sim", progress)  # a bad progress= fails before any work
     if shape is None and not inputs:
         defaults = getattr(kernel, "default_shape", None) or None
         shape = defaults and {
@@ -151,7 +157,8 @@ def sim(
     chip = _target(target, loc)
     binding, given = _bind(kernel, shape, consts, dtype, chip, inputs, loc)
     feed = with_seeded(binding, given, _seed(seed, loc))
-    run = sim_run.simulate(binding, feed, binding.kernel.loc.file, True, timeout)
+    file = binding.kernel.loc.file
+    run = sim_run.simulate(binding, feed, file, True, timeout, report)
     return _outputs(binding, run.outputs)
 
 

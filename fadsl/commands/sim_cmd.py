@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from fadsl.commands import common
+from fadsl.progress import reporter
 
 if TYPE_CHECKING:
     from fadsl.driver.binding import Binding
@@ -66,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
     run = sim_run.simulate(
-        binding, inputs, args.file, not args.skip_resource_proof, timeout
+        binding, inputs, args.file, not args.skip_resource_proof, timeout, sys.stderr
     )
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
@@ -78,6 +79,9 @@ def main(args: argparse.Namespace) -> int:
     }
     check = None
     if not args.no_check:
+        reporter("sim", sys.stderr).phase(
+            "comparing with the interpreter and the float64 reference"
+        )
         extra["vs_interpreter"] = sim_run.compare_with_interpreter(
             run.lowered, inputs, run.outputs
         )

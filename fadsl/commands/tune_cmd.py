@@ -148,17 +148,24 @@ def search(
         grids = [g for g in grids if base.kdef.allows(g)]
     total = len(grids) * len(shapes)
     if progress:
-        progress.start(total)
+        progress.start(total, tuned)
     found: Found = []
     feasible = 0
     for shape in shapes:
+        if progress and shape:
+            progress.phase(_structure_text(shape, len(grids)))
         part = _search_structure(chosen, args, target, shape, grids, progress)
         feasible += len(part)
         found += part
     found.sort(key=lambda c: (c[0], sorted(c[1].items())))
+    if progress:
+        progress.phase(
+            f"{feasible} of {total} fit the pre-screen; re-checking the best "
+            f"{min(args.top, feasible)} with their own buffer plans"
+        )
     ranked, dropped = _recheck(found, chosen, args, target, args.top)
     if progress:
-        progress.finish()
+        progress.finish(time.perf_counter() - started)
     assumed = base.model_assumption()
     return TuneResult(
         ranked,
@@ -251,42 +258,49 @@ def _recheck(
 # ----------------------------------------------------------------------------
 
 
+def _structure_text(shape: dict[str, int], count: int) -> str:
+    values = ", ".join(f"{k}={v}" for k, v in shape.items())
+    return f"{values}: lowering, screening {count} block sizes"
+
+
 class Progress:
-    """A plain-text progress bar on a stream (redrawn in place only on a terminal)."""
+    """tune's progress through fadsl/progress.py (the ``fadsl.tune`` logger, and the
+    stream): a line per phase, and a bar of configurations screened, redrawn in place
+    on a terminal (elsewhere only a heartbeat line now and then)."""
 
     WIDTH = 30
 
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+    def __init__(self, stream: Any = None) -> None:
+        from fadsl.progress import reporter
+
+        self.report = reporter("tune", stream)
         self.done = 0
         self.total = 0
         self._shown = -1
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, tuned: tuple[str, ...] = ()) -> None:
         self.total = max(total, 1)
-        self._draw()
+        names = f" of {', '.join(tuned)}" if tuned else ""
+        self.report.phase(f"screening {total} configurations{names}")
+
+    def phase(self, text: str) -> None:
+        self.report.phase(text)
 
     def step(self, n: int = 1) -> None:
         self.done += n
-        if self.tty and self.done * 100 // self.total != self._shown:
-            self._draw()
+        if self.done * 100 // self.total != self._shown:
+            self._shown = self.done * 100 // self.total
+            self.report.tick(self._bar())
 
-    def finish(self) -> None:
+    def finish(self, seconds: float | None = None) -> None:
         self.done = self.total
-        self._draw()
-        self.stream.write("\n")
-        self.stream.flush()
+        took = f" in {seconds:.1f} s" if seconds is not None else ""
+        self.report.phase(f"{self._bar()}, done{took}")
 
-    def _draw(self) -> None:
-        if not self.tty and self.done < self.total:
-            return
-        self._shown = self.done * 100 // self.total
+    def _bar(self) -> str:
         filled = self.WIDTH * self.done // self.total
         bar = "#" * filled + "-" * (self.WIDTH - filled)
-        end = "\r" if self.tty else ""
-        self.stream.write(f"{end}tune [{bar}] {self.done}/{self.total} configurations")
-        self.stream.flush()
+        return f"[{bar}] {self.done}/{self.total} configurations"
 
 
 def table(result: TuneResult, target: Target, top: int) -> str:

@@ -8,7 +8,9 @@ whose traceback holds no frame of fadsl's but the API's own entry.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -266,11 +268,23 @@ def test_compile_refuses_a_folder_that_is_not_a_fadsl_output(tmp_path: Path) -> 
 
 
 @pytest.mark.cpu_runtime
-def test_sim_agrees_with_the_interpreter() -> None:
+def test_sim_agrees_with_the_interpreter_and_logs_its_phases(caplog) -> None:  # type: ignore[no-untyped-def]
     inputs = _qkv()
-    got = fd.sim(FA2, **inputs)["o"].astype(np.float64)
+    caplog.set_level(logging.INFO, logger="fadsl")
+    shown = io.StringIO()  # not a terminal: one line per phase
+    got = fd.sim(FA2, progress=shown, **inputs)["o"].astype(np.float64)
     want = fd.interpret(FA2, **inputs)["o"].astype(np.float64)
     assert np.abs(got - want).max() < 1e-3
+    logged = [r.getMessage() for r in caplog.records if r.name == "fadsl.sim"]
+    assert logged[0].startswith("lowering fa2 for ascend910b1")
+    assert any(m.startswith(("building fa2", "using the cached build")) for m in logged)
+    assert any(m.startswith("running fa2 [B=1,N=2,") for m in logged)
+    assert logged[-1].startswith("ran in ")
+    assert shown.getvalue().splitlines() == [f"fadsl sim: {m}" for m in logged]
+
+
+def test_sim_refuses_a_bad_progress_argument() -> None:
+    _raises(lambda: fd.sim(FA2, progress="yes"), "progress='yes'")
 
 
 def test_verify_applies_the_tolerance_rule() -> None:

@@ -1,11 +1,13 @@
-"""``fadsl sim``'s small default shape and its progress lines (terminal only)."""
+"""``fadsl sim``'s small default shape and its progress lines."""
 
 from __future__ import annotations
 
 import io
+import logging
 
 from fadsl.commands import sim_cmd
 from fadsl.backends.sim import run as sim_run
+from fadsl.progress import reporter
 from fadsl.backends.sim.progress import (
     Progress,
     default_shape,
@@ -40,14 +42,14 @@ def test_sim_without_shape_binds_the_small_default() -> None:
     assert "capped at 512" in p.format_help()
 
 
-def test_progress_is_quiet_unless_stderr_is_a_terminal() -> None:
-    quiet, tty = io.StringIO(), _Tty()
-    for stream in (quiet, tty):
-        progress = Progress(stream)
+def test_progress_ticks_only_on_a_terminal() -> None:
+    piped, tty = io.StringIO(), _Tty()
+    for stream in (piped, tty):
+        progress = Progress(reporter("sim", stream))
         progress.note("building fa2")
         progress.tick("running... 3 s")
         progress.done()
-    assert quiet.getvalue() == ""
+    assert piped.getvalue() == "fadsl sim: building fa2\n"
     assert tty.getvalue() == "fadsl sim: building fa2\n\rfadsl sim: running... 3 s\n"
 
 
@@ -76,16 +78,21 @@ if [ -n "$FADSL_PROGRESS_FILE" ]; then printf '%20d\\n' 4 > "$FADSL_PROGRESS_FIL
 """
 
 
-def test_sim_shows_tasks_done_on_a_terminal_only(tmp_path, monkeypatch) -> None:
+def test_sim_shows_tasks_done_and_logs_them(tmp_path, monkeypatch, caplog) -> None:
     monkeypatch.delenv("FADSL_PROGRESS_FILE", raising=False)
     fake = tmp_path / "fake_main"
     fake.write_text(_FAKE_RUN)
     fake.chmod(0o755)
-    quiet, tty = io.StringIO(), _Tty()
-    for stream in (quiet, tty):
-        work = tmp_path / ("tty" if stream is tty else "quiet")
+    piped, tty = io.StringIO(), _Tty()
+    caplog.set_level(logging.DEBUG, logger="fadsl")
+    for stream in (piped, tty, False):
+        work = tmp_path / str(id(stream))
         work.mkdir()
-        sim_run._execute(str(fake), str(work), 60.0, Progress(stream), 4)
-        assert (work / "progress").exists() == (stream is tty)
-    assert quiet.getvalue() == ""
+        sim_run._execute(str(fake), str(work), 60.0, Progress(reporter("sim", stream)), 4)
+        assert (work / "progress").exists() == (stream is not False)
+    assert piped.getvalue() == ""  # ticks only: on a pipe, heartbeats alone
     assert tty.getvalue().endswith(", 4 of 4 tasks done\n")
+    ticks = [r for r in caplog.records if r.name == "fadsl.sim"]
+    assert ticks and all(r.levelno == logging.DEBUG for r in ticks)
+    assert ticks[-1].getMessage().endswith(", 4 of 4 tasks done")
+    assert len(ticks) == 2 * len([ln for ln in tty.getvalue().split("\r") if ln])

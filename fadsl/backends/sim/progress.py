@@ -1,10 +1,12 @@
 """What ``fadsl sim`` shows while it works, and its default shape.
 
-Progress lines (building, running T tasks on C AI Cores, then seconds so far and "x of T
-tasks done") go to stderr only when stderr is a terminal; redirected or captured runs stay
-quiet. The count comes from the CPU runtime: each task of the generated kernel ends with
-``fadsl::TaskDone()`` (nothing on the device), and the runtime keeps the number of finished
-tasks in the file named by $FADSL_PROGRESS_FILE, which ``sim`` sets only on a terminal.
+Progress (lowering, building with seconds so far, running T tasks on C AI Cores with
+seconds so far and "x of T tasks done", comparing) goes to the ``fadsl.sim`` logger and,
+for ``fadsl sim`` and ``fd.sim(progress=True)``, to stderr: redrawn in place on a
+terminal, one line per phase otherwise (fadsl/progress.py). The count comes from the CPU
+runtime: each task of the generated kernel ends with ``fadsl::TaskDone()`` (nothing on
+the device), and the runtime keeps the number of finished tasks in the file named by
+$FADSL_PROGRESS_FILE, which ``sim`` sets whenever progress is reported.
 
 ``sim`` runs every core of the chip as a thread on the CPU, so its default shape is the
 kernel's default with the sequence lengths capped (a run of seconds); ``check`` and
@@ -14,11 +16,10 @@ kernel's default with the sequence lengths capped (a run of seconds); ``check`` 
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable
 
-from fadsl.errors import ExecutionError
+from fadsl.progress import Reporter
 
 SEQ_CAP = 512
 """Sequence lengths of sim's default shape are at most this."""
@@ -73,33 +74,24 @@ def running_text(seconds: float, done: int | None, tasks: int | None) -> str:
 
 
 class Progress:
-    """Progress lines on a terminal; nothing otherwise."""
+    """sim's progress (fadsl/progress.py): a line per phase (lowering, building, running,
+    comparing) and, while the kernel runs, seconds so far and tasks done."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.on = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._ticking = False
+    def __init__(self, report: Reporter | None = None) -> None:
+        self.report = report if report is not None else Reporter("sim")
+
+    @property
+    def on(self) -> bool:
+        return self.report.on
 
     def note(self, text: str) -> None:
-        if self.on:
-            self._end_tick()
-            print(f"fadsl sim: {text}", file=self.stream, flush=True)
+        self.report.phase(text)
 
     def tick(self, text: str) -> None:
-        """Rewrite the current line (e.g. seconds elapsed)."""
-        if self.on:
-            self.stream.write(f"\rfadsl sim: {text}")
-            self.stream.flush()
-            self._ticking = True
-
-    def _end_tick(self) -> None:
-        if self._ticking:
-            self.stream.write("\n")
-            self._ticking = False
+        self.report.tick(text)
 
     def done(self) -> None:
-        if self.on:
-            self._end_tick()
+        self.report.done()
 
     def running(self, binding: Any, target: Any) -> str:
         """The line announcing the run."""
@@ -115,30 +107,29 @@ class Progress:
 
 def wait(
     proc: subprocess.Popen,
-    timeout: float,
+    timeout: float | None,
     progress: Progress,
-    done: Callable[[], int | None],
-    tasks: int | None,
-) -> str:
-    """``proc``'s stderr once it exits, ticking seconds and ``done()`` of ``tasks``
-    every second; kills it and fails after ``timeout`` seconds."""
+    text: Callable[[float], str],
+) -> tuple[str, str]:
+    """``proc``'s stdout and stderr once it exits, ticking ``text(seconds)`` every
+    second; after ``timeout`` seconds (None: never) kills it and raises
+    ``subprocess.TimeoutExpired``."""
     t0 = time.perf_counter()
     ticked = False
     while True:
-        left = timeout - (time.perf_counter() - t0)
+        spent = time.perf_counter() - t0
+        left = 1.0 if timeout is None else timeout - spent
         try:
-            _, err = proc.communicate(timeout=max(0.0, min(1.0, left)))
+            out, err = proc.communicate(timeout=max(0.0, min(1.0, left)))
             break
         except subprocess.TimeoutExpired:
-            if left <= 1.0:
+            if timeout is not None and left <= 1.0:
                 proc.kill()
                 proc.communicate()
-                raise ExecutionError(
-                    f"the CPU-runtime run did not finish in {timeout:.0f} s",
-                    hint="use a smaller --shape or raise --timeout",
-                ) from None
-            progress.tick(running_text(time.perf_counter() - t0, done(), tasks))
+                raise
+            progress.tick(text(time.perf_counter() - t0))
             ticked = True
     if ticked:  # the last count, e.g. "128 of 128 tasks done"
-        progress.tick(running_text(time.perf_counter() - t0, done(), tasks))
-    return err
+        progress.tick(text(time.perf_counter() - t0))
+    progress.done()
+    return out, err

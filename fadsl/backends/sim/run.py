@@ -4,7 +4,7 @@ The project is generated exactly as ``fadsl compile`` writes it, configured with
 cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
 generated file and runtime header (runtime shapes do not change the binary), under
 $FADSL_CACHE_DIR or ~/.cache/fadsl/sim; each entry is checked before use and rebuilt
-when damaged (``cache.py``). The outputs are compared with the interpreter on the
+when damaged (``cache.py``). Progress goes to the ``fadsl.sim`` logger (``progress.py``). The outputs are compared with the interpreter on the
 same inputs (they run the same operations in the same order, so they agree far more
 tightly than the tolerance rule). Used by ``fadsl sim`` and ``fd.sim``.
 """
@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any
 from fadsl.backends.sim.progress import (
     PROGRESS_ENV,
     Progress,
+    running_text,
     task_count,
     tasks_done,
     wait,
 )
 from fadsl.errors import BackendError, ExecutionError, UsageError
+from fadsl.progress import ProgressArg, Reporter, reporter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,22 +56,25 @@ def simulate(
     source: str,
     prove_fit: bool = True,
     timeout: float = 600.0,
+    progress: ProgressArg | Reporter = None,
 ) -> SimRun:
     """Lower ``binding`` (it needs a target), build its project (cached), run it on
-    ``inputs``; progress goes to stderr on a terminal."""
+    ``inputs``; progress as fadsl/progress.py's ``reporter`` reads ``progress``."""
     from fadsl.driver.lower import lower
 
-    progress = Progress()
+    shown = Progress(reporter("sim", progress))
     try:
+        chip = binding.target.name if binding.target is not None else "the target"
+        shown.note(f"lowering {binding.kernel.name} for {chip}")
         low = lower(binding)
-        binary, build_seconds = build(low, source, prove_fit, progress)
-        progress.note(progress.running(binding, low.target))
+        binary, build_seconds = build(low, source, prove_fit, shown)
+        shown.note(shown.running(binding, low.target))
         t0 = time.perf_counter()
-        outputs = run_binary(binary, binding, inputs, timeout)
+        outputs = run_binary(binary, binding, inputs, timeout, shown)
         run_seconds = time.perf_counter() - t0
-        progress.note(f"ran in {run_seconds:.1f} s; comparing")
+        shown.note(f"ran in {run_seconds:.1f} s")
     finally:
-        progress.done()
+        shown.done()
         drop_temporary_cache()
     return SimRun(low, outputs, build_seconds, run_seconds)
 
@@ -138,17 +143,17 @@ def build(
     root = cache_root()
     folder = os.path.join(root, f"{name}-{key[:16]}")
     program = f"build/{name}_main"
+    progress = progress if progress is not None else Progress(reporter("sim", False))
     if sim_cache.usable(folder, project.files, program):
+        progress.note(f"using the cached build of {name} ({folder})")
         return os.path.join(folder, program), 0.0
-    if progress is not None:
-        progress.note(
-            f"building {name} with the CPU runtime (cmake, g++; cached after)"
-        )
+    progress.note(f"building {name} with the CPU runtime (cmake, g++; cached after)")
     t0 = time.perf_counter()
     tmp = sim_cache.start(root, name)
     try:
         write_files(project.files, tmp)
-        _cmake(tmp)
+        _cmake(tmp, progress)
+        progress.note(f"built in {time.perf_counter() - t0:.1f} s")
         sim_cache.seal(tmp, project.files, program)
         sim_cache.install(tmp, folder, project.files, program)
     except BaseException:
@@ -201,7 +206,7 @@ def compiler_version() -> str:
     return out.stdout.splitlines()[0] if out.stdout else cxx
 
 
-def _cmake(folder: str) -> None:
+def _cmake(folder: str, progress: Progress) -> None:
     from fadsl.runtime import include_dir
 
     if shutil.which("cmake") is None:
@@ -217,22 +222,18 @@ def _cmake(folder: str) -> None:
         "-DCMAKE_BUILD_TYPE=Release",
         f"-DCMAKE_CXX_FLAGS_RELEASE={optimization()} -DNDEBUG",
     ]
-    for cmd in (
-        configure,
-        [
-            "cmake",
-            "--build",
-            os.path.join(folder, "build"),
-            "-j",
-            str(max(1, os.cpu_count() or 1)),
-        ],
-    ):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+    jobs = str(max(1, os.cpu_count() or 1))
+    make = ["cmake", "--build", os.path.join(folder, "build"), "-j", jobs]
+    for cmd in (configure, make):
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        out, err = wait(proc, None, progress, lambda s: f"building... {s:.0f} s")
         if proc.returncode != 0:
             raise BackendError(
                 "building the generated project with the CPU runtime failed "
                 "(this is a fadsl bug: generated code must compile)",
-                notes=(_tail(proc.stdout + proc.stderr),),
+                notes=(_tail(out + err),),
             )
 
 
@@ -250,6 +251,7 @@ def run_binary(
     binding: Binding,
     inputs: dict[str, np.ndarray],
     timeout: float,
+    progress: Progress | None = None,
 ) -> dict[str, np.ndarray]:
     import numpy as np
 
@@ -266,7 +268,8 @@ def run_binary(
         with open(os.path.join(work, "input", "shape.txt"), "w") as f:
             for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
                 f.write(f"{k} {v!r}\n")
-        _execute(binary, work, timeout, Progress(), task_count(binding))
+        shown = progress if progress is not None else Progress()
+        _execute(binary, work, timeout, shown, task_count(binding))
         env = binding.env()
         out = {}
         for p in tensor_params(binding.kernel, ParamKind.OUT):
@@ -285,7 +288,7 @@ def _execute(
     progress: Progress,
     tasks: int | None = None,
 ) -> None:
-    """Run the host program in ``work``; on a terminal, tick seconds and finished tasks."""
+    """Run the host program in ``work``, ticking seconds and finished tasks."""
     counter = os.path.join(work, "progress")
     env = dict(os.environ, **{PROGRESS_ENV: counter}) if progress.on else None
     proc = subprocess.Popen(
@@ -295,8 +298,18 @@ def _execute(
         text=True,
         env=env,
     )
-    err = wait(proc, timeout, progress, lambda: tasks_done(counter), tasks)
-    progress.done()
+    try:
+        _, err = wait(
+            proc,
+            timeout,
+            progress,
+            lambda s: running_text(s, tasks_done(counter), tasks),
+        )
+    except subprocess.TimeoutExpired:
+        raise ExecutionError(
+            f"the CPU-runtime run did not finish in {timeout:.0f} s",
+            hint="use a smaller --shape or raise --timeout",
+        ) from None
     messages = [ln for ln in err.splitlines() if ln.strip()]
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
