@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "sim": "build the generated Ascend C with the CPU runtime, run it, compare",
     "ir": "print the textual IR (optionally after a pass)",
     "timeline": "print and draw the modelled pipeline schedule",
+    "explain": "print the error catalogue's entry for a code (fadsl explain E21)",
 }
 
 

@@ -12,6 +12,8 @@ import linecache
 import os
 from dataclasses import dataclass, field
 
+from fadsl.error_codes import CODES, code_text
+
 
 @dataclass(frozen=True, slots=True)
 class Loc:
@@ -45,7 +47,11 @@ class Loc:
 
 
 class FadslError(Exception):
-    """Base of every user-facing error; carries a location, notes and a fix hint."""
+    """Base of every user-facing error; carries a location, notes and a fix hint.
+
+    ``code`` names the catalogued kind of error (docs/errors.md; the name is the
+    entry's id in fadsl/error_codes.py), whose number the headline prints.
+    """
 
     kind = "error"
 
@@ -55,12 +61,17 @@ class FadslError(Exception):
         loc: Loc | None = None,
         hint: str | None = None,
         notes: tuple[str, ...] | list[str] = (),
+        *,
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
+        if code is not None and code not in CODES:
+            raise ValueError(f"error code {code!r} is not in fadsl/error_codes.py")
         self.message = message
         self.loc = loc
         self.hint = hint
         self.notes = tuple(notes)
+        self.code = code
 
     def render(self) -> str:
         return render(self)
@@ -208,7 +219,8 @@ def _token_len(src: str, start: int) -> int:
 
 def render(err: FadslError) -> str:
     """The full multi-line diagnostic for ``err``."""
-    lines = [f"fadsl: {_title(err)}: {_clip(err.message)}"]
+    shown = f"[{code_text(err.code)}]" if err.code else ""
+    lines = [f"fadsl: {_title(err)}{shown}: {_clip(err.message)}"]
     loc = err.loc
     pad = " " * (len(str(loc.line)) if loc is not None else 1)
     if loc is not None:
@@ -245,4 +257,5 @@ class ErrorGroup:
             first.loc,
             first.hint,
             first.notes + rest,
+            code=first.code,
         )

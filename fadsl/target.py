@@ -213,6 +213,7 @@ def get(name: str) -> Target:
             hint=(f"did you mean {close[0]!r}? " if close else "")
             + f"built-in targets: {', '.join(names)}; or describe your chip in JSON "
             "and pass --target-file",
+            code="unknown_target",
         )
     return load_file(path)
 
@@ -353,6 +354,7 @@ def resolve(name: str | None, file: str | None) -> Target:
                 f"{flag} is empty",
                 hint=f"name a chip, e.g. --target ascend910b1 (built-in targets: "
                 f"{', '.join(builtin_names())}); leave {flag} out for ascend910b1",
+                code="target_empty",
             )
     if file:
         return load_file(file)

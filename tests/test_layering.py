@@ -17,9 +17,19 @@ PKG = Path(__file__).resolve().parents[1] / "fadsl"
 # driver binds a kernel and lowers it through passes and plan, and the backends consume
 # what it lowered; perf models what plan and the backends decide; the commands and the
 # Python API (api) drive it all.
-BASE = {"errors", "version", "numerics", "rng", "io", "target", "progress"}
+BASE = {
+    "errors",
+    "error_codes",
+    "version",
+    "numerics",
+    "rng",
+    "io",
+    "target",
+    "progress",
+}
 ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
+    "error_codes": set(),
+    "errors": {"error_codes"},
     "progress": {"errors"},
     "version": set(),
     "__main__": {"cli"},

@@ -18,7 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("fadsl", "codegen_templates")
-SOURCE = ("pyproject.toml", "setup.py", "README.md", *SHIPPED)
+SOURCE = ("pyproject.toml", "setup.py", "README.md", "docs", *SHIPPED)
+DOCS = ("docs/errors.md",)
+"""Pages of docs/ the package reads (``fadsl explain``): in the wheel as fadsl/docs/."""
 
 
 def _tracked(folder: str) -> list[str]:
@@ -36,8 +38,9 @@ def _tracked(folder: str) -> list[str]:
 
 
 def _in_wheel(path: str) -> str:
-    """Where a tracked file lands in the wheel (codegen_templates/ is fadsl's)."""
-    if path.startswith("codegen_templates/"):
+    """Where a tracked file lands in the wheel (codegen_templates/ and docs/ are
+    fadsl's)."""
+    if path.startswith(("codegen_templates/", "docs/")):
         return "fadsl/" + path
     return path
 
@@ -67,9 +70,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_holds_every_tracked_file(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    missing = [
-        p for folder in SHIPPED for p in _tracked(folder) if _in_wheel(p) not in names
-    ]
+    shipped = [p for folder in SHIPPED for p in _tracked(folder)] + list(DOCS)
+    missing = [p for p in shipped if _in_wheel(p) not in names]
     assert not missing, f"files missing from the wheel: {missing[:10]}"
 
 
@@ -118,3 +120,8 @@ def test_the_wheel_compiles_kernels_outside_the_repo(
         )
         assert proc.returncode == 0, proc.stderr
     assert (work / "out_causal" / "causal_kernel.cpp").is_file()
+    explain = subprocess.run(
+        [fadsl, "explain", "E03"], cwd=work, env=env, capture_output=True, text=True
+    )
+    assert explain.returncode == 0, explain.stderr
+    assert explain.stdout.startswith("## E03 "), explain.stdout

@@ -47,6 +47,7 @@ def _read(name: str, value: Any, loc: Loc | None) -> np.ndarray:
             loc,
             hint="give a numpy array, or a tensor numpy can read (__array__ or "
             "__dlpack__), e.g. np.asarray(...) of the kernel's dtype",
+            code="api_not_an_array",
         )
     detach = getattr(value, "detach", None)  # a tensor that requires grad
     if callable(detach):
@@ -101,6 +102,7 @@ def check_names(kernel: Kernel, arrays: Mapping[str, Any], loc: Loc | None) -> N
             loc,
             hint=f"its inputs: {', '.join(inputs) or 'none'}; constants and scalars "
             "go in consts={...}",
+            code="api_unknown_input",
         )
 
 
@@ -145,6 +147,7 @@ def resolve_shape(
             hint=f"give {'them' if len(missing) > 1 else 'it'} in shape={{...}}, or "
             "pass an input whose dimensions hold "
             + ("them" if len(missing) > 1 else "it"),
+            code="api_missing_symbol",
         )
     return {s: values[s] for s in syms}
 
@@ -265,6 +268,7 @@ def check_arrays(
                 loc,
                 notes=(f"the shape symbols: {bound}",),
                 hint="give arrays of matching sizes, or the shape symbols in shape=",
+                code="api_input_shape",
             )
         dtype = np_dtype(p.type.dtype)
         if arr.dtype != dtype:
@@ -274,6 +278,7 @@ def check_arrays(
                 loc,
                 hint=f"convert it ({p.name}.astype(...)), or build the kernel in the "
                 "data's dtype with dtype='fp16' / 'bf16' / 'fp32'",
+                code="api_input_dtype",
             )
 
 

@@ -266,7 +266,9 @@ def _target(target: Any, loc: Loc | None) -> Target:
         return get(target)
     except UsageError as err:
         hint = (err.hint or "").replace("pass --target-file", "give its path")
-        raise UsageError(f"target={target!r}: {err.message}", loc, hint=hint) from None
+        raise UsageError(
+            f"target={target!r}: {err.message}", loc, hint=hint, code=err.code
+        ) from None
 
 
 def _seed(seed: Any, loc: Loc | None) -> int:

@@ -37,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--block-dim {args.block_dim}: a launch needs at least one block",
             hint="leave it out to use min(tasks, physical cores)",
+            code="block_dim_zero",
         )
     target = common.target_of(args)
     low = lower(common.build(args, target=target), block_dim=args.block_dim)

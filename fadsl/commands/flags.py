@@ -84,6 +84,7 @@ def parse_timeout(text: str) -> float:
             loc,
             hint="the CPU-runtime run is stopped after this many seconds; "
             "leave --timeout out for the default of 600",
+            code="timeout_not_positive",
         )
     return value
 
@@ -119,6 +120,7 @@ def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
                     if flag == "--shape"
                     else f"e.g. {flag} block_q=64"
                 ),
+                code="set_syntax",
             )
         items.append((m.group(1), m.group(2), start, end))
     return items
@@ -145,24 +147,18 @@ def parse_shape(
                     f"--shape: this kernel has no shape symbol {name!r}",
                     loc,
                     hint=f"its shape symbols are {', '.join(symbols)}",
+                    code="shape_unknown_symbol",
                 )
             try:
                 v = strict_int(raw)
             except ValueError:
-                raise UsageError(
-                    f"--shape {name}={raw}: expected a positive integer",
-                    loc,
-                    hint=(
-                        "separate NAME=VALUE items with commas, e.g. --shape "
-                        "B=1,N=8,Sq=4096,Skv=4096,D=128"
-                        if any(c in raw for c in ";=: ")
-                        else (
-                            DIGITS_ONLY if raw.strip().isdigit() or "_" in raw else None
-                        )
-                    ),
-                ) from None
+                raise _bad_size(name, raw, loc) from None
             if v <= 0:
-                raise UsageError(f"--shape {name}={v}: sizes must be positive", loc)
+                raise UsageError(
+                    f"--shape {name}={v}: sizes must be positive",
+                    loc,
+                    code="shape_not_positive",
+                )
             if v >= 2**63:
                 raise UsageError(f"--shape {name}={raw}: does not fit in 64 bits", loc)
             if name in values:
@@ -179,8 +175,27 @@ def parse_shape(
             None,
             hint="give every shape symbol, e.g. --shape "
             + ",".join(f"{s}={(defaults or {}).get(s, 128)}" for s in symbols),
+            code="shape_missing_symbol",
         )
     return {s: values[s] for s in symbols}
+
+
+def _bad_size(name: str, raw: str, loc: Loc) -> UsageError:
+    """``--shape NAME=RAW`` whose RAW is no integer: a separator, or a digit fadsl
+    does not read (``64_0``, digits of another script)."""
+    if any(c in raw for c in ";=: "):
+        hint: str | None = (
+            "separate NAME=VALUE items with commas, e.g. --shape "
+            "B=1,N=8,Sq=4096,Skv=4096,D=128"
+        )
+        code = "shape_syntax"
+    elif raw.strip().isdigit() or "_" in raw:
+        hint, code = DIGITS_ONLY, "shape_not_ascii"
+    else:
+        hint, code = None, "shape_syntax"
+    return UsageError(
+        f"--shape {name}={raw}: expected a positive integer", loc, hint=hint, code=code
+    )
 
 
 def parse_value(raw: str) -> int | float | bool | str:
@@ -218,5 +233,6 @@ def parse_dtype(text: str | None) -> Any:
         raise UsageError(
             f"--dtype {text}: expected one of {', '.join(CLI_DTYPES)}",
             arg_loc("--dtype", text, 0, len(text)),
+            code="unknown_dtype",
         )
     return dtype

@@ -205,6 +205,7 @@ def _load_pair(
             f"`{name}`: {actual} holds {a.size:,} {nd.name} values but {expected} holds "
             f"{e.size:,}",
             hint="compare outputs of the same kernel, --shape and --dtype",
+            code="verify_sizes",
         )
     if entry.get("shape"):
         shape = tuple(entry["shape"])
@@ -230,6 +231,7 @@ def _same_kind(
     raise UsageError(
         f"`{name}`: {actual} is {_kind(a)} but {expected} is {_kind(e)}",
         hint="compare outputs of the same kernel, --shape and --dtype",
+        code="verify_shapes_differ",
     )
 
 

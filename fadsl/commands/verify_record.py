@@ -53,6 +53,7 @@ def recorded(
             f"{problem}",
             hint="pass --kernel-file with the kernel's .py file to recompute it "
             "from the inputs the run folder holds, or run the kernel again",
+            code="verify_implausible_record",
         )
     return float(value)
 

@@ -224,6 +224,7 @@ def _split_sets(
                 f"or scalar `{name}`",
                 loc,
                 hint=f"it has: {', '.join(known) or 'none'}",
+                code="set_unknown",
             )
     return const_sets, scalar_sets
 
@@ -264,6 +265,7 @@ def _check_int_const(
             f"{given}: `{name}` must be a positive integer",
             loc,
             hint=f"the default is {default}",
+            code="block_size_zero" if value == 0 else "block_size_negative",
         )
     if abs(value) >= 2**63:
         raise UsageError(f"{given}: does not fit in 64 bits", loc)
@@ -285,6 +287,7 @@ def _finite_scalar(name: str, value: float, loc: Loc | None, say: Spelling) -> f
             "a NaN or infinite scalar makes the outputs NaN",
         ),
         hint=f"give a finite number, or {leave} to use its default",
+        code="set_scalar_not_finite",
     )
 
 

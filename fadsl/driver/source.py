@@ -71,6 +71,7 @@ def load_source(path: str) -> KernelSource:
             Loc(os.path.abspath(path), 1),
             hint="decorate a function with @fd.kernel, or assign "
             "kernel = fd.attention(...) at module level",
+            code="no_kernel",
         )
     return KernelSource(path, defs=defs)
 
@@ -89,12 +90,14 @@ def _import_user_file(path: str) -> ModuleType:
             Loc(
                 exc.filename or abspath, exc.lineno or 1, max(0, (exc.offset or 1) - 1)
             ),
+            code="python_syntax_error",
         ) from None
     except Exception as exc:
         raise KernelSyntaxError(
             f"importing the kernel file raised {type(exc).__name__}: {exc}",
             _user_frame(exc, abspath),
             hint="loading a kernel file runs its top-level Python code",
+            code="import_fails",
         ) from None
     return module
 
@@ -114,6 +117,7 @@ def select(src: KernelSource, name: str | None) -> Chosen:
             f"{src.path} has no kernel named {name!r}",
             None,
             hint=f"kernels in this file: {', '.join(src.names)}",
+            code="kernel_not_found",
         )
     if src.ir_kernel is not None:
         return src.ir_kernel

@@ -81,6 +81,7 @@ class AttentionSpec:
             mod_loc(self.score_mod),
             hint="return an expression of `score`, e.g. `return score + bias`; "
             "a condition belongs in mask_mod",
+            code="score_mod_returns_mask",
         )
 
     def check_mask(self, mask: Any, q_idx: Any = None, kv_idx: Any = None) -> Any:
@@ -105,6 +106,7 @@ class AttentionSpec:
             mod_loc(self.mask_mod),
             hint="compare positions, e.g. `return (q_idx - kv_idx) < 256`; combine "
             "masks with & | ~",
+            code="mask_mod_returns_score",
         )
 
 
@@ -159,6 +161,7 @@ class AttentionKernel(KernelDef):
                 self.loc,
                 hint=f"e.g. Nkv={_divisor(n, nkv)} (GQA) or Nkv=1 (MQA), or leave Nkv "
                 "out (Nkv = N)",
+                code="gqa_heads",
             )
 
     def make_inputs(

@@ -78,6 +78,7 @@ def window(value: Any, loc: Loc, causal: bool = False) -> tuple[int, int] | None
             hint=f"write window=({left}, 0) with causal=True (FlashAttention turns its "
             f"right side into 0 the same way), or window=({left}, {right}) without "
             "causal to keep keys on both sides",
+            code="window_right_with_causal",
         )
     return left, right
 
@@ -211,6 +212,7 @@ def check_paged_block(block_kv: Any, spec: Any, loc: Loc) -> None:
         ),
         hint=f"use a multiple of {page}, e.g. --set block_kv={2 * page} (2 pages), "
         "or leave block_kv out (one page)",
+        code="paged_block_not_whole_pages",
     )
 
 

@@ -78,6 +78,7 @@ def _offsets(
         hint=f"{name}[b] is where sequence b starts in the packed {packed}: 0, then "
         f"running sums of the lengths, ending at {total} = {size} (as "
         "FlashAttention's cu_seqlens)",
+        code="cu_seqlens_invalid",
     )
 
 

@@ -78,6 +78,7 @@ def _annotation_dtype(dtype: Any, what: str) -> DType | None:
         user_frame_loc(),
         hint="use fd.f16, fd.bf16, fd.f32 or fd.i32 (or the names 'fp16', 'bf16', "
         "'fp32', 'i32'); leave dtype out for the kernel's element dtype",
+        code="tensor_dtype_unknown",
     )
 
 
@@ -208,6 +209,7 @@ def _spec(p: inspect.Parameter, fn: Callable[..., Any], loc: Loc) -> ParamSpec:
         _param_loc(fn, loc, p.name),
         hint='tensors: fd.In("B", "N", "Sq", "D") / fd.Out(...); runtime '
         "scalars: fd.Scalar; constants: a default value, e.g. block_q: int = 128",
+        code="missing_annotation",
     )
 
 

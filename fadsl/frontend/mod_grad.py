@@ -72,6 +72,7 @@ def _refuse(spec: Any, op: ir.Op) -> None:
         op.loc,
         hint="the backward needs d score_mod / d score; floor, //, % and comparisons "
         "used as numbers have none (a comparison may choose with fd.where)",
+        code="score_mod_not_differentiable",
     )
 
 

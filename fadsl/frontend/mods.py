@@ -202,6 +202,7 @@ class ExtraTensor:
                 ops.current().here(),
                 hint=f"e.g. {self.name}[h], {self.name}[q_idx]; only a 0-d tensor is "
                 "used as a value",
+                code="extra_tensor_not_indexed",
             )
         return self[()]
 

@@ -275,6 +275,7 @@ class TensorRef:
                 f"indexed with {len(items)} subscript(s)",
                 current().here(),
                 hint="give one index or slice per dimension, e.g. q[b, h, rows, :]",
+                code="index_rank",
             )
         if items and isinstance(items[0], Pages):
             if self.view_shape is not None:
@@ -437,6 +438,7 @@ def _logic(cls: type[ir.Binary], a: Any, b: Any) -> Tile:
                 current().here(),
                 hint="combine comparisons, e.g. `(q_idx >= kv_idx) | (h >= 2)`; "
                 "True and False are masks too",
+                code="mask_combines_number",
             )
     if is_condition(a):
         a = spread_like(a, b)

@@ -35,6 +35,7 @@ def check_paged(
             notes=(f"lengths out of range: {bad.size} of {lengths.size}",),
             hint="give each sequence's number of cached keys; a longer sequence "
             "needs a block table with more columns (MaxPages)",
+            code="paged_length_past_table",
         )
     if "block_table" not in inputs:
         return
@@ -54,4 +55,5 @@ def check_paged(
             ),
             hint=f"every page a sequence uses must be in [0, {pages}); columns past "
             "a sequence's last page are not read",
+            code="paged_page_out_of_range",
         )

@@ -158,6 +158,7 @@ class Walker(ParamBinder, StatementWalker):
                 f"tile ({value.type}) whose values exist only on the device",
                 self.loc(node),
                 hint="use fd.where(cond, a, b) for per-element choices",
+                code="branch_on_tile",
             )
         if isinstance(value, sympy.Basic):
             sub = value.subs(self.const_syms) if self.const_syms else value
@@ -186,6 +187,7 @@ class Walker(ParamBinder, StatementWalker):
                     self.loc(node),
                     hint="kernels use assignments, fd ops, arithmetic, `for` over "
                     "fd.grid/range/fd.pipelined and `if` on constants",
+                    code="unsupported_construct",
                 )
             return method(node)
         finally:
@@ -219,6 +221,7 @@ class Walker(ParamBinder, StatementWalker):
                     notes=(f"defined at {value.loc}",),
                     hint=f"initialise `{name}` before the loop so it becomes a "
                     "loop-carried value",
+                    code="loop_local_used_after",
                 )
             return value
         if name in self.globals:
@@ -235,6 +238,7 @@ class Walker(ParamBinder, StatementWalker):
                 if close
                 else "define it before use, or declare it as a kernel parameter"
             ),
+            code="undefined_name",
         )
 
     def expr_Attribute(self, node: ast.Attribute) -> Any:
@@ -248,6 +252,7 @@ class Walker(ParamBinder, StatementWalker):
                 f"`{owner}` has no attribute `{node.attr}`",
                 self.loc(node),
                 hint=f"did you mean `{close[0]}`?" if close else None,
+                code="unknown_op",
             ) from None
 
     def expr_Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
@@ -285,7 +290,9 @@ class Walker(ParamBinder, StatementWalker):
             return thunk()
         except (DTypeError, ShapeError) as err:
             notes = tuple(f"`{ast.unparse(n)}` is {type_text(v)}" for n, v in operands)
-            raise type(err)(err.message, err.loc, err.hint, notes + err.notes) from None
+            raise type(err)(
+                err.message, err.loc, err.hint, notes + err.notes, code=err.code
+            ) from None
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         x = self.expr(node.operand)
@@ -365,6 +372,7 @@ class Walker(ParamBinder, StatementWalker):
             hint=(f"use fd.{same.__name__}: " if callable(same) else "")
             + "tiles exist only on the device, so kernels call fd ops and plain Python "
             "helper functions, not libraries such as math or numpy",
+            code="python_library_call",
         )
 
     @boundary

@@ -30,6 +30,7 @@ def refuse_post_dots(body: tuple[ir.Op, ...]) -> None:
                 op.loc,
                 hint="compute the dot in the first grid and hand its result to the "
                 "post phase through an fd.Scratch tensor",
+                code="post_grid_dot",
             )
         if isinstance(op, ir.For):
             refuse_post_dots(op.body)
@@ -44,4 +45,5 @@ def check_grid_place(grids_seen: int, loop_depth: int, loc: Loc) -> None:
             loc,
             hint="nest sequential loops (range / fd.pipelined) inside a grid; a "
             "kernel has at most two grids",
+            code="third_grid",
         )

@@ -115,7 +115,8 @@ def bad_arguments(
     else:
         problem = f"fd.{fn.__name__} does not take {len(args)} positional argument(s)"
         hint = "it takes " + hint
-    return KernelSyntaxError(problem, loc, hint=hint)
+    code = "unknown_keyword" if unknown else None
+    return KernelSyntaxError(problem, loc, hint=hint, code=code)
 
 
 def plain_params(sig: inspect.Signature) -> str:
@@ -161,6 +162,7 @@ def helper_error(fn: Any, exc: Exception, call: Loc) -> KernelSyntaxError:
         notes=notes,
         hint="helpers and mods run while the kernel is traced, on tiles: use fd ops and "
         "Python arithmetic; numpy, math and I/O cannot see tile values",
+        code="score_mod_calls_numpy",
     )
 
 

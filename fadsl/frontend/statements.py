@@ -359,6 +359,7 @@ def _yielded(w: Walker, name: str, arg: ir.Value, node: ast.For) -> ir.Value:
                 notes=(f"`{name}` enters the loop as {old}",),
                 hint="a loop-carried value keeps its shape: reduce (fd.row_sum, "
                 "fd.row_max) or broadcast (x[:, None]) to it, or use a new name",
+                code="loop_carried_shape",
             )
         raise DTypeError(
             f"loop-carried value `{name}` changes type inside the loop: {old} before, "
@@ -367,6 +368,7 @@ def _yielded(w: Walker, name: str, arg: ir.Value, node: ast.For) -> ir.Value:
             notes=(f"`{name}` enters the loop as {old}",),
             hint="a loop-carried value keeps its shape and dtype; cast it back with "
             f"fd.cast(..., fd.{old.dtype.value}) or use a new name",
+            code="loop_carried_dtype",
         )
     return value.value
 

@@ -65,6 +65,7 @@ def read_json(
         raise UsageError(
             f"{_name(what, path)} nests arrays or objects too deeply to read",
             hint=hint or "fadsl's JSON files nest a few levels",
+            code="meta_json_too_deep",
         ) from None
 
 
@@ -89,6 +90,7 @@ def _read_bytes(path: str, what: str, limit: int, hint: str | None) -> bytes:
             raise UsageError(
                 f"{_name(what, path)} is not a regular file (a pipe or a device?)",
                 hint=hint,
+                code="target_file_device",
             )
         try:
             data = f.read(limit + 1)
@@ -124,4 +126,5 @@ def _not_utf8(path: str, what: str, data: bytes, start: int) -> UsageError:
         f"{_name(what, path)} is not UTF-8 text: byte 0x{data[start]:02x} on line {line}",
         Loc(path, line, col, col + 1, text=shown),
         hint="save the file as UTF-8; names and keywords in it are ASCII",
+        code="fir_not_utf8",
     )

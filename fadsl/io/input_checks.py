@@ -51,6 +51,7 @@ def check_recorded(
                 else ""
             )
             + f"give inputs written as {dtype.name}",
+            code="inputs_dtype_mismatch",
         )
     got = entry.get("shape")
     if got is not None and tuple(got) != shape:
@@ -180,4 +181,5 @@ def _check_use(
         use.loc,
         notes=(f"elements of `{use.src}` out of range: {bad.size} of {values.size}",),
         hint=f"every index must be in [0, {extent}); check the data of `{use.src}`",
+        code="index_input_out_of_range",
     )

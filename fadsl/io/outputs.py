@@ -53,6 +53,7 @@ def _refuse_special(full: str, path: str, flag: str) -> None:
         raise UsageError(
             f"{flag} {path}: a file of that name exists; outputs go into a folder",
             hint="choose a folder name, or remove the file",
+            code="output_is_a_file",
         )
     here = os.path.realpath(os.getcwd())
     real = os.path.realpath(full)
@@ -60,6 +61,7 @@ def _refuse_special(full: str, path: str, flag: str) -> None:
         raise UsageError(
             f"{flag} {path} would replace the current folder or one that contains it",
             hint="name a folder of its own, e.g. -o out/run1",
+            code="output_is_current_folder",
         )
 
 
@@ -84,6 +86,7 @@ def _refuse_foreign(full: str, path: str, flag: str) -> None:
             hint="fadsl replaces its output folder as a whole: choose another "
             f"{flag} (a new folder), or move away what you want to keep and remove "
             "the folder yourself",
+            code="output_not_replaceable",
         )
 
 

@@ -141,6 +141,7 @@ def _read_one(
             p.loc,
             hint=f"write {described} (raw little-endian, C order), or drop --inputs "
             "to use seeded random inputs",
+            code="missing_input_bin",
         )
     size = _regular_file_size(path, f"input `{p.name}`", p.loc)
     if size != want:
@@ -149,6 +150,7 @@ def _read_one(
             f"input {path} is too {short}: {size:,} bytes, but `{p.name}` is {described}",
             p.loc,
             hint="check --shape and --dtype against the data",
+            code="short_input_bin",
         )
     return read_bin(path, dtype).reshape(shape)
 

@@ -52,4 +52,6 @@ def check_kernel_name(name: str, loc: Loc | None) -> None:
     """Refuse a kernel name that cannot be a C symbol and a file name."""
     problem = kernel_name_problem(name)
     if problem is not None:
-        raise UsageError(f"kernel name {name!r} {problem}", loc, hint=HINT)
+        raise UsageError(
+            f"kernel name {name!r} {problem}", loc, hint=HINT, code="kernel_name_path"
+        )

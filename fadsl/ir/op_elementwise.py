@@ -145,6 +145,7 @@ def _binary_dtype_shape(op: Binary) -> tuple[DType, Shape]:
                 f"vs {operand_desc(op.rhs)}",
                 op.loc,
                 hint="cast one side explicitly, e.g. fd.cast(x, fd.f32)",
+                code="dtype_mismatch",
             )
         return ta.dtype, broadcast_shapes(ta.shape, tb.shape, op.loc, name)
     t = ta if ta is not None else tb

@@ -65,6 +65,7 @@ def viewed(p: Param, view: Shape | None, loc: Loc | None = None) -> Param:
             "differ",
             loc or p.loc,
             hint="a view keeps every element, e.g. q [B, N, Sq, D] as [B, N * Sq, D]",
+            code="view_size",
         )
     return replace(p, type=TensorType(tuple(view), p.type.dtype))
 
@@ -154,6 +155,7 @@ class LoadPages(Load):
             notes=(f"rows {rows} / page {page} = {rows / page:g} pages",),
             hint=f"make the rows of the block (the size of the second subscript) a "
             f"multiple of {page}",
+            code="paged_load_not_whole_pages",
         )
 
 
@@ -190,6 +192,7 @@ class Store(Op):
                 f"`{self.dst}` is an input; stores go to outputs",
                 self.loc,
                 hint="declare it as fd.Out(...) or fd.Scratch(...)",
+                code="store_to_input",
             )
         t = self.check_block(p, "store")
         if t is None:
@@ -232,6 +235,7 @@ class AtomicAdd(Store):
                 f"{t.dtype.value}",
                 self.loc,
                 hint="add the f32 result of a dot; the output is rounded once at the end",
+                code="atomic_add_not_f32",
             )
 
 

@@ -142,6 +142,7 @@ class Dot(ValueOp):
             raise ShapeError(
                 f"dot takes 2-D tiles, got {operand_desc(self.a)} and {operand_desc(self.b)}",
                 self.loc,
+                code="dot_rank",
             )
         m, ka = (ta.shape[1], ta.shape[0]) if self.transpose_a else ta.shape
         kb, n = (tb.shape[1], tb.shape[0]) if self.transpose_b else tb.shape
@@ -152,6 +153,7 @@ class Dot(ValueOp):
                 f"{' (transposed)' if self.transpose_b else ''}: {to_text(ka)} vs {to_text(kb)}",
                 self.loc,
                 hint="for q @ k^T pass transpose_b=True",
+                code="dot_contraction",
             )
         _check_dot_dtypes(self, ta.dtype, tb.dtype)
         return TileType((m, n), self.acc_dtype)

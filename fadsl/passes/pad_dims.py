@@ -173,4 +173,5 @@ def _refuse(op: ir.Op, what: str) -> None:
         op.loc,
         hint=f"use a head dim that is a multiple of {FRACTAL}, or reduce over "
         "another axis",
+        code="padded_head_dim_reduction",
     )

@@ -37,6 +37,7 @@ def refuse_unvalued(
         ),
         hint="run fadsl check for the buffers, and fadsl run or sim for the "
         "outputs; they need no model",
+        code="model_runtime_bound",
     )
 
 

@@ -296,7 +296,9 @@ def _memory_error(
         notes.append(_formula_note(u, inside[u.space], report, target))
         notes.append(_buffers_note(u.space, inside[u.space]))
     hint = resource_hints.hint(over, report, plan, target, tunable, replan)
-    return ResourceError(head, biggest.loc or kernel_loc, hint, notes)
+    return ResourceError(
+        head, biggest.loc or kernel_loc, hint, notes, code="resource_overflow"
+    )
 
 
 def expr_text(e: Expr | int) -> str:

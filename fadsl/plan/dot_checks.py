@@ -47,6 +47,7 @@ def check_fractal(
                 loc,
                 hint=fractal_hint(as_expr(d), v),
                 notes=notes,
+                code="block_size_not_fractal",
             )
 
 

@@ -120,4 +120,4 @@ def _error(
         "behaviour on the NPU",
     )
     loc = u.buffers[0].loc if u.buffers[0].loc is not None else kernel_loc
-    return ResourceError(head, loc, fix, notes)
+    return ResourceError(head, loc, fix, notes, code="event_pool_overflow")

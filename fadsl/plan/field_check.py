@@ -100,7 +100,9 @@ def _error(
                 f"program ({loc.short()}), for the kernel declared here"
             )
         loc = kernel_loc
-    return ResourceError(head, loc, _hint(v, env, tunable, fixed), notes)
+    return ResourceError(
+        head, loc, _hint(v, env, tunable, fixed), notes, code="api_field_overflow"
+    )
 
 
 def in_library(loc: Loc) -> bool:

@@ -168,6 +168,7 @@ def given(
             d.loc,
             hint="each size must divide the dot's extent and be a multiple of 16; "
             "remove l0_tile to let the planner choose",
+            code="ir_l0_tile_split",
         )
     m, n, k = sizes
     if fixed_a and (m, k) != (whole[0], whole[2]):

@@ -212,6 +212,7 @@ def choose(
                     "no dot, so the cube has nothing to run ahead",
                     op.loc,
                     hint="remove the ring attribute (or set ring = 1)",
+                    code="ir_ring_impossible",
                 )
             if op.defer_update:
                 _no_deferral(op, "it computes no dot")
@@ -261,6 +262,7 @@ def _no_deferral(loop: ir.For, why: str) -> None:
         f"defer_update = true cannot be honoured for this loop: {why}",
         loop.loc,
         hint="remove the defer_update attribute (or set it to false)",
+        code="ir_defer_impossible",
     )
 
 
@@ -313,6 +315,7 @@ def free_flags(
             dot.loc,
             hint="compute fewer dot results for the vector cores in this loop (or "
             "send a dot operand back to the cube after they are read)",
+            code="ir_slot_free_flags",
         )
     return free
 

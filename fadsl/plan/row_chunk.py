@@ -316,6 +316,7 @@ def _forced(
             lp.loc,
             hint=f"use one of {ok or 'none (the rows cannot be chunked)'}, or "
             f"{rows} (no chunks), or 0 (the planner's choice)",
+            code="ir_row_chunk_value",
         )
     return None if n == rows else region_
 
@@ -326,6 +327,7 @@ def _cannot(lp: ir.For, exc: Refused) -> ScheduleError:
         f"{exc.why}",
         exc.loc or lp.loc,
         hint="remove the row_chunk attribute (or set it to 0)",
+        code="ir_row_chunk_impossible",
     )
 
 

@@ -144,6 +144,7 @@ def _both_ways(v: ir.Value, op: ir.Op) -> None:
         op.loc,
         hint="build the row and the column vectors separately (e.g. two fd.arange "
         "calls), one for x[:, None] and one for x[None, :]",
+        code="vector_rows_and_columns",
     )
 
 

@@ -156,6 +156,7 @@ def _check_consts(spec: Spec, kernel: Any, consts: Mapping[str, Any]) -> None:
                 f"fadsl.torch.op: `{kernel.name}` has no constant or scalar `{name}`",
                 caller(),
                 hint=f"its constants and scalars: {', '.join(shown) or 'none'}",
+                code="torch_register_consts",
             )
 
 

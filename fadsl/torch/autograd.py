@@ -30,6 +30,7 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
                     f"`{fwd.name}` takes {', '.join(ins)} and returns {', '.join(outs)}",
                     f"`{bwd.name}` takes {', '.join(bwd.spec.inputs)}",
                 ],
+                code="torch_backward_mismatch",
             )
 
     def setup_context(

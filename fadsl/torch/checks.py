@@ -68,6 +68,7 @@ def check_arguments(spec: Spec, tensors: Sequence[Any], scalars: Mapping) -> Non
                 caller(),
                 hint="tile constants are fixed at registration: "
                 "fadsl.torch.op(kernel, consts={...})",
+                code="torch_arguments",
             )
         if value is not None and not _number(value, name in spec.int_scalars):
             kind = "an int" if name in spec.int_scalars else "a number"
@@ -95,6 +96,7 @@ def check_tensors(spec: Spec, tensors: Sequence[Any]) -> list[list[int]]:
                 caller(),
                 hint=f"convert it ({name}.to(torch.{want})), or register the kernel "
                 f"for this dtype: fadsl.torch.op(kernel, dtype=...)",
+                code="torch_input_dtype",
             )
     devices = {str(t.device) for t in tensors}
     if len(devices) > 1:
@@ -104,5 +106,6 @@ def check_tensors(spec: Spec, tensors: Sequence[Any]) -> list[list[int]]:
             f"({where})",
             caller(),
             hint="move them to one device (.to(q.device))",
+            code="torch_devices",
         )
     return spec.output_shapes([list(t.shape) for t in tensors], caller())

@@ -73,6 +73,7 @@ class Spec:
                 loc or k.loc,
                 hint="pass tensors with the dims the kernel declares",
                 notes=[f"`{k.name}` takes {', '.join(_declared(k, self.inputs))}"],
+                code="torch_input_shape",
             )
         env.update({n: v for n, v in k.consts})
         return [

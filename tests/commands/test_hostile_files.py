@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import time
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def cli(*argv: str) -> tuple[int, str]:
 
 def refused(*argv: str) -> str:
     code, err = cli(*argv)
-    assert code == 1 and err.startswith("fadsl: usage error: "), err
+    assert code == 1 and re.match(r"fadsl: usage error(\[E\d+\])?: ", err), err
     assert "internal error" not in err
     return err
 

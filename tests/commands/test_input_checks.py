@@ -113,7 +113,7 @@ def test_a_non_finite_scalar_is_refused_naming_the_flag(
     argv = [command, FA2, "--shape", TINY, "--set", f"scale={value}", "-o", str(out)]
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"fadsl: usage error: --set scale={float(value)}: ")
+    assert err.startswith(f"fadsl: usage error[E27]: --set scale={float(value)}: ")
     assert "the scalar `scale` is not" in err
     assert not out.exists()
 

@@ -1276,3 +1276,14 @@ CATALOGUE += (
         shown="%s1 = dot(%qt, %kt) ... %s9 = dot(%qt, %kt)   # in one loop of k.fir",
     ),
 )
+
+
+CATALOGUE += (
+    Mistake(
+        "explain_unknown_code",
+        "`fadsl explain` of a code that does not exist",
+        "Give the code as the message's headline prints it (`usage error[E21]` is "
+        "`fadsl explain E21`); `fadsl explain` alone lists every code and its title.",
+        ("explain", "E999"),
+    ),
+)

@@ -18,6 +18,7 @@ import pytest
 from catalogue import CATALOGUE, IR_SAMPLE_EDIT, Mistake
 
 from fadsl.cli import main
+from fadsl.error_codes import CODES, code_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "errors.md"
@@ -95,9 +96,19 @@ def test_message(mistake: Mistake, tmp_path: Path, golden) -> None:  # type: ign
         pytest.importorskip(
             mistake.needs, reason=f"this mistake's script needs {mistake.needs}"
         )
+    assert mistake.id in CODES, (
+        f"`{mistake.id}` has no code: add it at the end of fadsl/error_codes.py with "
+        f"the next number, {max(CODES.values()) + 1}"
+    )
     code, message = provoke(mistake, tmp_path)
     assert code == 1, message
-    assert re.match(r"fadsl: [a-zA-Z ]*error: ", message), message
+    head = re.match(r"fadsl: [a-zA-Z ]*error\[(E\d+)\]: ", message)
+    assert head, f"the message does not print its code:\n{message}"
+    assert head[1] == code_text(mistake.id), (
+        f"the message prints {head[1]}, but fadsl/error_codes.py gives "
+        f"`{mistake.id}` {code_text(mistake.id)}: pass code={mistake.id!r} where "
+        "this error is raised"
+    )
     assert "internal error" not in message
     golden(message, "err")
 
@@ -110,15 +121,15 @@ def test_the_catalogue_has_at_least_20_distinct_mistakes() -> None:
 def render_doc() -> str:
     """docs/errors.md from the catalogue and its golden messages."""
     parts = [DOC_HEADER]
-    parts += [f"{n}. [{m.title}](#{m.id})" for n, m in enumerate(CATALOGUE, 1)]
+    parts += [f"- {code_text(m.id)} [{m.title}](#{m.id})" for m in CATALOGUE]
     parts.append("")
-    for n, m in enumerate(CATALOGUE, 1):
+    for m in CATALOGUE:
         golden = GOLDEN / f"test_message-{m.id}.err"
         message = (
             golden.read_text(encoding="utf-8") if golden.exists() else "(no golden)\n"
         )
         parts.append(
-            f'<a id="{m.id}"></a>\n\n## E{n:02d} {m.title}\n\nYou wrote:\n\n'
+            f'<a id="{m.id}"></a>\n\n## {code_text(m.id)} {m.title}\n\nYou wrote:\n\n'
             f"<!-- run-by: {RUN_BY} -->\n"
             f"```{_lang(m)}\n{m.snippet()}\n```\n\nfadsl says:\n\n```text\n{message}```\n\n"
             f"**Fix:** {m.fix}\n"
@@ -160,9 +171,10 @@ fadsl run attn.py -o out/run
 fadsl sim attn.py -o out/sim
 ```
 
-Every message has the same parts: the kind of error and what is wrong (what was
-expected, what was found), `-->` the file, line and column, the line with a caret
-under the culprit, `= note:` lines with context, and `= hint:` with a fix. Exit
+Every message has the same parts: the kind of error and its code (`usage
+error[E21]`), what is wrong (what was expected, what was found), `-->` the file,
+line and column, the line with a caret under the culprit, `= note:` lines with
+context, and `= hint:` with a fix. Exit
 status: 0 success, 1 a user error (or a numerical FAIL), 2 an argparse usage error,
 70 a fadsl bug (the message says so and asks for a report), 130 interrupted, 141
 stdout closed (`fadsl ... | head`). `FADSL_DEBUG=1` adds the Python traceback.
@@ -172,6 +184,10 @@ textual IR (`.fir`) 4 MiB each, a run folder's `meta.json` and a `--target-file`
 1 MiB each (such files are a few KB; `fadsl/io/files.py`). Input `.bin` files must have exactly the size
 of their tensor. A line of the user's file wider than 120 characters is shown cut
 around the caret, and a message line is cut at 1,000 characters.
+
+`fadsl explain E21` prints an entry of this page (the code as the message prints
+it); `fadsl explain` lists them all. A code stays with its kind of error for good
+(`fadsl/error_codes.py`): a new kind takes the next free number.
 
 Regenerate this page and the messages with
 `python3 -m pytest tests/errors --update-golden`, and review the diff.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def valid_program_runs(ws: Workspace, example: tuple[str, str]) -> None:
     if (
         cmd == "check"
         and out.code == 1
-        and out.stderr.startswith("fadsl: backend error:")
+        and re.match(r"fadsl: backend error(\[E\d+\])?:", out.stderr)
     ):
         return
     if out.code != 0:

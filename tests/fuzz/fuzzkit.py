@@ -1,8 +1,9 @@
 """The fuzzing harness: run the CLI in-process under a time limit and judge the outcome.
 
 The property every fuzz test checks (issue 7): a command either succeeds or fails with
-a FadslError rendered cleanly (``fadsl: <kind> error: ...``) and a non-zero exit; it
-never raises another exception, never reports an internal error and never hangs.
+a FadslError rendered cleanly (``fadsl: <kind> error: ...``, ``error[E21]`` for a
+catalogued kind) and a non-zero exit; it never raises another exception, never
+reports an internal error and never hangs.
 argparse's own usage errors (exit 2, ``error:`` on stderr) count as clean too.
 
 Shared by the hypothesis tests in this folder and by ``scripts/fuzz.py``.
@@ -34,7 +35,7 @@ chunks and the L1 fit (21 s idle for fa2 at a tiny shape, 30 s+ on a loaded CI
 machine, against 5 s before them): a slow search, not a hang. Making tune faster is a
 follow-up (stop 14's note)."""
 
-_CLEAN_HEADLINE = re.compile(r"^fadsl: [a-zA-Z ]*error: \S", re.MULTILINE)
+_CLEAN_HEADLINE = re.compile(r"^fadsl: [a-zA-Z ]*error(\[E\d+\])?: \S", re.MULTILINE)
 
 
 class Hang(BaseException):

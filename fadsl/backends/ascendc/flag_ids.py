@@ -81,6 +81,7 @@ def flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
             hint=f"a kernel with atomic_add may have at most {SYNC_ALL_FIRST_FLAG} "
             "cube/vector exchanges (dot results the vector cores read, vector tiles "
             "a dot reads): add dot results on the cube side, or split the kernel",
+            code="atomic_sync_flags",
         )
     return out
 

@@ -185,6 +185,7 @@ def check_kernel_symbol(name: str, loc: Loc | None) -> None:
             loc,
             hint="rename the kernel (fd.kernel(name=...), fd.attention(name=...) or "
             "the `kernel` line of a .fir file), e.g. with a prefix: 'my_" + name + "'",
+            code="kernel_name_taken",
         )
 
 

@@ -212,6 +212,7 @@ class Names:
             "at run time, and the kernel computes only + - * and 1/x of such values",
             hint=f"compute it on the host: make it a scalar parameter, e.g. "
             f'`c: fd.Scalar = "{e}"`, and use `c` in the kernel',
+            code="scalar_of_runtime_symbol",
         )
 
 

@@ -197,7 +197,9 @@ class VectorEmitter(CoreEmitter):
         except BackendError as exc:
             if exc.loc is not None:
                 raise
-            raise BackendError(exc.message, op.loc, exc.hint, exc.notes) from None
+            raise BackendError(
+                exc.message, op.loc, exc.hint, exc.notes, code=exc.code
+            ) from None
 
     def _receive_before(self, op: ir.Op, pending: list[ir.Dot]) -> list[Stmt]:
         """Receive the dot results ``op`` reads. A dot result is waited for where it is

@@ -89,6 +89,7 @@ class OperandReader(ValueReader):
                     if close
                     else "op names are the snake_case IR class names, e.g. row_max"
                 ),
+                code="ir_unknown_op",
             )
         if cls in fields.REGION_OPS:
             raise self.error(

@@ -91,13 +91,13 @@ def parse_expr(text: str, loc: Loc, float_names: frozenset[str] = frozenset()) -
 def _shifted(err: IRParseError, loc: Loc, text: str) -> IRParseError:
     inner = err.loc
     if inner is None or "\n" in text.strip():
-        return IRParseError(err.message, loc, err.hint, err.notes)
+        return IRParseError(err.message, loc, err.hint, err.notes, code=err.code)
     col = loc.col + inner.col
     end = None if inner.end_col is None else loc.col + inner.end_col
     moved = replace(
         inner, file=loc.file, line=loc.line, col=col, end_col=end, text=loc.text
     )
-    return IRParseError(err.message, moved, err.hint, err.notes)
+    return IRParseError(err.message, moved, err.hint, err.notes, code=err.code)
 
 
 __all__ = ["parse_kernel", "parse_expr", "parse_tree"]

@@ -72,8 +72,9 @@ class ValueReader:
         node: Any,
         hint: str | None = None,
         notes: tuple[str, ...] = (),
+        code: str | None = None,
     ) -> IRParseError:
-        return IRParseError(message, self.loc(node), hint=hint, notes=notes)
+        return IRParseError(message, self.loc(node), hint=hint, notes=notes, code=code)
 
     # --- expressions --------------------------------------------------------
     def expr(self, node: Any) -> Expr:
