@@ -55,7 +55,7 @@ class FakeBuild:
     def __init__(self) -> None:
         self.builds = 0
 
-    def __call__(self, folder: str) -> None:
+    def __call__(self, folder: str, progress: Any = None) -> None:
         self.builds += 1
         program = Path(folder) / "build" / "fa2_main"
         program.parent.mkdir()
@@ -70,7 +70,9 @@ def fake_cmake(
     from fadsl.backends.interp.interpreter import interpret
     from fadsl.passes import run_pipeline
 
-    def run_binary(binary: str, binding: Any, inputs: dict, timeout: float) -> dict:
+    def run_binary(
+        binary: str, binding: Any, inputs: dict, timeout: float, progress: Any = None
+    ) -> dict:
         assert subprocess.run([binary]).returncode == 0  # a damaged one would fail
         return interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs
 
@@ -126,7 +128,7 @@ def test_a_killed_build_leaves_nothing_that_is_used_or_kept(
 ) -> None:
     fake, cache = fake_cmake
 
-    def killed(folder: str) -> None:
+    def killed(folder: str, progress: Any = None) -> None:
         raise KeyboardInterrupt  # the build stops midway
 
     gone = subprocess.Popen(["true"])

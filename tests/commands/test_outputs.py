@@ -142,7 +142,9 @@ def fake_sim(monkeypatch: pytest.MonkeyPatch) -> None:
     from fadsl.backends.interp.interpreter import interpret
     from fadsl.passes import run_pipeline
 
-    def run_binary(binary: str, binding: Any, inputs: dict, timeout: float) -> dict:
+    def run_binary(
+        binary: str, binding: Any, inputs: dict, timeout: float, progress: Any = None
+    ) -> dict:
         return interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs
 
     monkeypatch.setattr(sim_run, "build", lambda *a, **k: ("fake", 0.0))

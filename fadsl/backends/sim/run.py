@@ -145,7 +145,7 @@ def build(
     program = f"build/{name}_main"
     progress = progress if progress is not None else Progress(reporter("sim", False))
     if sim_cache.usable(folder, project.files, program):
-        progress.note(f"using the cached build of {name} ({folder})")
+        progress.note(f"using the cached build of {name}")
         return os.path.join(folder, program), 0.0
     progress.note(f"building {name} with the CPU runtime (cmake, g++; cached after)")
     t0 = time.perf_counter()
