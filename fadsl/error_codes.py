@@ -111,6 +111,7 @@ CODES: dict[str, int] = {
     "paged_load_not_whole_pages": 93,
     "ir_slot_free_flags": 94,
     "explain_unknown_code": 95,
+    "torch_no_backward": 96,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

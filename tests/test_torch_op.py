@@ -215,3 +215,28 @@ def test_a_mistaken_registration_is_a_fadsl_error_at_the_callers_line() -> None:
         with pytest.raises(FadslError, match=message) as info:
             call()
         assert info.value.loc is not None and info.value.loc.file == __file__
+
+
+def test_backward_without_a_backward_kernel_is_an_error_not_a_none_grad() -> None:
+    """Issue 28: an operator registered without a backward kernel used to record no
+    autograd node, so `.backward()` left `q.grad` None with only PyTorch's warning.
+    Now `.backward()` raises a FadslError at the caller's line naming the fix, and
+    attaching the backward later makes the same operator differentiable."""
+    import fadsl as fd
+
+    fwd = fd.attention(name="torch_no_bwd", return_lse=True, dtype="fp32")
+    op = ft.op(fwd)
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 16, 32, generator=g) for _ in range(3))
+    q.requires_grad_()
+    o, _ = op(q, k, v)
+    assert o.requires_grad
+    with pytest.raises(FadslError, match="without a backward kernel") as info:
+        o.sum().backward()
+    assert info.value.loc.file == __file__
+    assert "backward=fd.attention_backward" in info.value.render()
+    assert q.grad is None
+    ft.op(fwd, fd.attention_backward(name="torch_no_bwd_bwd", dtype="fp32"))
+    o, _ = op(q, k, v)
+    o.sum().backward()
+    assert q.grad is not None and q.grad.shape == q.shape

@@ -88,7 +88,7 @@ def op(
     if backward is not None and fwd.backward is None:
         from fadsl.torch.autograd import attach
 
-        attach(fwd, _register(backward, consts, dtype), _LIBRARY[0])
+        attach(fwd, _register(backward, consts, dtype))
     return fwd
 
 
@@ -137,6 +137,9 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
     lib.define(spec.schema)
     lib.impl(spec.name, made.run_cpu, "CPU")
     torch.library.register_fake(f"fadsl::{spec.name}", made.run_fake, lib=lib)
+    from fadsl.torch.autograd import register
+
+    register(made, lib)
     from fadsl.torch.npu import register_npu
 
     register_npu(made, lib)

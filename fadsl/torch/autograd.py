@@ -1,5 +1,11 @@
 """Autograd of a fadsl operator through its backward kernel.
 
+Every operator gets an autograd kernel when it is registered (``register``), so that a
+call on inputs that require grad records a node; ``.backward()`` through an operator
+that has no backward kernel then raises a FadslError naming how to attach one, instead
+of leaving the inputs' ``.grad`` None (PyTorch's fallback only warns). ``attach`` gives
+the operator its backward kernel, read when ``.backward()`` runs.
+
 The backward kernel's inputs are found by name: a forward input (``q``), a forward
 output (``o``, ``lse``), or ``d`` + a forward output (``do``: the gradient flowing in).
 Its outputs ``d`` + a forward input (``dq``) are that input's gradient; inputs without
@@ -11,9 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 
-def attach(fwd: Any, bwd: Any, lib: Any) -> None:
-    import torch
-
+def attach(fwd: Any, bwd: Any) -> None:
+    """Check that ``bwd`` reads only what ``fwd`` has, then make it ``fwd``'s backward."""
     ins, outs = fwd.spec.inputs, fwd.spec.outputs
     for name in bwd.spec.inputs:
         if name not in ins and name not in outs and name[1:] not in outs:
@@ -32,22 +37,33 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
                 ],
                 code="torch_backward_mismatch",
             )
+    fwd.backward = bwd
+
+
+def register(fwd: Any, lib: Any) -> None:
+    """Register ``fwd``'s autograd: its backward kernel, or an error without one."""
+    import torch
+
+    ins, outs = fwd.spec.inputs, fwd.spec.outputs
 
     def setup_context(
         ctx: Any, inputs: tuple, output: Any, keyword_only_inputs: Any = None
     ) -> None:
         result = output if isinstance(output, tuple) else (output,)
         ctx.save_for_backward(*inputs[: len(ins)], *result)
-        given = dict(keyword_only_inputs or {})
-        ctx.scalars = {n: given.get(n) for n in bwd.spec.scalars}
+        ctx.scalars = dict(keyword_only_inputs or {})
 
     def backward(ctx: Any, *grads: Any) -> tuple:
+        bwd = fwd.backward
+        if bwd is None:
+            _no_backward(fwd)
         saved = ctx.saved_tensors
         have = dict(zip(ins, saved[: len(ins)]))
         have.update(zip(outs, saved[len(ins) :]))
         for name, g in zip(outs, grads):
             have["d" + name] = g if g is not None else torch.zeros_like(have[name])
-        result = bwd(*(have[n].contiguous() for n in bwd.spec.inputs), **ctx.scalars)
+        scalars = {n: ctx.scalars.get(n) for n in bwd.spec.scalars}
+        result = bwd(*(have[n].contiguous() for n in bwd.spec.inputs), **scalars)
         result = result if isinstance(result, tuple) else (result,)
         by_name = dict(zip(bwd.spec.outputs, result))
         return tuple(by_name.get("d" + n) for n in ins)
@@ -55,4 +71,20 @@ def attach(fwd: Any, bwd: Any, lib: Any) -> None:
     torch.library.register_autograd(
         f"fadsl::{fwd.name}", backward, setup_context=setup_context, lib=lib
     )
-    fwd.backward = bwd
+
+
+def _no_backward(fwd: Any) -> None:
+    from fadsl.errors import UsageError
+    from fadsl.torch.checks import caller
+
+    raise UsageError(
+        f"fadsl.torch: `.backward()` through `{fwd.name}`, which was registered "
+        "without a backward kernel, so it cannot compute the gradients of its inputs "
+        f"({', '.join(fwd.spec.inputs)})",
+        caller(),
+        hint="register the forward kernel with its backward kernel: "
+        "fadsl.torch.op(kernel, backward=fd.attention_backward(...)) with the "
+        "forward's options; or call it on tensors that do not require grad "
+        "(.detach(), torch.no_grad())",
+        code="torch_no_backward",
+    )

@@ -1287,3 +1287,16 @@ CATALOGUE += (
         ("explain", "E999"),
     ),
 )
+
+CATALOGUE += (
+    torch_api(
+        "torch_no_backward",
+        "`.backward()` through a fadsl.torch operator registered without a backward",
+        'fa = ft.op(fd.attention(name="fa_no_backward"))\n'
+        "o = fa(q.requires_grad_(), q, q)\n"
+        "o.sum().backward()",
+        "Register the forward kernel with its backward kernel, built with the same "
+        "options: `fadsl.torch.op(kernel, backward=fd.attention_backward(...))` "
+        "(docs/pytorch.md); or call the operator on tensors that do not require grad.",
+    ),
+)
