@@ -112,6 +112,7 @@ CODES: dict[str, int] = {
     "ir_slot_free_flags": 94,
     "explain_unknown_code": 95,
     "torch_no_backward": 96,
+    "output_never_written": 97,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -39,6 +39,8 @@ def main(args: argparse.Namespace) -> int:
     binding = low.binding
     for warning in low.lint_text():
         print(warning, file=sys.stderr)
+    if _sets_a_constant(args, binding):
+        _warn_if_compile_refuses(binding)
     if args.inputs:
         inputs = runio.read_inputs(args.inputs, binding)
     else:
@@ -63,6 +65,30 @@ def main(args: argparse.Namespace) -> int:
     with atomic_dir(args.output) as tmp:
         runio.write_run(tmp, binding, inputs, result.outputs, check, extra)
     return report(binding, check, args.output, result, blocks, low.ir)
+
+
+def _sets_a_constant(args: argparse.Namespace, binding: Binding) -> bool:
+    """Whether --set gives a tile constant (not only runtime scalars): those are
+    checked as compile checks them, which plans the kernel (about 0.5 s)."""
+    from fadsl.commands.flags import parse_sets
+
+    return any(name in binding.consts for name in parse_sets(args.sets or []))
+
+
+def _warn_if_compile_refuses(binding: Binding) -> None:
+    """The interpreter runs tile constants the cube cannot take: say so, with the
+    error (and its fix) that ``fadsl compile`` would give."""
+    from fadsl.driver.lower import compile_refusal
+
+    why = compile_refusal(binding)
+    if why is None:
+        return
+    print(
+        "fadsl: warning: the interpreter runs these tile constants, but `fadsl "
+        "compile` refuses them on every target, with:",
+        file=sys.stderr,
+    )
+    print(why.render(), file=sys.stderr)
 
 
 def _stats(result: InterpResult) -> dict[str, list[int]]:

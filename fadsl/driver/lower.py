@@ -4,7 +4,8 @@ The steps, in order (each is what the next one reads):
 
 1. the pass pipeline (``fadsl.passes.PIPELINE``: infer_types, pipeline,
    lower_vector): IR to IR, target-independent; the interpreter runs its output;
-2. the lint (``passes/lint.py``) of the kernel as written: warnings, never errors;
+2. the lint (``passes/lint.py``) of the kernel as written: warnings, and an error
+   for an output nothing writes;
 3. with a target, the buffer plan (``plan_buffers.lower``): needs the bound shape
    and tile sizes, decides every buffer the generated kernel declares;
 4. with a target, the resource proof (``check_resources.check`` then ``explain``):
@@ -25,7 +26,7 @@ from fadsl.driver.binding import Binding
 from fadsl.ir.nodes import Kernel
 
 if TYPE_CHECKING:
-    from fadsl.errors import ResourceError
+    from fadsl.errors import FadslError, ResourceError
     from fadsl.plan.buffer_plan import BufferPlan
     from fadsl.plan.check_resources import ResourceReport
     from fadsl.passes.lint import LintWarning
@@ -147,24 +148,65 @@ def run_passes(binding: Binding, until: str | None = None) -> Kernel:
 
 
 def lower(
-    binding: Binding, *, plan: bool = True, block_dim: int | None = None
+    binding: Binding,
+    *,
+    plan: bool = True,
+    block_dim: int | None = None,
+    hints: bool = True,
 ) -> Lowered:
     """Run the pipeline once; with a target (and ``plan``), plan and prove fit.
 
     ``block_dim`` asks for a launch width other than min(tasks, physical cores).
-    Errors in the kernel raise; an overflow does not (see ``Lowered.error``).
+    Errors in the kernel raise; an overflow does not (see ``Lowered.error``), and
+    has no hint without ``hints`` (which only saves the search for sizes that fit).
     """
-    from fadsl.passes.lint import warnings
+    from fadsl.errors import ErrorGroup
+    from fadsl.passes.lint import unwritten_outputs, warnings
 
     kernel = run_passes(binding)
+    ErrorGroup(unwritten_outputs(binding.kernel)).raise_if_any()
     whole_pages(kernel)
     found = tuple(warnings(binding.kernel))
     if binding.target is None or not plan:
         return Lowered(binding, kernel, found)
-    low = _prove(Lowered(binding, kernel, found), block_dim)
+    low = _prove(Lowered(binding, kernel, found), block_dim, hints=hints)
     if low.error is None or not _l1_over(low):
         return low
-    return _single_buffered(low, block_dim) or low
+    return _single_buffered(low, block_dim, hints) or low
+
+
+COMPILE_TARGET = "ascend910b1"
+"""The chip ``fadsl compile`` plans for when no --target is given."""
+
+
+def compile_refusal(binding: Binding) -> FadslError | None:
+    """Why ``fadsl compile`` refuses ``binding``'s tile constants on every built-in
+    chip: the error its plan or proof gives on compile's default chip, or None when
+    some chip takes them. The interpreter runs constants the cube cannot take (a
+    block of 100 rows); ``fadsl run`` warns with this, from the same checks."""
+    from fadsl.target import builtin_names, get
+
+    first = _refusal(replace(binding, target=get(COMPILE_TARGET)), True)
+    if first is None:
+        return None
+    for name in builtin_names():
+        if (
+            name != COMPILE_TARGET
+            and _refusal(replace(binding, target=get(name))) is None
+        ):
+            return None
+    return first
+
+
+def _refusal(binding: Binding, hints: bool = False) -> FadslError | None:
+    from fadsl.errors import FadslError, InternalError
+
+    try:
+        return lower(binding, hints=hints).error
+    except InternalError:
+        raise
+    except FadslError as err:
+        return err
 
 
 def _l1_over(low: Lowered) -> bool:
@@ -172,7 +214,9 @@ def _l1_over(low: Lowered) -> bool:
     return any(s.space == "L1" for s in low.report.overflowing())
 
 
-def _single_buffered(low: Lowered, block_dim: int | None) -> Lowered | None:
+def _single_buffered(
+    low: Lowered, block_dim: int | None, hints: bool = True
+) -> Lowered | None:
     """``low`` planned again with its L1 loads single-buffered (``plan/l1_fit.py``)
     if that makes L1 fit; None if it does not."""
     from fadsl.plan.l1_fit import single_buffered
@@ -182,7 +226,7 @@ def _single_buffered(low: Lowered, block_dim: int | None) -> Lowered | None:
         return None
     binding = replace(low.binding, kernel=kernel)
     first = Lowered(binding, run_passes(binding), low.warnings)
-    alt = _prove(first, block_dim, notes, as_written=low.binding.kernel)
+    alt = _prove(first, block_dim, notes, low.binding.kernel, hints)
     return None if _l1_over(alt) else alt
 
 
@@ -191,6 +235,7 @@ def _prove(
     block_dim: int | None,
     notes: tuple[str, ...] = (),
     as_written: Kernel | None = None,
+    hints: bool = True,
 ) -> Lowered:
     from fadsl.plan.check_resources import check, explain, tunable_names
     from fadsl.plan.plan_buffers import lower as plan_buffers
@@ -208,6 +253,7 @@ def _prove(
         tunable_names(low.ir),
         low.binding.kernel.loc,
         low.plan_at,
+        hints,
     )
     return Lowered(
         low.binding, low.ir, low.warnings, lowering, report, error, as_written

@@ -1,17 +1,23 @@
-"""Lint: numerically risky patterns that are legal IR.
+"""Lint: numerically risky patterns that are legal IR, and outputs never written.
 
 Input: typed IR. Output: a list of warnings (rendered like errors, but the command goes
-on). Checks: ``exp``/``exp2`` of a 16-bit float tile that is not a difference (the
+on), and ``unwritten_outputs``: an error for each output no store writes (it would hold
+whatever the device memory held: NaN in the interpreter, garbage on the chip).
+Warnings: ``exp``/``exp2`` of a 16-bit float tile that is not a difference (the
 classic FlashAttention overflow: exp overflows fp16 beyond 11.09 and bf16 scores lose
 precision; subtract the row maximum first and exponentiate in f32).
 
-Non-goals: proving ranges; changing the program.
+Non-goals: proving ranges; proving that the stores cover every element of an output
+(a tail the grid misses); changing the program.
 """
 
 from __future__ import annotations
 
-from fadsl.errors import FadslError, render
+from collections.abc import Iterator
+
+from fadsl.errors import FadslError, KernelSyntaxError, render
 from fadsl.ir import nodes as ir
+from fadsl.ir.op_base import ParamKind
 from fadsl.ir.types import DType, TileType
 
 NAME = "lint"
@@ -58,6 +64,31 @@ def _check_exp(
             "fd.exp(s - m[:, None]) with s = fd.dot(...) (f32)",
         )
     )
+
+
+def unwritten_outputs(kernel: ir.Kernel) -> list[FadslError]:
+    """An error for each ``fd.Out`` that no ``fd.store`` or ``fd.atomic_add`` writes."""
+    written = {op.dst for op in _ops(kernel.body) if isinstance(op, ir.Store)}
+    return [
+        KernelSyntaxError(
+            f"output `{p.name}` of kernel `{kernel.name}` is never written: no "
+            "fd.store or fd.atomic_add stores to it, so it would hold whatever the "
+            "device memory held (NaN in the interpreter)",
+            p.loc,
+            hint=f"store a tile into it (fd.store({p.name}[...], tile)) or remove the "
+            "parameter",
+            code="output_never_written",
+        )
+        for p in kernel.params
+        if p.kind is ParamKind.OUT and p.name not in written
+    ]
+
+
+def _ops(body: tuple[ir.Op, ...]) -> Iterator[ir.Op]:
+    for op in body:
+        yield op
+        if isinstance(op, (ir.Grid, ir.For)):
+            yield from _ops(op.body)
 
 
 def as_text(w: LintWarning) -> str:

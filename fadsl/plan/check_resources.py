@@ -230,16 +230,20 @@ def explain(
     tunable: Sequence[str],
     kernel_loc: Loc | None,
     replan: resource_hints.Replan | None = None,
+    hints: bool = True,
 ) -> ResourceError | None:
     """One ResourceError for all overflowing spaces, the core limit and unsupported
     dtypes; None if everything fits. ``replan`` (the kernel's plan at other sizes)
-    lets the hint confirm each suggested size with that size's own plan."""
+    lets the hint confirm each suggested size with that size's own plan; without
+    ``hints`` an overflow has no hint (searching sizes that fit is the slow part)."""
     group = ErrorGroup()
     file = _file_name(plan, kernel_loc)
     over = report.overflowing()
     if over:
         group.add(
-            _memory_error(over, report, plan, target, tunable, file, kernel_loc, replan)
+            _memory_error(
+                over, report, plan, target, tunable, file, kernel_loc, replan, hints
+            )
         )
     if not report.cores.ok:
         group.add(unit_errors.core_error(report, target, file, kernel_loc))
@@ -277,6 +281,7 @@ def _memory_error(
     file: str,
     kernel_loc: Loc | None,
     replan: resource_hints.Replan | None,
+    hints: bool = True,
 ) -> ResourceError:
     worst = max(over, key=lambda u: u.percent)
     inside = {
@@ -295,7 +300,11 @@ def _memory_error(
     for u in over:
         notes.append(_formula_note(u, inside[u.space], report, target))
         notes.append(_buffers_note(u.space, inside[u.space]))
-    hint = resource_hints.hint(over, report, plan, target, tunable, replan)
+    hint = (
+        resource_hints.hint(over, report, plan, target, tunable, replan)
+        if hints
+        else None
+    )
     return ResourceError(
         head, biggest.loc or kernel_loc, hint, notes, code="resource_overflow"
     )

@@ -1300,3 +1300,16 @@ CATALOGUE += (
         "(docs/pytorch.md); or call the operator on tensors that do not require grad.",
     ),
 )
+
+CATALOGUE += (
+    kernel(
+        "output_never_written",
+        "An output the kernel never stores",
+        '    o: fd.Out("B", "N", "Sq", "D"),\n',
+        '    o: fd.Out("B", "N", "Sq", "D"),\n    m_out: fd.Out("B", "N", "Sq"),  # never stored\n',
+        "Store a tile into every output (`fd.store(m_out[b, h, rows], m)`), or remove "
+        "the parameter. An output nothing writes would hold whatever the device memory "
+        "held.",
+        RUN,
+    ),
+)
