@@ -7,69 +7,61 @@ Python API ``interpret``, ``check``, ``compile``, ``sim``, ``verify`` (docs/api.
 
 from __future__ import annotations
 
+import importlib
+
 from fadsl.errors import FadslError
-from fadsl.frontend.attention import attention
-from fadsl.frontend.attention_bwd import attention_backward
-from fadsl.frontend.tile_ops import atomic_add
-from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
-from fadsl.frontend.loops import grid, pipelined, serial
-from fadsl.frontend.mods import tensor
-from fadsl.frontend.ops import (
+from fadsl.frontend.dtypes import (
     bf16,
     bool_,
-    ds,
     f16,
     f32,
     float8_e4m3,
     float8_e5m2,
     i32,
     inf,
-    pages,
 )
-from fadsl.frontend.tile_ops import (
-    abs,
-    arange,
-    cast,
-    cdiv,
-    dot,
-    exp,
-    exp2,
-    floor,
-    floordiv,
-    full,
-    load,
-    load_scalar,
-    log,
-    maximum,
-    minimum,
-    random_uniform,
-    row_max,
-    row_sum,
-    sigmoid,
-    sqrt,
-    store,
-    tanh,
-    where,
-    zeros,
-)
+from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
+from fadsl.frontend.loops import grid, pipelined, serial
 from fadsl.version import __version__
 
 API = ("interpret", "check", "compile", "sim", "verify")
 """The Python API (fadsl/api/calls.py, docs/api.md), loaded on first use."""
 
+_LAZY: dict[str, str] = {
+    **{name: "fadsl.api.calls" for name in API},
+    "attention": "fadsl.frontend.attention",
+    "attention_backward": "fadsl.frontend.attention_bwd",
+    "tensor": "fadsl.frontend.mods",
+    "ds": "fadsl.frontend.ops",
+    "pages": "fadsl.frontend.ops",
+    **{
+        name: "fadsl.frontend.tile_ops"
+        for name in (
+            "abs arange atomic_add cast cdiv dot exp exp2 floor floordiv full load "
+            "load_scalar log maximum minimum random_uniform row_max row_sum sigmoid "
+            "sqrt store tanh where zeros"
+        ).split()
+    },
+}
+"""Names whose modules import sympy (the IR's expressions), numpy or the whole
+pipeline: loaded on first use, so that ``import fadsl`` and ``@fd.kernel`` stay light
+(``tests/test_light_imports.py``). Kernel bodies run only when a kernel is built."""
+
 
 def __getattr__(name: str) -> object:
-    """What pulls in numpy or the whole pipeline loads on first use: ``fd.numerics``
-    and the API functions (``fd.interpret``, ...), so ``import fadsl`` stays light."""
+    """The lazy names above, and ``fd.numerics`` (numpy), on first use."""
     if name == "numerics":
-        import fadsl.numerics as module
+        return importlib.import_module("fadsl.numerics")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fadsl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return module
-    if name in API:
-        from fadsl.api import calls
 
-        return getattr(calls, name)
-    raise AttributeError(f"module 'fadsl' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"numerics"})
 
 
 __all__ = [

@@ -1,5 +1,7 @@
 """Commands import only what they need: compile and check never import numpy (about a
-third of their start-up), and the compile cache gives the same files as a fresh run."""
+third of their start-up), ``import fadsl`` and reading a kernel file's ``@fd.kernel``
+import neither sympy nor numpy (issue 32: sympy alone is 0.7 s of a start-up), and the
+compile cache gives the same files as a fresh run."""
 
 from __future__ import annotations
 
@@ -29,6 +31,54 @@ def _fadsl(*args: str, env: dict[str, str] | None = None) -> str:
         check=True,
     )
     return proc.stdout
+
+
+HEAVY = ("sympy", "mpmath", "numpy", "ml_dtypes", "lark", "jinja2")
+"""Packages that ``import fadsl`` must not import (each costs 0.05-0.7 s)."""
+
+_IMPORTED = """
+import sys
+{body}
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({heavy!r}))
+print("heavy:", ",".join(heavy))
+"""
+
+
+def _heavy_after(body: str) -> str:
+    code = _IMPORTED.format(body=body, heavy=HEAVY)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_import_fadsl_is_light() -> None:
+    assert _heavy_after("import fadsl as fd") == "heavy:"
+
+
+def test_reading_a_kernel_file_is_light() -> None:
+    """Executing examples/fa2.py (``@fd.kernel``, ``fd.In``, ``fd.Scalar``) imports
+    nothing heavy: the kernel's body is read only when it is built."""
+    body = (
+        "import runpy\n"
+        "ns = runpy.run_path('examples/fa2.py')\n"
+        "assert type(ns['fa2']).__name__ == 'KernelDef'"
+    )
+    assert _heavy_after(body) == "heavy:"
+
+
+def test_the_lazy_names_are_the_ops() -> None:
+    """``fd.<name>`` loads its module on first use and is the op itself."""
+    body = (
+        "import fadsl as fd\n"
+        "from fadsl.frontend import tile_ops, attention, ops\n"
+        "assert fd.dot is tile_ops.dot and fd.attention is attention.attention\n"
+        "assert fd.ds is ops.ds and fd.f16 is ops.f16 and fd.inf == ops.inf\n"
+        "assert {'dot', 'attention', 'interpret', 'numerics'} <= set(dir(fd))\n"
+        "assert all(hasattr(fd, n) for n in fd.__all__)"
+    )
+    assert _heavy_after(body).startswith("heavy:")
 
 
 def test_compile_and_check_do_not_import_numpy(tmp_path: Path) -> None:

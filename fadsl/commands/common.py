@@ -14,9 +14,9 @@ from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape
 from fadsl.driver import binding as driver
 from fadsl.driver.binding import Binding, Chosen
 from fadsl.driver.source import load_source, select
-from fadsl.ir.nodes import Kernel
 
 if TYPE_CHECKING:
+    from fadsl.ir.nodes import Kernel
     from fadsl.target import Target
 
 # ----------------------------------------------------------------------------

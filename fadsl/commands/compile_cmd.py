@@ -1,4 +1,9 @@
-"""``fadsl compile``: prove fit, then write the Ascend C project (default generated/<kernel>/)."""
+"""``fadsl compile``: prove fit, then write the Ascend C project (default generated/<kernel>/).
+
+A compile made before from the same inputs is answered from fadsl's cache
+(fadsl/io/compile_cache.py: keyed on the kernel file and everything it used, fadsl's
+code and templates, the arguments), without lowering anything again.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,8 @@ from typing import TYPE_CHECKING
 from fadsl.commands import common
 
 if TYPE_CHECKING:
-    from fadsl.backends.ascendc.project import Project
     from fadsl.driver.binding import Binding
+    from fadsl.io.compile_cache import Recorder, Result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from fadsl.driver.source import load_source, select
+    from fadsl.io import compile_cache
     from fadsl.io.outputs import (
         atomic_dir,
         check_output_dir,
@@ -40,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
     )
 
     target = common.target_of(args)
-    src = load_source(args.file)
+    with compile_cache.Recorder() as used:
+        src = load_source(args.file)
     chosen = (
         [select(src, args.kernel)]
         if args.kernel or len(src.names) == 1
@@ -48,33 +55,61 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.output:
         check_output_dir(args.output)
-    built = [
-        (
+    key = _cache_key(args, used) if src.ir_kernel is None else None
+    built = compile_cache.load(key) if key else None
+    if built is None:
+        built = [
             _build_one(
                 common.bind(kdef, args, target=target),
                 args.file,
-                out,
+                _out_dir(args.output, kdef.name, len(chosen)),
                 not args.skip_resource_proof,
-            ),
-            out,
-        )
-        for kdef in chosen
-        for out in [_out_dir(args.output, kdef.name, len(chosen))]
-    ]
+            )
+            for kdef in chosen
+        ]
+        if key:
+            compile_cache.store(key, built)
     if (
         args.output and len(built) > 1
     ):  # one folder holding them all: replace it at once
         with atomic_dir(args.output) as tmp:
-            for project, out in built:
-                sub = os.path.join(tmp, os.path.basename(out))
-                write_files(project.files, sub)
+            for result in built:
+                sub = os.path.join(tmp, os.path.basename(result.out))
+                write_files(result.files, sub)
                 seal(sub)  # each kernel's folder is an output of its own too
     else:
-        for project, out in built:
-            write_folder(project.files, out)
-    for project, out in built:
-        _report(project, out, args.quiet)
+        for result in built:
+            write_folder(result.files, result.out)
+    for result in built:
+        if not args.quiet:
+            print(result.table)
+        print(f"wrote {len(result.files)} files to {result.out}/")
     return 0
+
+
+def _cache_key(args: argparse.Namespace, used: Recorder) -> str | None:
+    """The compile cache's key of this command (fadsl/io/compile_cache.py), or None
+    when caching is off."""
+    from fadsl.backends.ascendc.render import (
+        binary_identity,
+        clang_format_binary,
+        templates_dir,
+    )
+    from fadsl.io import cache, compile_cache
+
+    if cache.cache_dir(compile_cache.PART) is None:
+        return None
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folders = [package]
+    templates = os.path.realpath(templates_dir())
+    if not templates.startswith(os.path.realpath(package) + os.sep):
+        folders.append(templates)
+    arguments = {k: v for k, v in vars(args).items() if k != "quiet"}
+    arguments["file_content"] = compile_cache.fingerprint(args.file)
+    if args.target_file:
+        arguments["target_file_content"] = compile_cache.fingerprint(args.target_file)
+    tool = binary_identity(clang_format_binary())
+    return compile_cache.entry_key(arguments, folders, tool, used.parts(package))
 
 
 def _out_dir(output: str | None, name: str, count: int) -> str:
@@ -83,27 +118,24 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _build_one(binding: Binding, source: str, out: str, prove_fit: bool) -> Project:
-    """The project in memory: everything is generated before anything is written."""
+def _build_one(
+    binding: Binding, source: str, out: str, prove_fit: bool
+) -> Result:
+    """The project in memory (everything is generated before anything is written),
+    and the budget table ``compile`` prints."""
     from fadsl.backends.ascendc.project import build_project
     from fadsl.driver.lower import lower
-
-    return build_project(lower(binding), source, out, prove_fit)
-
-
-def _report(project: Project, out: str, quiet: bool) -> None:
+    from fadsl.io.compile_cache import Result
     from fadsl.plan.resource_text import table
 
-    if not quiet:
-        b = project.lowered.binding
-        print(
-            table(
-                project.report,
-                project.plan,
-                project.lowered.target,
-                b.kernel.loc.file,
-                b.shape,
-                b.consts,
-            )
-        )
-    print(f"wrote {len(project.files)} files to {out}/")
+    project = build_project(lower(binding), source, out, prove_fit)
+    b = project.lowered.binding
+    text = table(
+        project.report,
+        project.plan,
+        project.lowered.target,
+        b.kernel.loc.file,
+        b.shape,
+        b.consts,
+    )
+    return Result(out, dict(project.files), text)

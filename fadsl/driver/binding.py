@@ -17,18 +17,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 from fadsl.errors import Loc, UsageError
-from fadsl.ir.nodes import Kernel, ParamKind
-from fadsl.ir.types import DType, TensorType
+from fadsl.ir.dtype import DType
 
 if TYPE_CHECKING:
     from fadsl.frontend.kernel import KernelDef
+    from fadsl.ir.nodes import Kernel
     from fadsl.target import Target
 
-Chosen = Union["KernelDef", Kernel]
+# The IR (fadsl.ir.nodes, and sympy with it) is imported where a kernel is built or
+# read, not here: `fadsl compile` answers from its cache without it (io/compile_cache.py).
+
+Chosen = Union["KernelDef", "Kernel"]
 """What can be bound: a kernel definition, or a kernel read from textual IR."""
 Setting = tuple[Any, Union[Loc, None]]
 """A constant's or scalar's value and where the user wrote it (None: nowhere to show)."""
-ShapeRule = Callable[[Kernel, Mapping[str, int]], dict[str, int]]
+ShapeRule = Callable[["Kernel", Mapping[str, int]], dict[str, int]]
 """(the built kernel, its definition's default shape) -> every shape symbol's value,
 in ``kernel.shape_syms`` order, or {} when the caller needs no shape."""
 
@@ -97,6 +100,9 @@ class Binding:
     @property
     def dtype(self) -> DType | None:
         """The element dtype: that of the first input tensor (None without one)."""
+        from fadsl.ir.nodes import ParamKind
+        from fadsl.ir.types import TensorType
+
         for p in self.kernel.params:
             if p.kind is ParamKind.IN and isinstance(p.type, TensorType):
                 return p.type.dtype
@@ -311,6 +317,8 @@ def _rebind_ir(
             None,
             hint="edit the .fir file, or use the .py kernel",
         )
+    from fadsl.ir.nodes import ParamKind
+
     consts = kernel.const_values()
     scalars = {p.name for p in kernel.params if p.kind is ParamKind.SCALAR}
     const_sets, scalar_sets = _split_sets(sets, consts, scalars, kernel.name, say)
@@ -333,6 +341,7 @@ def _scalars(
     kernel: Kernel, shape: dict[str, int], given: dict[str, float], say: Spelling
 ) -> dict[str, float]:
     from fadsl.ir.expr import evaluate
+    from fadsl.ir.nodes import ParamKind
 
     out: dict[str, float] = {}
     for p in kernel.params:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from fadsl.driver.user_import import exec_user_module
 from fadsl.errors import FadslError, KernelSyntaxError, Loc, UsageError
-from fadsl.ir.nodes import Kernel
 
 if TYPE_CHECKING:
+    from fadsl.ir.nodes import Kernel
     from fadsl.driver.binding import Chosen
     from fadsl.frontend.kernel import KernelDef
 

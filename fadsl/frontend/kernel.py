@@ -17,7 +17,7 @@ from typing import Any
 from fadsl.errors import DTypeError, FadslError, KernelSyntaxError, Loc, UsageError
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.frontend.source import user_frame_loc
-from fadsl.ir.types import DType
+from fadsl.ir.dtype import DType
 
 _EXPR_DIM = re.compile(r"[-+*/%()]")
 

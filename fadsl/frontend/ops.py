@@ -8,7 +8,6 @@ scalars (shape symbols, loop variables, numbers) are sympy expressions.
 from __future__ import annotations
 
 import contextvars
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,14 +21,16 @@ from fadsl.ir.builder import Builder
 from fadsl.ir.expr import Expr, as_expr, is_int_expr
 from fadsl.ir.types import DType, TensorType, TileType
 
-f16 = DType.F16
-bf16 = DType.BF16
-f32 = DType.F32
-i32 = DType.I32
-bool_ = DType.BOOL
-float8_e4m3 = DType.F8E4M3
-float8_e5m2 = DType.F8E5M2
-inf = math.inf
+from fadsl.frontend.dtypes import (  # noqa: F401 (the DSL's names, re-exported)
+    bf16,
+    bool_,
+    f16,
+    f32,
+    float8_e4m3,
+    float8_e5m2,
+    i32,
+    inf,
+)
 
 
 class Tracer:

@@ -145,7 +145,7 @@ def format_cxx(files: dict[str, str]) -> dict[str, str]:
 
     binary = clang_format_binary()
     folder = cache_dir("clang-format")
-    identity = _binary_identity(binary)
+    identity = binary_identity(binary)
     keys = {
         name: key(identity, CLANG_STYLE, os.path.basename(name), text)
         for name, text in files.items()
@@ -159,7 +159,7 @@ def format_cxx(files: dict[str, str]) -> dict[str, str]:
     return {name: text for name, text in out.items() if text is not None}
 
 
-def _binary_identity(binary: str) -> str:
+def binary_identity(binary: str) -> str:
     """Path, size and modification time: a reinstalled formatter gets new entries."""
     st = os.stat(binary)
     return f"{os.path.realpath(binary)}:{st.st_size}:{st.st_mtime_ns}"
