@@ -10,6 +10,7 @@ chips a vector tile holds the rows of one of the two AIVs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import sympy
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
 SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
 
 
+@lru_cache(maxsize=4096)
 def round_up(x: Expr, align: int) -> Expr:
-    """x rounded up to a multiple of ``align`` (symbolic: align * ceiling(x / align))."""
+    """x rounded up to a multiple of ``align`` (symbolic: align * ceiling(x / align));
+    kept per (x, align): every plan ``fadsl tune`` makes asks for the same ones."""
     if align <= 1:
         return x
     return align * sympy.ceiling(as_expr(x) / align)

@@ -7,6 +7,7 @@ buffers of the BufferPlan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -96,8 +97,14 @@ def smax(terms: set[Expr]) -> Expr:
     """Max of byte counts without terms another term provably dominates.
 
     Built with evaluate=False: sympy's own Max simplification compares every pair through
-    its assumption system, which made planning slow.
+    its assumption system, which made planning slow. Kept per set of terms: the terms are
+    symbolic (the same at every block size), so ``fadsl tune``'s plans share them.
     """
+    return _smax(frozenset(terms))
+
+
+@lru_cache(maxsize=4096)
+def _smax(terms: frozenset[Expr]) -> Expr:
     kept = [
         t for t in terms if not any(o != t and (o - t).is_nonnegative for o in terms)
     ]
