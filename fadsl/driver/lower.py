@@ -82,19 +82,19 @@ class Lowered:
     def plan_at(self, env: Mapping[str, Any]) -> BufferPlan:
         """The buffer plan of the same kernel at other sizes (``fadsl tune``, hints),
         with its L1 loads single-buffered at the sizes where the driver would."""
-        from fadsl.plan.l1_fit import l1_fits_plan, single_buffered
+        from fadsl.plan.l1_fit import l1_fits_plan, passed, single_buffered
         from fadsl.plan.plan_buffers import plan
 
         target, at = self.target, dict(env)
         written = self.as_written or self.binding.kernel
-        double = self.ir if self.as_written is None else _passes(written, target)
+        double = self.ir if self.as_written is None else passed(written, target)
         bp = plan(double, target, at)
         if l1_fits_plan(bp, target, at):
             return bp
         single, notes = single_buffered(written)
         if not notes:
             return bp
-        alt = plan(_passes(single, target), target, at)
+        alt = plan(passed(single, target), target, at)
         if not l1_fits_plan(alt, target, at):
             return bp
         return replace(alt, notes=alt.notes + notes)

@@ -26,9 +26,22 @@ from fadsl.plan.tail_guard import TailGuard, in_place_hint, partial_blocks, tail
 Readers = dict[ir.Value, list[ir.Op]]
 
 
+_KEPT: dict[tuple[int, int], tuple[ir.Grid, ir.For, dict[int, Any]]] = {}
+
+
 def tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
     """By ``id``: the guarded selects and the ops only their masks read, each with
-    the share of the loop's blocks that run them."""
+    the share of the loop's blocks that run them (kept per grid and loop object: the
+    model of each planner choice asks again, ``perf/kernel.py``)."""
+    hit = _KEPT.get((id(grid), id(loop)))
+    if hit is not None and hit[0] is grid and hit[1] is loop:
+        return hit[2]
+    out = _tail_times(grid, loop)
+    _KEPT[(id(grid), id(loop))] = (grid, loop, out)
+    return out
+
+
+def _tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
     ops = walk(grid.body)
     defs = {r: op for op in ops for r in op.results()}
     readers: Readers = {}

@@ -124,14 +124,23 @@ class KernelModel:
     """The engine steps of one kernel on one target; ``estimate`` schedules them."""
 
     def __init__(
-        self, kernel: ir.Kernel, target: Target, schedule: Schedule | None = None
+        self,
+        kernel: ir.Kernel,
+        target: Target,
+        schedule: Schedule | None = None,
+        base: KernelModel | None = None,
     ) -> None:
+        """``base``: the model of the same kernel this one is a variant of (``at``):
+        what does not depend on the planner's choices is taken from it."""
         self.kernel, self.target = kernel, target
         first, post = phases.split(kernel)
-        self.post = None if post is None else KernelModel(post, target)
+        if base is not None:
+            self.post = base.post
+        else:
+            self.post = None if post is None else KernelModel(post, target)
         self.dim_cap: int | None = None
         """At most this many blocks (the post phase: the AIVs of the launch)."""
-        self.cost = CostModel(first, target)
+        self.cost = base.cost if base is not None else CostModel(first, target)
         grid = self.cost.grid
         loops = [op for op in grid.body if isinstance(op, ir.For)]
         if len(loops) != 1:
@@ -154,8 +163,10 @@ class KernelModel:
         self.order = program_order(self.body, self.loop, self.kv_schedule)
         names = {str(x) for s in self.body for e in s.work.values() for x in _syms(e)}
         self._pointwise = bool(names & set(grid.vars))
-        self._loads = l2.grid_loads(grid, self.loop)
-        self.task_order = task_order(grid, int(target.rate("l2_bytes")))
+        self._loads = base._loads if base else l2.grid_loads(grid, self.loop)
+        self.task_order = (
+            base.task_order if base else task_order(grid, int(target.rate("l2_bytes")))
+        )
         """The order the generated kernel deals the tasks in (plan/task_order.py)."""
 
     def at(self, env: Mapping[str, Any]) -> KernelModel:
@@ -183,7 +194,7 @@ class KernelModel:
                 row_chunks=key[2],
                 sub_dots=key[3],
             )
-            self._variants[key] = KernelModel(self.kernel, self.target, plan)
+            self._variants[key] = KernelModel(self.kernel, self.target, plan, self)
         return self._variants[key]
 
     def scaled(self, env: Mapping[str, Any]) -> dict[str, Any]:

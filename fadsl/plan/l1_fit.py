@@ -22,9 +22,22 @@ from fadsl.plan.buffer_plan import BufferPlan
 from fadsl.target import Target
 
 
+_SINGLE: dict[int, tuple[ir.Kernel, tuple[ir.Kernel, tuple[str, ...]]]] = {}
+
+
 def single_buffered(kernel: ir.Kernel) -> tuple[ir.Kernel, tuple[str, ...]]:
     """``kernel`` with its pipelined loops that load into L1 at one stage, and a note
-    per loop changed (none changed: the kernel itself and no notes)."""
+    per loop changed (none changed: the kernel itself and no notes). The same object
+    each time for the same kernel object, so that what is kept per kernel after the
+    passes (``passed``) is found again."""
+    hit = _SINGLE.get(id(kernel))
+    if hit is None or hit[0] is not kernel:
+        hit = (kernel, _single_buffered(kernel))
+        _SINGLE[id(kernel)] = hit
+    return hit[1]
+
+
+def _single_buffered(kernel: ir.Kernel) -> tuple[ir.Kernel, tuple[str, ...]]:
     notes: list[str] = []
 
     def body(ops: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
@@ -64,14 +77,14 @@ def l1_fits(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) -> bool:
     """Whether the plan of ``kernel`` (before the passes) at ``env`` fits L1."""
     from fadsl.plan.plan_buffers import plan
 
-    bp = plan(_passed(kernel, target), target, dict(env))
+    bp = plan(passed(kernel, target), target, dict(env))
     return l1_fits_plan(bp, target, env)
 
 
 _PASSED: dict[tuple[int, str], tuple[ir.Kernel, ir.Kernel]] = {}
 
 
-def _passed(kernel: ir.Kernel, target: Target) -> ir.Kernel:
+def passed(kernel: ir.Kernel, target: Target) -> ir.Kernel:
     """``kernel`` after the passes, kept per kernel (the model asks at many sizes)."""
     from fadsl.passes import run_pipeline
 
@@ -97,4 +110,4 @@ def _loads_l1(loop: ir.For) -> bool:
     )
 
 
-__all__ = ["fit", "l1_fits", "l1_fits_plan", "single_buffered"]
+__all__ = ["fit", "l1_fits", "l1_fits_plan", "passed", "single_buffered"]

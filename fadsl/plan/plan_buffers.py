@@ -41,6 +41,7 @@ from fadsl.plan.l1_share import share
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.row_split import RowSplit, row_split
+from fadsl.plan.search.memo import planned
 from fadsl.plan.vector_plan import VectorPlanner
 from fadsl.plan.vector_slots import VecPlan, camel
 from fadsl.target import Target
@@ -124,6 +125,10 @@ def lower(
     kernel: ir.Kernel, target: Target, env: dict[str, Any] | None = None
 ) -> Lowering:
     env = dict(env or kernel_env(kernel))
+    return planned(kernel, target, env, lambda: _lower(kernel, target, env))
+
+
+def _lower(kernel: ir.Kernel, target: Target, env: dict[str, Any]) -> Lowering:
     kernel = pad_dims.run(kernel, env)
     first, post = phases.split(kernel)
     low = _lower_phase(first, target, env, post is not None)
