@@ -113,6 +113,7 @@ CODES: dict[str, int] = {
     "explain_unknown_code": 95,
     "torch_no_backward": 96,
     "output_never_written": 97,
+    "several_kernels": 98,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -91,7 +91,8 @@ def test_the_wheel_compiles_kernels_outside_the_repo(
         env=env,
     )
     py = venv / "bin" / "python"
-    pip = [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)]
+    # with the extra, as docs/pytorch.md installs it (--no-deps: torch is not fetched)
+    pip = [str(py), "-m", "pip", "install", "-q", "--no-deps", f"{wheel}[torch]"]
     subprocess.run(pip, check=True, env=env)
     work = tmp_path / "work"
     work.mkdir()

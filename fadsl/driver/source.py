@@ -122,11 +122,39 @@ def select(src: KernelSource, name: str | None) -> Chosen:
     if src.ir_kernel is not None:
         return src.ir_kernel
     if name is None:
-        if len(src.defs) > 1:
-            raise UsageError(
-                f"{src.path} defines several kernels: {', '.join(src.names)}",
-                None,
-                hint="choose one with --kernel NAME",
-            )
-        return src.defs[0]
+        return _default(src)
     return next(d for d in src.defs if d.name == name)
+
+
+BACKWARD_SUFFIXES = ("_bwd", "_backward", "_grad")
+"""A kernel named ``<forward>_bwd`` (or these) beside ``<forward>`` is its backward."""
+
+
+def _is_backward(d: KernelDef, names: list[str]) -> bool:
+    if d.is_backward:
+        return True
+    return any(
+        d.name.endswith(s) and d.name[: -len(s)] in names for s in BACKWARD_SUFFIXES
+    )
+
+
+def _default(src: KernelSource) -> KernelDef:
+    """The only kernel, or the only forward of a file holding it and its backward
+    kernels (``fd.attention_backward``, or named ``<forward>_bwd``)."""
+    if len(src.defs) == 1:
+        return src.defs[0]
+    names = src.names
+    forwards = [d for d in src.defs if not _is_backward(d, names)]
+    if len(forwards) == 1:
+        return forwards[0]
+    roles = [
+        f"--kernel {d.name}" + (" (a backward)" if _is_backward(d, names) else "")
+        for d in src.defs
+    ]
+    raise UsageError(
+        f"{src.path} defines several kernels: {', '.join(names)}",
+        None,
+        hint=f"choose one: {', '.join(roles)}; without --kernel, a file holding one "
+        "forward kernel and its backward runs the forward",
+        code="several_kernels",
+    )

@@ -38,6 +38,7 @@ class AttentionBackwardKernel(AttentionKernel):
     """The kernel ``fd.attention_backward`` returns: flash_bwd bound to one spec."""
 
     kv_blocks = None  # type: ignore[assignment]  # run prints its loop counts instead
+    is_backward = True
 
     def __init__(self, spec: BackwardSpec, loc: Loc) -> None:
         from fadsl.lib.flash_bwd import flash_attention_backward

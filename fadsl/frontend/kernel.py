@@ -106,6 +106,10 @@ class ParamSpec:
 class KernelDef:
     """A kernel function plus how to turn it into IR."""
 
+    is_backward = False
+    """A gradient kernel (``fd.attention_backward``): the CLI picks the forward of a
+    file holding both (``driver/source.py``)."""
+
     def __init__(
         self,
         fn: Callable[..., Any],

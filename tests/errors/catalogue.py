@@ -1313,3 +1313,27 @@ CATALOGUE += (
         RUN,
     ),
 )
+
+
+SEVERAL = """\
+import fadsl as fd
+
+causal = fd.attention(name="causal", causal=True, return_lse=True)
+causal_bwd = fd.attention_backward(name="causal_bwd", causal=True)
+local = fd.attention(name="local", window=(128, 0))
+"""
+"""Two forward kernels and a backward in one file, for ``several_kernels``."""
+
+CATALOGUE += (
+    Mistake(
+        "several_kernels",
+        "A file of several forward kernels, run without `--kernel`",
+        "Name the kernel with `--kernel` (the hint lists them). A file holding one "
+        "forward kernel and its backward kernels (`fd.attention_backward`, or a tile "
+        "program named `<forward>_bwd`) needs no `--kernel`: the forward runs.",
+        ("run", "variants.py", "-o", "out"),
+        files={"variants.py": SEVERAL},
+        shown="fadsl run variants.py -o out   # variants.py defines causal, "
+        "causal_bwd and local",
+    ),
+)
