@@ -134,6 +134,7 @@ def sim(
     target: str = "ascend910b1",
     timeout: float = 600.0,
     progress: ProgressArg = None,
+    sanitize: bool = False,
     **inputs: Any,
 ) -> dict[str, np.ndarray]:
     """Build the generated Ascend C with fadsl's CPU runtime (needs cmake and g++),
@@ -142,7 +143,9 @@ def sim(
     capped at 512), as ``fadsl sim`` without --shape. Progress (lowering, building,
     running: seconds and tasks done) goes to the ``fadsl.sim`` logger; ``progress=True``
     also shows it on stderr as ``fadsl sim`` does, a text stream shows it there,
-    ``False`` turns it off (fadsl/progress.py)."""
+    ``False`` turns it off (fadsl/progress.py). ``sanitize=True`` runs it under the
+    runtime's sanitizer (``fadsl sim --sanitize``): a report raises ``ExecutionError``
+    naming the generated and the DSL lines."""
     from fadsl.api.arrays import with_seeded
     from fadsl.backends.sim import run as sim_run
     from fadsl.backends.sim.progress import SEQ_CAP, SEQ_SYMBOLS
@@ -158,7 +161,9 @@ def sim(
     binding, given = _bind(kernel, shape, consts, dtype, chip, inputs, loc)
     feed = with_seeded(binding, given, _seed(seed, loc))
     file = binding.kernel.loc.file
-    run = sim_run.simulate(binding, feed, file, True, timeout, report)
+    run = sim_run.simulate(
+        binding, feed, file, True, timeout, report, sanitize=bool(sanitize)
+    )
     return _outputs(binding, run.outputs)
 
 

@@ -43,6 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip the comparisons with the interpreter and the reference",
     )
     p.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="run under the CPU runtime's sanitizer: cross-pipe races (read/write "
+        "after read/write), reads of never-written UB/L1/L0 bytes, unpaired flags, GM "
+        "accesses outside a tensor; each report names the generated and the DSL line",
+    )
+    p.add_argument(
         "--timeout",
         default="600",
         help="seconds the CPU-runtime run may take, a number above 0 (default 600)",
@@ -67,7 +74,13 @@ def main(args: argparse.Namespace) -> int:
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
     run = sim_run.simulate(
-        binding, inputs, args.file, not args.skip_resource_proof, timeout, sys.stderr
+        binding,
+        inputs,
+        args.file,
+        not args.skip_resource_proof,
+        timeout,
+        sys.stderr,
+        sanitize=args.sanitize,
     )
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
@@ -76,6 +89,7 @@ def main(args: argparse.Namespace) -> int:
         "seed": None if args.inputs else args.seed,
         "build_seconds": round(run.build_seconds, 2),
         "run_seconds": round(run.run_seconds, 3),
+        "sanitized": sanitized(args.sanitize),
     }
     check = None
     if not args.no_check:
@@ -104,6 +118,12 @@ def _bind(args: argparse.Namespace, target: Any) -> Binding:
     return common.bind(chosen, args, target=target)
 
 
+def sanitized(flag: bool) -> bool:
+    from fadsl.backends.sim.sanitize import requested
+
+    return requested(flag)
+
+
 def _verdict(passed: bool) -> str:
     return "PASS" if passed else "FAIL"
 
@@ -117,6 +137,7 @@ def _report(
     print(
         f"  build {'cached' if build_s == 0 else f'{build_s:.1f} s'}, "
         f"run {extra['run_seconds']:.2f} s"
+        + (", sanitizer: clean" if extra.get("sanitized") else "")
     )
     for name, d in extra.get("vs_interpreter", {}).items():
         print(

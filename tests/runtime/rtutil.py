@@ -42,6 +42,7 @@ PROGRAMS = {
     "event_pool.cpp": ("test_rt_event_pool.py", {"opt": "-O0"}),
     "atomic.cpp": ("test_rt_atomic.py", {"opt": "-O0"}),
     "sync_all.cpp": ("test_rt_sync_all.py", {"opt": "-O0"}),
+    "record.cpp": ("test_rt_record.py", {"opt": "-O0"}),
 }
 CPP_DIR = Path(__file__).resolve().parent / "cpp"
 

@@ -57,9 +57,12 @@ def simulate(
     prove_fit: bool = True,
     timeout: float = 600.0,
     progress: ProgressArg | Reporter = None,
+    sanitize: bool = False,
 ) -> SimRun:
     """Lower ``binding`` (it needs a target), build its project (cached), run it on
-    ``inputs``; progress as fadsl/progress.py's ``reporter`` reads ``progress``."""
+    ``inputs``; progress as fadsl/progress.py's ``reporter`` reads ``progress``.
+    ``sanitize`` (or ``FADSL_SANITIZE=1`` in the environment) runs it under the
+    runtime's sanitizer."""
     from fadsl.driver.lower import lower
 
     shown = Progress(reporter("sim", progress))
@@ -70,7 +73,7 @@ def simulate(
         binary, build_seconds = build(low, source, prove_fit, shown)
         shown.note(shown.running(binding, low.target))
         t0 = time.perf_counter()
-        outputs = run_binary(binary, binding, inputs, timeout, shown)
+        outputs = run_binary(binary, binding, inputs, timeout, shown, sanitize)
         run_seconds = time.perf_counter() - t0
         shown.note(f"ran in {run_seconds:.1f} s")
     finally:
@@ -252,6 +255,7 @@ def run_binary(
     inputs: dict[str, np.ndarray],
     timeout: float,
     progress: Progress | None = None,
+    sanitize: bool = False,
 ) -> dict[str, np.ndarray]:
     import numpy as np
 
@@ -269,7 +273,7 @@ def run_binary(
             for k, v in list(binding.shape.items()) + list(binding.scalars.items()):
                 f.write(f"{k} {v!r}\n")
         shown = progress if progress is not None else Progress()
-        _execute(binary, work, timeout, shown, task_count(binding))
+        _execute(binary, work, timeout, shown, task_count(binding), sanitize)
         env = binding.env()
         out = {}
         for p in tensor_params(binding.kernel, ParamKind.OUT):
@@ -287,10 +291,17 @@ def _execute(
     timeout: float,
     progress: Progress,
     tasks: int | None = None,
+    sanitize: bool = False,
 ) -> None:
     """Run the host program in ``work``, ticking seconds and finished tasks."""
+    from fadsl.backends.sim import sanitize as san
+
     counter = os.path.join(work, "progress")
-    env = dict(os.environ, **{PROGRESS_ENV: counter}) if progress.on else None
+    env = dict(os.environ)
+    if progress.on:
+        env[PROGRESS_ENV] = counter
+    if sanitize:
+        env[san.ENV] = "1"
     proc = subprocess.Popen(
         [binary, work],
         stdout=subprocess.PIPE,
@@ -313,6 +324,17 @@ def _execute(
     messages = [ln for ln in err.splitlines() if ln.strip()]
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
+        runtime = _located(binary, runtime)
+        reports = [ln for ln in runtime if ln.startswith(san.REPORT)]
+        if reports:
+            raise ExecutionError(
+                f"the CPU runtime's sanitizer found {len(reports)} problem(s) in the "
+                "generated kernel: " + reports[0],
+                notes=tuple(reports[1:20]),
+                hint="each report names the generated lines and, in brackets, the DSL "
+                "lines they come from; fadsl/runtime/cpu/README.md (Sanitizer) says "
+                "what each kind means",
+            )
         raise ExecutionError(
             "the generated kernel stopped in fadsl's CPU runtime: "
             + (runtime[0] if runtime else f"exit {proc.returncode}"),
@@ -322,6 +344,18 @@ def _execute(
         )
     for line in messages:
         print(line, file=sys.stderr)
+
+
+def _located(binary: str, lines: list[str]) -> list[str]:
+    """The runtime's lines with the DSL line after each generated line they name."""
+    from fadsl.backends.sim import sanitize as san
+
+    folder = os.path.dirname(os.path.dirname(binary))
+    try:
+        sources = san.kernel_sources(folder)
+    except OSError:
+        return lines
+    return [san.locate(ln, sources) for ln in lines]
 
 
 def compare_with_interpreter(

@@ -75,13 +75,20 @@ void GmStore(const char* api, T* d, const T* s, size_t n) {
 namespace AscendC {
 // From here until SetAtomicNone / DisableDmaAtomic, this core's copies into GM add into it.
 template <typename T>
-__aicore__ inline void SetAtomicAdd() {
+__aicore__ inline void SetAtomicAdd(FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("SetAtomicAdd", fadslSite_, PIPE_S);
     static_assert(fadsl_rt::AtomicAddTypeOk<T>(),
                   "fadsl-cpu-runtime: SetAtomicAdd<T>: T is not an atomic-add type of this SoC "
                   "(A2/A3: half, float, int16_t, int32_t, int8_t, bfloat16_t; 310P: half, float, int16_t; "
                   "Atlas training series: float)");
     fadsl_rt::Cur("SetAtomicAdd").atomicAdd = fadsl_rt::TypeName<T>::Get();
 }
-__aicore__ inline void DisableDmaAtomic() { fadsl_rt::Cur("DisableDmaAtomic").atomicAdd = nullptr; }
-__aicore__ inline void SetAtomicNone() { fadsl_rt::Cur("SetAtomicNone").atomicAdd = nullptr; }
+__aicore__ inline void DisableDmaAtomic(FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DisableDmaAtomic", fadslSite_, PIPE_S);
+    fadsl_rt::Cur("DisableDmaAtomic").atomicAdd = nullptr;
+}
+__aicore__ inline void SetAtomicNone(FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("SetAtomicNone", fadslSite_, PIPE_S);
+    fadsl_rt::Cur("SetAtomicNone").atomicAdd = nullptr;
+}
 }  // namespace AscendC

@@ -36,6 +36,7 @@ void CompareImpl(const char* api, const AscendC::LocalTensor<U>& dst, const Asce
     VecOperand(api, src0, n, "src0");
     if (src1) VecOperand(api, *src1, n, "src1");
     VecOperand(api, dst, n / 8, "dst");
+    NoteElems(n);
     ReadBytes(api, src0, 0, n * sizeof(T), PIPE_V);
     if (src1) ReadBytes(api, *src1, 0, n * sizeof(T), PIPE_V);
     std::vector<uint8_t> bits(n / 8, 0);
@@ -124,27 +125,31 @@ namespace AscendC {
 
 template <typename T, typename U>
 __aicore__ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                               CMPMODE cmpMode, uint32_t count) {
+                               CMPMODE cmpMode, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Compare", fadslSite_);
     fadsl_rt::CompareImpl("Compare", dst, src0, cmpMode, count,
                           [&](uint32_t i) { return fadsl_rt::ToD(*src1.Ptr(i)); }, &src1);
 }
 template <typename T, typename U>
 __aicore__ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
-                                CMPMODE cmpMode, uint32_t count) {
+                                CMPMODE cmpMode, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Compares", fadslSite_);
     const double s = fadsl_rt::ToD(src1Scalar);
     fadsl_rt::CompareImpl<T, U>("Compares", dst, src0, cmpMode, count, [s](uint32_t) { return s; }, nullptr);
 }
 // CompareScalar has been updated, please use Compares instead (kept by the 2026 header).
 template <typename T, typename U>
 __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar,
-                                     CMPMODE cmpMode, uint32_t count) {
+                                     CMPMODE cmpMode, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("CompareScalar", fadslSite_);
     const double s = fadsl_rt::ToD(src1Scalar);
     fadsl_rt::CompareImpl<T, U>("CompareScalar", dst, src0, cmpMode, count, [s](uint32_t) { return s; }, nullptr);
 }
 // Select modes 0 and 2: bit 1 takes src0, bit 0 takes src1.
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              const LocalTensor<T>& src1, SELMODE selMode, uint32_t count) {
+                              const LocalTensor<T>& src1, SELMODE selMode, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Select", fadslSite_);
     if (selMode == SELMODE::VSEL_TENSOR_SCALAR_MODE)
         fadsl_rt::Fail("Select", "VSEL_TENSOR_SCALAR_MODE takes a scalar src1; this overload is for modes 0 and 2");
     fadsl_rt::SelectImpl("Select", dst, selMask, src0, count, selMode, [&](uint32_t i) { return *src1.Ptr(i); }, &src1);
@@ -152,7 +157,8 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
 // Select mode 1: bit 1 takes src0, bit 0 takes the scalar src1.
 template <typename T, typename U>
 __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                              T src1, SELMODE selMode, uint32_t count) {
+                              T src1, SELMODE selMode, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Select", fadslSite_);
     if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE)
         fadsl_rt::Fail("Select", "the scalar-src1 overload requires SELMODE::VSEL_TENSOR_SCALAR_MODE");
     fadsl_rt::SelectImpl<T, U>("Select", dst, selMask, src0, count, selMode, [src1](uint32_t) { return src1; }, nullptr);
@@ -160,7 +166,8 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& s
 
 template <typename T, typename U>
 __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
-                            const uint32_t count) {
+                            const uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Cast", fadslSite_);
     using namespace fadsl_rt;
     constexpr unsigned modes = CastModes<T, U>();
     static_assert(modes != 0, "fadsl-cpu-runtime: this Cast type pair is not supported (supported: half->float, "

@@ -138,6 +138,7 @@ void PadIn(const char* api, const LocalTensor<T>& dst, const GlobalTensor<T>& sr
     CheckBlockCount(api, blockCount);
     CheckField(api, "blockLen", blockLen, 0, 2097151);
     if (blockCount == 0 || blockLen == 0) return;  // documented NOP
+    NoteBlocks(blockCount, blockLen);
     if (blockLen % sizeof(T) != 0) Fail(api, Str("blockLen ", blockLen, " B is not a multiple of sizeof(T) = ", sizeof(T)));
     if (left * sizeof(T) > 32 || right * sizeof(T) > 32)
         Fail(api, Str("leftPadding/rightPadding (", left, "/", right, " elements) may not exceed 32 B each"));
@@ -175,6 +176,7 @@ void PadOut(const char* api, const GlobalTensor<T>& dst, const LocalTensor<T>& s
     CheckBlockCount(api, blockCount);
     CheckField(api, "blockLen", blockLen, 0, 2097151);
     if (blockCount == 0 || blockLen == 0) return;
+    NoteBlocks(blockCount, blockLen);
     if (blockLen % sizeof(T) != 0) Fail(api, Str("blockLen ", blockLen, " B is not a multiple of sizeof(T) = ", sizeof(T)));
     const uint64_t slot = (static_cast<uint64_t>(blockLen) + 31) / 32 * 32;
     GmSpanBytes(api, dst, static_cast<uint64_t>(blockCount - 1) * (blockLen + dstGapBytes) + blockLen);
@@ -187,29 +189,37 @@ void PadOut(const char* api, const GlobalTensor<T>& dst, const LocalTensor<T>& s
 namespace AscendC {
 
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (GM->local, count)";
     fadsl_rt::RequireMem(api, dst, {fadsl_rt::Mem::kUB, fadsl_rt::Mem::kL1}, "dst");
     fadsl_rt::RequireAligned(api, dst, 32, "dst");
     const uint32_t bytes = fadsl_rt::RoundDown32(static_cast<uint64_t>(count) * sizeof(T), "DataCopy (GM->local)", count,
                                                  sizeof(T));
     fadsl_rt::GmSpanBytes(api, src, bytes);
+    fadsl_rt::NoteBlocks(1, bytes);
     fadsl_rt::GmToLocal(api, dst, 0, src, 0, bytes);
 }
 template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (UB->GM, count)";
     fadsl_rt::RequireMem(api, src, {fadsl_rt::Mem::kUB}, "src");
     fadsl_rt::RequireAligned(api, src, 32, "src");
     const uint32_t bytes =
         fadsl_rt::RoundDown32(static_cast<uint64_t>(count) * sizeof(T), "DataCopy (UB->GM)", count, sizeof(T));
     fadsl_rt::GmSpanBytes(api, dst, bytes);
+    fadsl_rt::NoteBlocks(1, bytes);
     fadsl_rt::LocalToGm(api, dst, 0, src, 0, bytes);
 }
 // UB -> UB. UNVERIFIED: issued on PIPE_V (the vector unit moves UB to UB) and, like GM<->UB, count*sizeof(T)
 // rounded down to 32 B.
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (UB->UB, count)";
     fadsl_rt::RequireMem(api, dst, {fadsl_rt::Mem::kUB}, "dst");
     fadsl_rt::RequireMem(api, src, {fadsl_rt::Mem::kUB}, "src");
@@ -217,36 +227,45 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
     fadsl_rt::RequireAligned(api, src, 32, "src");
     const uint32_t bytes =
         fadsl_rt::RoundDown32(static_cast<uint64_t>(count) * sizeof(T), "DataCopy (UB->UB)", count, sizeof(T));
+    fadsl_rt::NoteBlocks(1, bytes);
     fadsl_rt::ReadBytes(api, src, 0, bytes, PIPE_V);
     fadsl_rt::WriteBytes(api, dst, 0, bytes, PIPE_V);
     std::memmove(fadsl_rt::RawBytes(dst), fadsl_rt::RawBytes(src), bytes);
 }
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (GM->local, DataCopyParams)";
     fadsl_rt::RequireMem(api, dst, {fadsl_rt::Mem::kUB, fadsl_rt::Mem::kL1}, "dst");
     fadsl_rt::RequireAligned(api, dst, 32, "dst");
     fadsl_rt::CheckBlockCount(api, p.blockCount);
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t len = p.blockLen * 32ull;
+    fadsl_rt::NoteBlocks(p.blockCount, len);
     fadsl_rt::GmSpanBytes(api, src, (p.blockCount - 1ull) * (len + p.srcGap * 32ull) + len);
     for (uint32_t i = 0; i < p.blockCount; ++i)
         fadsl_rt::GmToLocal(api, dst, i * (len + p.dstGap * 32ull), src, i * (len + p.srcGap * 32ull), len);
 }
 template <typename T>
-__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (UB->GM, DataCopyParams)";
     fadsl_rt::RequireMem(api, src, {fadsl_rt::Mem::kUB}, "src");
     fadsl_rt::RequireAligned(api, src, 32, "src");
     fadsl_rt::CheckBlockCount(api, p.blockCount);
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t len = p.blockLen * 32ull;
+    fadsl_rt::NoteBlocks(p.blockCount, len);
     fadsl_rt::GmSpanBytes(api, dst, (p.blockCount - 1ull) * (len + p.dstGap * 32ull) + len);
     for (uint32_t i = 0; i < p.blockCount; ++i)
         fadsl_rt::LocalToGm(api, dst, i * (len + p.dstGap * 32ull), src, i * (len + p.srcGap * 32ull), len);
 }
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     const char* api = "DataCopy (UB->UB, DataCopyParams)";
     fadsl_rt::RequireMem(api, dst, {fadsl_rt::Mem::kUB}, "dst");
     fadsl_rt::RequireMem(api, src, {fadsl_rt::Mem::kUB}, "src");
@@ -255,6 +274,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
     fadsl_rt::CheckBlockCount(api, p.blockCount);
     if (p.blockCount == 0 || p.blockLen == 0) return;
     const uint64_t len = p.blockLen * 32ull;
+    fadsl_rt::NoteBlocks(p.blockCount, len);
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         const uint64_t s = i * (len + p.srcGap * 32ull), d = i * (len + p.dstGap * 32ull);
         fadsl_rt::ReadBytes(api, src, s, s + len, PIPE_V);
@@ -268,7 +288,9 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>&
 // low sizeof(T) bytes.
 template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                   const DataCopyParams& dataCopyParams, const DataCopyPadParams& padParams) {
+                                   const DataCopyParams& dataCopyParams, const DataCopyPadParams& padParams,
+                                   FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopyPad", fadslSite_);
     uint8_t bits[8];
     std::memcpy(bits, &padParams.paddingValue, 8);
     fadsl_rt::PadIn("DataCopyPad (GM->UB, DataCopyParams)", dst, src, dataCopyParams.blockCount,
@@ -277,13 +299,16 @@ __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor
 }
 template <typename T>
 __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                   const DataCopyParams& dataCopyParams) {
+                                   const DataCopyParams& dataCopyParams, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopyPad", fadslSite_);
     fadsl_rt::PadOut("DataCopyPad (UB->GM, DataCopyParams)", dst, src, dataCopyParams.blockCount,
                      dataCopyParams.blockLen, dataCopyParams.srcStride, dataCopyParams.dstStride);
 }
 template <typename T>
 __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                                   const DataCopyExtParams& dataCopyParams, const DataCopyPadExtParams<T>& padParams) {
+                                   const DataCopyExtParams& dataCopyParams, const DataCopyPadExtParams<T>& padParams,
+                                   FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopyPad", fadslSite_);
     uint8_t bits[sizeof(T)];
     std::memcpy(bits, &padParams.paddingValue, sizeof(T));
     fadsl_rt::PadIn("DataCopyPad (GM->UB, DataCopyExtParams)", dst, src, dataCopyParams.blockCount,
@@ -292,7 +317,8 @@ __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor
 }
 template <typename T>
 __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                                   const DataCopyExtParams& dataCopyParams) {
+                                   const DataCopyExtParams& dataCopyParams, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopyPad", fadslSite_);
     fadsl_rt::PadOut("DataCopyPad (UB->GM, DataCopyExtParams)", dst, src, dataCopyParams.blockCount,
                      dataCopyParams.blockLen, dataCopyParams.srcStride, dataCopyParams.dstStride);
 }

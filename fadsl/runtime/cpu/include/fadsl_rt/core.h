@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "enums.h"
+#include "site.h"
 
 namespace AscendC {
 class TPipe;
@@ -60,6 +61,15 @@ struct PendingWrite {
     pipe_t pipe;
     uint64_t stamp;
     const char* api;
+    Site site;
+};
+// A read of a local buffer by one pipe, kept by the sanitizer for the write-after-read check.
+struct PendingRead {
+    uint32_t lo, hi;
+    pipe_t pipe;
+    uint64_t stamp;
+    const char* api;
+    Site site;
 };
 
 // One buffer handed out by TPipe::InitBuffer (one per TQue slot, one per TBuf).
@@ -72,6 +82,7 @@ struct BufInfo {
     int queueId = -1;         // owning TQue id, -1 for TBuf
     std::string label;        // e.g. "TQue<VECIN> buffer 1/2"
     std::vector<PendingWrite> pending;
+    std::vector<PendingRead> reads;  // sanitizer only (sanitize.h)
     // event IDs a TQue buffer holds from the TPipe's pool (-1: none), see flags.h
     int8_t freeEvtId = -1;  // set by FreeTensor, waited by the next AllocTensor or TPipe::Destroy
     int8_t enqEvtId = -1;   // set by EnQue, waited by DeQue
@@ -91,15 +102,38 @@ struct CoreCtx {
     uint64_t flagStamp[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};
     const char* flagOp[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};     // who set it (flags.h)
     const BufInfo* flagBuf[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};  // its TQue buffer, if any
+    uint64_t flagSeq[static_cast<int>(AscendC::HardEvent::MAX)][8] = {};  // record: seq of the SetFlag row
+    Site flagSite[static_cast<int>(AscendC::HardEvent::MAX)][8];          // the SetFlag's kernel line
+    // What the source pipe had waited for when the SetFlag was issued: the WaitFlag hands it on to
+    // the destination pipe (ordering is transitive: MTE2 -> V -> MTE3 orders MTE2 before MTE3).
+    uint64_t flagKnow[static_cast<int>(AscendC::HardEvent::MAX)][8][PIPE_MAX] = {};
     AscendC::TPipe* pipe = nullptr;  // the live TPipe (GetTPipePtr)
-    // syncTo[p][q]: pipe q has waited for everything pipe p issued up to this stamp
+    // syncTo[p][q]: pipe q has waited (directly or through other pipes) for everything pipe p issued
+    // up to this stamp
     uint64_t syncTo[PIPE_MAX][PIPE_MAX] = {};
+    bool sanitize = false;             // FADSL_SANITIZE (sanitize.h)
+    std::vector<uint8_t> written[5];  // sanitizer: 1 per local byte ever written (memcheck)
     std::vector<uint32_t> vc;  // vector clock for cross-core GM visibility
     std::string waitingOn;     // non-empty while blocked in CrossCoreWaitFlag
     bool finished = false;
     std::condition_variable wake;  // notified when this core's flag counters grow (sync.h)
     bool hasSlot = false;          // holds one of the launch's run slots (sync.h)
     const char* atomicAdd = nullptr;  // SetAtomicAdd<T>: TypeName of T until SetAtomicNone (atomic.h)
+    // The executed-instruction record (site.h, record.h) and the call in progress.
+    bool record = false;    // FADSL_RECORD names a file: every call appends a Row
+    std::vector<Row> rows;  // this core's rows in program order
+    uint64_t seq = 0;       // next row's seq
+    Site site;              // site of the outermost API call in progress (empty between calls)
+    int depth = 0;          // API calls in progress (nested: SyncAll -> PipeBarrier)
+    int64_t open = -1;      // index in rows of the innermost API call in progress, -1: none
+};
+
+// One cross-core flag increment: the merged vector clock of the Sets that produced it and, when
+// recording, their rows as a "core:seq" list (the Wait's `from` column).
+struct Incr {
+    std::vector<uint32_t> vc;
+    std::string from;
+    Site site;  // the (last) Set's kernel line, for the kernel-end report of an unconsumed increment
 };
 
 struct LaunchState {
@@ -115,10 +149,10 @@ struct LaunchState {
     std::vector<int> aivOfBlock;      // MIX: gids of the AIVs of each block (2 per block)
     // cross-core flags: one counter per (core, flagId); each increment carries the merged vector
     // clock of the Sets that produced it, so a Wait can import what the setters had published.
-    std::vector<std::deque<std::vector<uint32_t>>> flagQueue;  // [gid * 16 + flagId]
+    std::vector<std::deque<Incr>> flagQueue;  // [gid * 16 + flagId]
     // Sets still waiting for the other members of their group: key = (mode, group, flagId),
     // value = one queue of snapshots per group member.
-    std::map<uint64_t, std::vector<std::deque<std::vector<uint32_t>>>> arrivals;
+    std::map<uint64_t, std::vector<std::deque<Incr>>> arrivals;
     // Run slots (one per CPU): a core computes only while it holds one and gives it up while it
     // waits in CrossCoreWaitFlag, so no more cores are runnable than the machine has CPUs.
     int freeSlots = 1;
@@ -151,8 +185,16 @@ inline std::string CoreName() { return t_core ? t_core->name : std::string("host
     std::abort();
 }
 // "fadsl-cpu-runtime: <api> on <core>: <what>" then abort().
+// " (at kernel.cpp:123)": the kernel line of the API call in progress on this core, if any.
+inline std::string AtSite() {
+    if (!t_core || !t_core->site.file) return std::string();
+    const char* b = t_core->site.file;
+    for (const char* p = b; *p; ++p)
+        if (*p == '/' || *p == '\\') b = p + 1;
+    return " (at " + std::string(b) + ":" + std::to_string(t_core->site.line) + ")";
+}
 [[noreturn]] inline void Fail(const std::string& api, const std::string& what) {
-    FailRaw(api + " on " + CoreName() + ": " + what);
+    FailRaw(api + " on " + CoreName() + ": " + what + AtSite());
 }
 inline void WarnOnce(const std::string& key, const std::string& text) {
     static std::mutex m;
@@ -176,6 +218,67 @@ std::string Str(const A&... a) {
     std::ostringstream os;
     (void)std::initializer_list<int>{((os << a), 0)...};
     return os.str();
+}
+
+// The record's name of a core: its kind and its index among the launch's cores of that kind.
+inline std::string RecCore(const CoreCtx& c) { return Str(c.kind == AscendC::AIC ? "AIC" : "AIV", c.blockIdx); }
+
+// The per-call hook: every API function starts with `Api call(name, site)` (name nullptr for calls
+// that append their own rows, e.g. SetFlag). Off (no FADSL_RECORD), it costs a thread_local read,
+// a counter and a 16-byte store.
+struct Api {
+    CoreCtx* c;
+    int64_t prevOpen = -1;
+    Api(const char* name, Site s, pipe_t pipe = PIPE_MAX) : c(t_core) {
+        if (!c) return;
+        if (c->depth++ == 0) c->site = s;
+        prevOpen = c->open;
+        if (!c->record) return;
+        c->open = -1;
+        if (!name) return;
+        c->open = static_cast<int64_t>(c->rows.size());
+        c->rows.emplace_back();
+        Row& r = c->rows.back();
+        r.seq = c->seq++;
+        r.api = name;
+        r.site = c->site;
+        if (pipe != PIPE_MAX) r.pipe = static_cast<int8_t>(pipe);
+    }
+    ~Api() {
+        if (!c) return;
+        c->open = prevOpen;
+        if (--c->depth == 0) c->site = Site();
+    }
+    Api(const Api&) = delete;
+    Api& operator=(const Api&) = delete;
+};
+// The row of the API call in progress on core c, or nullptr (not recording, or no row).
+inline Row* OpenRow(CoreCtx& c) { return c.open >= 0 ? &c.rows[static_cast<size_t>(c.open)] : nullptr; }
+// Appends a row of its own (a Set/Wait, also one a TQue issues) at the current site; nullptr when
+// not recording. The pointer is valid until the next row is appended.
+inline Row* AppendRow(CoreCtx& c, const char* api, pipe_t pipe) {
+    if (!c.record) return nullptr;
+    c.rows.emplace_back();
+    Row& r = c.rows.back();
+    r.seq = c.seq++;
+    r.api = api;
+    r.site = c.site;
+    r.pipe = static_cast<int8_t>(pipe);
+    return &r;
+}
+// Work sizes an API knows better than its byte accesses tell (README "Executed-instruction record").
+inline Row* CurRow() { return t_core ? OpenRow(*t_core) : nullptr; }
+inline void NoteBlocks(uint64_t blocks, uint64_t blockLenBytes) {
+    if (Row* r = CurRow()) r->blocks = static_cast<int64_t>(blocks), r->blocklen = static_cast<int64_t>(blockLenBytes);
+}
+inline void NoteRepeats(uint64_t repeats) {
+    if (Row* r = CurRow()) r->repeats = static_cast<int64_t>(repeats);
+}
+inline void NoteElems(uint64_t elems) {
+    if (Row* r = CurRow()) r->elems = static_cast<int64_t>(elems);
+}
+inline void NoteMmad(uint32_t m, uint32_t k, uint32_t n) {
+    if (Row* r = CurRow()) r->m = static_cast<int32_t>(m), r->k = static_cast<int32_t>(k), r->n = static_cast<int32_t>(n);
 }
 
 }  // namespace fadsl_rt

@@ -100,7 +100,9 @@ struct FixpipeParamsV220 {
 
 // GM -> L1 with ND -> NZ conversion (DataCopy（GMToL1随路转换-ND2NZ搬运）.md). Pipe MTE2.
 template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("DataCopy", fadslSite_);
     using namespace fadsl_rt;
     const char* api = "DataCopy (GM->L1, Nd2NzParams)";
     RequireMem(api, dst, {Mem::kL1}, "dst");
@@ -123,6 +125,7 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
     }
     WriteBytes(api, dst, 0, hi * sizeof(T), PIPE_MTE2);
     GmSpanBytes(api, src, gHi * sizeof(T));
+    NoteBlocks(uint64_t(p.ndNum) * p.nValue, p.dValue * sizeof(T));
     std::vector<T> row(dBlocks * c0);
     for (uint64_t nd = 0; nd < p.ndNum; ++nd) {
         const uint64_t db = nd * p.dstNzMatrixStride, sb = nd * p.srcNdMatrixStride;
@@ -139,7 +142,9 @@ __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>
 
 // L1 -> L0A/L0B, 512-byte fractals (LoadData_2D.md, load2d.py). Pipe MTE1.
 template <typename T>
-__aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p) {
+__aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p,
+                                FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("LoadData", fadslSite_);
     using namespace fadsl_rt;
     const char* api = "LoadData (L1->L0, LoadData2DParams)";
     RequireMem(api, dst, {Mem::kL0A, Mem::kL0B}, "dst");
@@ -152,6 +157,7 @@ __aicore__ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>&
     constexpr uint32_t fe = kFractalBytes / sizeof(T);
     const uint32_t rowElems = 32 / sizeof(T);
     std::vector<T> tmp(fe);
+    NoteRepeats(p.repeatTimes);
     for (uint32_t i = 0; i < p.repeatTimes; ++i) {
         const uint64_t sf = p.startIndex + static_cast<uint64_t>(p.srcStride) * i;
         const uint64_t df = static_cast<uint64_t>(p.dstGap + 1u) * i;

@@ -15,6 +15,7 @@
 // A flag set twice on one (event, ID) before a wait, or waited without a set, is refused whoever
 // issued it (the kernel or a TQue), naming both sides.
 #pragma once
+#include <cstring>
 #include <string>
 
 #include "memory.h"
@@ -34,6 +35,23 @@ inline std::string Inside(const char* op, const BufInfo* buf) {
     return buf ? Str(" (inside ", op, " of ", buf->label, ")") : std::string();
 }
 
+// The record's `queue` column for a Set/Wait: the TQue buffer, "TPipe" for the TPipe's own, else none.
+inline const char* FlagIssuer(const char* op, const BufInfo* buf) {
+    if (buf) return buf->label.c_str();
+    return std::strncmp(op, "TPipe", 5) == 0 ? "TPipe" : nullptr;
+}
+inline void NoteFlag(CoreCtx& c, bool isSet, AscendC::HardEvent ev, int32_t id, const char* op, const BufInfo* buf) {
+    const EventInfo ei = Describe(ev);
+    const int e = static_cast<int>(ev);
+    Row* r = AppendRow(c, isSet ? "SetFlag" : "WaitFlag", isSet ? ei.src : ei.dst);
+    if (!r) return;
+    r->event = static_cast<int16_t>(e);
+    r->id = static_cast<int8_t>(id);
+    r->queue = FlagIssuer(op, buf);
+    if (isSet) c.flagSeq[e][id] = r->seq;
+    else r->from = std::to_string(c.flagSeq[e][id]);
+}
+
 // SetFlag<ev>(id) issued by `op` (of `buf` when a TQue issues it).
 inline void FlagSet(CoreCtx& c, AscendC::HardEvent ev, int32_t id, const char* op, const BufInfo* buf) {
     if (id < 0 || id > 7)
@@ -45,8 +63,13 @@ inline void FlagSet(CoreCtx& c, AscendC::HardEvent ev, int32_t id, const char* o
                  FlagOwner(c.flagOp[e][id], c.flagBuf[e][id]), ")", Inside(op, buf),
                  " (consecutive SetFlag with the same HardEvent and eventID is undefined behaviour; inside the "
                  "TPipe/TQue paradigm take event IDs from GetTPipePtr()->AllocEventID/FetchEventID)"));
+    NoteFlag(c, true, ev, id, op, buf);
     c.flagSet[e][id] = true;
     c.flagStamp[e][id] = Tick(c);
+    c.flagSite[e][id] = c.site;
+    const EventInfo ei = Describe(ev);
+    for (int p = 0; p < PIPE_MAX; ++p) c.flagKnow[e][id][p] = c.syncTo[p][ei.src];
+    c.flagKnow[e][id][ei.src] = c.flagStamp[e][id];
     c.flagOp[e][id] = op;
     c.flagBuf[e][id] = buf;
 }
@@ -60,10 +83,10 @@ inline void FlagWait(CoreCtx& c, AscendC::HardEvent ev, int32_t id, const char* 
         Fail(FlagApi("WaitFlag", ev, id),
              "no matching SetFlag (same HardEvent and eventID) was issued before this WaitFlag" + Inside(op, buf) +
                  "; the hardware would wait forever");
+    NoteFlag(c, false, ev, id, op, buf);
     c.flagSet[e][id] = false;
     const EventInfo ei = Describe(ev);
-    uint64_t& s = c.syncTo[ei.src][ei.dst];
-    s = std::max(s, c.flagStamp[e][id]);
+    for (int p = 0; p < PIPE_MAX; ++p) c.syncTo[p][ei.dst] = std::max(c.syncTo[p][ei.dst], c.flagKnow[e][id][p]);
     Tick(c);
 }
 

@@ -283,6 +283,19 @@ inline void AddWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
         ++it;
     }
 }
+// Record hook of a GM access (site.h): GmAlloc id, byte offset of the first access, GM bytes.
+inline void NoteGmLocked(uintptr_t lo, size_t n, bool isWrite) {
+    Row* r = t_core ? OpenRow(*t_core) : nullptr;
+    if (!r) return;
+    if (isWrite) r->dst = kRecGm;
+    else r->src = kRecGm;
+    r->gmBytes += static_cast<int64_t>(n);
+    if (r->gm >= 0) return;
+    if (const GmRegion* g = FindRegionLocked(lo, 0)) {
+        r->gm = g->id;
+        r->gmoff = static_cast<int64_t>(lo - g->base);
+    }
+}
 // An atomic add by the current core into [p, p+n): like a write, except that earlier atomic adds
 // of other cores need not be visible; `body` runs under the GM lock, so each add is atomic.
 inline void GmAtomicAccess(const char* api, void* p, size_t n, const std::function<void()>& body) {
@@ -293,6 +306,7 @@ inline void GmAtomicAccess(const char* api, void* p, size_t n, const std::functi
     CheckVisibleLocked(api, lo, lo + n, true, true);
     CheckReleasedLocked(api, lo, lo + n);
     AddWriterLocked(lo, lo + n, api);
+    NoteGmLocked(lo, n, true);
     body();
 }
 // A GM access by the current core: range check, visibility check, then `body` runs under the GM
@@ -309,6 +323,7 @@ inline void GmAccess(const char* api, const void* p, size_t n, bool isWrite, con
     } else {
         RecordReadLocked(lo, lo + n);
     }
+    NoteGmLocked(lo, n, isWrite);
     body();
 }
 inline void GmResetShadow() {

@@ -27,7 +27,8 @@ struct InitConstValueParams {
 };
 
 template <typename T>
-__aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p) {
+__aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConstValueParams<T>& p, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("InitConstValue", fadslSite_);
     using namespace fadsl_rt;
     const char* api = "InitConstValue";
     RequireMem(api, dst, {Mem::kL1, Mem::kL0A, Mem::kL0B}, "dst");
@@ -36,6 +37,7 @@ __aicore__ inline void InitConstValue(const LocalTensor<T>& dst, const InitConst
     CheckField(api, "blockNum", p.blockNum, 0, 32767);
     CheckField(api, "dstGap", p.dstGap, 0, 32767);
     constexpr uint64_t perBlock = 32 / sizeof(T);
+    NoteRepeats(p.repeatTimes);
     for (uint64_t r = 0; r < p.repeatTimes; ++r) {
         const uint64_t first = r * (uint64_t(p.blockNum) + p.dstGap) * perBlock;
         const uint64_t count = uint64_t(p.blockNum) * perBlock;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "record.h"
 #include "sync.h"
 
 // CPU-debug kernel mode (SetKernelMode.md). Global namespace: samples write KernelMode::AIV_MODE
@@ -106,7 +107,16 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
             L.cores.push_back(MakeCore(AscendC::AIV, gid++, j, numBlocks, 0, 1, 1, Str("AIV ", j, " (block ", j, ")")));
         }
     }
-    for (auto& c : L.cores) c->vc.assign(L.cores.size(), 0);
+    const char* recordPath = RecordPath();
+    const bool sanitize = SanitizeRequested();
+    Sanitized() = SanitizeLog{};
+    for (auto& c : L.cores) {
+        c->vc.assign(L.cores.size(), 0);
+        c->record = recordPath != nullptr;
+        c->sanitize = sanitize;
+        if (sanitize)
+            for (int m = 0; m < 5; ++m) c->written[m].assign(c->mem[m].size(), 0);
+    }
     L.flagQueue.resize(L.cores.size() * kFlagIds);
     L.live = static_cast<int>(L.cores.size());
     L.freeSlots = CpuCount();
@@ -129,7 +139,8 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
                 for (int id = 0; id < 8; ++id)
                     if (c->flagSet[e][id])
                         Fail("kernel end", Str("SetFlag<HardEvent::", Describe(static_cast<AscendC::HardEvent>(e)).name,
-                                               ">(", id, ") was never matched by a WaitFlag"));
+                                               ">(", id, ") was never matched by a WaitFlag (set at ",
+                                               SiteText(c->flagSite[e][id]), ")"));
             std::lock_guard<std::mutex> g(L.mu);
             c->finished = true;
             --L.live;
@@ -139,12 +150,17 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
     }
     for (auto& t : threads) t.join();
     Launch() = nullptr;
+    if (recordPath) WriteRecord(L, name, recordPath);
+    if (sanitize && Sanitized().reports > 0)
+        FailRaw(Str("ICPU_RUN_KF(", name, ") at kernel end: the sanitizer (FADSL_SANITIZE=1) made ",
+                    Sanitized().reports, " report(s), listed above"));
     for (auto& c : L.cores)
         for (int f = 0; f < kFlagIds; ++f)
             if (!L.flagQueue[c->gid * kFlagIds + f].empty())
                 FailRaw(Str("ICPU_RUN_KF(", name, ") at kernel end: ", L.flagQueue[c->gid * kFlagIds + f].size(),
-                            " CrossCoreSetFlag increment(s) of flagId ", f, " for ", c->name,
-                            " were never consumed by a CrossCoreWaitFlag (Set/Wait must be paired)"));
+                            " CrossCoreSetFlag increment(s) of flagId ", f, " for ", c->name, " (the last set at ",
+                            SiteText(L.flagQueue[c->gid * kFlagIds + f].back().site),
+                            ") were never consumed by a CrossCoreWaitFlag (Set/Wait must be paired)"));
     for (auto& kv : L.arrivals)
         for (size_t m = 0; m < kv.second.size(); ++m)
             if (!kv.second[m].empty())

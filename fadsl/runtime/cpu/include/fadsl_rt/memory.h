@@ -12,34 +12,37 @@
 #include <type_traits>
 
 #include "gm.h"
+#include "sanitize.h"
 #include "types.h"
 
 namespace fadsl_rt {
 
-inline const char* ShortPipe(pipe_t p) {
-    switch (p) {
-        case PIPE_S: return "S";
-        case PIPE_V: return "V";
-        case PIPE_M: return "M";
-        case PIPE_MTE1: return "MTE1";
-        case PIPE_MTE2: return "MTE2";
-        case PIPE_MTE3: return "MTE3";
-        case PIPE_FIX: return "FIX";
-        default: return "?";
-    }
-}
-
-inline void CheckRead(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t pipe, const char* api) {
+// A read of [lo, hi) of b by `pipe`: read-after-write across pipes (always; a report that lets
+// the run go on under the sanitizer), and under the sanitizer memcheck (`init`) and the read's
+// record for the write-after-read check.
+inline void CheckRead(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t pipe, const char* api,
+                      bool init = true) {
     for (const PendingWrite& w : b.pending) {
         if (w.hi <= lo || w.lo >= hi || w.pipe == pipe) continue;
         if (c.syncTo[w.pipe][pipe] >= w.stamp) continue;
-        Fail(api, Str("reads ", MemName(b.mem), " bytes [", lo, ", ", hi, ") of ", b.label, " that ", w.api, " (",
-                      PipeName(w.pipe), ") wrote, with no synchronisation in between: expected an EnQue/DeQue of "
-                      "that tensor, SetFlag/WaitFlag<HardEvent::",
-                      ShortPipe(w.pipe), "_", ShortPipe(pipe), "> after the write, or PipeBarrier<PIPE_ALL>"));
+        const std::string what = Str(
+            "reads ", MemName(b.mem), " bytes [", lo, ", ", hi, ") of ", b.label, " that ", w.api, " (",
+            PipeName(w.pipe), ") wrote at ", SiteText(w.site), ", with no synchronisation in between: expected an "
+            "EnQue/DeQue of that tensor, SetFlag/WaitFlag<HardEvent::", ShortPipe(w.pipe), "_", ShortPipe(pipe),
+            "> after the write, or PipeBarrier<PIPE_ALL>");
+        if (!c.sanitize) Fail(api, what);
+        Report("read-after-write", Str(SiteText(c.site), "|", SiteText(w.site)), Str(api, " (", PipeName(pipe), ") ", what));
     }
+    if (!c.sanitize) return;
+    if (init) CheckInit(c, b, lo, hi, api);
+    NoteRead(c, b, lo, hi, pipe, api);
 }
 inline void RecordWrite(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t pipe, const char* api) {
+    if (c.sanitize) {
+        CheckWriteHazards(c, b, lo, hi, pipe, api);
+        DropCoveredReads(b, lo, hi);
+        MarkWritten(c, b, lo, hi);
+    }
     const uint64_t st = Tick(c);
     auto& v = b.pending;
     for (size_t i = 0; i < v.size();) {
@@ -51,10 +54,27 @@ inline void RecordWrite(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t
         }
     }
     if (v.size() >= 256) v.erase(v.begin());  // bounded memory; only loses precision, never adds errors
-    v.push_back(PendingWrite{lo, hi, pipe, st, api});
+    v.push_back(PendingWrite{lo, hi, pipe, st, api, c.site});
 }
 
 template <typename T> struct LocalAccess;
+
+// Record hook of a local access (site.h): pipe, memories, element type and sizes of the open row.
+inline void NoteLocal(CoreCtx& c, Mem mem, uint64_t bytes, size_t elem, const char* dtype, pipe_t pipe, bool isWrite) {
+    Row* r = OpenRow(c);
+    if (!r) return;
+    if (r->pipe < 0) r->pipe = static_cast<int8_t>(pipe);
+    if (isWrite) {
+        r->dst = static_cast<int8_t>(mem);
+        r->dtype = dtype;
+        r->writeElems += static_cast<int64_t>(bytes / elem);
+        r->localBytes += static_cast<int64_t>(bytes);
+    } else {
+        if (r->src < 0) r->src = static_cast<int8_t>(mem);
+        if (!r->dtype) r->dtype = dtype;
+        r->readElems += static_cast<int64_t>(bytes / elem);
+    }
+}
 
 }  // namespace fadsl_rt
 
@@ -77,19 +97,23 @@ public:
         r.size_ -= offset;
         return r;
     }
-    __aicore__ inline T GetValue(const uint32_t index) const {
+    __aicore__ inline T GetValue(const uint32_t index, FADSL_RT_SITE) const {
+        ::fadsl_rt::Api fadslCall_("GetValue", fadslSite_, PIPE_S);
         const char* api = "LocalTensor::GetValue";
         Span(api, index, 1);
         fadsl_rt::CheckRead(*core_, *buf_, Lo(index), Lo(index + 1), PIPE_S, api);
+        fadsl_rt::NoteLocal(*core_, buf_->mem, sizeof(T), sizeof(T), fadsl_rt::TypeName<T>::Get(), PIPE_S, false);
         T v;
         std::memcpy(&v, Ptr(index), sizeof(T));
         return v;
     }
     template <typename T1>
-    __aicore__ inline void SetValue(const uint32_t index, const T1 value) const {
+    __aicore__ inline void SetValue(const uint32_t index, const T1 value, FADSL_RT_SITE) const {
+        ::fadsl_rt::Api fadslCall_("SetValue", fadslSite_, PIPE_S);
         const char* api = "LocalTensor::SetValue";
         Span(api, index, 1);
         fadsl_rt::RecordWrite(*core_, *buf_, Lo(index), Lo(index + 1), PIPE_S, api);
+        fadsl_rt::NoteLocal(*core_, buf_->mem, sizeof(T), sizeof(T), fadsl_rt::TypeName<T>::Get(), PIPE_S, true);
         const T v = static_cast<T>(value);
         std::memcpy(Ptr(index), &v, sizeof(T));
     }
@@ -169,14 +193,16 @@ public:
         if (sized_) r.size_ = size_ - offset;
         return r;
     }
-    __aicore__ inline T GetValue(const uint64_t offset) const {
+    __aicore__ inline T GetValue(const uint64_t offset, FADSL_RT_SITE) const {
+        ::fadsl_rt::Api fadslCall_("GetValue", fadslSite_, PIPE_S);
         const char* api = "GlobalTensor::GetValue";
         Span(api, offset, 1);
         T v;
         fadsl_rt::GmAccess(api, addr_ + offset, sizeof(T), false, [&] { std::memcpy(&v, addr_ + offset, sizeof(T)); });
         return v;
     }
-    __aicore__ inline void SetValue(const uint64_t offset, T value) const {
+    __aicore__ inline void SetValue(const uint64_t offset, T value, FADSL_RT_SITE) const {
+        ::fadsl_rt::Api fadslCall_("SetValue", fadslSite_, PIPE_S);
         const char* api = "GlobalTensor::SetValue";
         Span(api, offset, 1);
         fadsl_rt::GmAccess(api, addr_ + offset, sizeof(T), true, [&] { std::memcpy(addr_ + offset, &value, sizeof(T)); });
@@ -230,15 +256,18 @@ void RequireAligned(const char* api, const AscendC::LocalTensor<T>& t, uint32_t 
                       " + ", t.byteOff_, ") is not ", align, "-byte aligned"));
 }
 // Byte-range read/write of a local tensor by `pipe` (range relative to element 0 of the view).
+// `init` false: the caller checks the bytes it really reads itself (level-0 lanes, vector_l0.h).
 template <typename T>
-void ReadBytes(const char* api, const AscendC::LocalTensor<T>& t, uint64_t lo, uint64_t hi, pipe_t pipe) {
+void ReadBytes(const char* api, const AscendC::LocalTensor<T>& t, uint64_t lo, uint64_t hi, pipe_t pipe,
+               bool init = true) {
     t.Valid(api);
     if (hi <= lo) return;
     if (t.byteOff_ + hi > t.buf_->len)
         Fail(api, Str("reads bytes [", t.byteOff_ + lo, ", ", t.byteOff_ + hi, ") of ", t.buf_->label,
                       ", past the buffer's ", t.buf_->len, " B"));
     CheckRead(*t.core_, *t.buf_, static_cast<uint32_t>(t.byteOff_ + lo), static_cast<uint32_t>(t.byteOff_ + hi), pipe,
-              api);
+              api, init);
+    NoteLocal(*t.core_, t.buf_->mem, hi - lo, sizeof(T), TypeName<T>::Get(), pipe, false);
 }
 template <typename T>
 void WriteBytes(const char* api, const AscendC::LocalTensor<T>& t, uint64_t lo, uint64_t hi, pipe_t pipe) {
@@ -249,6 +278,7 @@ void WriteBytes(const char* api, const AscendC::LocalTensor<T>& t, uint64_t lo, 
                       ", past the buffer's ", t.buf_->len, " B"));
     RecordWrite(*t.core_, *t.buf_, static_cast<uint32_t>(t.byteOff_ + lo), static_cast<uint32_t>(t.byteOff_ + hi), pipe,
                 api);
+    NoteLocal(*t.core_, t.buf_->mem, hi - lo, sizeof(T), TypeName<T>::Get(), pipe, true);
 }
 template <typename T>
 uint8_t* RawBytes(const AscendC::LocalTensor<T>& t) {

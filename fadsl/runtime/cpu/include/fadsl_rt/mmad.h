@@ -65,7 +65,8 @@ namespace AscendC {
 // precision are not documented; this is the exact-then-round reading.
 template <typename T, typename U, typename S>
 __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
-                            const MmadParams& p) {
+                            const MmadParams& p, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Mmad", fadslSite_);
     using namespace fadsl_rt;
     static_assert(MmadTypesOk<T, U, S>(),
                   "fadsl-cpu-runtime: Mmad supports (fm, filter, dst) = (half, half, float), (bfloat16_t, "
@@ -90,6 +91,7 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
     if (std::is_same<U, float>::value && p.kDirectionAlign) K1 = (p.k + 15) / 16 * 2;
     const bool gemv = p.m == 1;  // GEMV: L0A is read as ND (Mmad doc). UNVERIFIED detail of its layout.
     const uint64_t aBytes = gemv ? static_cast<uint64_t>(p.k) * sizeof(U) : uint64_t(M1) * K1 * kFractalBytes;
+    NoteMmad(p.m, p.k, p.n);
     ReadBytes(api, fm, 0, aBytes, PIPE_M);
     ReadBytes(api, filter, 0, uint64_t(K1) * N1 * kFractalBytes, PIPE_M);
     const uint64_t cBytes = uint64_t(M1) * N1 * 256 * sizeof(T);
@@ -101,7 +103,9 @@ __aicore__ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm,
 // L0C (Nz) -> GM. CFG_ROW_MAJOR: NZ2ND; CFG_NZ: NZ2NZ. srcStride in C0_SIZE = 16 elements,
 // dstStride = elements per ND row (ROW_MAJOR) or 32 B blocks between Z columns (NZ).
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-__aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p) {
+__aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                               FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Fixpipe", fadslSite_);
     using namespace fadsl_rt;
     static_assert(std::is_same<U, float>::value || std::is_same<U, int32_t>::value,
                   "fadsl-cpu-runtime: Fixpipe source (L0C) must be float or int32_t");

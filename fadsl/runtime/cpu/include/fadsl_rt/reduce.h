@@ -50,11 +50,14 @@ namespace AscendC {
 
 template <typename T>
 __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0) {
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, bool calIndex = 0,
+                                 FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("ReduceMax", fadslSite_);
     using namespace fadsl_rt;
     static_assert(kFloatVec<T>, "fadsl-cpu-runtime: ReduceMax supports half and float on A2/A3");
     const char* api = "ReduceMax";
     if (!CountOk(api, count)) return;
+    NoteElems(static_cast<uint64_t>(count));
     VecOperand(api, src, count, "src");
     RequireMem(api, sharedTmpBuffer, {Mem::kUB}, "sharedTmpBuffer");
     RequireAligned(api, sharedTmpBuffer, 32, "sharedTmpBuffer");
@@ -83,12 +86,14 @@ __aicore__ inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>
 
 template <typename T, bool isSetMask = true>
 __aicore__ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count) {
+                                 const LocalTensor<T>& sharedTmpBuffer, const int32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("ReduceSum", fadslSite_);
     using namespace fadsl_rt;
     static_assert(kFloatVec<T>, "fadsl-cpu-runtime: ReduceSum supports half and float on A2/A3");
     static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");
     const char* api = "ReduceSum";
     if (!CountOk(api, count)) return;
+    NoteElems(static_cast<uint64_t>(count));
     VecOperand(api, src, count, "src");
     RequireMem(api, sharedTmpBuffer, {Mem::kUB}, "sharedTmpBuffer");  // unused on A2 (ReduceSum.md, method 1)
     RequireMem(api, dst, {Mem::kUB}, "dst");
@@ -117,6 +122,7 @@ void WholeReduce(const char* api, bool isMax, const AscendC::LocalTensor<T>& dst
     if (repeat < 0 || repeat > 255) Fail(api, Str("repeatTime ", repeat, " is outside [0, 255]"));
     const LaneMask m = MakeMask(api, mask, 256 / sizeof(T));
     if (repeat == 0) return;
+    NoteRepeats(static_cast<uint64_t>(repeat));
     using AscendC::ReduceOrder;
     // dst unit per repeat in elements of T (ReduceRepeat.md table 3)
     uint32_t unit = 1;
@@ -126,6 +132,7 @@ void WholeReduce(const char* api, bool isMax, const AscendC::LocalTensor<T>& dst
     RequireAligned(api, dst, unit * sizeof(T), "dst");
     const Geo gs{static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)};
     L0Operand(api, src, "src", false, ExtentBytes<T>(m, repeat, gs));
+    CheckInitLanes(api, src, m, static_cast<uint32_t>(repeat), gs);
     WriteBytes(api, dst, 0, (uint64_t(repeat - 1) * dstRepStride + 1) * unit * sizeof(T), PIPE_V);
     for (int32_t r = 0; r < repeat; ++r) {
         std::vector<double> v;
@@ -162,11 +169,13 @@ void BlockReduce(const char* api, bool isMax, const AscendC::LocalTensor<T>& dst
     if (repeat < 0 || repeat > 255) Fail(api, Str("repeatTime ", repeat, " is outside [0, 255]"));
     const LaneMask m = MakeMask(api, mask, 256 / sizeof(T));
     if (repeat == 0) return;
+    NoteRepeats(static_cast<uint64_t>(repeat));
     constexpr uint32_t epb = 32 / sizeof(T);
     RequireMem(api, dst, {Mem::kUB}, "dst");
     RequireAligned(api, dst, 8 * sizeof(T), "dst");  // 16 B for half, 32 B for float (ReduceDataBlock.md)
     const Geo gs{static_cast<uint32_t>(srcBlkStride), static_cast<uint32_t>(srcRepStride)};
     L0Operand(api, src, "src", false, ExtentBytes<T>(m, repeat, gs));
+    CheckInitLanes(api, src, m, static_cast<uint32_t>(repeat), gs);
     WriteBytes(api, dst, 0, (uint64_t(repeat - 1) * dstRepStride * 8 + 8) * sizeof(T), PIPE_V);
     for (int32_t r = 0; r < repeat; ++r) {
         for (uint32_t b = 0; b < 8; ++b) {
@@ -190,43 +199,51 @@ namespace AscendC {
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
                                       const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                                      const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
+                                      const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                                      FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("WholeReduceMax", fadslSite_);
     fadsl_rt::WholeReduce("WholeReduceMax", true, dst, src, static_cast<uint64_t>(mask), repeatTime, dstRepStride,
                           srcBlkStride, srcRepStride, order);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
                                       const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                                      const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
+                                      const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                                      FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("WholeReduceMax", fadslSite_);
     fadsl_rt::WholeReduce("WholeReduceMax", true, dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride,
                           order);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,
                                       const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                                      const int32_t srcRepStride) {
+                                      const int32_t srcRepStride, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("WholeReduceSum", fadslSite_);
     fadsl_rt::WholeReduce("WholeReduceSum", false, dst, src, static_cast<uint64_t>(mask), repeatTime, dstRepStride,
                           srcBlkStride, srcRepStride, ReduceOrder::ORDER_ONLY_VALUE);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
                                       const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
-                                      const int32_t srcRepStride) {
+                                      const int32_t srcRepStride, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("WholeReduceSum", fadslSite_);
     fadsl_rt::WholeReduce("WholeReduceSum", false, dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
                           srcRepStride, ReduceOrder::ORDER_ONLY_VALUE);
 }
-#define FADSL_RT_BLOCKRED(NAME, ISMAX)                                                                          \
-    template <typename T, bool isSetMask = true>                                                                \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime, \
-                                const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,     \
-                                const int32_t srcRepStride) {                                                   \
-        fadsl_rt::BlockReduce(#NAME, ISMAX, dst, src, repeatTime, static_cast<uint64_t>(mask), dstRepStride,   \
-                              srcBlkStride, srcRepStride);                                                      \
-    }                                                                                                           \
-    template <typename T, bool isSetMask = true>                                                                \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime, \
-                                const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,  \
-                                const int32_t srcRepStride) {                                                   \
+#define FADSL_RT_BLOCKRED(NAME, ISMAX)                                                                             \
+    template <typename T, bool isSetMask = true>                                                                   \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,    \
+                                const int32_t mask, const int32_t dstRepStride, const int32_t srcBlkStride,        \
+                                const int32_t srcRepStride, FADSL_RT_SITE) {                                       \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                             \
+        fadsl_rt::BlockReduce(#NAME, ISMAX, dst, src, repeatTime, static_cast<uint64_t>(mask), dstRepStride,       \
+                              srcBlkStride, srcRepStride);                                                         \
+    }                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                   \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,    \
+                                const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,     \
+                                const int32_t srcRepStride, FADSL_RT_SITE) {                                       \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                             \
         fadsl_rt::BlockReduce(#NAME, ISMAX, dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride); \
     }
 FADSL_RT_BLOCKRED(BlockReduceMax, true)
@@ -235,11 +252,13 @@ FADSL_RT_BLOCKRED(BlockReduceSum, false)
 
 template <typename T>
 __aicore__ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
-                            const BrcbRepeatParams& repeatParams) {
+                            const BrcbRepeatParams& repeatParams, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Brcb", fadslSite_);
     using namespace fadsl_rt;
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "fadsl-cpu-runtime: Brcb supports b16 and b32 types");
     const char* api = "Brcb";
     if (repeatTime == 0) return;
+    NoteRepeats(repeatTime);
     constexpr uint32_t epb = 32 / sizeof(T);
     VecOperand(api, src, uint64_t(repeatTime) * 8, "src");
     RequireMem(api, dst, {Mem::kUB}, "dst");

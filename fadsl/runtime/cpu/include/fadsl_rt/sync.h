@@ -18,7 +18,7 @@ inline void MergeVc(std::vector<uint32_t>& into, const std::vector<uint32_t>& fr
     for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
 }
 // Requires L.mu. Adds one increment (carrying `snap`) to core gid's counter for flagId.
-inline void BumpCounterLocked(LaunchState& L, const char* api, int gid, int flagId, const std::vector<uint32_t>& snap) {
+inline void BumpCounterLocked(LaunchState& L, const char* api, int gid, int flagId, const Incr& snap) {
     auto& q = L.flagQueue[gid * kFlagIds + flagId];
     if (q.size() >= kMaxFlagCount)
         Fail(api, Str("flagId ", flagId, " counter of ", L.cores[gid]->name, " would exceed ", kMaxFlagCount,
@@ -29,7 +29,7 @@ inline void BumpCounterLocked(LaunchState& L, const char* api, int gid, int flag
 // Requires L.mu. Registers a Set by `member` of a group; when every member has an outstanding Set
 // for this flagId, one Set of each is consumed and every target gets one increment.
 inline void ArriveLocked(LaunchState& L, const char* api, uint64_t key, size_t member, size_t members,
-                         const std::vector<int>& targets, int flagId, const std::vector<uint32_t>& snap) {
+                         const std::vector<int>& targets, int flagId, const Incr& snap) {
     auto& slots = L.arrivals[key];
     if (slots.empty()) slots.resize(members);
     slots[member].push_back(snap);
@@ -38,9 +38,10 @@ inline void ArriveLocked(LaunchState& L, const char* api, uint64_t key, size_t m
                       " are waiting for the other cores of the group to set it too"));
     for (auto& s : slots)
         if (s.empty()) return;
-    std::vector<uint32_t> merged(L.cores.size(), 0);
+    Incr merged{std::vector<uint32_t>(L.cores.size(), 0), std::string(), snap.site};
     for (auto& s : slots) {
-        MergeVc(merged, s.front());
+        MergeVc(merged.vc, s.front().vc);
+        if (!s.front().from.empty()) merged.from += (merged.from.empty() ? "" : ",") + s.front().from;
         s.pop_front();
     }
     for (int t : targets) BumpCounterLocked(L, api, t, flagId, merged);
@@ -113,16 +114,28 @@ inline void NoteUserFlag(CoreCtx& c, uint16_t flagId, const std::string& api) {
     if (L.reservedFlagCall.empty()) L.reservedFlagCall = call;
 }
 
+// The record row of a cross-core Set or Wait (`rec`: "CrossCoreSetFlag", "SyncAll", ...).
+inline Row* NoteCross(CoreCtx& c, const char* rec, pipe_t pipe, int mode, uint16_t flagId) {
+    Row* r = AppendRow(c, rec, pipe);
+    if (r) {
+        r->mode = static_cast<int8_t>(mode);
+        r->flag = static_cast<int8_t>(flagId);
+    }
+    return r;
+}
+
 // The body of CrossCoreSetFlag<modeId, pipe>(flagId); `api` names the call in messages (SyncAll
 // is built from these Sets and Waits on the flag IDs it reserves, as asc-devkit's SyncAllImpl is).
-inline void CrossSet(CoreCtx& c, uint8_t modeId, uint16_t flagId, const std::string& api) {
+inline void CrossSet(CoreCtx& c, uint8_t modeId, uint16_t flagId, const std::string& api,
+                     const char* rec = "CrossCoreSetFlag", pipe_t pipe = PIPE_ALL) {
     using AscendC::AIC;
     using AscendC::AIV;
     if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
     LaunchState& L = *Launch();
     std::lock_guard<std::mutex> g(L.mu);
     ++c.vc[c.gid];  // publish everything this core wrote so far
-    const std::vector<uint32_t> snap = c.vc;
+    const Row* row = NoteCross(c, rec, pipe, modeId, flagId);
+    const Incr snap{c.vc, row ? Str(RecCore(c), ":", row->seq) : std::string(), c.site};
     const bool mix = L.mode == 0;
     const uint64_t base = (static_cast<uint64_t>(modeId) << 56) | (static_cast<uint64_t>(flagId) << 48);
     if (modeId == 0) {  // all AICs, or all AIVs, of the launch
@@ -150,9 +163,19 @@ inline void CrossSet(CoreCtx& c, uint8_t modeId, uint16_t flagId, const std::str
     L.allBlockedSince = std::chrono::steady_clock::now();
 }
 
+// Requires L.mu. Takes the oldest increment of q: its clock, and its Sets as the row's `from`.
+inline void Consume(CoreCtx& c, std::deque<Incr>& q, Row* row) {
+    MergeVc(c.vc, q.front().vc);
+    if (row) row->from = q.front().from;
+    q.pop_front();
+}
+
 // The body of CrossCoreWaitFlag(flagId); `waitingOn` is what a deadlock report says it waits in.
-inline void CrossWait(CoreCtx& c, uint16_t flagId, const std::string& api, const std::string& waitingOn) {
+inline void CrossWait(CoreCtx& c, uint16_t flagId, const std::string& api, const std::string& waitingOn,
+                      const char* rec = "CrossCoreWaitFlag", pipe_t pipe = PIPE_ALL) {
     if (flagId >= kFlagIds) Fail(api, "flagId must be in [0, 15] (hardware keeps only the low 4 bits)");
+    const size_t rowIdx = c.rows.size();
+    const bool noted = NoteCross(c, rec, pipe, -1, flagId) != nullptr;
     LaunchState& L = *Launch();
     std::unique_lock<std::mutex> lk(L.mu);
     auto& q = L.flagQueue[c.gid * kFlagIds + flagId];
@@ -176,38 +199,42 @@ inline void CrossWait(CoreCtx& c, uint16_t flagId, const std::string& api, const
         }
         --L.blocked;
         c.waitingOn.clear();
-        MergeVc(c.vc, q.front());
-        q.pop_front();
+        Consume(c, q, noted ? &c.rows[rowIdx] : nullptr);
         AcquireSlotLocked(L, c, lk);
         return;
     }
-    MergeVc(c.vc, q.front());
-    q.pop_front();
+    Consume(c, q, noted ? &c.rows[rowIdx] : nullptr);
 }
 }  // namespace fadsl_rt
 
 namespace AscendC {
 
 template <pipe_t pipe>
-__aicore__ inline void PipeBarrier() {
+__aicore__ inline void PipeBarrier(FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("PipeBarrier", fadslSite_, pipe);
     fadsl_rt::CoreCtx& c = fadsl_rt::Cur("PipeBarrier");
     const uint64_t now = fadsl_rt::Tick(c);
     if (pipe == PIPE_ALL) {  // every pipe waits for every earlier instruction
         for (auto& row : c.syncTo)
             for (auto& v : row) v = now;
-        for (auto& b : c.bufs) b.pending.clear();
+        for (auto& b : c.bufs) {
+            b.pending.clear();
+            b.reads.clear();
+        }
     }
     // PipeBarrier<P> for a single pipe only orders P after P; it does not order other pipes.
 }
 
 template <HardEvent event>
-__aicore__ inline void SetFlag(int32_t eventID) {
+__aicore__ inline void SetFlag(int32_t eventID, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
     static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
     fadsl_rt::FlagSet(fadsl_rt::Cur("SetFlag"), event, eventID, "a SetFlag of the kernel", nullptr);
 }
 
 template <HardEvent event>
-__aicore__ inline void WaitFlag(int32_t eventID) {
+__aicore__ inline void WaitFlag(int32_t eventID, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
     static_assert(event != HardEvent::MAX, "fadsl-cpu-runtime: HardEvent::MAX is not an event");
     fadsl_rt::FlagWait(fadsl_rt::Cur("WaitFlag"), event, eventID, "a WaitFlag of the kernel", nullptr);
 }
@@ -220,7 +247,8 @@ __aicore__ inline void SetSyncBaseAddr(uint64_t config) {
 }
 
 template <uint8_t modeId, pipe_t pipe>
-__aicore__ inline void CrossCoreSetFlag(uint16_t flagId) {
+__aicore__ inline void CrossCoreSetFlag(uint16_t flagId, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
     static_assert(modeId == 0 || modeId == 1 || modeId == 2,
                   "fadsl-cpu-runtime: CrossCoreSetFlag modeId must be 0, 1 or 2 on A2/A3");
     static_assert(pipe != PIPE_S && pipe != PIPE_ALL,
@@ -229,16 +257,17 @@ __aicore__ inline void CrossCoreSetFlag(uint16_t flagId) {
     CoreCtx& c = Cur("CrossCoreSetFlag");
     const std::string api = Str("CrossCoreSetFlag<", unsigned(modeId), ", ", PipeName(pipe), ">(", flagId, ")");
     NoteUserFlag(c, flagId, api);
-    CrossSet(c, modeId, flagId, api);
+    CrossSet(c, modeId, flagId, api, "CrossCoreSetFlag", pipe);
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
-__aicore__ inline void CrossCoreWaitFlag(uint16_t flagId) {
+__aicore__ inline void CrossCoreWaitFlag(uint16_t flagId, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
     using namespace fadsl_rt;
     CoreCtx& c = Cur("CrossCoreWaitFlag");
     const std::string api = Str("CrossCoreWaitFlag(", flagId, ")");
     NoteUserFlag(c, flagId, api);
-    CrossWait(c, flagId, api, Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)"));
+    CrossWait(c, flagId, api, Str("CrossCoreWaitFlag(flagId=", flagId, ") (counter 0)"), "CrossCoreWaitFlag", pipe);
 }
 
 }  // namespace AscendC

@@ -15,7 +15,8 @@
 namespace AscendC {
 
 template <bool isAIVOnly = true>
-__aicore__ inline void SyncAll() {
+__aicore__ inline void SyncAll(FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
     using namespace fadsl_rt;
     CoreCtx& c = Cur("SyncAll");
     const std::string api = isAIVOnly ? "SyncAll<true>()" : "SyncAll<false>()";
@@ -30,19 +31,19 @@ __aicore__ inline void SyncAll() {
     }
     PipeBarrier<PIPE_ALL>();
     if (isAIVOnly) {
-        CrossSet(c, 0, 14, api);
-        CrossWait(c, 14, api, Str(api, " (waiting for every ", c.kind == AIC ? "AIC" : "AIV", " of the launch)"));
+        CrossSet(c, 0, 14, api, "SyncAll");
+        CrossWait(c, 14, api, Str(api, " (waiting for every ", c.kind == AIC ? "AIC" : "AIV", " of the launch)"), "SyncAll");
         return;
     }
     if (c.kind == AIC) {
-        CrossWait(c, 12, api, Str(api, " (the AIC waits for its two AIVs to arrive)"));
-        CrossSet(c, 0, 11, api);
-        CrossWait(c, 11, api, Str(api, " (the AIC waits for every AIC of the launch)"));
-        CrossSet(c, 2, 13, api);
+        CrossWait(c, 12, api, Str(api, " (the AIC waits for its two AIVs to arrive)"), "SyncAll");
+        CrossSet(c, 0, 11, api, "SyncAll");
+        CrossWait(c, 11, api, Str(api, " (the AIC waits for every AIC of the launch)"), "SyncAll");
+        CrossSet(c, 2, 13, api, "SyncAll");
         return;
     }
-    CrossSet(c, 2, 12, api);
-    CrossWait(c, 13, api, Str(api, " (the AIV waits for its AIC to release the barrier)"));
+    CrossSet(c, 2, 12, api, "SyncAll");
+    CrossWait(c, 13, api, Str(api, " (the AIV waits for its AIC to release the barrier)"), "SyncAll");
 }
 
 }  // namespace AscendC

@@ -34,7 +34,8 @@ class TBuf;
 
 class TPipe {
 public:
-    __aicore__ inline TPipe() : core_(&fadsl_rt::Cur("TPipe::TPipe")) {
+    __aicore__ inline TPipe(FADSL_RT_SITE) : core_(&fadsl_rt::Cur("TPipe::TPipe")) {
+        ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
         if (core_->livePipes > 0)
             fadsl_rt::Fail("TPipe::TPipe", "a second TPipe is alive on this core; use one TPipe per kernel "
                                            "(UNVERIFIED rule, see README)");
@@ -47,7 +48,7 @@ public:
         }
     }
     __aicore__ inline ~TPipe() {
-        if (!destroyed_) Destroy();
+        if (!destroyed_) Destroy(fadsl_rt::Site());  // the runtime's own call: no kernel line
         --core_->livePipes;
         core_->pipe = nullptr;
     }
@@ -83,14 +84,16 @@ public:
     }
     // Frees every buffer (TPipe/Reset.md); tensors obtained before become invalid. Like the real
     // Reset it first waits for the free events of freed buffers, then empties the event pool.
-    __aicore__ inline void Reset() {
+    __aicore__ inline void Reset(FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
         WaitFreeEvents("TPipe::Reset");
         pool_ = fadsl_rt::EventPool{};
         Release();
     }
     // DestroyWithoutPipeAll + PIPE_ALL barrier: waits for the free events of freed buffers and, on an
     // AIC, for M_MTE1 IDs 0..2 set by the constructor.
-    __aicore__ inline void Destroy() {
+    __aicore__ inline void Destroy(FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
         if (destroyed_) return;
         destroyed_ = true;
         WaitFreeEvents("TPipe::Destroy");
@@ -205,13 +208,15 @@ public:
     __aicore__ inline TQue() = default;
 
     template <typename T>
-    __aicore__ inline LocalTensor<T> AllocTensor() {
+    __aicore__ inline LocalTensor<T> AllocTensor(FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
         LocalTensor<T> t;
         AllocTensor(t);
         return t;
     }
     template <typename T>
-    __aicore__ inline void AllocTensor(LocalTensor<T>& tensor) {
+    __aicore__ inline void AllocTensor(LocalTensor<T>& tensor, FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_("AllocTensor", fadslSite_, PIPE_S);
         Ready("AllocTensor");
         const size_t n = bufs_.size();
         for (size_t k = 0; k < n; ++k) {
@@ -236,7 +241,8 @@ public:
                                                     " buffers are allocated or enqueued (call FreeTensor first)"));
     }
     template <typename T>
-    __aicore__ inline void FreeTensor(LocalTensor<T>& tensor) {
+    __aicore__ inline void FreeTensor(LocalTensor<T>& tensor, FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_("FreeTensor", fadslSite_, PIPE_S);
         const size_t i = Own("FreeTensor", tensor);
         if (state_[i] == fadsl_rt::BufState::kFree)
             fadsl_rt::Fail("FreeTensor", fadsl_rt::Str("double free of ", bufs_[i]->label));
@@ -249,7 +255,8 @@ public:
         ++b->generation;
     }
     template <typename T>
-    __aicore__ inline bool EnQue(const LocalTensor<T>& tensor) {
+    __aicore__ inline bool EnQue(const LocalTensor<T>& tensor, FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_("EnQue", fadslSite_, PIPE_S);
         const size_t i = Own("EnQue", tensor);
         if (state_[i] != fadsl_rt::BufState::kAllocated)
             fadsl_rt::Fail("EnQue", fadsl_rt::Str(bufs_[i]->label, " is ",
@@ -268,13 +275,15 @@ public:
         return true;
     }
     template <typename T>
-    __aicore__ inline LocalTensor<T> DeQue() {
+    __aicore__ inline LocalTensor<T> DeQue(FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_(nullptr, fadslSite_);
         LocalTensor<T> t;
         DeQue(t);
         return t;
     }
     template <typename T>
-    __aicore__ inline void DeQue(LocalTensor<T>& tensor) {
+    __aicore__ inline void DeQue(LocalTensor<T>& tensor, FADSL_RT_SITE) {
+        ::fadsl_rt::Api fadslCall_("DeQue", fadslSite_, PIPE_S);
         Ready("DeQue");
         if (fifo_.empty())
             fadsl_rt::Fail("DeQue", fadsl_rt::Str("DeQue of an empty queue (", Name(),

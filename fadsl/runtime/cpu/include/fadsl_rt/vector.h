@@ -124,12 +124,13 @@ uint16_t Bits16(T v) {
 
 namespace AscendC {
 
-#define FADSL_RT_BINARY2(NAME, TYPES, MSG, EXPR)                                                             \
-    template <typename T>                                                                                    \
+#define FADSL_RT_BINARY2(NAME, TYPES, MSG, EXPR)                                                                   \
+    template <typename T>                                                                                          \
     __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-                                const int32_t& count) {                                                      \
-        static_assert(TYPES, "fadsl-cpu-runtime: " #NAME " supports " MSG " on A2/A3");                     \
-        fadsl_rt::Binary2(#NAME, dst, src0, src1, count, [](double a, double b) { return EXPR; });           \
+                                const int32_t& count, FADSL_RT_SITE) {                                             \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                             \
+        static_assert(TYPES, "fadsl-cpu-runtime: " #NAME " supports " MSG " on A2/A3");                            \
+        fadsl_rt::Binary2(#NAME, dst, src0, src1, count, [](double a, double b) { return EXPR; });                 \
     }
 FADSL_RT_BINARY2(Add, fadsl_rt::kArith<T>, "half, float, int16_t, int32_t", a + b)
 FADSL_RT_BINARY2(Sub, fadsl_rt::kArith<T>, "half, float, int16_t, int32_t", a - b)
@@ -139,11 +140,12 @@ FADSL_RT_BINARY2(Max, fadsl_rt::kArith<T>, "half, float, int16_t, int32_t", fads
 FADSL_RT_BINARY2(Min, fadsl_rt::kArith<T>, "half, float, int16_t, int32_t", fadsl_rt::NanMin(a, b))
 #undef FADSL_RT_BINARY2
 
-#define FADSL_RT_UNARY2(NAME, EXPR)                                                                           \
-    template <typename T>                                                                                     \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) { \
-        static_assert(fadsl_rt::kFloatVec<T>, "fadsl-cpu-runtime: " #NAME " supports half and float on A2/A3"); \
-        fadsl_rt::Unary2(#NAME, dst, src, count, [](double a) { return EXPR; });                              \
+#define FADSL_RT_UNARY2(NAME, EXPR)                                                                                          \
+    template <typename T>                                                                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, FADSL_RT_SITE) { \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                       \
+        static_assert(fadsl_rt::kFloatVec<T>, "fadsl-cpu-runtime: " #NAME " supports half and float on A2/A3");              \
+        fadsl_rt::Unary2(#NAME, dst, src, count, [](double a) { return EXPR; });                                             \
     }
 FADSL_RT_UNARY2(Exp, std::exp(a))
 FADSL_RT_UNARY2(Ln, std::log(a))
@@ -152,14 +154,15 @@ FADSL_RT_UNARY2(Sqrt, std::sqrt(a))
 FADSL_RT_UNARY2(Reciprocal, 1.0 / a)
 #undef FADSL_RT_UNARY2
 
-#define FADSL_RT_SCALAR2(NAME, EXPR)                                                                        \
-    template <typename T, bool isSetMask = true>                                                            \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, \
-                                const int32_t& count) {                                                     \
+#define FADSL_RT_SCALAR2(NAME, EXPR)                                                                               \
+    template <typename T, bool isSetMask = true>                                                                   \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,        \
+                                const int32_t& count, FADSL_RT_SITE) {                                             \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                             \
         static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: " #NAME " supports half, float, int16_t, int32_t"); \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");    \
-        const double s = fadsl_rt::ToD(scalarValue);                                                        \
-        fadsl_rt::Unary2(#NAME, dst, src, count, [s](double a) { return EXPR; });                           \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");           \
+        const double s = fadsl_rt::ToD(scalarValue);                                                               \
+        fadsl_rt::Unary2(#NAME, dst, src, count, [s](double a) { return EXPR; });                                  \
     }
 FADSL_RT_SCALAR2(Adds, a + s)
 FADSL_RT_SCALAR2(Muls, a * s)
@@ -168,7 +171,8 @@ FADSL_RT_SCALAR2(Mins, fadsl_rt::NanMin(a, s))
 #undef FADSL_RT_SCALAR2
 
 template <typename T>
-__aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count) {
+__aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Duplicate", fadslSite_);
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "fadsl-cpu-runtime: Duplicate supports 16-bit and 32-bit types");
     const char* api = "Duplicate";
     if (!fadsl_rt::CountOk(api, count)) return;
@@ -179,7 +183,8 @@ __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue
 
 // dst[i] = firstValue + i (CreateVecIndex level-2; dst passed by value as in the header).
 template <typename T>
-__aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count) {
+__aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("CreateVecIndex", fadslSite_);
     static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: CreateVecIndex supports half, float, int16_t, int32_t");
     const char* api = "CreateVecIndex";
     if (count == 0) return;
@@ -189,27 +194,29 @@ __aicore__ inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, u
     for (uint32_t i = 0; i < count; ++i) *dst.Ptr(i) = fadsl_rt::FromD<T>(f + i);
 }
 
-#define FADSL_RT_LOGIC2(NAME, OP)                                                                              \
-    template <typename T>                                                                                      \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-                                const int32_t& count) {                                                        \
+#define FADSL_RT_LOGIC2(NAME, OP)                                                                                         \
+    template <typename T>                                                                                                 \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,        \
+                                const int32_t& count, FADSL_RT_SITE) {                                                    \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                    \
         static_assert(fadsl_rt::OneOf<T, int16_t, uint16_t>(), "fadsl-cpu-runtime: " #NAME " supports int16_t/uint16_t"); \
-        const char* api = #NAME;                                                                               \
-        if (!fadsl_rt::CountOk(api, count)) return;                                                            \
-        fadsl_rt::VecOperand(api, dst, count, "dst");                                                          \
-        fadsl_rt::VecOperand(api, src0, count, "src0");                                                        \
-        fadsl_rt::VecOperand(api, src1, count, "src1");                                                        \
-        fadsl_rt::ReadBytes(api, src0, 0, count * sizeof(T), PIPE_V);                                          \
-        fadsl_rt::ReadBytes(api, src1, 0, count * sizeof(T), PIPE_V);                                          \
-        fadsl_rt::WriteBytes(api, dst, 0, count * sizeof(T), PIPE_V);                                          \
-        for (int32_t i = 0; i < count; ++i) *dst.Ptr(i) = static_cast<T>(*src0.Ptr(i) OP * src1.Ptr(i));       \
+        const char* api = #NAME;                                                                                          \
+        if (!fadsl_rt::CountOk(api, count)) return;                                                                       \
+        fadsl_rt::VecOperand(api, dst, count, "dst");                                                                     \
+        fadsl_rt::VecOperand(api, src0, count, "src0");                                                                   \
+        fadsl_rt::VecOperand(api, src1, count, "src1");                                                                   \
+        fadsl_rt::ReadBytes(api, src0, 0, count * sizeof(T), PIPE_V);                                                     \
+        fadsl_rt::ReadBytes(api, src1, 0, count * sizeof(T), PIPE_V);                                                     \
+        fadsl_rt::WriteBytes(api, dst, 0, count * sizeof(T), PIPE_V);                                                     \
+        for (int32_t i = 0; i < count; ++i) *dst.Ptr(i) = static_cast<T>(*src0.Ptr(i) OP * src1.Ptr(i));                  \
     }
 FADSL_RT_LOGIC2(And, &)
 FADSL_RT_LOGIC2(Or, |)
 #undef FADSL_RT_LOGIC2
 
 template <typename T>
-__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Not", fadslSite_);
     static_assert(fadsl_rt::OneOf<T, int16_t, uint16_t>(), "fadsl-cpu-runtime: Not supports int16_t/uint16_t");
     const char* api = "Not";
     if (!fadsl_rt::CountOk(api, count)) return;

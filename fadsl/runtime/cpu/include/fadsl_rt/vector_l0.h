@@ -48,7 +48,27 @@ void L0Operand(const char* api, const AscendC::LocalTensor<T>& t, const char* ro
     RequireMem(api, t, {Mem::kUB}, role);
     RequireAligned(api, t, 32, role);
     if (isDst) WriteBytes(api, t, 0, bytes, PIPE_V);
-    else ReadBytes(api, t, 0, bytes, PIPE_V);
+    else ReadBytes(api, t, 0, bytes, PIPE_V, false);  // memcheck per active lane: CheckInitLanes
+}
+// Sanitizer memcheck of the lanes a level-0 source operand really reads (not the gaps between).
+template <typename T>
+void CheckInitLanes(const char* api, const AscendC::LocalTensor<T>& t, const LaneMask& m, uint32_t repeat, Geo g) {
+    if (!t.core_->sanitize) return;
+    uint64_t runLo = 0, runHi = 0;
+    auto flush = [&] {
+        if (runHi > runLo) CheckInit(*t.core_, *t.buf_, static_cast<uint32_t>(runLo), static_cast<uint32_t>(runHi), api);
+    };
+    for (uint32_t r = 0; r < repeat; ++r)
+        for (uint32_t l = 0; l < m.lanes; ++l) {
+            if (!m.on[l]) continue;
+            const uint64_t lo = t.byteOff_ + LaneOff<T>(r, l, g) * sizeof(T);
+            if (lo != runHi) {
+                flush();
+                runLo = lo;
+            }
+            runHi = lo + sizeof(T);
+        }
+    flush();
 }
 // dst = f(src0, src1) on active lanes, repeat by repeat.
 template <typename T, typename F>
@@ -58,7 +78,11 @@ void L0Binary(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC
     if (gd.blk == 0) Fail(api, "dstBlkStride 0 is undefined behaviour");
     if (a) L0Operand(api, *a, "src0", false, ExtentBytes<T>(m, repeat, ga));
     if (b) L0Operand(api, *b, "src1", false, ExtentBytes<T>(m, repeat, gb));
+    if (a) CheckInitLanes(api, *a, m, repeat, ga);
+    if (b) CheckInitLanes(api, *b, m, repeat, gb);
     L0Operand(api, dst, "dst", true, ExtentBytes<T>(m, repeat, gd));
+    NoteRepeats(repeat);
+    NoteElems(uint64_t(std::count(m.on, m.on + m.lanes, true)) * repeat);
     std::vector<double> out(m.lanes);
     for (uint32_t r = 0; r < repeat; ++r) {
         for (uint32_t l = 0; l < m.lanes; ++l)
@@ -86,26 +110,28 @@ void Dup0(const AscendC::LocalTensor<T>& dst, const T& v, const M& mask, uint8_t
 
 namespace AscendC {
 
-#define FADSL_RT_BIN0(NAME, TYPES, EXPR)                                                                       \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-                                uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) { \
-        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                       \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src0, &src1, m, repeatTime, fadsl_rt::GD(repeatParams),                 \
-                           fadsl_rt::G0(repeatParams), fadsl_rt::G1(repeatParams),                              \
-                           [](double a, double b) { return EXPR; });                                            \
-    }                                                                                                          \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, \
-                                uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& repeatParams) { \
-        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                       \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src0, &src1, m, repeatTime, fadsl_rt::GD(repeatParams),                 \
-                           fadsl_rt::G0(repeatParams), fadsl_rt::G1(repeatParams),                              \
-                           [](double a, double b) { return EXPR; });                                            \
+#define FADSL_RT_BIN0(NAME, TYPES, EXPR)                                                                                            \
+    template <typename T, bool isSetMask = true>                                                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                  \
+                                uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& repeatParams, FADSL_RT_SITE) {   \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                              \
+        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                                             \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");                            \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                                              \
+        fadsl_rt::L0Binary(#NAME, dst, &src0, &src1, m, repeatTime, fadsl_rt::GD(repeatParams),                                     \
+                           fadsl_rt::G0(repeatParams), fadsl_rt::G1(repeatParams),                                                  \
+                           [](double a, double b) { return EXPR; });                                                                \
+    }                                                                                                                               \
+    template <typename T, bool isSetMask = true>                                                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                  \
+                                uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& repeatParams, FADSL_RT_SITE) { \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                              \
+        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                                             \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");                            \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                                              \
+        fadsl_rt::L0Binary(#NAME, dst, &src0, &src1, m, repeatTime, fadsl_rt::GD(repeatParams),                                     \
+                           fadsl_rt::G0(repeatParams), fadsl_rt::G1(repeatParams),                                                  \
+                           [](double a, double b) { return EXPR; });                                                                \
     }
 FADSL_RT_BIN0(Add, fadsl_rt::kArith<T>, a + b)
 FADSL_RT_BIN0(Sub, fadsl_rt::kArith<T>, a - b)
@@ -115,26 +141,28 @@ FADSL_RT_BIN0(Max, fadsl_rt::kArith<T>, fadsl_rt::NanMax(a, b))
 FADSL_RT_BIN0(Min, fadsl_rt::kArith<T>, fadsl_rt::NanMin(a, b))
 #undef FADSL_RT_BIN0
 
-#define FADSL_RT_UN0(NAME, TYPES, EXPR)                                                                        \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,           \
-                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {             \
-        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                       \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,        \
-                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},         \
-                           [](double a, double) { return EXPR; });                                              \
-    }                                                                                                          \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],         \
-                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) {             \
-        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                       \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,        \
-                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},         \
-                           [](double a, double) { return EXPR; });                                              \
+#define FADSL_RT_UN0(NAME, TYPES, EXPR)                                                                           \
+    template <typename T, bool isSetMask = true>                                                                  \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,              \
+                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, FADSL_RT_SITE) { \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                            \
+        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                           \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");          \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                            \
+        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,          \
+                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},           \
+                           [](double a, double) { return EXPR; });                                                \
+    }                                                                                                             \
+    template <typename T, bool isSetMask = true>                                                                  \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],            \
+                                const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, FADSL_RT_SITE) { \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                            \
+        static_assert(TYPES, "fadsl-cpu-runtime: unsupported element type for " #NAME);                           \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");          \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                            \
+        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,          \
+                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},           \
+                           [](double a, double) { return EXPR; });                                                \
     }
 FADSL_RT_UN0(Exp, fadsl_rt::kFloatVec<T>, std::exp(a))
 FADSL_RT_UN0(Ln, fadsl_rt::kFloatVec<T>, std::log(a))
@@ -143,28 +171,30 @@ FADSL_RT_UN0(Sqrt, fadsl_rt::kFloatVec<T>, std::sqrt(a))
 FADSL_RT_UN0(Reciprocal, fadsl_rt::kFloatVec<T>, 1.0 / a)
 #undef FADSL_RT_UN0
 
-#define FADSL_RT_SC0(NAME, EXPR)                                                                               \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,    \
-                                uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) { \
-        static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: unsupported element type for " #NAME);         \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const double s = fadsl_rt::ToD(scalarValue);                                                           \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,        \
-                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},         \
-                           [s](double a, double) { return EXPR; });                                             \
-    }                                                                                                          \
-    template <typename T, bool isSetMask = true>                                                               \
-    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,    \
-                                uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& repeatParams) { \
-        static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: unsupported element type for " #NAME);         \
-        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");       \
-        const double s = fadsl_rt::ToD(scalarValue);                                                           \
-        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                          \
-        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,        \
-                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},         \
-                           [s](double a, double) { return EXPR; });                                             \
+#define FADSL_RT_SC0(NAME, EXPR)                                                                                                   \
+    template <typename T, bool isSetMask = true>                                                                                   \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                        \
+                                uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, FADSL_RT_SITE) {   \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                             \
+        static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: unsupported element type for " #NAME);                              \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");                           \
+        const double s = fadsl_rt::ToD(scalarValue);                                                                               \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                                             \
+        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,                           \
+                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},                            \
+                           [s](double a, double) { return EXPR; });                                                                \
+    }                                                                                                                              \
+    template <typename T, bool isSetMask = true>                                                                                   \
+    __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,                        \
+                                uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& repeatParams, FADSL_RT_SITE) { \
+        ::fadsl_rt::Api fadslCall_(#NAME, fadslSite_);                                                                             \
+        static_assert(fadsl_rt::kArith<T>, "fadsl-cpu-runtime: unsupported element type for " #NAME);                              \
+        static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");                           \
+        const double s = fadsl_rt::ToD(scalarValue);                                                                               \
+        const fadsl_rt::LaneMask m = fadsl_rt::MakeMask(#NAME, mask, 256 / sizeof(T));                                             \
+        fadsl_rt::L0Binary(#NAME, dst, &src, static_cast<const LocalTensor<T>*>(nullptr), m, repeatTime,                           \
+                           fadsl_rt::GD(repeatParams), fadsl_rt::GS(repeatParams), fadsl_rt::Geo{1, 8},                            \
+                           [s](double a, double) { return EXPR; });                                                                \
     }
 FADSL_RT_SC0(Adds, a + s)
 FADSL_RT_SC0(Muls, a * s)
@@ -174,13 +204,17 @@ FADSL_RT_SC0(Mins, fadsl_rt::NanMin(a, s))
 
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
-                                 const uint8_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
+                                 const uint8_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                                 FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Duplicate", fadslSite_);
     static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");
     fadsl_rt::Dup0(dst, scalarValue, mask, repeatTime, dstBlockStride, dstRepeatStride);
 }
 template <typename T, bool isSetMask = true>
 __aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[],
-                                 const uint8_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
+                                 const uint8_t repeatTime, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                                 FADSL_RT_SITE) {
+    ::fadsl_rt::Api fadslCall_("Duplicate", fadslSite_);
     static_assert(isSetMask, "fadsl-cpu-runtime: isSetMask=false (SetVectorMask) is not supported");
     fadsl_rt::Dup0(dst, scalarValue, mask, repeatTime, dstBlockStride, dstRepeatStride);
 }
