@@ -35,7 +35,9 @@ inline void CheckRead(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t p
     }
     if (!c.sanitize) return;
     if (init) CheckInit(c, b, lo, hi, api);
-    NoteRead(c, b, lo, hi, pipe, api);
+    // UNVERIFIED: a scalar read (GetValue) has its value before the scalar unit issues anything
+    // after it, so a later write by any pipe cannot overtake it; it is not kept for write-after-read.
+    if (pipe != PIPE_S) NoteRead(c, b, lo, hi, pipe, api);
 }
 inline void RecordWrite(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t pipe, const char* api) {
     if (c.sanitize) {
