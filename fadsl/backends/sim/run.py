@@ -325,25 +325,35 @@ def _execute(
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
         runtime = _located(binary, runtime)
-        reports = [ln for ln in runtime if ln.startswith(san.REPORT)]
-        if reports:
-            raise ExecutionError(
-                f"the CPU runtime's sanitizer found {len(reports)} problem(s) in the "
-                "generated kernel: " + reports[0],
-                notes=tuple(reports[1:20]),
-                hint="each report names the generated lines and, in brackets, the DSL "
-                "lines they come from; fadsl/runtime/cpu/README.md (Sanitizer) says "
-                "what each kind means",
-            )
-        raise ExecutionError(
-            "the generated kernel stopped in fadsl's CPU runtime: "
-            + (runtime[0] if runtime else f"exit {proc.returncode}"),
-            notes=tuple(runtime[1:6]),
-            hint="the CPU runtime enforces the chip's memory sizes and Ascend C's rules; "
-            "the message names the API call and the core",
-        )
+        raise ExecutionError(*_stopped(runtime, proc.returncode))
     for line in messages:
         print(line, file=sys.stderr)
+
+
+def _stopped(runtime: list[str], status: int) -> tuple[str, None, str, tuple[str, ...]]:
+    """(message, loc, hint, notes) of a run the runtime stopped: its first report, or
+    the sanitizer's count and reports when the sanitizer found something."""
+    from fadsl.backends.sim import sanitize as san
+
+    reports = [ln for ln in runtime if ln.startswith(san.REPORT)]
+    if reports:
+        return (
+            f"the CPU runtime's sanitizer found {len(reports)} problem(s) in the "
+            "generated kernel: " + reports[0],
+            None,
+            "each report names the generated lines and, in brackets, the DSL lines "
+            "they come from; fadsl/runtime/cpu/README.md (Sanitizer) says what each "
+            "kind means",
+            tuple(reports[1:20]),
+        )
+    return (
+        "the generated kernel stopped in fadsl's CPU runtime: "
+        + (runtime[0] if runtime else f"exit {status}"),
+        None,
+        "the CPU runtime enforces the chip's memory sizes and Ascend C's rules; "
+        "the message names the API call and the core",
+        tuple(runtime[1:6]),
+    )
 
 
 def _located(binary: str, lines: list[str]) -> list[str]:
