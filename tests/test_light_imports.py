@@ -17,6 +17,7 @@ import sys
 from fadsl.cli import main
 status = main(sys.argv[1:])
 print("numpy imported:", "numpy" in sys.modules)
+print("ml_dtypes imported:", "ml_dtypes" in sys.modules)
 sys.exit(status)
 """
 
@@ -109,3 +110,14 @@ def test_cached_compile_writes_the_same_files(tmp_path: Path) -> None:
             rel = path.relative_to(tmp_path / "fresh")
             for name in ("first", "second"):
                 assert (tmp_path / name / rel).read_bytes() == path.read_bytes(), rel
+
+
+def test_an_fp16_run_does_not_import_ml_dtypes(tmp_path: Path) -> None:
+    """ml_dtypes 0.7 takes 1.4 s of CPU to import (it registers its casts): only bf16
+    and fp8 need it (issue 32: half of `fadsl run`'s excess over numpy)."""
+    shape = "B=1,N=2,Sq=64,Skv=64,D=32"
+    args = ("run", "examples/fa2.py", "--shape", shape, "-o", str(tmp_path / "r"))
+    assert "ml_dtypes imported: False" in _fadsl(*args)
+    assert "ml_dtypes imported: False" in _fadsl(
+        "verify", str(tmp_path / "r"), str(tmp_path / "r")
+    )

@@ -118,9 +118,7 @@ def _out_dir(output: str | None, name: str, count: int) -> str:
     return output if count == 1 else os.path.join(output, name)
 
 
-def _build_one(
-    binding: Binding, source: str, out: str, prove_fit: bool
-) -> Result:
+def _build_one(binding: Binding, source: str, out: str, prove_fit: bool) -> Result:
     """The project in memory (everything is generated before anything is written),
     and the budget table ``compile`` prints."""
     from fadsl.backends.ascendc.project import build_project

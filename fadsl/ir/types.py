@@ -9,7 +9,6 @@ from fadsl.ir.dtype import DType as DType  # re-exported (dtype.py needs no symp
 from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.expr_print import to_text
 
-
 CLI_DTYPES = ("fp16", "bf16", "fp32")
 
 

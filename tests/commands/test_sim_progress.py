@@ -88,7 +88,9 @@ def test_sim_shows_tasks_done_and_logs_them(tmp_path, monkeypatch, caplog) -> No
     for stream in (piped, tty, False):
         work = tmp_path / str(id(stream))
         work.mkdir()
-        sim_run._execute(str(fake), str(work), 60.0, Progress(reporter("sim", stream)), 4)
+        sim_run._execute(
+            str(fake), str(work), 60.0, Progress(reporter("sim", stream)), 4
+        )
         assert (work / "progress").exists() == (stream is not False)
     assert piped.getvalue() == ""  # ticks only: on a pipe, heartbeats alone
     assert tty.getvalue().endswith(", 4 of 4 tasks done\n")
