@@ -90,15 +90,18 @@ class Tile:
 
     @property
     def type(self) -> TileType:
+        """The tile's type, e.g. ``f32[block_q, D]``."""
         assert isinstance(self.value.type, TileType)
         return self.value.type
 
     @property
     def shape(self) -> tuple[Expr, ...]:
+        """Its sizes: expressions of shape symbols and tile constants."""
         return tuple(self.type.shape)
 
     @property
     def dtype(self) -> DType:
+        """Its element dtype (``fd.f32``, ``fd.f16``, ...)."""
         return self.type.dtype
 
     def __repr__(self) -> str:
@@ -196,6 +199,7 @@ class Tile:
         return _expand(self, key)
 
     def astype(self, dtype: DType) -> Tile:
+        """``fd.cast(tile, dtype)``."""
         from fadsl.frontend.tile_ops import cast as cast_op
 
         return cast_op(self, dtype)
@@ -251,11 +255,13 @@ class TensorRef:
 
     @property
     def type(self) -> TensorType:
+        """The tensor's type, e.g. ``f16[B, N, Sq, D]``."""
         assert isinstance(self.param.type, TensorType)
         return self.param.type
 
     @property
     def shape(self) -> tuple[Expr, ...]:
+        """Its dimensions, the shape symbols: ``B, N, Sq, D = q.shape``."""
         return tuple(self.view_shape or self.type.shape)
 
     def view(self, *dims: Any) -> TensorRef:
@@ -265,6 +271,7 @@ class TensorRef:
 
     @property
     def dtype(self) -> DType:
+        """Its element dtype: ``fd.cast(p, v.dtype)``."""
         return self.type.dtype
 
     def __getitem__(self, key: Any) -> Block:

@@ -192,6 +192,13 @@ def dot(
 ) -> Tile:
     """Matrix product on the cube unit, accumulated in ``acc_dtype`` (f32).
 
+    ``a`` is [M, K] (``transpose_a``: [K, M]) and ``b`` is [K, N] (``transpose_b``:
+    [N, K]); the result is [M, N] in f32. Operands are 2-D tiles of one dtype (fp16,
+    bf16; f32 and fp8 where the chip's cube takes them), loaded from global memory or
+    cast from a vector result (``fd.cast(p, v.dtype)``). Compiled, block sizes in M,
+    N and K are multiples of 16 (the cube works on 16 x 16 fractals; a head dim that
+    is not one is padded with zeros).
+
     Example: ``s = fd.dot(qt, kt, transpose_b=True)``  # [block_q, block_kv] f32
     """
     for name, x in (("a", a), ("b", b)):
