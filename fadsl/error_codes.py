@@ -114,6 +114,7 @@ CODES: dict[str, int] = {
     "torch_no_backward": 96,
     "output_never_written": 97,
     "several_kernels": 98,
+    "device_memory": 99,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -140,6 +140,9 @@ class Target:
     """Extra Vector Cores outside the AI Cores (310P); fadsl does not launch on them."""
     codegen: bool = True
     """Whether the Ascend C backend lowers for this chip (else: check only)."""
+    hbm_bytes: int = 0
+    """Device memory (HBM, or the 310P's DDR) of one device in bytes, which holds every
+    GM tensor of a launch; 0: unknown, not checked (``plan/device_memory.py``)."""
     rates: dict[str, Rate] = field(default_factory=dict, compare=False)
     """Cost-model rates by name (see RATE_NAMES)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)
@@ -275,7 +278,7 @@ def from_dict(data: dict[str, Any], origin: str) -> Target:
                 hint='e.g. ["f16", "bf16"]',
             )
         kwargs[k] = tuple(kwargs[k])
-    for k in _SIZES:
+    for k in _SIZES + ("hbm_bytes",):
         if k in kwargs and (not _is_int(kwargs[k]) or kwargs[k] <= 0):
             raise UsageError(
                 f"{origin}: {k} must be a positive integer, got {kwargs[k]!r}"

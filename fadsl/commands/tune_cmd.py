@@ -132,6 +132,7 @@ def search(
     started = time.perf_counter()
     fixed = set(flags.parse_sets(getattr(args, "sets", []) or []))
     base = common.bind(chosen, args, target=target)
+    _refuse_absurd_shape(base, args, target)
     consts = base.consts
     # a textual-IR kernel's loops carry their stages: only a .py kernel can change them
     names = BLOCK_NAMES + (tuple(STRUCTURAL) if base.kdef is not None else ())
@@ -176,6 +177,16 @@ def search(
         dropped,
         [f"the model assumes {assumed}"] if assumed else [],
     )
+
+
+def _refuse_absurd_shape(base: Any, args: argparse.Namespace, target: Target) -> None:
+    """A shape whose tensors do not fit the device fails here, before any planning:
+    the model would evaluate every task of its grid, at each configuration."""
+    from fadsl.plan.device_memory import check_device_memory
+
+    text = getattr(args, "shape", None)
+    loc = flags.arg_loc("--shape", text, 0, len(text)) if text else None
+    check_device_memory(base.kernel, base.env(), target, loc)
 
 
 def _block_grid(names: tuple[str, ...]) -> list[dict[str, int]]:

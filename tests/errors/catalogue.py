@@ -1337,3 +1337,15 @@ CATALOGUE += (
         "causal_bwd and local",
     ),
 )
+
+CATALOGUE += (
+    Mistake(
+        "device_memory",
+        "A shape whose tensors do not fit the device's memory",
+        "Every input, output and scratch tensor of a launch lives in the device's "
+        "memory (the target's `hbm_bytes`, docs/targets.md). Give a shape that fits "
+        "one device: split the batch or the sequence over several launches or devices. "
+        "`fadsl tune` refuses such a shape before it plans anything.",
+        ("tune", "attn.py", "--shape", "B=1,N=4096,Sq=1000000000,Skv=1000000000,D=64"),
+    ),
+)
