@@ -115,6 +115,7 @@ CODES: dict[str, int] = {
     "output_never_written": 97,
     "several_kernels": 98,
     "device_memory": 99,
+    "backward_keyword": 100,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -72,16 +72,52 @@ def _read(name: str, value: Any, loc: Loc | None) -> np.ndarray:
 
 
 def element_dtype(
-    chosen: Any, arrays: Mapping[str, np.ndarray], dtype: DType | None
+    chosen: Any,
+    arrays: Mapping[str, np.ndarray],
+    dtype: DType | None,
+    loc: Loc | None = None,
 ) -> DType | None:
-    """``dtype`` if given, else that of the arrays of tensors without a fixed dtype."""
+    """``dtype`` if given, else that of the arrays of tensors without a fixed dtype,
+    which must agree: one that differs from the others is named, measured against the
+    kernel's own element dtype (not whichever array came first)."""
     if dtype is not None:
         return dtype
     free = {s.name for s in getattr(chosen, "specs", ()) if s.dtype is None}
-    for name, arr in arrays.items():
-        if name in free and arr.dtype.name in FLOAT_DTYPES:
-            return FLOAT_DTYPES[arr.dtype.name]
-    return None
+    found = {
+        name: FLOAT_DTYPES[arr.dtype.name]
+        for name, arr in arrays.items()
+        if name in free and arr.dtype.name in FLOAT_DTYPES
+    }
+    if len(set(found.values())) > 1:
+        _mixed_dtypes(chosen, arrays, found, loc)
+    return next(iter(found.values()), None)
+
+
+def _mixed_dtypes(
+    chosen: Any,
+    arrays: Mapping[str, np.ndarray],
+    found: Mapping[str, DType],
+    loc: Loc | None,
+) -> None:
+    """Raise for arrays of the kernel's element dtype given in several dtypes."""
+    from fadsl.numerics import np_dtype
+
+    own = getattr(chosen, "dtype", None)
+    counts = {d: sum(1 for x in found.values() if x is d) for d in found.values()}
+    want = own if own in counts else max(counts, key=lambda d: counts[d])
+    odd = [n for n, d in found.items() if d is not want]
+    same = [n for n, d in found.items() if d is want]
+    name = odd[0]
+    want_np = np_dtype(want).name
+    raise UsageError(
+        f"input `{name}` is {arrays[name].dtype.name}, but kernel `{chosen.name}` "
+        f"takes {', '.join(f'`{n}`' for n in found)} in one dtype, here {want_np} "
+        f"(as {', '.join(f'`{n}`' for n in same)})",
+        loc,
+        hint=f"convert it ({name}.astype(np.{want_np})), or give every one of them "
+        "in the same dtype (the kernel is then built in it)",
+        code="api_input_dtype",
+    )
 
 
 def check_names(kernel: Kernel, arrays: Mapping[str, Any], loc: Loc | None) -> None:
@@ -179,13 +215,20 @@ def _given_shape(
 
 
 def _size(name: str, value: Any, loc: Loc | None) -> int:
+    from fadsl.driver.binding import size_problem
+
     try:
         size = operator.index(value)
     except TypeError:
         size = None
-    if size is None or isinstance(value, bool) or not 0 < size < 2**63:
+    if size is None or isinstance(value, bool):
         raise UsageError(
             f"shape={{{name!r}: {value!r}}}: sizes are positive integers", loc
+        )
+    problem = size_problem(size)
+    if problem is not None:
+        raise UsageError(
+            f"shape={{{name!r}: {value!r}}}: {problem}", loc, code="shape_not_positive"
         )
     return size
 
@@ -206,10 +249,21 @@ def _read_dims(
             loc,
             hint=f"give `{p.name}` with {len(dims)} dimensions",
         )
+    from fadsl.driver.binding import size_problem
+
     out = {}
-    for d, size in zip(dims, arr.shape):
+    for axis, (d, size) in enumerate(zip(dims, arr.shape)):
         name = to_text(d)
         if name in syms and name not in known and name not in out:
+            problem = size_problem(int(size))
+            if problem is not None:
+                raise UsageError(
+                    f"input `{p.name}` {list(arr.shape)} gives {name}={size} (its "
+                    f"dimension {axis}): {problem}",
+                    loc,
+                    hint=f"give `{p.name}` with at least one row along {name}",
+                    code="shape_not_positive",
+                )
             out[name] = int(size)
     return out
 
@@ -272,14 +326,29 @@ def check_arrays(
             )
         dtype = np_dtype(p.type.dtype)
         if arr.dtype != dtype:
+            fixed = _fixed_dtype(binding, p)
             raise UsageError(
                 f"input `{p.name}` is {arr.dtype.name}, but kernel "
                 f"`{binding.kernel.name}` takes `{p.name}` as {dtype.name}",
                 loc,
-                hint=f"convert it ({p.name}.astype(...)), or build the kernel in the "
-                "data's dtype with dtype='fp16' / 'bf16' / 'fp32'",
+                hint=f"convert it ({p.name}.astype(np.{dtype.name}))"
+                + (
+                    f"; `{p.name}` is always {dtype.name}"
+                    if fixed
+                    else ", or build the kernel in the data's dtype with "
+                    "dtype='fp16' / 'bf16' / 'fp32'"
+                ),
                 code="api_input_dtype",
             )
+
+
+def _fixed_dtype(binding: Binding, p: Param) -> bool:
+    """Whether ``p``'s dtype is its own (``fd.In(..., dtype=fd.i32)``, a textual-IR
+    kernel's), not the element dtype that ``dtype=`` changes."""
+    if binding.kdef is None:
+        return True
+    spec = next((s for s in binding.kdef.specs if s.name == p.name), None)
+    return spec is None or spec.dtype is not None
 
 
 def with_seeded(

@@ -201,7 +201,7 @@ def _bind(
     chosen = _kernel(kernel, loc)
     arrays = {name: as_array(name, v, loc) for name, v in inputs.items()}
     sets = {name: (value, loc) for name, value in _consts(consts, loc).items()}
-    elem = element_dtype(chosen, arrays, _dtype(dtype, loc))
+    elem = element_dtype(chosen, arrays, _dtype(dtype, loc), loc)
 
     def rule(k: Any, defaults: Mapping[str, int]) -> dict[str, int]:
         check_names(k, arrays, loc)

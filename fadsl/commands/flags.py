@@ -9,7 +9,7 @@ import argparse
 import re
 from typing import Any
 
-from fadsl.driver.binding import DIGITS_ONLY
+from fadsl.driver.binding import DIGITS_ONLY, size_problem
 from fadsl.errors import Loc, UsageError
 
 _SHAPE_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
@@ -153,14 +153,13 @@ def parse_shape(
                 v = strict_int(raw)
             except ValueError:
                 raise _bad_size(name, raw, loc) from None
-            if v <= 0:
+            problem = size_problem(v)
+            if problem is not None:
                 raise UsageError(
-                    f"--shape {name}={v}: sizes must be positive",
+                    f"--shape {name}={raw}: {problem}",
                     loc,
                     code="shape_not_positive",
                 )
-            if v >= 2**63:
-                raise UsageError(f"--shape {name}={raw}: does not fit in 64 bits", loc)
             if name in values:
                 raise UsageError(f"--shape gives {name} twice", loc)
             values[name] = v

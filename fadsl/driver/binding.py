@@ -65,6 +65,16 @@ CLI = Spelling()
 API = Spelling(api=True)
 
 
+def size_problem(value: int) -> str | None:
+    """Why ``value`` cannot be a shape symbol's size (None: it can). The one rule of
+    ``--shape``, ``shape=`` and the dimensions the API reads from arrays."""
+    if value <= 0:
+        return "sizes must be positive"
+    if value >= 2**63:
+        return "does not fit in 64 bits"
+    return None
+
+
 def element_dtype(value: object) -> DType | None:
     """``value`` (a DType, or a name such as ``"fp16"``) as a kernel's element dtype:
     fp16, bf16 or fp32; None when it is not one of them."""

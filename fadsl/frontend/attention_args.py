@@ -4,7 +4,7 @@ a UsageError at the user's call with a hint."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fadsl.errors import Loc, UsageError
@@ -220,3 +220,63 @@ def _pages_text(block_kv: Any, page: int) -> str:
     if isinstance(block_kv, int):
         return f"{block_kv} / {page} = {block_kv / page:g}"
     return f"got {block_kv!r}"
+
+
+BACKWARD_KEYWORDS = (
+    "name",
+    "score_mod",
+    "mask_mod",
+    "causal",
+    "window",
+    "softcap",
+    "scale",
+    "dropout_p",
+    "layout",
+    "dtype",
+)
+"""The keywords of ``fd.attention_backward``: those of ``fd.attention`` that shape the
+gradient (docs/backward.md)."""
+
+FORWARD_ONLY = {
+    "return_lse": (
+        "the backward reads the forward's `lse` as an input",
+        "drop return_lse here, and build the forward with "
+        "fd.attention(..., return_lse=True)",
+    ),
+    "paged_kv": (
+        "a paged KV cache has no backward (inference only)",
+        "build the backward of the contiguous variant (no paged_kv)",
+    ),
+    "page_size": (
+        "a paged KV cache has no backward (inference only)",
+        "build the backward of the contiguous variant (no page_size)",
+    ),
+    "pack_gqa": (
+        "it packs the tasks of a paged decode, which has no backward",
+        "drop pack_gqa",
+    ),
+}
+"""Keywords of ``fd.attention`` that ``fd.attention_backward`` does not take, and why."""
+
+
+def backward_keywords(others: Mapping[str, Any], loc: Loc) -> None:
+    """Refuse keywords ``fd.attention_backward`` does not take, naming each one."""
+    for name in others:
+        if name in FORWARD_ONLY:
+            why, fix = FORWARD_ONLY[name]
+            raise UsageError(
+                f"fd.attention_backward takes no `{name}`: {why}",
+                loc,
+                hint=fix,
+                code="backward_keyword",
+            )
+        import difflib
+
+        close = difflib.get_close_matches(name, BACKWARD_KEYWORDS, n=1)
+        raise UsageError(
+            f"fd.attention_backward has no keyword `{name}`",
+            loc,
+            hint=(f"did you mean `{close[0]}`? " if close else "")
+            + f"its keywords: {', '.join(BACKWARD_KEYWORDS)}",
+            code="backward_keyword",
+        )

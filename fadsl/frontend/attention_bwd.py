@@ -147,6 +147,7 @@ def attention_backward(
     dropout_p: float = 0.0,
     layout: str = "BNSD",
     dtype: str = "fp16",
+    **others: Any,
 ) -> AttentionBackwardKernel:
     """The backward kernel (dq, dk, dv) of the ``fd.attention`` variant with these keywords.
 
@@ -162,6 +163,7 @@ def attention_backward(
         bwd = fd.attention_backward(name="bwd", causal=True)
     """
     loc = user_frame_loc() or Loc("<unknown>", 1)
+    args.backward_keywords(others, loc)
     check_kernel_name(name, loc)
     spec = BackwardSpec(
         name=name,

@@ -144,7 +144,7 @@ def test_interpret_takes_torch_tensors() -> None:
         ),
         (
             lambda: fd.interpret(FA2, **{**_qkv(), "k": _qkv(np.float32)["k"]}),
-            ["`k` is float32", "takes `k` as float16"],
+            ["`k` is float32", "in one dtype, here float16 (as `q`, `v`)"],
         ),
         (
             lambda: fd.interpret(FA2, **_qkv(), dtype="fp64"),
@@ -164,7 +164,7 @@ def test_interpret_takes_torch_tensors() -> None:
         ),
         (
             lambda: fd.interpret(FA2, shape={**SMALL, "D": 0}),
-            ["sizes are positive integers"],
+            ["sizes must be positive"],
         ),
         (
             lambda: fd.interpret(FA2, q=_qkv()["q"]),

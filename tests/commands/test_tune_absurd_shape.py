@@ -32,7 +32,7 @@ def test_tune_of_an_absurd_shape_fails_fast_with_the_sizes() -> None:
     cmd = [sys.executable, "-m", "fadsl", "tune", FA2, "--shape", ABSURD]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    assert "resource error[E97]" in done.stderr
+    assert "resource error[E99]" in done.stderr
     assert "3,814.7 TiB, more than the 64.0 GiB of device memory" in done.stderr
     assert "`q` alone is 953.7 TiB" in done.stderr
     assert "--shape B=1,N=4096" in done.stderr

@@ -1349,3 +1349,18 @@ CATALOGUE += (
         ("tune", "attn.py", "--shape", "B=1,N=4096,Sq=1000000000,Skv=1000000000,D=64"),
     ),
 )
+
+CATALOGUE += (
+    Mistake(
+        "backward_keyword",
+        "A keyword `fd.attention_backward` does not take",
+        "`fd.attention_backward` takes the keywords of `fd.attention` that shape the "
+        "gradient (docs/backward.md). `return_lse` is not one: the backward reads the "
+        "forward's `lse` as an input, so build the forward with `return_lse=True` and "
+        "leave the keyword out here; a paged KV cache has no backward.",
+        (),
+        script="import fadsl as fd\n\n"
+        'fwd = fd.attention(name="fwd", return_lse=True)\n'
+        'bwd = fd.attention_backward(name="bwd", return_lse=True)\n',
+    ),
+)
