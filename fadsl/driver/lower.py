@@ -169,10 +169,16 @@ def lower(
     found = tuple(warnings(binding.kernel))
     if binding.target is None or not plan:
         return Lowered(binding, kernel, found)
-    low = _prove(Lowered(binding, kernel, found), block_dim, hints=hints)
-    if low.error is None or not _l1_over(low):
+    # an L1 overflow is usually answered by single-buffered loads: the hints (a
+    # search over other block sizes, each planned) only for the plan that is kept
+    low = _prove(Lowered(binding, kernel, found), block_dim, hints=False)
+    if low.error is None:
         return low
-    return _single_buffered(low, block_dim, hints) or low
+    if _l1_over(low):
+        alt = _single_buffered(low, block_dim, hints)
+        if alt is not None:
+            return alt
+    return _explained(low) if hints else low
 
 
 COMPILE_TARGET = "ascend910b1"
@@ -237,7 +243,7 @@ def _prove(
     as_written: Kernel | None = None,
     hints: bool = True,
 ) -> Lowered:
-    from fadsl.plan.check_resources import check, explain, tunable_names
+    from fadsl.plan.check_resources import check
     from fadsl.plan.plan_buffers import lower as plan_buffers
 
     target, env = low.target, low.binding.env()
@@ -246,15 +252,25 @@ def _prove(
         plan = replace(lowering.plan, notes=lowering.plan.notes + notes)
         lowering = replace(lowering, plan=plan)
     report = check(lowering.plan, target, env, block_dim)
+    done = Lowered(
+        low.binding, low.ir, low.warnings, lowering, report, None, as_written
+    )
+    return _explained(done, hints)
+
+
+def _explained(low: Lowered, hints: bool = True) -> Lowered:
+    """``low`` with the error that explains its overflow (None when it fits), with
+    the block sizes that would fit when ``hints``."""
+    from fadsl.plan.check_resources import explain, tunable_names
+
+    assert low.report is not None and low.lowering is not None
     error = explain(
-        report,
-        lowering.plan,
-        target,
+        low.report,
+        low.lowering.plan,
+        low.target,
         tunable_names(low.ir),
         low.binding.kernel.loc,
         low.plan_at,
         hints,
     )
-    return Lowered(
-        low.binding, low.ir, low.warnings, lowering, report, error, as_written
-    )
+    return replace(low, error=error)
