@@ -32,6 +32,8 @@ _LAZY: dict[str, str] = {
     "attention": "fadsl.frontend.attention",
     "attention_backward": "fadsl.frontend.attention_bwd",
     "tensor": "fadsl.frontend.mods",
+    "debug_print": "fadsl.frontend.debug_ops",
+    "device_assert": "fadsl.frontend.debug_ops",
     "ds": "fadsl.frontend.ops",
     "pages": "fadsl.frontend.ops",
     **{
@@ -75,6 +77,8 @@ __all__ = [
     "attention",
     "attention_backward",
     "atomic_add",
+    "debug_print",
+    "device_assert",
     "tensor",
     "random_uniform",
     "In",

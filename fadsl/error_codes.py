@@ -116,6 +116,10 @@ CODES: dict[str, int] = {
     "several_kernels": 98,
     "device_memory": 99,
     "backward_keyword": 100,
+    "debug_print_holes": 101,
+    "debug_print_args": 102,
+    "device_assert_not_a_mask": 103,
+    "device_assert_failed": 104,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -45,6 +45,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Row reductions": ("row_max", "row_sum"),
     "Making tiles": ("full", "zeros", "arange", "random_uniform"),
     "Scalar arithmetic": ("cdiv", "floordiv"),
+    "Debugging": ("debug_print", "device_assert"),
     "Variants (FlexAttention level)": ("attention", "attention_backward", "tensor"),
 }
 """The page's sections, in order, and the exported functions in each."""

@@ -2,7 +2,7 @@
 
 The steps, in order (each is what the next one reads):
 
-1. the pass pipeline (``fadsl.passes.PIPELINE``: infer_types, pipeline,
+1. the pass pipeline (``fadsl.passes.PIPELINE``: strip_debug, infer_types, pipeline,
    lower_vector): IR to IR, target-independent; the interpreter runs its output;
 2. the lint (``passes/lint.py``) of the kernel as written: warnings, and an error
    for an output nothing writes;

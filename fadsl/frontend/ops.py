@@ -39,6 +39,10 @@ class Tracer:
     def __init__(self, builder: Builder, loc: Loc) -> None:
         self.builder = builder
         self.loc = loc
+        self.scope: list[tuple[str, Expr]] = []
+        """The enclosing grid and loop variables: (the user's name, the symbol)."""
+        self.grid_vars = 0
+        """How many of ``scope`` (the first) are the enclosing grid's variables."""
 
     def here(self) -> Loc:
         return user_frame_loc() or self.loc

@@ -155,8 +155,13 @@ class StatementWalker:
         for n, s in zip(names, syms):
             self.env[n] = s
         self.loop_depth += 1
+        tracer = ops.current()
+        tracer.scope.extend(zip(names, syms))
+        tracer.grid_vars = len(names)
         with self.builder.block() as body:
             self.block(node.body)
+        del tracer.scope[:]
+        tracer.grid_vars = 0
         self.loop_depth -= 1
         if self.grids_seen == 2:
             refuse_post_dots(tuple(body))
@@ -190,8 +195,11 @@ class StatementWalker:
             self.env[n] = ops.Tile(a)
         self.env[node.target.id] = var
         self.loop_depth += 1
+        scope = ops.current().scope
+        scope.append((node.target.id, var))
         with self.builder.block() as body:
             self.block(node.body)
+        scope.pop()
         self.loop_depth -= 1
         yields = tuple(_yielded(self, n, a, node) for n, a in zip(carried, iter_args))
         results = tuple(

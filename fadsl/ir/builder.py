@@ -14,7 +14,15 @@ from dataclasses import replace
 from typing import Any
 
 from fadsl.errors import InternalError, Loc
-from fadsl.ir.nodes import LoadScalar, Op, Store, TypeContext, Value, ValueOp
+from fadsl.ir.nodes import (
+    DeviceAssert,
+    LoadScalar,
+    Op,
+    Store,
+    TypeContext,
+    Value,
+    ValueOp,
+)
 from fadsl.ir.types import ErrorType
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -60,7 +68,7 @@ class Builder:
             self.append(op)
             return result
         op = cls(loc=loc, **fields)
-        if isinstance(op, (Store, LoadScalar)):
+        if isinstance(op, (Store, LoadScalar, DeviceAssert)):
             op.check(self.ctx)
         self.append(op)
         return None

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING
 from fadsl.errors import InternalError, UsageError
 from fadsl.ir.nodes import Kernel
 from fadsl.ir.verify import verify as verify_ir
-from fadsl.passes import infer_types, lower_vector, pipeline
+from fadsl.passes import infer_types, lower_vector, pipeline, strip_debug
 
 if TYPE_CHECKING:
     from fadsl.target import Target
 
 # Ordering constraints (loopy style: each line says what must come first and why):
+# - strip_debug runs first: compiled builds leave fd.debug_print / fd.device_assert
+#   out, and no later pass, plan or backend has to know them.
 # - infer_types runs first: every later pass trusts Value types, and IR that was
 #   parsed from text or rewritten must be re-typed before anything reads them.
 # - pipeline runs after infer_types: it turns the loads of pipelined loops into
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 # (plan/check_resources) are not passes: they need the bound shape and tile sizes and
 # produce a plan and a report, not IR. The driver (driver/lower.py) runs them after
 # PIPELINE, the proof last: nothing after it may add on-chip buffers.
-PIPELINE: tuple[ModuleType, ...] = (infer_types, pipeline, lower_vector)
+PIPELINE: tuple[ModuleType, ...] = (strip_debug, infer_types, pipeline, lower_vector)
 
 
 def pass_names() -> tuple[str, ...]:

@@ -173,6 +173,13 @@ def _free(op: ir.Op, w: Work, at: At) -> None:
     """Views, queue bookkeeping and scalar reads: no engine work counted."""
 
 
+COST.not_applicable(
+    ir.DebugPrint,
+    ir.DeviceAssert,
+    why="passes/strip_debug leaves it out of compiled builds, which the model times",
+)
+
+
 @cost(ir.Grid, ir.For)
 def _loop(op: ir.Op, w: Work, at: At) -> None:
     """A loop adds nothing itself: count_body counts its body, times its trips."""

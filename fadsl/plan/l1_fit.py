@@ -21,7 +21,6 @@ from fadsl.passes.pipeline import queue_position
 from fadsl.plan.buffer_plan import BufferPlan
 from fadsl.target import Target
 
-
 _SINGLE: dict[int, tuple[ir.Kernel, tuple[ir.Kernel, tuple[str, ...]]]] = {}
 
 

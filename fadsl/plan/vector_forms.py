@@ -86,6 +86,11 @@ FORMS.not_applicable(
 )
 FORMS.not_applicable(ir.Dot, why="runs on the cube unit (backends/ascendc/cube.py)")
 FORMS.not_applicable(
+    ir.DebugPrint,
+    ir.DeviceAssert,
+    why="passes/strip_debug leaves it out of compiled builds (interpreter only)",
+)
+FORMS.not_applicable(
     ir.And,
     ir.Or,
     ir.Not,

@@ -1364,3 +1364,42 @@ CATALOGUE += (
         'bwd = fd.attention_backward(name="bwd", return_lse=True)\n',
     ),
 )
+
+
+CATALOGUE += (
+    kernel(
+        "debug_print_holes",
+        "`fd.debug_print` with more arguments than `{}`",
+        "            m = m_new\n",
+        '            m = m_new\n            fd.debug_print("m =", m)\n',
+        "Write one `{}` where each argument goes: `fd.debug_print(\"m = {}\", m)`. "
+        "The text takes `{}` only, no format specs.",
+    ),
+    kernel(
+        "debug_print_args",
+        "`fd.debug_print` without its text",
+        "            m = m_new\n",
+        "            m = m_new\n            fd.debug_print(m)\n",
+        "The first argument is the text, with one `{}` per value: "
+        '`fd.debug_print("m = {}", m)`.',
+    ),
+    kernel(
+        "device_assert_not_a_mask",
+        "`fd.device_assert` of a tile that is not a mask",
+        "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
+        '        fd.device_assert(l, "l is positive")\n'
+        "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
+        "Assert a comparison, which is a mask: `fd.device_assert(l > 0, \"...\")`.",
+    ),
+    kernel(
+        "device_assert_failed",
+        "A `fd.device_assert` that fails while the kernel runs",
+        "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
+        '        fd.device_assert(l < 20, "the row sums stay below 20")\n'
+        "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
+        "The note names the first task (and loop iteration) where an element of the "
+        "mask was false; `fd.debug_print` the values the condition reads there to see "
+        "why. Compiled code leaves `fd.device_assert` out: only the interpreter checks it.",
+        RUN,
+    ),
+)

@@ -30,6 +30,7 @@ IMPLS: OpTable[Impl] = OpTable(
             "atomics",
             "control",
             "cube",
+            "debug",
             "elementwise",
             "memory",
             "pages",

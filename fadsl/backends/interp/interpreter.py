@@ -29,7 +29,7 @@ try:  # imported with numpy, not inside a run (15 ms here, counted as run time b
 except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its threads
     threadpool_limits = None  # type: ignore[assignment]
 
-from fadsl.backends.interp import atomics
+from fadsl.backends.interp import atomics, debug
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.heap import reuse_freed_memory
@@ -131,7 +131,10 @@ def _interpret(
         kernel, params, gm, threads, sums=atomics.accumulators(kernel, gm)
     )
     root = Frame(machine, None, None, (), syms)
-    run_block(kernel.body, root)
+    try:
+        run_block(kernel.body, root)
+    finally:
+        debug.flush(machine)
     atomics.finish(kernel, gm, machine.sums)
     outputs = {
         p.name: gm[p.name]

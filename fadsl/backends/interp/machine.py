@@ -61,6 +61,8 @@ class Machine:
     _seq: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _plans: dict[int, tuple[tuple[Value, ...], ...]] = field(default_factory=dict)
+    prints: list[tuple[tuple[int, ...], int, str]] = field(default_factory=list)
+    """Lines of debug_print: (grid point, sequence number, text); shared by chunks."""
 
     def for_chunk(self) -> Machine:
         """A machine for one chunk of a split grid: the same memory and caches, its own
