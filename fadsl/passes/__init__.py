@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 from fadsl.errors import InternalError, UsageError
 from fadsl.ir.nodes import Kernel
 from fadsl.ir.verify import verify as verify_ir
-from fadsl.passes import infer_types, lower_vector, pipeline, strip_debug
+from fadsl.passes import (
+    hoist_scalars,
+    infer_types,
+    lower_vector,
+    pipeline,
+    strip_debug,
+)
 
 if TYPE_CHECKING:
     from fadsl.target import Target
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
 #   out, and no later pass, plan or backend has to know them.
 # - infer_types runs first: every later pass trusts Value types, and IR that was
 #   parsed from text or rewritten must be re-typed before anything reads them.
+# - hoist_scalars runs after infer_types and before pipeline: a scalar read it moves
+#   out of a pipelined loop is then not a load of that loop (it is read once per task).
 # - pipeline runs after infer_types: it turns the loads of pipelined loops into
 #   queues, whose slots the buffer plan then sizes and places.
 # - lower_vector runs after pipeline: it rewrites vector code (masks, index tiles)
@@ -34,7 +42,13 @@ if TYPE_CHECKING:
 # (plan/check_resources) are not passes: they need the bound shape and tile sizes and
 # produce a plan and a report, not IR. The driver (driver/lower.py) runs them after
 # PIPELINE, the proof last: nothing after it may add on-chip buffers.
-PIPELINE: tuple[ModuleType, ...] = (strip_debug, infer_types, pipeline, lower_vector)
+PIPELINE: tuple[ModuleType, ...] = (
+    strip_debug,
+    infer_types,
+    hoist_scalars,
+    pipeline,
+    lower_vector,
+)
 
 
 def pass_names() -> tuple[str, ...]:

@@ -108,6 +108,8 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
+            // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
+            const float slopesS = static_cast<float>(slopesGm.GetValue(h));
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(
@@ -205,8 +207,6 @@ public:
                 }
                 // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
-                // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
-                const float slopesS = static_cast<float>(slopesGm.GetValue(h));
             }
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
@@ -280,8 +280,6 @@ public:
                     }
                     // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
-                    // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
-                    const float slopesS = static_cast<float>(slopesGm.GetValue(h));
                 }
                 // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
@@ -307,8 +305,6 @@ public:
                 }
                 // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
-                const float slopesS = static_cast<float>(slopesGm.GetValue(h));
                 // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T141 + (j) % 2));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
@@ -466,6 +462,8 @@ public:
             // flash.py:66  acc = fd.zeros((block_q, D), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
+            // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
+            const float slopesS = static_cast<float>(slopesGm.GetValue(h));
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
@@ -490,7 +488,6 @@ public:
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
-                const float slopesS = static_cast<float>(slopesGm.GetValue(h));
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t1 = tmp0Buf.Get<float>();
                 {
