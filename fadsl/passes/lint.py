@@ -76,7 +76,7 @@ def unwritten_outputs(kernel: ir.Kernel) -> list[FadslError]:
             "device memory held (NaN in the interpreter)",
             p.loc,
             hint=f"store a tile into it (fd.store({p.name}[...], tile)) or remove the "
-            "parameter",
+            "parameter; to look at a value while debugging, fd.debug_print it",
             code="output_never_written",
         )
         for p in kernel.params

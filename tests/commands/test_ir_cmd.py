@@ -44,7 +44,7 @@ def test_unknown_pass_lists_the_valid_names(capsys) -> None:
     assert code == 1
     assert "there is no pass named 'infer_type'" in err
     assert "did you mean 'infer_types'?" in err
-    assert "passes, in pipeline order: infer_types" in err
+    assert "passes, in pipeline order: strip_debug, infer_types" in err
 
 
 def test_a_broken_fir_file_shows_the_caret(capsys, tmp_path) -> None:
