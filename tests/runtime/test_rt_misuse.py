@@ -113,6 +113,10 @@ def test_ub_buffer_on_cube_core_refused(exe):
             ],
         ),
         (
+            "fill_l0a_misaligned",
+            ["Fill on AIC 0", "dst", "512"],
+        ),
+        (
             "tbuf_get_too_long",
             [
                 "TBuf::Get on AIV 0",

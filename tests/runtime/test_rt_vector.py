@@ -105,7 +105,7 @@ def test_level0_and_repeat_reductions(exe, tmp_path, dtype):
     x = rng.uniform(-2, 2, n).astype(dt)
     y = rng.uniform(-2, 2, n).astype(dt)
     raw, _ = _run(exe, tmp_path, "l0", dtype, 0, x, y)
-    out = raw.view(dt)[: 8 * n].reshape(8, n)
+    out = raw.view(dt)[: 11 * n].reshape(11, n)
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
 
     def lane(r, l, blk, rep):
@@ -145,6 +145,14 @@ def test_level0_and_repeat_reductions(exe, tmp_path, dtype):
     ib = got[:, 1:2].copy().view(np.uint16 if dt == np.float16 else np.uint32).ravel()
     np.testing.assert_array_equal(ib, xr.argmax(axis=1))
     np.testing.assert_array_equal(out[6, :8], [tree_sum(xr[r], dt) for r in range(8)])
+    # 8, 9: ReduceRepeat<MAX>, <SUM> (issue 28: CANN 9.1's names) equal WholeReduceMax/Sum
+    np.testing.assert_array_equal(out[8], out[5])
+    np.testing.assert_array_equal(out[9], out[6])
+    # 10: ReduceRepeat<MIN> -> [value, index] per repeat
+    got = out[10, :16].reshape(8, 2)
+    np.testing.assert_array_equal(got[:, 0], rnd(xr.min(axis=1), dt))
+    ib = got[:, 1:2].copy().view(np.uint16 if dt == np.float16 else np.uint32).ravel()
+    np.testing.assert_array_equal(ib, xr.argmin(axis=1))
     # 7: BlockReduceMax -> 64 block maxima; Brcb of x[0:16] into 16 blocks at n/2
     np.testing.assert_array_equal(
         out[7, :64], rnd(x64.reshape(64, epb).max(axis=1), dt)
@@ -190,3 +198,28 @@ def test_logic_int16(exe, tmp_path):
     np.testing.assert_array_equal(out[0], x & y)
     np.testing.assert_array_equal(out[1], x | y)
     np.testing.assert_array_equal(out[2], ~x)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (
+            "ReduceRepeat<ReduceType::SUM, float, half>(f, h, 64, 1, 1, 1, 8);",
+            "dst and src of one type",
+        ),
+        ("Fill(l1.Get<half>(), InitConstValueParams<float>(1, 1, 0, 0.0f));", "Fill"),
+    ],
+)
+def test_the_new_names_refuse_what_the_headers_refuse(tmp_path, call, words):
+    """ReduceRepeat on A2/A3 takes one dtype for dst and src; Fill's value type must be
+    the tensor's (an enable_if in the asc-devkit header): both fail to compile."""
+    from rtutil import compile_cpp
+
+    source = (
+        '#include "tikicpulib.h"\nusing namespace AscendC;\n'
+        "void f_(LocalTensor<float> f, LocalTensor<half> h, TBuf<TPosition::A1> l1) {\n"
+        f"    {call}\n}}\nint main() {{ return 0; }}\n"
+    )
+    _, res = compile_cpp(source, tmp_path, check=False)
+    assert res.returncode != 0
+    assert words in res.stderr

@@ -127,6 +127,18 @@ extern "C" __global__ __aicore__ void vec_on_l1(GM_ADDR) {
     auto t = b.Get<float>();
     Adds(t, t, 1.0f, 64);
 }
+// Fill (CANN >= 9.0.0's name for InitConstValue): an L0A destination takes 512 B blocks and must be
+// 512 B aligned (Fill.md); an L1 one 32 B blocks. Filling L1 at 256 B is fine, L0A at 256 B is not.
+extern "C" __global__ __aicore__ void fill_l0a_misaligned(GM_ADDR) {
+    TPipe pipe;
+    TBuf<TPosition::A1> l1;
+    TBuf<TPosition::A2> l0a;
+    pipe.InitBuffer(l1, 1024);
+    pipe.InitBuffer(l0a, 2048);
+    Fill(l1.Get<half>()[128], InitConstValueParams<half>(1, 2, 0, half(0.0f)));
+    std::printf("l1 fill ok\n");
+    Fill(l0a.Get<half>()[128], InitConstValueParams<half>(1, 1, 0, half(0.0f)));
+}
 extern "C" __global__ __aicore__ void tbuf_get_too_long(GM_ADDR) {
     TPipe pipe;
     TBuf<TPosition::VECCALC> b;
@@ -193,6 +205,7 @@ int main(int argc, char** argv) {
     else if (c == "ids_mix") { ICPU_RUN_KF(core_ids, 3, x); }
     else if (c == "ids_aiv") { aiv(); ICPU_RUN_KF(core_ids, 3, x); }
     else if (c == "reduce_small_work") { aiv(); ICPU_RUN_KF(reduce_small_work, 1, x); }
+    else if (c == "fill_l0a_misaligned") { aic(); ICPU_RUN_KF(fill_l0a_misaligned, 1, x); }
     else if (c == "vec_on_l1") { aic(); ICPU_RUN_KF(vec_on_l1, 1, x); }
     else if (c == "tbuf_get_too_long") { aiv(); ICPU_RUN_KF(tbuf_get_too_long, 1, x); }
     else if (c == "views") { aiv(); ICPU_RUN_KF(views, 1, x); }

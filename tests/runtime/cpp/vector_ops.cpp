@@ -81,7 +81,7 @@ __aicore__ inline void VecLevel0(GM_ADDR x, GM_ADDR y, GM_ADDR out, GM_ADDR) {
     GlobalTensor<T> xg, yg, og;
     xg.SetGlobalBuffer((__gm__ T*)x, n);
     yg.SetGlobalBuffer((__gm__ T*)y, n);
-    og.SetGlobalBuffer((__gm__ T*)out, n * 8);
+    og.SetGlobalBuffer((__gm__ T*)out, n * 11);
     TPipe pipe;
     TBuf<TPosition::VECCALC> bx, by, bo;
     pipe.InitBuffer(bx, n * sizeof(T));
@@ -124,6 +124,13 @@ __aicore__ inline void VecLevel0(GM_ADDR x, GM_ADDR y, GM_ADDR out, GM_ADDR) {
     flush();
     BlockReduceMax(o, xl, 8, E, 1, 1, 8);      // 64 block maxima at o[0..63]
     Brcb(o[n / 2], xl, 2, BrcbRepeatParams(1, 8));  // 16 values broadcast into 16 blocks
+    flush();
+    // 8, 9, 10: ReduceRepeat (CANN >= 9.1.0's name) MAX (value, index), SUM, MIN (value, index)
+    ReduceRepeat<ReduceType::MAX, T, T>(o, xl, E, 8, 1, 1, 8);
+    flush();
+    ReduceRepeat<ReduceType::SUM, T, T>(o, xl, E, 8, 1, 1, 8);
+    flush();
+    ReduceRepeat<ReduceType::MIN, T, T>(o, xl, E, 8, 1, 1, 8);
     flush();
 }
 

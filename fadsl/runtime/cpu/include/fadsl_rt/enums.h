@@ -173,6 +173,8 @@ enum class RoundMode : uint8_t {
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
 enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
 enum class ReduceOrder : uint8_t { ORDER_VALUE_INDEX = 0, ORDER_INDEX_VALUE, ORDER_ONLY_VALUE, ORDER_ONLY_INDEX };
+// ReduceRepeat's reduceType (asc-devkit impl/utils/common_types.h; CANN >= 9.1.0).
+enum class ReduceType { NONE = -1, SUM = 0, MAX, MIN };
 }  // namespace AscendC
 
 // In CPU debug the core type is a runtime variable (impl/utils/sys_macros.h:61-86); it is

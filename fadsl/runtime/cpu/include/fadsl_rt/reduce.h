@@ -117,7 +117,7 @@ namespace fadsl_rt {
 template <typename T, typename M>
 void WholeReduce(const char* api, bool isMax, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                  const M& mask, int32_t repeat, int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride,
-                 AscendC::ReduceOrder order) {
+                 AscendC::ReduceOrder order, bool isMin = false) {
     static_assert(kFloatVec<T>, "fadsl-cpu-runtime: WholeReduceMax/Sum support half and float on A2/A3");
     if (repeat < 0 || repeat > 255) Fail(api, Str("repeatTime ", repeat, " is outside [0, 255]"));
     const LaneMask m = MakeMask(api, mask, 256 / sizeof(T));
@@ -142,7 +142,7 @@ void WholeReduce(const char* api, bool isMax, const AscendC::LocalTensor<T>& dst
             if (!m.on[l]) continue;
             const double x = ToD(*src.Ptr(LaneOff<T>(r, l, gs)));
             v.push_back(x);
-            if (bi < 0 || x > best) best = x, bi = static_cast<int32_t>(l);
+            if (bi < 0 || (isMin ? x < best : x > best)) best = x, bi = static_cast<int32_t>(l);
         }
         if (bi < 0) continue;  // no active lane: nothing written (UNVERIFIED)
         T* d = dst.Ptr(uint64_t(r) * dstRepStride * unit);
@@ -229,6 +229,35 @@ __aicore__ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTens
     ::fadsl_rt::Api fadslCall_("WholeReduceSum", fadslSite_);
     fadsl_rt::WholeReduce("WholeReduceSum", false, dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
                           srcRepStride, ReduceOrder::ORDER_ONLY_VALUE);
+}
+// ReduceRepeat (CANN >= 9.1.0; asc-devkit ReduceRepeat.md, kernel_operator_vec_reduce_intf.h): the
+// successor of WholeReduceSum/Max/Min, the operation a template argument. A2/A3: T and U the same,
+// half or float. SUM ignores `order`; MAX and MIN return value and index as `order` says. fadsl
+// emits WholeReduceMax/Sum (docs/backend.md, "API names and CANN versions").
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+__aicore__ inline void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const int32_t mask,
+                                    const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                                    const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                                    FADSL_RT_SITE) {
+    static_assert(std::is_same<T, U>::value, "fadsl-cpu-runtime: ReduceRepeat needs dst and src of one type on A2/A3");
+    static_assert(reduceType != ReduceType::NONE, "fadsl-cpu-runtime: ReduceRepeat takes SUM, MAX or MIN");
+    ::fadsl_rt::Api fadslCall_("ReduceRepeat", fadslSite_);
+    const bool sum = reduceType == ReduceType::SUM;
+    fadsl_rt::WholeReduce("ReduceRepeat", !sum, dst, src, static_cast<uint64_t>(mask), repeatTime, dstRepStride,
+                          srcBlkStride, srcRepStride, sum ? ReduceOrder::ORDER_ONLY_VALUE : order,
+                          reduceType == ReduceType::MIN);
+}
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+__aicore__ inline void ReduceRepeat(const LocalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t mask[],
+                                    const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                                    const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                                    FADSL_RT_SITE) {
+    static_assert(std::is_same<T, U>::value, "fadsl-cpu-runtime: ReduceRepeat needs dst and src of one type on A2/A3");
+    static_assert(reduceType != ReduceType::NONE, "fadsl-cpu-runtime: ReduceRepeat takes SUM, MAX or MIN");
+    ::fadsl_rt::Api fadslCall_("ReduceRepeat", fadslSite_);
+    const bool sum = reduceType == ReduceType::SUM;
+    fadsl_rt::WholeReduce("ReduceRepeat", !sum, dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride,
+                          sum ? ReduceOrder::ORDER_ONLY_VALUE : order, reduceType == ReduceType::MIN);
 }
 #define FADSL_RT_BLOCKRED(NAME, ISMAX)                                                                             \
     template <typename T, bool isSetMask = true>                                                                   \
