@@ -33,6 +33,44 @@ def useful_flops(causal: bool, s: int) -> float:
     return 5 * 2 * D * pairs * B * N
 
 
+def models(sets: list[str]) -> list[tuple[bool, int, object, dict]]:
+    """(causal, S, model with the planner's choices made, env) per shape."""
+    from fadsl.commands import common
+    from fadsl.perf.kernel import KernelModel
+
+    t = targets.get(TARGET)
+    out = []
+    for causal, s in SHAPES:
+        args = argparse.Namespace(
+            file=os.path.join(ROOT, "examples", "fa2_bwd.py"),
+            kernel=None,
+            sets=[f"causal={causal}", *sets],
+            dtype=None,
+            shape=f"B={B},N={N},Sq={s},Skv={s},D={D}",
+        )
+        binding = common.build(args)
+        env = binding.model_env()
+        model = KernelModel(binding.kernel, t).at(env)
+        out.append((causal, s, model, env))
+    return out
+
+
+def tflops_ranges(sets: list[str]) -> list[object]:
+    """Each shape's TFLOPS as a range (fadsl/perf/ranges.py)."""
+    from fadsl.perf import ranges
+
+    cases = models(sets)
+
+    def figures(get: object) -> list[float]:
+        t = get(TARGET)  # type: ignore[operator]
+        return [
+            useful_flops(c, s) / m.retarget(t).estimate(env).time_s / 1e12
+            for c, s, m, env in cases
+        ]
+
+    return ranges.parallel(figures)
+
+
 def rows(sets: list[str]) -> list[tuple[bool, int, float, float, int, int]]:
     """(causal, S, modelled seconds, TFLOPS, tasks, blockDim) per shape."""
     from fadsl.commands import common
@@ -64,18 +102,30 @@ def main() -> int:
         default=[],
         help="a tile constant, e.g. block_kv=64 (default: the example's)",
     )
-    sets = parser.parse_args().sets
+    parser.add_argument(
+        "--no-ranges", action="store_true", help="central figures only (faster)"
+    )
+    a = parser.parse_args()
+    sets = a.sets
+    spans = None if a.no_ranges else tflops_ranges(sets)
     print(
         f"generated backward (examples/fa2_bwd.py{', ' + ', '.join(sets) if sets else ''})"
         f", MODELLED on {TARGET}: B={B}, N={N}, D={D}, fp16;\n"
         "TFLOPS = 5 matmuls x 2 D FLOPs per visible (q, k) pair / modelled time"
     )
     print(
-        f"{'causal':>6} {'S':>6}  {'time ms':>8}  {'TFLOPS':>6}  {'tasks':>5}  blockDim"
+        "TFLOPS C [L, H]: central, lowest and highest with every uncertain cost-table "
+        "entry at x0.5 and x2\n(fadsl/perf/ranges.py); no native backward reference "
+        "yet, so no ratio"
     )
-    for causal, s, secs, tflops, tasks, block_dim in rows(sets):
+    print(
+        f"{'causal':>6} {'S':>6}  {'time ms':>8}  {'TFLOPS C [L, H]':>22}  {'tasks':>5}  "
+        "blockDim"
+    )
+    for k, (causal, s, secs, tflops, tasks, block_dim) in enumerate(rows(sets)):
+        span = spans[k].text(".1f") if spans else f"{tflops:.1f}"  # type: ignore[attr-defined]
         print(
-            f"{'yes' if causal else 'no':>6} {s:>6}  {secs * 1e3:8.3f}  {tflops:6.1f}  "
+            f"{'yes' if causal else 'no':>6} {s:>6}  {secs * 1e3:8.3f}  {span:>22}  "
             f"{tasks:>5}  {block_dim}"
         )
     print("every figure above is MODELLED, not measured (no NPU here)")

@@ -149,7 +149,41 @@ def print_packing(sq: int = 4) -> None:
         )
 
 
-def part3() -> None:
+def fraction_ranges(rows: list[Row]) -> list[object]:
+    """Each row's HBM fraction as a range (fadsl/perf/ranges.py): every uncertain
+    cost-table entry at x0.5 and x2, the fitted ones refitted."""
+    from fadsl.commands import common
+    from fadsl.perf import ranges
+    from fadsl.perf.kernel import KernelModel
+
+    t = targets.get(TARGET)
+    pages = SKV // PAGE
+    cases = []
+    for r in rows:
+        args = argparse.Namespace(
+            file=EXAMPLE,
+            kernel=None,
+            sets=[f"kv_splits={r.splits}", f"block_kv={r.block_kv}"],
+            dtype=None,
+            shape=f"B={r.b},N={N},Nkv={NKV},Sq=1,D={D},Pages={r.b * pages},"
+            f"MaxPages={pages}",
+        )
+        binding = common.build(args, target=t)
+        env = binding.model_env()
+        cases.append((KernelModel(binding.kernel, t), env, 2 * r.b * SKV * NKV * D * 2))
+
+    def figures(get: object) -> list[float]:
+        moved = get(TARGET)  # type: ignore[operator]
+        hbm = moved.rate("hbm_bytes_per_s")
+        return [
+            nbytes / m.retarget(moved).estimate(env).time_s / hbm
+            for m, env, nbytes in cases
+        ]
+
+    return ranges.parallel(figures)
+
+
+def part3(spread: bool = True) -> None:
     print(
         f"3. decode over a paged KV cache (examples/decode_paged.py), MODELLED on "
         f"{TARGET}:\n   N={N}, Nkv={NKV}, Sq=1, D={D}, Skv={SKV} per sequence, pages of "
@@ -157,19 +191,24 @@ def part3() -> None:
     )
     print(
         f"{'B':>3} {'kv_splits':>9} {'block_kv':>8} {'tasks':>5} {'cores':>5} "
-        f"{'time':>10} {'post':>8} {'HBM':>6}"
+        f"{'time':>10} {'post':>8} {'HBM C [L, H]':>18}"
     )
-    for r in decode_rows():
+    rows = decode_rows()
+    spans = fraction_ranges(rows) if spread else None
+    for k, r in enumerate(rows):
+        hbm = spans[k].text(".2f") if spans else f"{r.fraction:.3f}"  # type: ignore[attr-defined]
         print(
             f"{r.b:>3} {r.splits:>9} {r.block_kv:>8} {r.tasks:>5} {r.block_dim:>5} "
-            f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {r.fraction:6.3f}"
+            f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {hbm:>18}"
         )
     print(
         "   kv_splits=1: no split-KV; block_kv: keys per KV iteration (pages of "
         f"{PAGE}); per batch the rows are: no split, split with one page per "
         "block, split with the block and split count the model ranks first among "
         "those that fit; post: the SyncAll and the merge of the parts (included in "
-        "time); issue 18's target is >= 0.70 with split-KV"
+        "time); HBM C [L, H]: the fraction of the HBM bandwidth, central and its "
+        "range with every uncertain cost-table entry at x0.5 and x2 "
+        "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV"
     )
     print_packing()
 

@@ -32,6 +32,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -171,8 +172,87 @@ def target16(causal: bool, s: int) -> float:
     return 0.70 if causal or s < 8192 else 0.80
 
 
-def part2(what_if: dict[str, int] | None = None, sets: tuple[str, ...] = ()) -> bool:
+def gen_models(
+    sets: tuple[str, ...], what_if: dict[str, int] | None
+) -> list[tuple[Any, Any, Any]]:
+    """(model, env, native shape) per issue-16 shape, the models on 910B2."""
+    from fadsl.commands import common
+    from fadsl.perf.kernel import KernelModel
+
+    t = targets.get(GENERATED)
+    models: dict[bool, KernelModel] = {}
+    out = []
+    for causal, n, s in GEN_SHAPES:
+        binding = common.build(
+            argparse.Namespace(
+                file=os.path.join(ROOT, "examples", "fa2.py"),
+                kernel=None,
+                sets=[f"causal={causal}", *sets],
+                dtype=None,
+                shape=f"B=1,N={n},Sq={s},Skv={s},D=128",
+            )
+        )
+        if causal not in models:
+            models[causal] = KernelModel(binding.kernel, t)
+            if what_if:
+                plan = dataclasses.replace(models[causal].kv_schedule, **what_if)
+                models[causal] = KernelModel(binding.kernel, t, plan)
+        out.append(
+            (models[causal], binding.env(), native.Shape(1, n, n, s, 128, causal))
+        )
+    return out
+
+
+def ratio_figures(get: Any, cases: list[tuple[Any, Any, Any]]) -> list[float]:
+    """generated / native TFLOPS per case with the targets of one table."""
+    t = get(GENERATED)
+    moved: dict[int, Any] = {}
+    out = []
+    for model, env, shape in cases:
+        m = moved.setdefault(id(model), model.retarget(t))
+        gen = native.useful_flops(shape) / m.estimate(env).time_s / 1e12
+        out.append(gen / native.estimate(shape, t).tflops)
+    return out
+
+
+_CASES: list[tuple[Any, Any, Any]] = []
+"""The models of the shapes, shared with the worker processes (forked)."""
+
+
+def _move(job: tuple[str, dict[str, float]]) -> tuple[str, list[float]]:
+    from fadsl.perf import calibration, ranges
+
+    label, factors = job
+    values = calibration.fit(factors)
+    return label, ratio_figures(ranges._targets(values, factors), _CASES)
+
+
+def ratio_ranges(
+    sets: tuple[str, ...], what_if: dict[str, int] | None, jobs: int = 2
+) -> list[Any]:
+    """The ratios as ranges (fadsl/perf/ranges.py), the moves over ``jobs``
+    processes."""
+    import multiprocessing
+
+    from fadsl.perf import ranges
+
+    _CASES[:] = gen_models(sets, what_if)
+    work = ranges.moves()
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = dict(pool.map(_move, work))
+    else:
+        results = dict(map(_move, work))
+    return ranges.from_results(results)
+
+
+def part2(
+    what_if: dict[str, int] | None = None,
+    sets: tuple[str, ...] = (),
+    spread: bool = True,
+) -> bool:
     rows = generated_rows(what_if, sets)
+    spans = ratio_ranges(sets, what_if) if spread else None
     print()
     if what_if:
         print("WHAT-IF: the schedule below is not the one the IR gives (--what-if)")
@@ -191,18 +271,33 @@ def part2(what_if: dict[str, int] | None = None, sets: tuple[str, ...] = ()) -> 
         + ", update in program order"
     )
     print(
+        "   ratio C [L, H]: central, and the lowest and highest with every uncertain "
+        "cost-table entry\n   at x0.5 and x2 in turn (the fitted ones refitted): "
+        "fadsl/perf/ranges.py"
+    )
+    print(
         f"{'causal':>6} {'N':>2} {'S':>6}  {'before':>6} -> {'generated':>9}  "
-        f"{'native':>6}  {'ratio':>12}  {'target':>6}  met"
+        f"{'native':>6}  {'ratio C [L, H]':>20}  {'target':>6}  met"
     )
     ok = True
-    for causal, n, s, gen, nat, _, old in rows:
+    for k, (causal, n, s, gen, nat, _, old) in enumerate(rows):
         ratio, want = gen / nat, target16(causal, s)
         ok &= ratio >= want
+        span = spans[k].text() if spans else f"{ratio:.2f}"
         print(
             f"{'yes' if causal else 'no':>6} {n:>2} {s:>6}  {old:6.1f} -> {gen:9.1f}  "
-            f"{nat:6.1f}  {old / nat:4.2f} -> {ratio:4.2f}  "
+            f"{nat:6.1f}  {span:>20}  "
             f"{'>=' + format(want, '.2f'):>6}  {'yes' if ratio >= want else 'no'}"
         )
+    if spans:
+        from fadsl.perf.ranges import sensitivity
+
+        print(
+            "   what moves the ratios most (largest relative change of any ratio, "
+            "down / up):"
+        )
+        for name, lo, hi in sensitivity(spans)[:8]:
+            print(f"     {name:28} {100 * lo:+6.1f}% / {100 * hi:+6.1f}%")
     return ok
 
 
@@ -227,14 +322,19 @@ def main() -> int:
         help="part 2 with fa2 compiled with this tile constant, e.g. block_kv=256 "
         "(a configuration fadsl tune searches; repeatable)",
     )
+    parser.add_argument(
+        "--no-ranges",
+        action="store_true",
+        help="central figures only (the ranges take a few minutes of CPU)",
+    )
     args = parser.parse_args()
     what_if = parse_what_if(args.what_if)
     ok1 = part1()
-    ok2 = part2(what_if, tuple(args.sets))
+    ok2 = part2(what_if, tuple(args.sets), not args.no_ranges)
     print()
     from decode_model import part3  # bench/decode_model.py (issue 18)
 
-    part3()
+    part3(not args.no_ranges)
     print()
     print(
         "every figure above except 'published' is MODELLED, not measured (no NPU here)"

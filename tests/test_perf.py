@@ -61,7 +61,7 @@ def test_heads_do_not_share_and_lru_evicts() -> None:
 
 SOURCE_MARK = re.compile(
     r"^(UNVERIFIED|assumption|default:|fitted by bench/kernel_model\.py)"
-    r"|\.(md|ini|cpp|h|hpp|cc|yaml)\b|anandtech|derived"
+    r"|\.(md|ini|cpp|h|hpp|cc|yaml|py)\b|anandtech|derived"
 )
 
 
@@ -70,7 +70,7 @@ def test_every_rate_has_a_source_or_an_unverified_mark(name: str) -> None:
     t = targets.get(name)
     for rate in t.rates.values():
         assert SOURCE_MARK.search(rate.source), (name, rate.name, rate.source)
-    for fitted in ("launch_overhead_cycles", "iteration_overhead_cycles"):
+    for fitted in calibration.FITTED:
         if t.split:
             assert t.rates[fitted].source.startswith("fitted by bench/kernel_model.py")
 
@@ -105,7 +105,7 @@ def test_native_configuration_follows_the_cann_tiling() -> None:
 def test_the_calibration_meets_its_targets_but_16k() -> None:
     values = calibration.fit()
     for k, v in values.items():  # the target file carries the fitted values
-        assert targets.get("ascend910b2").rate(k) == round(v)
+        assert targets.get("ascend910b2").rate(k) == pytest.approx(v, rel=1e-3)
     for row in calibration.calibration(values):
         if row.fitted:
             assert abs(row.error) < 0.5

@@ -13,7 +13,10 @@ this module reads the flags and prints.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from fadsl.commands import common
@@ -50,6 +53,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "accesses outside a tensor; each report names the generated and the DSL line",
     )
     p.add_argument(
+        "--profile",
+        action="store_true",
+        help="record every Ascend C call the kernel executes and time it pipe by pipe "
+        "with the cost table: writes trace.json (Perfetto / chrome://tracing), "
+        "profile.txt, profile.json, profile.svg and the record itself (record.tsv) "
+        "into the -o folder (MODELLED)",
+    )
+    p.add_argument(
         "--timeout",
         default="600",
         help="seconds the CPU-runtime run may take, a number above 0 (default 600)",
@@ -73,15 +84,24 @@ def main(args: argparse.Namespace) -> int:
     )
     for line in runio.nonfinite_report(inputs):
         print(line, file=sys.stderr)
-    run = sim_run.simulate(
-        binding,
-        inputs,
-        args.file,
-        not args.skip_resource_proof,
-        timeout,
-        sys.stderr,
-        sanitize=args.sanitize,
-    )
+    rows: list[Any] | None = None
+    raw = b""
+    with _recording(args.profile) as path:
+        run = sim_run.simulate(
+            binding,
+            inputs,
+            args.file,
+            not args.skip_resource_proof,
+            timeout,
+            sys.stderr,
+            sanitize=args.sanitize,
+        )
+        if path is not None:
+            from fadsl.backends.sim.recording import record_rows
+
+            rows = record_rows(path)
+            with open(path, "rb") as f:
+                raw = f.read()
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
         "built_with": f"cmake, {sim_run.compiler_version()}, RUN_MODE=fadsl",
@@ -101,9 +121,48 @@ def main(args: argparse.Namespace) -> int:
         )
         check = runio.check_outputs(binding, inputs, run.outputs)
     extra["result"] = "not checked" if check is None else _verdict(check.passed)
+    profile: list[str] = []
     with atomic_dir(args.output) as tmp:
+        if rows is not None:
+            profile = _profile(tmp, rows, binding, target, args.output)
+            with open(os.path.join(tmp, "record.tsv"), "wb") as f:
+                f.write(raw)
+            extra["profile"] = (
+                "trace.json, profile.txt, profile.json, profile.svg, record.tsv"
+            )
         runio.write_run(tmp, binding, inputs, run.outputs, check, extra)
-    return _report(binding, check, extra, args.output)
+    code = _report(binding, check, extra, args.output)
+    for line in profile:
+        print(line)
+    return code
+
+
+@contextlib.contextmanager
+def _recording(on: bool) -> Iterator[str | None]:
+    """The record's path while the kernel runs (FADSL_RECORD), or None when off."""
+    if not on:
+        yield None
+        return
+    from fadsl.backends.sim.recording import recording
+
+    with recording() as path:
+        yield path
+
+
+def _profile(
+    folder: str, rows: list[Any], binding: Binding, target: Any, shown: str
+) -> list[str]:
+    """Time the record and write the profile files; the lines to print."""
+    from fadsl.perf.costs import cost_table
+    from fadsl.perf.timer.profile import write_profile
+    from fadsl.perf.timer.summary import text
+
+    shape = ",".join(f"{k}={v}" for k, v in binding.shape.items())
+    title = f"{binding.kernel.name} [{shape}] on {target.name}"
+    tm = write_profile(folder, rows, cost_table(target), title)
+    return [f"  profile ({len(rows)} executed calls) -> {shown}/trace.json"] + [
+        "  " + line for line in text(tm)
+    ]
 
 
 def _bind(args: argparse.Namespace, target: Any) -> Binding:

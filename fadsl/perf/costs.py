@@ -122,7 +122,7 @@ CONSTANTS: tuple[Const, ...] = (
         "assumption",
     ),
     Const(
-        "cross_core_flag_cycles",
+        "flag_handover_cycles",
         1000,
         "cycles from a CrossCoreSetFlag to the wait it releases on another core",
         f"{PTO_FA}: NPU_LOGICAL_TILE_SYNC_CYCLES = 1000, the onboard correction per "
@@ -136,11 +136,12 @@ CONSTANTS: tuple[Const, ...] = (
         f"{PTO_FA}: NPU_BLOCK_DISPATCH_CYCLES = 2000 per block, onboard correction",
     ),
     Const(
-        "launch_cycles",
+        "launch_overhead_cycles",
         10905,
         "cycles per kernel launch before the first block starts",
         f"{PTO_FA}: FitConstants.launch_overhead_cycles = 10904.841, fitted to "
-        "their simulator traces",
+        "their simulator traces (a target file may carry a value fitted to "
+        "published native figures instead: perf/calibration.py)",
     ),
     Const(
         "pipe_queue_depth",
@@ -175,6 +176,8 @@ UNCERTAIN_RATES: tuple[str, ...] = (
     "vector_transcendental_cost",
     "hbm_bytes_per_s",
     "fixpipe_bytes_per_cycle",
+    "iteration_overhead_cycles",
+    "task_overhead_cycles",
 )
 """Chip rates marked UNVERIFIED or assumption in the 910B files (moved in the range).
 The clock, L2 read/write and ddr rates come from the platform .ini and stay put."""
@@ -184,11 +187,13 @@ BY_NAME = {c.name: c for c in CONSTANTS}
 
 @dataclass(frozen=True)
 class CostTable:
-    """The per-instruction constants and the chip's rates of one target."""
+    """The per-instruction constants and the chip's rates of one target. A target
+    file may carry a constant (a fitted value: ``perf/calibration.py``); then the
+    file's value is the table's."""
 
     target: Target
     values: Mapping[str, float]
-    """Every per-instruction constant, by name (``CONSTANTS``, perhaps scaled)."""
+    """Every per-instruction constant, by name (``CONSTANTS``, or the target's)."""
 
     def __getitem__(self, name: str) -> float:
         if name in self.values:
@@ -201,16 +206,28 @@ class CostTable:
 
     def scaled(self, factors: Mapping[str, float]) -> CostTable:
         """The table with some entries (constants or chip rates) multiplied."""
+        return self.replaced({n: self[n] * k for n, k in factors.items()})
+
+    def replaced(self, new: Mapping[str, float]) -> CostTable:
+        """The table with some entries replaced. Its ``target`` carries every
+        constant as a rate, so a model built from that target (``KernelModel``,
+        ``native.estimate``) charges the same values."""
         values = dict(self.values)
         rates = dict(self.target.rates)
-        for name, k in factors.items():
-            if name in values:
-                values[name] = values[name] * k
-            elif name in rates:
-                r = rates[name]
-                rates[name] = Rate(name, r.value * k, r.unit, r.source)
-            else:
+        for name, v in new.items():
+            if name not in values and name not in rates:
                 raise KeyError(f"no cost-table entry {name!r}")
+            if name in values:
+                values[name] = float(v)
+        for name, v in values.items():
+            old = rates.get(name)
+            unit = old.unit if old else BY_NAME[name].unit
+            source = old.source if old else BY_NAME[name].source
+            rates[name] = Rate(name, float(v), unit, source)
+        for name, v in new.items():
+            if name not in values:
+                r = rates[name]
+                rates[name] = Rate(name, float(v), r.unit, r.source)
         return CostTable(dataclasses.replace(self.target, rates=rates), values)
 
     @property
@@ -221,8 +238,13 @@ class CostTable:
 def cost_table(
     target: Target, overrides: Mapping[str, float] | None = None
 ) -> CostTable:
-    """The table for ``target``; ``overrides`` replace constants by value."""
-    values = {c.name: float(c.value) for c in CONSTANTS}
+    """The table for ``target`` (its file's value of a constant wins over the
+    default); ``overrides`` replace constants by value."""
+    rates = target.rates
+    values = {
+        c.name: rates[c.name].value if c.name in rates else float(c.value)
+        for c in CONSTANTS
+    }
     for name, v in (overrides or {}).items():
         if name not in values:
             raise KeyError(f"no per-instruction constant {name!r}")

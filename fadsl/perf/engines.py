@@ -77,10 +77,33 @@ class Engines:
     task_s: float
     launch_s: float
 
+    copy_s: float = 0.0
+    """Start-up of one GM transfer (``copy_startup_cycles``)."""
+    load_data_s: float = 0.0
+    mmad_s: float = 0.0
+    fixpipe_start_s: float = 0.0
+    issue_s: float = 0.0
+    """Scalar issue of one call (``scalar_issue_cycles``)."""
+    target: Target | None = None
+    active: int = 1
+
     @classmethod
     def of(cls, t: Target, active: int) -> Engines:
+        """The rates and the cost table's constants (``perf/costs.py``) of ``t``
+        with ``active`` AI cores running: a vector op is charged its start-up, the
+        drain of the PipeBarrier after it and the barrier; a kernel its launch and
+        the dispatch of its blocks one after another."""
+        from fadsl.perf.costs import cost_table
+
+        tb = cost_table(t)
         f = t.rate("clock_hz")
         share = t.rate("hbm_bytes_per_s") / max(1, active)
+        per_op = (
+            tb["vector_startup_cycles"]
+            + tb["vector_latency_cycles"]
+            + tb["pipe_barrier_cycles"]
+        )
+        dispatch = tb["block_dispatch_cycles"] * max(0, active - 1)
         return cls(
             clock=f,
             ddr=min(t.rate("ddr_bytes_per_cycle") * f, share),
@@ -94,11 +117,18 @@ class Engines:
             vector=t.rate("vector_elems_per_cycle") * f,
             transcendental=t.rate("vector_transcendental_cost"),
             vector_units=2 if t.split else 1,
-            barrier_s=t.rate("pipe_barrier_cycles") / f,
-            flag_s=t.rate("flag_handover_cycles") / f,
+            barrier_s=per_op / f,
+            flag_s=tb["flag_handover_cycles"] / f,
             round_s=t.rate("iteration_overhead_cycles") / f,
             task_s=t.rate("task_overhead_cycles") / f,
-            launch_s=t.rate("launch_overhead_cycles") / f,
+            launch_s=(tb["launch_overhead_cycles"] + dispatch) / f,
+            copy_s=tb["copy_startup_cycles"] / f,
+            load_data_s=tb["load_data_startup_cycles"] / f,
+            mmad_s=tb["mmad_startup_cycles"] / f,
+            fixpipe_start_s=tb["fixpipe_startup_cycles"] / f,
+            issue_s=tb["scalar_issue_cycles"] / f,
+            target=t,
+            active=active,
         )
 
     def read_s(self, nbytes: float, hit: float) -> float:

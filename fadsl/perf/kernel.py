@@ -20,6 +20,7 @@ The time and TFLOPS that ``fadsl timeline``, ``tune`` and ``check`` print are th
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -168,6 +169,18 @@ class KernelModel:
             base.task_order if base else task_order(grid, int(target.rate("l2_bytes")))
         )
         """The order the generated kernel deals the tasks in (plan/task_order.py)."""
+
+    def retarget(self, target: Target) -> KernelModel:
+        """This model on ``target``, a chip that differs in rates and cost-table
+        constants only (not in sizes or cores): the steps are shared, every time is
+        charged anew (the ranges of ``perf/ranges.py``)."""
+        other = copy.copy(self)
+        other.target = target
+        other.cost = copy.copy(self.cost)
+        other.cost.target = target
+        other.post = None if self.post is None else self.post.retarget(target)
+        other._variants = {k: v.retarget(target) for k, v in self._variants.items()}
+        return other
 
     def at(self, env: Mapping[str, Any]) -> KernelModel:
         """This model with the L0 decisions the planner makes at ``env`` (Q resident in

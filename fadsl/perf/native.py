@@ -38,20 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fadsl.perf import l2
+from fadsl.perf import native_round as nr
+from fadsl.perf.costs import cost_table
 from fadsl.perf.engines import Engines
 from fadsl.target import Target
 
 ROUND_KEYS = 1024
 """S2 block 128 x nRatio 8 (T:3066, T:3074)."""
-SOFTMAX_OPS = 5
-"""Vector ops per S element: Muls, row max, subtract, row sum, cast (K:1308, K:1470,
-SoftmaxFlashV2 K:1949-2008); the exp is counted as a transcendental."""
-UPDATE_OPS = 2
-"""Vector ops per O element per round: multiply by exp(m_old - m_new), add (K:2227-2229)."""
-CHUNK_ROWS = 8
-"""Rows of S per vector chunk: 1024 / 1024 * 8 (K:1062)."""
-BARRIERS_PER_CHUNK = 5
-"""PipeBarrier<PIPE_V> per chunk of ProcessVec1 (K:1307, 1351, 1355, 1396, 1443)."""
 
 
 @dataclass(frozen=True)
@@ -304,56 +297,38 @@ def _ring(
 def _round_times(
     shape: Shape, blk: int, r: Round, e: Engines, hit: float
 ) -> tuple[float, float, float, float]:
-    """(bmm1, bmm2, softmax, update) seconds of one round of ``keys`` keys."""
-    p = round_engines(shape, blk, r, e, hit)
-    bmm1 = _matmul(
-        e, *(p[f"bmm1 {k}"] for k in ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE"))
-    )
-    bmm2 = _matmul(
-        e, *(p[f"bmm2 {k}"] for k in ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE"))
-    )
-    vec1 = p["vec1 AIV MTE2"] + p["vec1 VECTOR"] + p["vec1 AIV MTE3"]
-    vec2 = p["vec2 AIV MTE2"] + p["vec2 VECTOR"] + p["vec2 AIV MTE3"]
-    return bmm1, bmm2, vec1, vec2
+    """(bmm1, bmm2, softmax, update) seconds of one round of ``keys`` keys
+    (``perf/native_round.py``: instruction by instruction, from the cost table)."""
+    tb = cost_table(e.target)
+    keys, masked = r
+    f = tb.clock
+    cube = nr.cube_cycles(blk, keys, shape.D, hit, e.active, tb)
+    blocks = -(-keys // nr.BASE)
+    bmm = [
+        nr.matmul_cycles([cube[f"{m} {k}"] for k in _CUBE], blocks) / f
+        for m in ("bmm1", "bmm2")
+    ]
+    vec1 = nr.vec1_cycles(blk, keys, masked, tb)["total"] / f
+    vec2 = nr.vec2_cycles(blk, shape.D, tb)["total"] / f
+    return bmm[0], bmm[1], vec1, vec2
+
+
+_CUBE = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")
 
 
 def round_engines(
     shape: Shape, blk: int, r: Round, e: Engines, hit: float
 ) -> dict[str, float]:
-    """Seconds of each engine's part of one round of ``keys`` keys, keyed
-    ``"<step> <engine>"``: the cube's steps (bmm1 = Q K^T, bmm2 = P V, for both vector
-    cores: one K/V load into L1) and one vector core's (vec1 = softmax, vec2 = update).
-    """
+    """Seconds of each engine's part of one round, keyed ``"<step> <engine>"``: the
+    cube's steps (bmm1 = Q K^T, bmm2 = P V, for both vector cores) and one vector
+    core's (vec1 = softmax, vec2 = update)."""
+    tb = cost_table(e.target)
     keys, masked = r
-    d = shape.D
-    s_elems = blk * keys  # one vector core's S tile per round
-    out = {
-        "bmm1 AIC MTE2": e.read_s(keys * d * 2, hit) + e.read_s(2 * blk * d * 2, 1.0),
-        "bmm1 MTE1": e.mte1_s(2 * blk * d * 2, 2 * keys * d * 2),
-        "bmm1 CUBE": e.cube_s(2 * 2 * blk * keys * d),
-        "bmm1 FIXPIPE": e.fixpipe_s(2 * s_elems * 4),
-        "bmm2 AIC MTE2": e.read_s(keys * d * 2, hit) + e.read_s(2 * s_elems * 2, 1.0),
-        "bmm2 MTE1": e.mte1_s(2 * s_elems * 2, 2 * keys * d * 2),
-        "bmm2 CUBE": e.cube_s(2 * 2 * blk * keys * d),
-        "bmm2 FIXPIPE": e.fixpipe_s(2 * blk * d * 4),
-    }
-    chunks = -(-blk // CHUNK_ROWS)
-    mask = s_elems if masked else 0  # read the uint8 mask, one Select per element
-    out["vec1 AIV MTE2"] = e.read_s(s_elems * 4 + mask, 1.0)
-    out["vec1 VECTOR"] = e.vector_s(
-        (SOFTMAX_OPS * s_elems) + mask, s_elems, BARRIERS_PER_CHUNK * chunks
-    )
-    out["vec1 AIV MTE3"] = e.write_s(s_elems * 2)
-    o_bytes = blk * d * 4
-    out["vec2 AIV MTE2"] = 2 * e.read_s(o_bytes, 1.0)
-    out["vec2 VECTOR"] = e.vector_s(UPDATE_OPS * blk * d, blk, 1)
-    out["vec2 AIV MTE3"] = e.write_s(o_bytes)
-    return out
-
-
-def _matmul(e: Engines, load: float, mte1: float, cube: float, fix: float) -> float:
-    """One IterateAll: the matmul library pipelines its 128-wide base blocks over the
-    cube core's engines, so it takes the busiest engine's time plus one base block of
-    the others (the pipe fill), 8 base blocks per 1024 keys."""
-    parts = (load, mte1, cube, fix)
-    return max(parts) + (sum(parts) - max(parts)) / 8
+    out = nr.cube_cycles(blk, keys, shape.D, hit, e.active, tb)
+    for step, parts in (
+        ("vec1", nr.vec1_cycles(blk, keys, masked, tb)),
+        ("vec2", nr.vec2_cycles(blk, shape.D, tb)),
+    ):
+        for k in ("AIV MTE2", "VECTOR", "AIV MTE3"):
+            out[f"{step} {k}"] = parts[k]
+    return {k: v / tb.clock for k, v in out.items()}

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 def sync_all_s(target: Target) -> float:
     """Modelled seconds of one SyncAll<false>() (an assumption: see the module doc)."""
-    cycles = HANDOVERS_PER_SYNC_ALL * target.rate("flag_handover_cycles")
+    from fadsl.perf.costs import cost_table
+
+    cycles = HANDOVERS_PER_SYNC_ALL * cost_table(target)["flag_handover_cycles"]
     return cycles / target.rate("clock_hz")
 
 

@@ -84,7 +84,7 @@ def test_a_cross_core_wait_waits_for_the_other_core() -> None:
     assert cube[0].end - cube[0].start == pytest.approx(
         T["mmad_startup_cycles"] + 8 * 8 * 8 * 8192 / T["cube_flops_per_cycle"]
     )
-    assert vec[0].start == pytest.approx(cube[1].start + T["cross_core_flag_cycles"])
+    assert vec[0].start == pytest.approx(cube[1].start + T["flag_handover_cycles"])
     assert vec[1].start >= vec[0].start
 
 
@@ -133,7 +133,7 @@ def test_blocks_start_one_dispatch_apart_and_the_launch_is_added() -> None:
     tm = time_record(rows, T)
     gap = tm.placed["AIV2"][0].start - tm.placed["AIV0"][0].start
     assert gap == pytest.approx(T["block_dispatch_cycles"])
-    assert tm.total_cycles == pytest.approx(T["launch_cycles"] + tm.span)
+    assert tm.total_cycles == pytest.approx(T["launch_overhead_cycles"] + tm.span)
 
 
 def test_rows_as_the_parser_gives_them() -> None:

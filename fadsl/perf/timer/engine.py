@@ -16,11 +16,11 @@ Rules (docs/cost-model.md, "The timer"):
    the ``WaitFlag`` it pairs with (the record's ``from``) holds its destination pipe
    (the scalar when that is ``S``) until ``flag_cycles`` after;
 5. ``CrossCoreSetFlag`` fires the same way; a ``CrossCoreWaitFlag`` waits until
-   ``cross_core_flag_cycles`` after the latest set it consumed (``from``: core and seq);
+   ``flag_handover_cycles`` after the latest set it consumed (``from``: core and seq);
    ``SyncAll`` waits for every core's arrival, then two cross-core latencies;
 6. GM reads hit or miss the shared L2 and misses share the HBM (``perf/timer/memory.py``);
 7. block b starts ``b x block_dispatch_cycles`` after the launch; the kernel takes
-   ``launch_cycles`` plus the latest result of any core.
+   ``launch_overhead_cycles`` plus the latest result of any core.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fadsl.errors import InternalError
 from fadsl.perf.costs import CostTable
 from fadsl.perf.timer.charge import SYNC, charge
 from fadsl.perf.timer.instr import Instr
@@ -139,7 +140,7 @@ class Timer:
                     heapq.heappush(heap, (core.issue, name))
         stuck = [c.name for c in cores.values() if c.k < len(c.instrs)]
         if stuck:
-            raise ValueError(
+            raise InternalError(
                 "the record's cross-core waits name sets that never happen "
                 f"(cores {', '.join(sorted(stuck))}): a damaged record"
             )
@@ -147,7 +148,7 @@ class Timer:
         span = max([span] + [p.end for c in cores.values() for p in c.out])
         return Timing(
             {n: c.out for n, c in cores.items()},
-            self.t["launch_cycles"],
+            self.t["launch_overhead_cycles"],
             span,
             self.t.clock,
             self.hbm_bytes,
@@ -220,7 +221,7 @@ class Timer:
                 c.sets[i.seq] = fire
                 c.last_set[(i.event, i.event_id)] = fire
             else:
-                self._set(f"{c.name}:{i.seq}", start + t["cross_core_flag_cycles"])
+                self._set(f"{c.name}:{i.seq}", start + t["flag_handover_cycles"])
             return Placed(i, start, start, start, 0.0, "")
         if i.api == "WaitFlag":
             fire = self._pair(c, i)
@@ -231,7 +232,7 @@ class Timer:
         # SyncAll: every core's arrival, then a gather and a release (assumption)
         arrive = c.arrival if c.arrival is not None else dispatch
         last = max([arrive] + [self.cross[d] for d in i.deps])
-        leave = last + 2 * t["cross_core_flag_cycles"]
+        leave = last + 2 * t["flag_handover_cycles"]
         c.issue = leave
         for q in list(c.free):
             c.free[q] = max(c.free[q], leave)

@@ -1,0 +1,83 @@
+"""``fadsl sim --profile`` end to end on fa2: the runtime's record is timed, the trace
+keeps the trace-event format, and the calls the cost model charges per KV iteration
+equal the executed ones in the classes it counts one for one (Mmad, Fixpipe,
+cross-core flags); the vector, barrier and LoadData classes it charges per IR op
+are reported by bench/timer_agreement.py (docs/cost-model.md, "Counts")."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from fadsl import target as targets
+from fadsl.cli import main
+from fadsl.perf import counts
+from fadsl.perf.kernel import KernelModel
+
+from tests.perf_timer.test_timer_rules import validate_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPE = "B=1,N=1,Sq=256,Skv=1024,D=128"
+
+pytestmark = pytest.mark.cpu_runtime
+
+
+@lru_cache(maxsize=None)
+def _profiled(tmp: str, causal: bool) -> Path:
+    out = Path(tmp) / f"p{int(causal)}"
+    argv = ["sim", str(ROOT / "examples/fa2.py"), "--shape", SHAPE, "--profile",
+            "--no-check", "-o", str(out), "--set", f"causal={causal}"]  # fmt: skip
+    assert main(argv) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("profile"))
+
+
+def test_profile_writes_a_valid_trace_and_a_summary(folder: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = _profiled(folder, False)
+    for name in (
+        "trace.json",
+        "profile.txt",
+        "profile.json",
+        "profile.svg",
+        "record.tsv",
+    ):
+        assert (out / name).is_file(), name
+    doc = json.loads((out / "trace.json").read_text())
+    validate_trace(doc)
+    names = {
+        e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"
+    }
+    assert {"AIC0", "AIV0", "AIV1"} <= names
+    prof = json.loads((out / "profile.json").read_text())
+    assert prof["modelled"] and prof["time_us"] > prof["launch_us"] > 0
+    pipes = {(p["core"], p["pipe"]) for p in prof["pipes"]}
+    assert {("AIC", "M"), ("AIC", "MTE1"), ("AIV", "V"), ("AIV", "MTE3")} <= pipes
+    assert "MODELLED" in (out / "profile.txt").read_text()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_model_charges_the_executed_matmuls_fixpipes_and_flags(
+    folder: str, causal: bool
+) -> None:
+    from fadsl.backends.sim.record import read_record
+    from fadsl.commands import common
+
+    out = _profiled(folder, causal)
+    args = argparse.Namespace(file=str(ROOT / "examples/fa2.py"), kernel=None,
+                              sets=[f"causal={causal}"], dtype=None, shape=SHAPE)  # fmt: skip
+    b = common.build(args)
+    model = KernelModel(b.kernel, targets.get("ascend910b1"))
+    env = b.model_env()
+    iterations = model.estimate(env).iterations
+    ex = counts.executed(read_record(str(out / "record.tsv")).rows, iterations)
+    mo = counts.modelled(model, env)
+    for c in ("Mmad", "Fixpipe", "cross-core flag"):
+        assert ex[c] == pytest.approx(mo[c]), (c, ex, mo)
