@@ -68,7 +68,8 @@ ALLOWED: dict[str, set[str]] = {
         "runtime",
     }
     | BASE,
-    "api": {"api", "driver", "frontend", "ir", "passes", "plan", "backends"} | BASE,
+    "api": {"api", "driver", "frontend", "ir", "passes", "plan", "backends", "perf"}
+    | BASE,
     "cli": {"commands", "errors", "version"},
     # the PyTorch operator: the interpreter through the Python API
     "torch": {"torch", "__init__", "ir"} | BASE,

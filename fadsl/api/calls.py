@@ -135,10 +135,15 @@ def sim(
     timeout: float = 600.0,
     progress: ProgressArg = None,
     sanitize: bool = False,
+    profile: bool | str | os.PathLike[str] = False,
     **inputs: Any,
 ) -> dict[str, np.ndarray]:
     """Build the generated Ascend C with fadsl's CPU runtime (needs cmake and g++),
-    run it and return its outputs (``fadsl sim``). Inputs as for ``interpret``;
+    run it and return its outputs (``fadsl sim``). ``profile``: a folder (``True``:
+    ``<kernel>-profile`` in the working directory) that receives what ``fadsl sim
+    --profile`` writes: the executed instructions timed pipe by pipe, MODELLED
+    (trace.json, profile.txt, profile.json, profile.svg; docs/cost-model.md,
+    "The timer"). Inputs as for ``interpret``;
     without inputs and ``shape``, sim's default shape (the kernel's, Sq and Skv
     capped at 512), as ``fadsl sim`` without --shape. Progress (lowering, building,
     running: seconds and tasks done) goes to the ``fadsl.sim`` logger; ``progress=True``
@@ -161,9 +166,25 @@ def sim(
     binding, given = _bind(kernel, shape, consts, dtype, chip, inputs, loc)
     feed = with_seeded(binding, given, _seed(seed, loc))
     file = binding.kernel.loc.file
-    run = sim_run.simulate(
-        binding, feed, file, True, timeout, report, sanitize=bool(sanitize)
-    )
+    if not profile:
+        run = sim_run.simulate(
+            binding, feed, file, True, timeout, report, sanitize=bool(sanitize)
+        )
+        return _outputs(binding, run.outputs)
+    from fadsl.backends.sim.recording import record_rows, recording
+    from fadsl.perf.costs import cost_table
+    from fadsl.perf.timer.profile import write_profile
+
+    folder = f"{binding.kernel.name}-profile" if profile is True else os.fspath(profile)
+    with recording() as path:
+        run = sim_run.simulate(
+            binding, feed, file, True, timeout, report, sanitize=bool(sanitize)
+        )
+        rows = record_rows(path)
+    os.makedirs(folder, exist_ok=True)
+    shape_text = ",".join(f"{k}={v}" for k, v in binding.shape.items())
+    title = f"{binding.kernel.name} [{shape_text}] on {chip.name}"
+    write_profile(folder, rows, cost_table(chip), title)
     return _outputs(binding, run.outputs)
 
 
