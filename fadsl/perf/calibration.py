@@ -102,7 +102,16 @@ def fit(factors: Factors = {}) -> dict[str, float]:
             jac.append([(a - b) for a, b in zip(resid(h), r)])
         (a, c), (b, d) = jac  # columns: d r / d x_i
         det = a * d - b * c
-        x = [x[0] - (d * r[0] - b * r[1]) / det, x[1] - (-c * r[0] + a * r[1]) / det]
+        if abs(det) > 1e-18:
+            x = [x[0] - (d * r[0] - b * r[1]) / det, x[1] - (-c * r[0] + a * r[1]) / det]
+            continue
+        # a moved table in which one of them no longer matters (the scalar issue
+        # bounds the vector chain): least squares in the one that does
+        i = 0 if a * a + c * c >= b * b + d * d else 1
+        g = jac[i]
+        x[i] -= (g[0] * r[0] + g[1] * r[1]) / max(1e-30, g[0] ** 2 + g[1] ** 2)
+        if max(abs(v) for v in resid(x)) < 1e-6 or _ == 29:
+            break
     return dict(zip(FITTED, x))
 
 
