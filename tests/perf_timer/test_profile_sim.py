@@ -81,3 +81,15 @@ def test_the_model_charges_the_executed_matmuls_fixpipes_and_flags(
     mo = counts.modelled(model, env)
     for c in ("Mmad", "Fixpipe", "cross-core flag"):
         assert ex[c] == pytest.approx(mo[c]), (c, ex, mo)
+
+
+def test_the_api_writes_the_same_profile(tmp_path: Path) -> None:
+    import fadsl as fd
+    from fadsl.driver.source import load_source, select
+
+    kernel = select(load_source(str(ROOT / "examples/fa2.py")), "fa2")
+    shape = dict(B=1, N=1, Sq=256, Skv=1024, D=128)
+    out = fd.sim(kernel, shape=shape, consts={"causal": False}, profile=tmp_path / "p")
+    assert set(out) == {"o"}
+    validate_trace(json.loads((tmp_path / "p" / "trace.json").read_text()))
+    assert json.loads((tmp_path / "p" / "profile.json").read_text())["time_us"] > 0

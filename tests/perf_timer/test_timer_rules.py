@@ -89,16 +89,22 @@ def test_a_cross_core_wait_waits_for_the_other_core() -> None:
 
 
 def test_sync_all_waits_for_every_core() -> None:
+    # SyncAll<true>: every core sets flag 14, then waits on everyone's (runtime steps)
     rows = [
         _v(0, elems=1 << 16),
-        Instr("AIV0", 1, "S", "SyncAll", deps=("AIV1:0",)),
-        Instr("AIV1", 0, "S", "SyncAll", deps=("AIV0:1",)),
+        Instr("AIV0", 1, "ALL", "SyncAll"),
+        Instr("AIV0", 2, "ALL", "SyncAll", deps=("AIV0:1", "AIV1:0")),
+        Instr("AIV1", 0, "ALL", "SyncAll"),
+        Instr("AIV1", 1, "ALL", "SyncAll", deps=("AIV0:1", "AIV1:0")),
+        Instr("AIV1", 2, "V", "Add", elems=64),
     ]
     tm = time_record(rows, T)
-    slow = _by_seq(tm)[1]
-    fast = _by_seq(tm, "AIV1")[0]
-    assert fast.end == pytest.approx(slow.end)
-    assert fast.end >= _by_seq(tm)[0].done
+    slow = _by_seq(tm)
+    fast = _by_seq(tm, "AIV1")
+    released = slow[0].done + T["flag_handover_cycles"]
+    assert slow[1].start == pytest.approx(slow[0].done)  # the set waits for the drain
+    assert fast[1].start == pytest.approx(released) == slow[2].start
+    assert fast[1].why == "SyncAll" and fast[2].start >= released
 
 
 def _reads(cores: int, same: bool) -> list[Instr]:

@@ -17,7 +17,9 @@ Rules (docs/cost-model.md, "The timer"):
    (the scalar when that is ``S``) until ``flag_cycles`` after;
 5. ``CrossCoreSetFlag`` fires the same way; a ``CrossCoreWaitFlag`` waits until
    ``flag_handover_cycles`` after the latest set it consumed (``from``: core and seq);
-   ``SyncAll`` waits for every core's arrival, then two cross-core latencies;
+   ``SyncAll``'s steps (the runtime builds it from cross-core flags and records each)
+   are such sets, fired once every pipe of the core is drained, and waits that hold
+   the scalar and every pipe;
 6. GM reads hit or miss the shared L2 and misses share the HBM (``perf/timer/memory.py``);
 7. block b starts ``b x block_dispatch_cycles`` after the launch; the kernel takes
    ``launch_overhead_cycles`` plus the latest result of any core.
@@ -96,7 +98,6 @@ class _Core:
         self.sets: dict[int, float] = {}
         self.last_set: dict[tuple[str | None, int | None], float] = {}
         self.out: list[Placed] = []
-        self.arrival: float | None = None
         self.operands: str | None = None
         self.scalar = 0.0
         """The dtype of the last LoadData into L0A/L0B (what the next Mmad reads)."""
@@ -161,9 +162,6 @@ class Timer:
         """Time ``c``'s next instruction; False when it must wait for a set on
         another core that is not timed yet (the core is parked on it)."""
         i = c.instrs[c.k]
-        if i.api == "SyncAll" and c.arrival is None:
-            c.arrival = max([c.issue] + list(c.done.values()) + list(c.free.values()))
-            self._set(f"{c.name}:{i.seq}", c.arrival)
         if i.api in ("CrossCoreWaitFlag", "SyncAll"):
             missing = [d for d in i.deps if d not in self.cross]
             if missing:
@@ -186,7 +184,6 @@ class Timer:
             c.window[i.pipe].append(placed.start)
         c.out.append(placed)
         c.k += 1
-        c.arrival = None
         return True
 
     def _set(self, key: str, when: float) -> None:
@@ -229,14 +226,20 @@ class Timer:
         if i.api == "CrossCoreWaitFlag":
             fire = max((self.cross[d] for d in i.deps), default=dispatch)
             return self._hold(c, i, dispatch, fire, "cross-core")
-        # SyncAll: every core's arrival, then a gather and a release (assumption)
-        arrive = c.arrival if c.arrival is not None else dispatch
-        last = max([arrive] + [self.cross[d] for d in i.deps])
-        leave = last + 2 * t["flag_handover_cycles"]
-        c.issue = leave
+        # SyncAll, built from cross-core flags (the runtime records each step): a
+        # set step fires once every pipe of the core is drained, a wait step holds
+        # the scalar and every pipe until the sets it consumed fired
+        if not i.deps:
+            start = max([dispatch] + list(c.done.values()) + list(c.free.values()))
+            self._set(f"{c.name}:{i.seq}", start + t["flag_handover_cycles"])
+            return Placed(i, start, start, start, 0.0, "")
+        fire = max(self.cross[d] for d in i.deps)
+        start = max(dispatch, fire)
+        c.issue = start
         for q in list(c.free):
-            c.free[q] = max(c.free[q], leave)
-        return Placed(i, arrive, leave, leave, leave - arrive, "SyncAll")
+            c.free[q] = max(c.free[q], start)
+        why = "SyncAll" if fire > dispatch else ""
+        return Placed(i, start, start, start, start - dispatch, why)
 
     def _pair(self, c: _Core, i: Instr) -> float:
         for d in i.deps:
