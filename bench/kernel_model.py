@@ -219,11 +219,13 @@ _CASES: list[tuple[Any, Any, Any]] = []
 """The models of the shapes, shared with the worker processes (forked)."""
 
 
-def _move(job: tuple[str, dict[str, float]]) -> tuple[str, list[float]]:
+def _move(job: tuple[str, dict[str, float]]) -> tuple[str, list[float] | None]:
     from fadsl.perf import calibration, ranges
 
     label, factors = job
     values = calibration.fit(factors)
+    if not calibration.reproduces(values, factors):
+        return label, None  # ruled out by the published figures
     return label, ratio_figures(ranges._targets(values, factors), _CASES)
 
 
@@ -290,7 +292,13 @@ def part2(
             f"{'>=' + format(want, '.2f'):>6}  {'yes' if ratio >= want else 'no'}"
         )
     if spans:
-        from fadsl.perf.ranges import sensitivity
+        from fadsl.perf.ranges import ruled_out, sensitivity
+
+        out = ruled_out()
+        print(
+            "   ruled out by the published native figures (no non-negative refit "
+            "reproduces 4K and 32K): " + (", ".join(out) if out else "none")
+        )
 
         print(
             "   what moves the ratios most (largest relative change of any ratio, "

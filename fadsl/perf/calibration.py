@@ -103,7 +103,11 @@ def fit(factors: Factors = {}) -> dict[str, float]:
         (a, c), (b, d) = jac  # columns: d r / d x_i
         det = a * d - b * c
         if abs(det) > 1e-18:
-            x = [x[0] - (d * r[0] - b * r[1]) / det, x[1] - (-c * r[0] + a * r[1]) / det]
+            x = [
+                x[0] - (d * r[0] - b * r[1]) / det,
+                x[1] - (-c * r[0] + a * r[1]) / det,
+            ]
+            x = [max(0.0, v) for v in x]  # no negative cycles
             continue
         # a moved table in which one of them no longer matters (the scalar issue
         # bounds the vector chain): least squares in the one that does
@@ -113,6 +117,18 @@ def fit(factors: Factors = {}) -> dict[str, float]:
         if max(abs(v) for v in resid(x)) < 1e-6 or _ == 29:
             break
     return dict(zip(FITTED, x))
+
+
+FIT_TOLERANCE = 0.02
+"""A refit that leaves a fitted point further off than this (relative) means the moved
+table cannot reproduce the published figures with non-negative constants."""
+
+
+def reproduces(values: Mapping[str, float], factors: Factors = {}) -> bool:
+    """Whether the fitted points come out within ``FIT_TOLERANCE`` of the published
+    figures with ``values`` in the table moved by ``factors``."""
+    rows = calibration(values, factors)
+    return all(abs(r.error) <= 100 * FIT_TOLERANCE for r in rows if r.fitted)
 
 
 def calibration(values: Mapping[str, float], factors: Factors = {}) -> list[CalRow]:

@@ -5,7 +5,9 @@ native reference stays on the published points it was fitted to.
 
 ``ranged(figure)`` evaluates ``figure(targets)`` at the central table and at every
 move; ``targets(name)`` gives the target of that table. It returns the central value,
-the lowest and the highest, and which move gave each (``Range``).
+the lowest and the highest, and which move gave each (``Range``). A move with which
+no non-negative refit reproduces the published figures the constants are fitted to is
+ruled out by those figures and left out of the ranges (``ruled_out``).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def tables() -> list[tuple[str, Targets]]:
     out = []
     for label, factors in moves():
         values = calibration.fit(factors)
-        out.append((label, _targets(values, factors)))
+        if calibration.reproduces(values, factors):
+            out.append((label, _targets(values, factors)))
     return out
 
 
@@ -78,12 +81,15 @@ def ranged_many(
 ) -> list[Range]:
     """``figures`` (a list of numbers per table) as ranges, one per number."""
     at = at or tables()
-    return from_results({label: figures(get) for label, get in at})
+    return from_results({label: figures(get) for label, get in at if get is not None})
 
 
-def from_results(results: Mapping[str, list[float]]) -> list[Range]:
-    """Ranges from the figures of every move (``"central"`` and ``moves()``' labels)."""
+def from_results(results: Mapping[str, list[float] | None]) -> list[Range]:
+    """Ranges from the figures of every move (``"central"`` and ``moves()``' labels);
+    a move whose figures are None is ruled out (``ruled_out``) and left out."""
     central = results["central"]
+    assert central is not None
+    results = {k: v for k, v in results.items() if v is not None}
     out = []
     for i, c in enumerate(central):
         vals = {label: r[i] for label, r in results.items() if label != "central"}
@@ -119,10 +125,23 @@ def sensitivity(ranges: list[Range]) -> list[tuple[str, float, float]]:
 _FIGURES: list[Callable[[Targets], list[float]]] = []
 
 
-def _one(job: tuple[str, dict[str, float]]) -> tuple[str, list[float]]:
+def _one(job: tuple[str, dict[str, float]]) -> tuple[str, list[float] | None]:
     label, factors = job
     values = calibration.fit(factors)
+    if not calibration.reproduces(values, factors):
+        return label, None
     return label, _FIGURES[0](_targets(values, factors))
+
+
+def ruled_out() -> list[str]:
+    """The moves with which no non-negative fitted constants reproduce the published
+    4K and 32K figures: the published native kernel rules them out (for example a
+    cube or a vector pipe half as fast cannot reach 150.8 TFLOPS at 32K)."""
+    out = []
+    for label, factors in moves()[1:]:
+        if not calibration.reproduces(calibration.fit(factors), factors):
+            out.append(label)
+    return out
 
 
 def parallel(figures: Callable[[Targets], list[float]], jobs: int = 2) -> list[Range]:
