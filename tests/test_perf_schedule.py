@@ -17,6 +17,8 @@ from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.perf import native
 from fadsl.perf.kernel import KernelModel
+from fadsl.perf.costs import cost_table
+from fadsl.perf.timeline_schedule import LOAD_DATA_BYTES
 from fadsl.perf.schedule import Schedule, schedule_of
 
 ROOT = Path(__file__).parent.parent
@@ -93,8 +95,12 @@ def test_a_resident_q_moves_only_k_to_l0() -> None:
     kept = _model(Schedule(stages=2, resident_l0=True)).estimate(ENV)
     q_bytes = 128 * 128 * 2
     rate = B2.rate("l1_to_l0a_bytes_per_cycle") * B2.rate("clock_hz")
+    # its bytes at the L1 -> L0A rate and its LoadData start-ups (one per 4 KB)
+    loads = (
+        q_bytes // LOAD_DATA_BYTES * cost_table(B2).seconds("load_data_startup_cycles")
+    )
     assert moved - kept.engine_iteration_s["MTE1"] == pytest.approx(
-        q_bytes / rate, rel=1e-9
+        q_bytes / rate + loads, rel=1e-9
     )
 
 
