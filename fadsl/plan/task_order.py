@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -120,7 +121,7 @@ class TaskOrder:
         keep = values[TASK] < tasks
         slot = slot[keep]
         values[TASK] = values[TASK][keep]
-        for name, e in self.point(isym(TASK), extents):
+        for name, e in _point_steps(self, extents):
             values[name] = np.broadcast_to(
                 np.asarray(evaluate(e, values), dtype=np.int64), slot.shape
             )
@@ -130,6 +131,16 @@ class TaskOrder:
         out[0, flat] = slot % cores
         out[1, flat] = values[TASK]
         return out
+
+
+@lru_cache(maxsize=256)
+def _point_steps(
+    order: TaskOrder, extents: tuple[int, ...]
+) -> tuple[tuple[str, Expr], ...]:
+    """``order.point`` of the symbolic task at numeric ``extents``, kept: sympy
+    simplifies its Min of numbers anew each time, and ``fadsl tune`` deals the tasks
+    of every configuration it models."""
+    return order.point(isym(TASK), extents)
 
 
 def task_order(grid: ir.Grid, l2_bytes: int) -> TaskOrder | None:
