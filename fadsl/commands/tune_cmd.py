@@ -4,10 +4,13 @@ Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512, ``stages
 (1, 2) and ``kv_splits`` (split-KV decode, ``fadsl/lib/paged.py``) in 1, 2, 3, 4, 6, 8
 -- only constants the kernel has, and not those fixed with ``--set``. The IR is built
 once per value of ``stages`` and ``kv_splits`` (they change its structure; block sizes
-are symbols in it); footprints are evaluated for
-all block sizes at once from the plan's formulas; the feasible configurations are ranked
-by modelled time (the schedule of fadsl/perf/kernel.py, docs/cost-model.md); the best ones are re-checked
-exactly with their own buffer plan. ``--apply`` writes the winner as the new defaults
+are symbols in it). The ranking is the one planning and modelling every configuration
+would give: ``commands/tune_rank.py`` drops those whose footprint floor overflows a
+memory, then plans exactly (as ``fadsl check`` does) and models (the schedule of
+fadsl/perf/kernel.py, docs/cost-model.md) the rest in the order of a lower bound of
+their modelled time (``commands/tune_bound.py``) until no configuration left can
+enter the ranking; the fit check and the model share their plans
+(``plan/search/memo.py``). ``--apply`` writes the winner as the new defaults
 of the kernel's parameters (fadsl/commands/apply_defaults.py).
 """
 
@@ -20,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fadsl.commands import common, flags, tune_fit
+from fadsl.commands import common, flags, tune_rank
 
 if TYPE_CHECKING:
     from fadsl.driver.binding import Chosen
@@ -71,13 +74,14 @@ class TuneResult:
     feasible: int
     seconds: float
     tuned: tuple[str, ...]
-    rechecked_out: int = 0
-    """Configurations the pre-screen passed but their own plan did not."""
+    planned: int = 0
+    """Configurations planned and checked exactly, as ``fadsl check`` plans them."""
+    bounded: int = 0
+    """Configurations a footprint floor dropped without a plan (plan/search/floor.py)."""
+    skipped: int = 0
+    """Configurations not planned: the lower bound of their modelled time exceeds the
+    ``top``-th best (commands/tune_bound.py). 0: ``feasible`` counts every one."""
     notes: list[str] = field(default_factory=list)
-
-
-Found = list[tuple[float, dict[str, int], "KernelTime"]]
-"""(modelled seconds, configuration, estimate) of the pre-screened configurations."""
 
 
 def main(args: argparse.Namespace) -> int:
@@ -150,32 +154,34 @@ def search(
     total = len(grids) * len(shapes)
     if progress:
         progress.start(total, tuned)
-    found: Found = []
-    feasible = 0
-    for shape in shapes:
-        if progress and shape:
-            progress.phase(_structure_text(shape, len(grids)))
-        part = _search_structure(chosen, args, target, shape, grids, progress)
-        feasible += len(part)
-        found += part
-    found.sort(key=lambda c: (c[0], sorted(c[1].items())))
-    if progress:
-        progress.phase(
-            f"{feasible} of {total} fit the pre-screen; re-checking the best "
-            f"{min(args.top, feasible)} with their own buffer plans"
-        )
-    ranked, dropped = _recheck(found, chosen, args, target, args.top)
+    from fadsl.plan.search.memo import sharing_plans
+
+    with sharing_plans():
+        structures = [
+            _structure(chosen, args, target, shape, progress, len(grids))
+            for shape in shapes
+        ]
+        if progress:
+            progress.phase(f"ranking: the best {args.top} by modelled time")
+        found = tune_rank.rank(structures, grids, args.top, progress)
     if progress:
         progress.finish(time.perf_counter() - started)
     assumed = base.model_assumption()
     return TuneResult(
-        ranked,
+        [
+            Candidate(
+                f.values, f.estimate, {s.space: s.percent for s in f.report.spaces}
+            )
+            for f in found.best
+        ],
         total,
-        feasible - dropped,
+        found.fit,
         time.perf_counter() - started,
         tuned,
-        dropped,
-        [f"the model assumes {assumed}"] if assumed else [],
+        found.planned,
+        found.bounded,
+        found.skipped,
+        found.notes + ([f"the model assumes {assumed}"] if assumed else []),
     )
 
 
@@ -209,59 +215,25 @@ def _lower(
     return lower(common.bind(chosen, ns, target=target), plan=False)
 
 
-def _search_structure(
+def _structure(
     chosen: Chosen,
     args: argparse.Namespace,
     target: Target,
     shape: dict[str, int],
-    grid: list[dict[str, int]],
     progress: Progress | None,
-) -> Found:
-    import numpy as np
-
+    count: int,
+) -> tune_rank.Structure:
+    """The kernel at the structural constants ``shape``, its model and time bound."""
+    from fadsl.commands.tune_bound import TimeBound
     from fadsl.perf.kernel import KernelModel
 
+    if progress and shape:
+        progress.phase(_structure_text(shape, count))
     low = _lower(chosen, args, target, shape)
-    binding = low.binding
-    env = binding.model_env()
-    columns = {n: np.array([g[n] for g in grid]) for n in (grid[0] if grid else {})}
-    ok = tune_fit.fits(low, env, columns, grid, shape)
-    model = KernelModel(binding.kernel, target)
-    out = []
-    for i, g in enumerate(grid):
-        if progress:
-            progress.step()
-        if not ok[i]:
-            continue
-        values = {**g, **shape}
-        est = model.estimate({**env, **values})
-        out.append((est.time_s, values, est))
-    return out
-
-
-def _recheck(
-    found: Found, chosen: Chosen, args: argparse.Namespace, target: Target, top: int
-) -> tuple[list[Candidate], int]:
-    """Re-plan and check the best configurations exactly (the planner's buffer reuse
-    depends on the sizes), keeping the first ``top`` that fit."""
-    ranked: list[Candidate] = []
-    dropped = 0
-    kernels: dict[tuple[tuple[str, int], ...], Lowered] = {}
-    for _, values, est in found:
-        if len(ranked) >= top:
-            break
-        shape = {n: values[n] for n in STRUCTURAL if n in values}
-        key = tuple(sorted(shape.items()))
-        if key not in kernels:
-            kernels[key] = _lower(chosen, args, target, shape)
-        low = kernels[key]
-        report = low.check_at({**low.binding.model_env(), **values})
-        if not report.ok:
-            dropped += 1
-            continue
-        percent = {s.space: s.percent for s in report.spaces}
-        ranked.append(Candidate(values, est, percent))
-    return ranked, dropped
+    model = KernelModel(low.binding.kernel, target)
+    return tune_rank.Structure(
+        shape, low, low.binding.model_env(), model, TimeBound(model)
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -303,6 +275,11 @@ class Progress:
             self._shown = self.done * 100 // self.total
             self.report.tick(self._bar())
 
+    def restart(self) -> None:
+        """A bound failed: the search starts again (``tune_rank.rank``)."""
+        self.done = 0
+        self.report.phase("a bound failed its check: searching again without it")
+
     def finish(self, seconds: float | None = None) -> None:
         self.done = self.total
         took = f" in {seconds:.1f} s" if seconds is not None else ""
@@ -337,15 +314,7 @@ def table(result: TuneResult, target: Target, top: int) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
     lines.append("")
-    lines.append(
-        f"{result.evaluated} configurations evaluated, {result.feasible} fit "
-        f"{target.name}, in {result.seconds:.2f} s"
-    )
-    if result.rechecked_out:
-        lines.append(
-            f"({result.rechecked_out} passed the pre-screen but not the exact "
-            "check with their own buffer plan, and were dropped)"
-        )
+    lines += counts_text(result, target)
     lines.append(
         "time, TFLOPS and HBM traffic are MODELLED from each configuration's "
         "schedule (fadsl/perf/kernel.py, docs/cost-model.md), not measured; bound: "
@@ -356,12 +325,31 @@ def table(result: TuneResult, target: Target, top: int) -> str:
     return "\n".join(lines)
 
 
+def counts_text(result: TuneResult, target: Target) -> list[str]:
+    """How the configurations were decided: the counts, each planned or not."""
+    fit = f"{result.feasible} fit {target.name}"
+    if result.skipped:
+        fit = f"{result.feasible} of those planned fit {target.name}"
+    out = [
+        f"{result.evaluated} configurations evaluated, {fit}, in {result.seconds:.2f} s",
+        f"{result.planned} planned exactly (as fadsl check plans them); without a "
+        f"plan: {result.bounded} whose footprint floor overflows a memory, "
+        f"{result.skipped} whose modelled time's lower bound exceeds the "
+        f"{len(result.ranked)}th best",
+    ]
+    return out
+
+
 def as_json(result: TuneResult, target: Target) -> dict[str, Any]:
     return {
         "target": target.name,
         "tuned": list(result.tuned),
         "evaluated": result.evaluated,
         "feasible": result.feasible,
+        "feasible_counts_all": result.skipped == 0,
+        "planned_exactly": result.planned,
+        "ruled_out_by_floor": result.bounded,
+        "ruled_out_by_time_bound": result.skipped,
         "seconds": round(result.seconds, 3),
         "modelled": True,
         "notes": list(result.notes),

@@ -1,6 +1,11 @@
-"""Which tile configurations fit a chip, for ``fadsl tune``: decided in bulk where the
-plans made at a few anchor sizes agree, and by planning the configuration itself where
-they do not."""
+"""Which tile configurations ``fadsl tune`` need not plan because they cannot fit: those
+whose footprint *floor* (``plan/search/floor.py``: what every plan of the kernel holds
+at least, whatever the planner chooses) exceeds a memory. Every other configuration
+the search needs is planned at its own sizes and checked exactly, as ``fadsl check``
+does (``Lowered.check_at``), and its exact footprint is compared with the floor: a
+floor above it means the floors are wrong, and the search starts again without them
+(``tune_rank.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,73 +13,34 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fadsl.driver.lower import Lowered
+    from fadsl.plan.check_resources import ResourceReport
 
 
-def fits(
-    low: Lowered,
-    env: dict[str, Any],
-    columns: dict[str, Any],
-    grid: list[dict[str, int]],
-    structure: dict[str, int],
-) -> Any:
-    """Which configurations of ``grid`` fit, as ``fadsl check`` would decide
-    (``structure``: the values of ``stages`` / ``kv_splits`` the IR was built with).
-
-    The planner makes size-dependent choices (L0 depth, resident operands, pooled UB
-    temporaries), so a plan's footprint formulas are exact only near the sizes it was
-    made at. Every configuration is evaluated under the plans made at the current sizes
-    and at the two extreme corners of the search: one that fits under all of them or
-    under none is decided so; one that fits under some is planned at its own sizes and
-    checked exactly (a plan made elsewhere may double-buffer where its own does not).
-    """
+def floored(
+    low: Lowered, env: dict[str, Any], columns: dict[str, Any], count: int
+) -> tuple[Any, dict[str, Any]]:
+    """(which of the ``count`` configurations surely overflow a memory, the floors):
+    ``env`` holds the shape and the structural constants, ``columns`` the tuned block
+    sizes as arrays."""
     import numpy as np
 
-    lo, hi = _footprint_bounds(low, env, columns)
-    shape = (len(grid),)
-    surely = np.ones(shape, dtype=bool)
-    maybe = np.ones(shape, dtype=bool)
-    for space, capacity in ((s, low.target.capacity(s)) for s in SPACES):
-        surely &= np.broadcast_to(hi[space], shape) <= capacity
-        maybe &= np.broadcast_to(lo[space], shape) <= capacity
-    ok = surely.copy()
-    for i in np.flatnonzero(maybe & ~surely):
-        point = {**grid[i], **structure}
-        ok[i] = low.check_at({**env, **point}).ok
-    return ok
+    from fadsl.plan.plan_buffers import lower
+    from fadsl.plan.search.floor import floors, over
+
+    anchor = lower(low.ir, low.target, env)
+    floor = floors(anchor, low.target)
+    out = over(floor, low.target, {**env, **columns})
+    return np.broadcast_to(out, (count,)), floor
 
 
-SPACES = ("UB", "L1", "L0A", "L0B", "L0C")
+def below_floor(report: ResourceReport, floor: dict[str, Any]) -> bool:
+    """Whether the exact footprint of some space is below its floor."""
+    from fadsl.plan.footprint_eval import exact
+
+    for s in report.spaces:
+        if s.space in floor and exact(floor[s.space], report.env) > s.used:
+            return True
+    return False
 
 
-def _footprint_bounds(
-    low: Lowered, env: dict[str, Any], columns: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Per space, the least and the largest footprint of every configuration under the
-    plans made at the current sizes and at the two extreme corners of the search (each
-    constant's least and largest value tried: a paged block_kv only whole pages)."""
-    import numpy as np
-
-    from fadsl.plan.footprint_eval import batch
-
-    target = low.target
-    names = list(columns)
-    ends = [(int(np.min(columns[n])), int(np.max(columns[n]))) for n in names]
-    corners = [
-        {n: e[k == 1] for k, (n, e) in enumerate(zip(names, ends))},
-        {n: e[k != 1] for k, (n, e) in enumerate(zip(names, ends))},
-    ]
-    lo: dict[str, Any] = {}
-    hi: dict[str, Any] = {}
-    for anchor in [env] + [{**env, **c} for c in corners if c]:
-        p = low.plan_at(anchor)
-        used = batch({s: p.footprint(s, target.align(s)) for s in SPACES})(
-            {**env, **columns}
-        )
-        for s in SPACES:
-            v = np.asarray(used[s])
-            lo[s] = np.minimum(lo[s], v) if s in lo else v
-            hi[s] = np.maximum(hi[s], v) if s in hi else v
-    return lo, hi
-
-
-__all__ = ["SPACES", "fits"]
+__all__ = ["below_floor", "floored"]
