@@ -20,6 +20,11 @@ crossing the diagonal) at the point where its work is least. The chain is taken 
 the kernel as written and, when its L1 loads can be single-buffered
 (``plan/l1_fit.py``), from that kernel too, and the smaller is used.
 
+Split chips only (910B, A3), where the vector core runs the loop control and the
+vector steps: on a coupled chip (910A, 310P) one core runs the cube's steps in the same
+program, the argument does not hold, and the bound is 0 (every configuration that
+fits is modelled).
+
 The search compares this bound with every modelled time it computes; one bound above
 its configuration's modelled time (a change to the model this did not foresee) makes
 the search model every configuration.
@@ -47,9 +52,9 @@ class TimeBound:
         from fadsl.plan.l1_fit import single_buffered
 
         self.models = [model]
-        self.chains = [_chain(model)]
+        self.chains = [_chain(model) if model.target.split else None]
         single, notes = single_buffered(model.kernel)
-        if notes:
+        if notes and model.target.split:
             alt = KernelModel(single, model.target)
             chain = _chain(alt)
             if not _alike(model, self.chains[0], alt, chain):

@@ -29,10 +29,12 @@ COARSE = (16, 64, 128, 272, 512)
 """Block sizes of the test grid: both ends, the defaults, and one past fa2's UB limit."""
 
 CASES = [
-    ("ascend910b1", "B=1,N=2,Sq=1024,Skv=1024,D=128", ()),
-    ("ascend910b1", "B=1,N=2,Sq=1024,Skv=768,D=128", ("causal=true",)),
-    ("ascend910a", "B=1,N=2,Sq=512,Skv=512,D=64", ()),
+    ("ascend910b1", "B=1,N=2,Sq=1024,Skv=1024,D=128", (), True),
+    ("ascend910b1", "B=1,N=2,Sq=1024,Skv=768,D=128", ("causal=true",), True),
+    ("ascend910a", "B=1,N=2,Sq=512,Skv=512,D=64", (), False),
 ]
+"""(target, shape, --set, whether a split chip: its floors and time bounds rule
+configurations out; on a coupled chip the time bound is 0, commands/tune_bound.py)."""
 
 
 def _args(
@@ -80,13 +82,15 @@ def coarse(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target,shape,sets", CASES)
+@pytest.mark.parametrize("target,shape,sets,split", CASES)
 def test_search_keeps_the_exhaustive_feasible_set_and_order(
-    coarse: None, target: str, shape: str, sets: tuple[str, ...]
+    coarse: None, target: str, shape: str, sets: tuple[str, ...], split: bool
 ) -> None:
     reference = _exhaustive(_args(shape, target, sets, 1))
     assert 0 < len(reference) < 2 * len(COARSE) ** 2
-    order = sorted(reference, key=lambda k: (reference[k], k))
+    # ties (stages often changes nothing the model sees) in tune's order: by the
+    # configuration's values sorted by name (block_kv, block_q, stages)
+    order = sorted(reference, key=lambda k: (reference[k], (k[1], k[0], k[2])))
     chosen = select(load_source(FA2), None)
     t = targets.get(target)
     # every configuration ranked: the whole feasible set, in order
@@ -94,13 +98,13 @@ def test_search_keeps_the_exhaustive_feasible_set_and_order(
     assert [_key(c.values) for c in whole.ranked] == order
     assert [c.estimate.time_s for c in whole.ranked] == [reference[k] for k in order]
     assert whole.feasible == len(reference) and whole.skipped == 0
-    assert whole.bounded > 0, "the floors ruled nothing out: the test shows nothing"
+    assert whole.bounded > 0 or not split, "the floors ruled nothing out"
     assert whole.planned + whole.bounded == whole.evaluated
     assert not whole.notes or all("the model assumes" in n for n in whole.notes)
     # the best three only: the time bounds leave the rest unplanned
     best = tune_cmd.search(chosen, _args(shape, target, sets, 3), t)
     assert [_key(c.values) for c in best.ranked] == order[:3]
-    assert best.skipped > 0, "the time bounds ruled nothing out: the test shows nothing"
+    assert best.skipped > 0 or not split, "the time bounds ruled nothing out"
     assert best.planned + best.bounded + best.skipped == best.evaluated
     assert not best.notes or all("the model assumes" in n for n in best.notes)
 
