@@ -5,6 +5,8 @@ and causal) this builds the generated project with fadsl's CPU runtime exactly a
 ``fadsl sim`` does (the build cache is used; build time is printed but not counted),
 writes the seeded inputs ``fadsl sim`` would write, and times the built program alone:
 wall seconds, CPU seconds and peak resident memory of that process (GNU time).
+The build is at -O3 ($FADSL_SIM_OPT, when set, chooses another level): the bench
+measures the runtime's speed, not sim's default -O1.
 It then times the whole ``fadsl run ... --no-check`` process on the same shape (same
 seed) and prints the ratio of the two wall times. Targets (issue 20): sim <= 10x run,
 peak memory <= 1 GB. The load average is printed before and after: on a shared machine
@@ -122,6 +124,7 @@ def measure(shape: str, causal: bool, tmp: str, save: str | None) -> None:
 
 
 def main() -> int:
+    os.environ.setdefault("FADSL_SIM_OPT", "-O3")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shape", default=SHAPE)
     parser.add_argument("--variants", default="plain,causal")
@@ -131,7 +134,8 @@ def main() -> int:
     if not set(variants) <= {"plain", "causal"}:
         parser.error("--variants takes plain and/or causal")
     header(
-        f"CPU runtime: fadsl sim's program vs fadsl run, {KERNEL} [{args.shape}] fp16"
+        f"CPU runtime: fadsl sim's program vs fadsl run, {KERNEL} [{args.shape}] fp16, "
+        f"built at {os.environ['FADSL_SIM_OPT']}"
     )
     with tempfile.TemporaryDirectory(prefix="fadsl-bench-sim-") as tmp:
         for v in variants:

@@ -1,10 +1,10 @@
 """``fadsl sim``: build the generated Ascend C with fadsl's CPU runtime, run it, compare.
 
 The project is generated exactly as ``fadsl compile`` writes it, configured with plain
-cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
-generated file and runtime header (runtime shapes do not change the binary), under
-$FADSL_CACHE_DIR or ~/.cache/fadsl/sim; each entry is checked before use and rebuilt
-when damaged. The outputs are compared with the interpreter on the same inputs (they
+cmake in RUN_MODE=fadsl and built with g++. Builds are cached by what reaches the
+compiler (the project's C++ and CMake files, the runtime headers, the flags, the
+compiler: a new shape with the same C++ reuses the build), under $FADSL_CACHE_DIR or
+~/.cache/fadsl/sim; each entry is checked before use and rebuilt when damaged. The outputs are compared with the interpreter on the same inputs (they
 run the same operations in the same order, so they agree far more tightly than the
 tolerance rule) and with the float64 reference. The work is ``fadsl/backends/sim/run.py``;
 this module reads the flags and prints.
@@ -71,6 +71,7 @@ def main(args: argparse.Namespace) -> int:
     from fadsl.io import runio
     from fadsl.commands.flags import parse_timeout
     from fadsl.backends.sim import run as sim_run
+    from fadsl.backends.sim.toolchain import compiler_version
     from fadsl.io.outputs import atomic_dir, check_output_dir
 
     timeout = parse_timeout(args.timeout)
@@ -104,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
                 raw = f.read()
     extra: dict[str, Any] = {
         "source": "cpu-runtime",
-        "built_with": f"cmake, {sim_run.compiler_version()}, RUN_MODE=fadsl",
+        "built_with": f"cmake, {compiler_version()}, RUN_MODE=fadsl",
         "target": target.name,
         "seed": None if args.inputs else args.seed,
         "build_seconds": round(run.build_seconds, 2),

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from fadsl.backends.sim import run
+from fadsl.backends.sim import toolchain
 from fadsl.errors import UsageError
 
 
-def test_the_level_defaults_to_release_and_names_the_cache_entry(
+def test_the_level_defaults_to_o1_and_names_the_cache_entry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     files = {"main.cpp": b"int main() {}"}
     monkeypatch.delenv("FADSL_SIM_OPT", raising=False)
-    assert run.optimization() == "-O3"
-    release = run._key(files)
-    monkeypatch.setenv("FADSL_SIM_OPT", "-O1")
-    assert run.optimization() == "-O1"
-    assert run._key(files) != release
+    assert toolchain.optimization() == "-O1"
+    default = toolchain.build_key(files)
+    monkeypatch.setenv("FADSL_SIM_OPT", "-O3")
+    assert toolchain.optimization() == "-O3"
+    assert toolchain.build_key(files) != default
 
 
 def test_an_unknown_level_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FADSL_SIM_OPT", "-O7")
     with pytest.raises(UsageError, match="FADSL_SIM_OPT='-O7' is not an optimisation"):
-        run.optimization()
+        toolchain.optimization()

@@ -55,7 +55,7 @@ class FakeBuild:
     def __init__(self) -> None:
         self.builds = 0
 
-    def __call__(self, folder: str, progress: Any = None) -> None:
+    def __call__(self, folder: str, *_: Any) -> None:
         self.builds += 1
         program = Path(folder) / "build" / "fa2_main"
         program.parent.mkdir()
@@ -128,7 +128,7 @@ def test_a_killed_build_leaves_nothing_that_is_used_or_kept(
 ) -> None:
     fake, cache = fake_cmake
 
-    def killed(folder: str, progress: Any = None) -> None:
+    def killed(folder: str, *_: Any) -> None:
         raise KeyboardInterrupt  # the build stops midway
 
     gone = subprocess.Popen(["true"])

@@ -1,8 +1,9 @@
 """``fadsl sim``'s build cache: one folder per build, checked before it is used.
 
-An entry is named by the SHA-256 of everything the build depends on (run._key)
-and holds the generated project, its ``build/`` folder and a ``fadsl-manifest.json``
-listing the SHA-256 of every project file and of the built program. Before an entry
+An entry is named by the SHA-256 of everything that reaches the compiler
+(toolchain.build_key) and holds the project files the build reads, its ``build/``
+folder and a ``fadsl-manifest.json`` listing the SHA-256 of each of those files and
+of the built program (or, for the precompiled runtime header, of the ``.gch``). Before an entry
 is used, its manifest must list exactly this project and every listed file must be
 unchanged and the program executable; otherwise a note says why and the entry is
 rebuilt. A build happens in ``.tmp-<host>-<pid>-...`` beside the entries and is renamed
@@ -26,9 +27,12 @@ from fadsl.io.cache import note_damaged
 _LEFTOVER = re.compile(r"^\.(?:tmp|old)-(?P<host>\w+)-(?P<pid>\d+)-")
 
 
-def problem(folder: str, files: dict[str, bytes], program: str) -> str | None:
+def problem(
+    folder: str, files: dict[str, bytes], program: str, executable: bool = True
+) -> str | None:
     """Why the entry ``folder`` may not be used for ``files`` (None: it may).
-    ``program`` is the built program's path relative to the entry."""
+    ``program`` is the built file's path relative to the entry (a program unless
+    ``executable`` is False)."""
     listed = manifest.read(folder)
     if listed is None:
         return f"it has no readable {manifest.NAME}"
@@ -41,16 +45,18 @@ def problem(folder: str, files: dict[str, bytes], program: str) -> str | None:
     changed = diff.edited + diff.missing
     if changed:
         return f"changed since it was built: {', '.join(changed[:5])}"
-    if not os.access(os.path.join(folder, program), os.X_OK):
+    if executable and not os.access(os.path.join(folder, program), os.X_OK):
         return "its program is not executable"
     return None
 
 
-def usable(folder: str, files: dict[str, bytes], program: str) -> bool:
+def usable(
+    folder: str, files: dict[str, bytes], program: str, executable: bool = True
+) -> bool:
     """True when the entry can be used; a note names a damaged one."""
     if not os.path.exists(folder):
         return False
-    why = problem(folder, files, program)
+    why = problem(folder, files, program, executable)
     if why is not None:
         note_damaged(folder, why)
     return why is None
@@ -69,7 +75,13 @@ def seal(tmp: str, files: dict[str, bytes], program: str) -> None:
     manifest.write(tmp, listed)
 
 
-def install(tmp: str, folder: str, files: dict[str, bytes], program: str) -> None:
+def install(
+    tmp: str,
+    folder: str,
+    files: dict[str, bytes],
+    program: str,
+    executable: bool = True,
+) -> None:
     """Rename the sealed build ``tmp`` to ``folder``; a damaged entry there is moved
     aside and removed, a sound one (another process's build) is kept."""
     for _ in range(3):
@@ -79,7 +91,7 @@ def install(tmp: str, folder: str, files: dict[str, bytes], program: str) -> Non
         except OSError as exc:
             if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
-        if problem(folder, files, program) is None:
+        if problem(folder, files, program, executable) is None:
             shutil.rmtree(tmp, ignore_errors=True)
             return
         old = tempfile.mkdtemp(

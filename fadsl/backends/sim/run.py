@@ -1,17 +1,19 @@
 """Building the generated Ascend C with fadsl's CPU runtime, running it, comparing.
 
 The project is generated exactly as ``fadsl compile`` writes it, configured with plain
-cmake in RUN_MODE=fadsl and built with g++. Builds are cached by the content of every
-generated file and runtime header (runtime shapes do not change the binary), under
-$FADSL_CACHE_DIR or ~/.cache/fadsl/sim; each entry is checked before use and rebuilt
-when damaged (``cache.py``). Progress goes to the ``fadsl.sim`` logger (``progress.py``). The outputs are compared with the interpreter on the
-same inputs (they run the same operations in the same order, so they agree far more
-tightly than the tolerance rule). Used by ``fadsl sim`` and ``fd.sim``.
+cmake in RUN_MODE=fadsl and built with g++. Builds are cached by what reaches the
+compiler (``toolchain.py``: the project's C++ and CMake files, the runtime headers, the
+flags, the compiler), so a new shape with the same C++ reuses the build; they live
+under $FADSL_CACHE_DIR or ~/.cache/fadsl/sim, each entry checked before use and rebuilt
+when damaged (``cache.py``), beside the runtime's precompiled header (``pch.py``).
+Progress goes to the ``fadsl.sim`` logger (``progress.py``). The outputs are compared
+with the interpreter on the same inputs (they run the same operations in the same
+order, so they agree far more tightly than the tolerance rule). Used by ``fadsl sim``
+and ``fd.sim``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -21,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fadsl.backends.sim import toolchain
 from fadsl.backends.sim.progress import (
     PROGRESS_ENV,
     Progress,
@@ -29,7 +32,7 @@ from fadsl.backends.sim.progress import (
     tasks_done,
     wait,
 )
-from fadsl.errors import BackendError, ExecutionError, UsageError
+from fadsl.errors import BackendError, ExecutionError
 from fadsl.progress import ProgressArg, Reporter, reporter
 
 if TYPE_CHECKING:
@@ -142,102 +145,85 @@ def build(
 
     name = low.binding.kernel.name
     project = build_project(low, source, os.path.join("generated", name), prove_fit)
-    key = _key(project.files)
+    files = toolchain.compiled_files(project.files)
+    key = toolchain.build_key(files)
     root = cache_root()
     folder = os.path.join(root, f"{name}-{key[:16]}")
     program = f"build/{name}_main"
     progress = progress if progress is not None else Progress(reporter("sim", False))
-    if sim_cache.usable(folder, project.files, program):
+    if sim_cache.usable(folder, files, program):
         progress.note(f"using the cached build of {name}")
         return os.path.join(folder, program), 0.0
     progress.note(f"building {name} with the CPU runtime (cmake, g++; cached after)")
     t0 = time.perf_counter()
     tmp = sim_cache.start(root, name)
     try:
-        write_files(project.files, tmp)
-        _cmake(tmp, progress)
+        write_files(files, tmp)
+        _cmake(tmp, progress, root)
         progress.note(f"built in {time.perf_counter() - t0:.1f} s")
-        sim_cache.seal(tmp, project.files, program)
-        sim_cache.install(tmp, folder, project.files, program)
+        sim_cache.seal(tmp, files, program)
+        sim_cache.install(tmp, folder, files, program)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return os.path.join(folder, program), time.perf_counter() - t0
 
 
-def _key(files: dict[str, bytes]) -> str:
-    from fadsl.runtime import include_dir
-
-    h = hashlib.sha256(b"sim cache entry, format 2\0")
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0" + files[rel] + b"\0")
-    root = include_dir()
-    for dirpath, _, names in sorted(os.walk(root)):
-        for n in sorted(names):
-            with open(os.path.join(dirpath, n), "rb") as f:
-                h.update(n.encode() + f.read())
-    h.update(compiler_version().encode())
-    h.update(optimization().encode())
-    return h.hexdigest()
-
-
-OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
-
-
-def optimization() -> str:
-    """The C++ optimisation level of the build: $FADSL_SIM_OPT, else -O3 (CMake's
-    Release). A lower one builds faster and runs slower (the test suite uses -O1:
-    its kernels run for milliseconds, so the build dominates)."""
-    opt = os.environ.get("FADSL_SIM_OPT", "").strip() or "-O3"
-    if opt not in OPT_LEVELS:
-        raise UsageError(
-            f"FADSL_SIM_OPT={opt!r} is not an optimisation level",
-            None,
-            hint=f"use one of {', '.join(OPT_LEVELS)}, or unset it for -O3",
-        )
-    return opt
-
-
-def compiler_version() -> str:
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or ""
-    if not cxx:
-        raise BackendError(
-            "fadsl sim needs a C++17 compiler (g++) and cmake",
-            hint="apt-get install g++ cmake",
-        )
-    out = subprocess.run([cxx, "--version"], capture_output=True, text=True)
-    return out.stdout.splitlines()[0] if out.stdout else cxx
-
-
-def _cmake(folder: str, progress: Progress) -> None:
+def _cmake(folder: str, progress: Progress, root: str) -> None:
+    """Configure and build the project in ``folder`` with the runtime's precompiled
+    header from the cache ``root`` (made meanwhile when it is missing: pch.py)."""
+    from fadsl.backends.sim import pch
     from fadsl.runtime import include_dir
 
     if shutil.which("cmake") is None:
         raise BackendError("fadsl sim needs cmake", hint="apt-get install cmake")
-    configure = [
-        "cmake",
-        "-S",
-        folder,
-        "-B",
-        os.path.join(folder, "build"),
-        "-DRUN_MODE=fadsl",
-        f"-DFADSL_RUNTIME_DIR={include_dir()}",
-        "-DCMAKE_BUILD_TYPE=Release",
-        f"-DCMAKE_CXX_FLAGS_RELEASE={optimization()} -DNDEBUG",
-    ]
+    build_dir = os.path.join(folder, "build")
+    opt = toolchain.optimization()
+    _step(
+        [
+            "cmake",
+            "-S",
+            folder,
+            "-B",
+            build_dir,
+            "-DRUN_MODE=fadsl",
+            f"-DFADSL_RUNTIME_DIR={include_dir()}",
+            f"-DCMAKE_CXX_COMPILER={toolchain.compiler()}",
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DCMAKE_CXX_FLAGS_RELEASE={opt} -DNDEBUG {pch.include_flags(build_dir)}",
+            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+        ],
+        progress,
+    )
+    flags = pch.pch_flags(
+        os.path.join(build_dir, "compile_commands.json"), "_kernel.cpp"
+    )
+    gch = pch.cached(root, flags) if flags is not None else None
+    maker = pch.Maker(root, flags) if flags is not None and gch is None else None
+    if gch is not None:
+        pch.link(gch, build_dir)
     jobs = str(max(1, os.cpu_count() or 1))
-    make = ["cmake", "--build", os.path.join(folder, "build"), "-j", jobs]
-    for cmd in (configure, make):
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    try:
+        _step(["cmake", "--build", build_dir, "-j", jobs], progress)
+    except BaseException:
+        if maker is not None:
+            maker.abandon()
+        raise
+    if maker is not None:
+        maker.finish()
+
+
+def _step(cmd: list[str], progress: Progress) -> None:
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    out, err = wait(proc, None, progress, lambda s: f"building... {s:.0f} s")
+    if proc.returncode != 0:
+        raise BackendError(
+            "building the generated project with the CPU runtime failed "
+            "(this is a fadsl bug: generated code must compile)",
+            notes=(_tail(out + err),),
         )
-        out, err = wait(proc, None, progress, lambda s: f"building... {s:.0f} s")
-        if proc.returncode != 0:
-            raise BackendError(
-                "building the generated project with the CPU runtime failed "
-                "(this is a fadsl bug: generated code must compile)",
-                notes=(_tail(out + err),),
-            )
 
 
 def _tail(text: str, lines: int = 30) -> str:
