@@ -29,11 +29,16 @@ from fadsl.errors import FadslError
 T = TypeVar("T")
 
 TIME_LIMIT = 90.0
-"""Seconds one example may take before it counts as a hang (generous for slow CI).
-``fadsl tune`` plans each of its ~2,000 configurations exactly since sub-dots, row
-chunks and the L1 fit (21 s idle for fa2 at a tiny shape, 30 s+ on a loaded CI
-machine, against 5 s before them): a slow search, not a hang. Making tune faster is a
-follow-up (stop 14's note)."""
+"""CPU seconds (of this process, all threads) one example may take before it counts as
+a hang. CPU time, not wall time: on a loaded machine the wall time of the same work
+grows with the load (`fadsl compile fa2.py`, 4.5 s on a quiet machine, passed 90 s of
+wall time at load 5-10, issue 32), its CPU time hardly. ``fadsl tune`` plans each of
+its ~2,000 configurations exactly (21 s idle for fa2 at a tiny shape): a slow search,
+not a hang."""
+
+WALL_LIMIT = 900.0
+"""Wall seconds before an example counts as a hang even without using the CPU (blocked
+on a pipe or a lock): ten times TIME_LIMIT, which load alone does not reach."""
 
 _CLEAN_HEADLINE = re.compile(r"^fadsl: [a-zA-Z ]*error(\[E\d+\])?: \S", re.MULTILINE)
 
@@ -78,18 +83,29 @@ def fuzz_settings(max_examples: int) -> settings:
 
 @contextlib.contextmanager
 def time_limit(seconds: float = TIME_LIMIT) -> Iterator[None]:
-    """Raise Hang in the main thread when the block runs longer than ``seconds``."""
+    """Raise Hang in the main thread when the block uses more than ``seconds`` of CPU
+    time, or runs for WALL_LIMIT wall seconds (at least ``seconds``) without."""
 
-    def on_alarm(signum: int, frame: object) -> None:
-        raise Hang(f"no answer within {seconds:.0f} s")
+    def on_cpu(signum: int, frame: object) -> None:
+        raise Hang(f"no answer within {seconds:g} s of CPU time")
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    def on_wall(signum: int, frame: object) -> None:
+        raise Hang(f"no answer within {wall:g} s")
+
+    wall = max(WALL_LIMIT, seconds)
+    previous = {
+        signal.SIGPROF: signal.signal(signal.SIGPROF, on_cpu),
+        signal.SIGALRM: signal.signal(signal.SIGALRM, on_wall),
+    }
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, wall)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
