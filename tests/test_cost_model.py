@@ -50,6 +50,7 @@ def test_coupled_chip_has_no_workspace_traffic() -> None:
     assert e.block_dim == 30
 
 
+@pytest.mark.smoke
 def test_iterations_tasks_and_lower_bound() -> None:
     e = _estimate("ascend910b1", 128, 256)
     assert e.tasks == 8 * 32 and e.block_dim == 24

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parents[1] / "fadsl"
 
 # layer -> layers (and base modules) it may import. Every package and top-level module of
@@ -98,6 +100,7 @@ def _imports(path: Path) -> list[str]:
     return out
 
 
+@pytest.mark.smoke
 def test_imports_flow_one_way() -> None:
     bad = []
     for path in sorted(PKG.rglob("*.py")):

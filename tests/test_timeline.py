@@ -71,6 +71,7 @@ def _overlaps(e: Event, span: tuple[float, float]) -> bool:
     return e.start < span[1] and span[0] < e.end
 
 
+@pytest.mark.smoke
 def test_double_buffering_overlaps_the_next_load_with_this_compute() -> None:
     tl = _timeline(2)
     for j in range(tl.iterations - 1):

@@ -76,6 +76,7 @@ def _raises(call: Callable[[], Any], *words: str) -> FadslError:
 # ----------------------------------------------------------------------------
 
 
+@pytest.mark.smoke
 def test_interpret_without_inputs_equals_fadsl_run(tmp_path: Path) -> None:
     out = fd.interpret(FA2, shape=SMALL, consts={"causal": True}, seed=3)
     folder = _cli_run(tmp_path, "fa2.py", "--set", "causal=true", "--seed", "3")

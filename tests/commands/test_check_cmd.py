@@ -32,6 +32,7 @@ def _check(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, s
     return rc, out, err
 
 
+@pytest.mark.smoke
 def test_must_show_overflow_exits_1_and_names_the_file(capsys, golden) -> None:  # type: ignore[no-untyped-def]
     rc, out, err = _check(
         capsys,

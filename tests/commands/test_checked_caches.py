@@ -71,7 +71,7 @@ def fake_cmake(
     from fadsl.passes import run_pipeline
 
     def run_binary(
-        binary: str, binding: Any, inputs: dict, timeout: float, progress: Any = None
+        binary: str, binding: Any, inputs: dict, timeout: float, *_: Any
     ) -> dict:
         assert subprocess.run([binary]).returncode == 0  # a damaged one would fail
         return interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs

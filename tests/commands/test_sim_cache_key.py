@@ -27,6 +27,7 @@ OTHER = "B=2,N=1,Sq=40,Skv=24,D=16"
 """SMALL's kernel (same D) at other runtime sizes."""
 
 
+@pytest.mark.smoke
 def test_a_new_shape_with_the_same_cpp_reuses_the_build(
     tmp_path: Path, fake_cmake: tuple[FakeBuild, Path]  # noqa: F811
 ) -> None:

@@ -83,6 +83,7 @@ def test_best_configuration_beats_every_feasible_square_tile(
         assert best <= model.estimate({**env, "block_q": size, "block_kv": size}).time_s
 
 
+@pytest.mark.smoke
 def test_set_holds_a_constant_fixed() -> None:
     args = _args(FA2, "block_q=64", top=3)
     chosen = select(load_source(FA2), None)

@@ -49,6 +49,7 @@ def test_without_a_target_lower_runs_the_passes_only() -> None:
         low.plan  # noqa: B018
 
 
+@pytest.mark.smoke
 def test_a_kernel_that_fits_is_planned_and_proved() -> None:
     low = lower(_bind({"block_q": 64, "block_kv": 64}))
     assert low.fits and low.error is None and low.report is not None

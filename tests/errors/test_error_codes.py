@@ -107,6 +107,7 @@ def test_an_unregistered_code_is_refused_where_it_is_raised() -> None:
         UsageError("x", code="no_such_kind")
 
 
+@pytest.mark.smoke
 def test_the_headline_prints_the_code_and_a_group_keeps_it() -> None:
     err = UsageError("bad", code="shape_syntax")
     assert err.render().startswith(f"fadsl: usage error[{code_text('shape_syntax')}]: ")

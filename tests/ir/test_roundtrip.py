@@ -26,6 +26,7 @@ def assert_round_trip(kernel: Kernel) -> None:
     assert print_kernel(again) == text
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 @pytest.mark.parametrize("causal", [True, False])
 def test_fa2(causal: bool, dtype: str) -> None:

@@ -160,6 +160,7 @@ def test_mix_block_dim_above_physical_aic_is_refused() -> None:
     )
 
 
+@pytest.mark.smoke
 def test_fitting_plan_has_no_error() -> None:
     t = targets.get("ascend910b1")
     plan = fa2_like()

@@ -79,6 +79,7 @@ def test_output_is_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
     assert outs[0] == outs[1]
 
 
+@pytest.mark.smoke
 def test_every_statement_group_names_a_source_line() -> None:
     kernel = (ROOT / "generated" / "fa2" / "fa2_kernel.cpp").read_text()
     assert "// fa2.py:" in kernel

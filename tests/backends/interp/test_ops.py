@@ -140,6 +140,7 @@ def test_binary(
     _assert_close(out, ref, result_dtype)
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("cls, ref", [(ir.And, np.logical_and), (ir.Or, np.logical_or)])
 def test_mask_logic(cls: type[ir.Binary], ref: Callable[..., Any]) -> None:
     kit = Kit()
