@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from fadsl.commands import common
@@ -56,19 +57,26 @@ def main(args: argparse.Namespace) -> int:
     if args.output:
         check_output_dir(args.output)
     key = _cache_key(args, used) if src.ir_kernel is None else None
-    built = compile_cache.load(key) if key else None
-    if built is None:
-        built = [
-            _build_one(
-                common.bind(kdef, args, target=target),
-                args.file,
-                _out_dir(args.output, kdef.name, len(chosen)),
-                not args.skip_resource_proof,
-            )
-            for kdef in chosen
-        ]
+    entry = compile_cache.load(key) if key else None
+    if entry is not None:  # what building wrote, as building wrote it
+        sys.stdout.write(entry.stdout)
+        sys.stderr.write(entry.stderr)
+    else:
+        with compile_cache.Echo() as said:
+            results = [
+                _build_one(
+                    common.bind(kdef, args, target=target),
+                    args.file,
+                    _out_dir(args.output, kdef.name, len(chosen)),
+                    not args.skip_resource_proof,
+                )
+                for kdef in chosen
+            ]
+        stdout, stderr = ("".join(t.text) for t in (said.stdout, said.stderr))
+        entry = compile_cache.Entry(results, stdout, stderr)
         if key:
-            compile_cache.store(key, built)
+            compile_cache.store(key, entry)
+    built = entry.results
     if (
         args.output and len(built) > 1
     ):  # one folder holding them all: replace it at once

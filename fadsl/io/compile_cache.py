@@ -41,7 +41,7 @@ from fadsl.io import cache
 PART = "compile"
 """The cache folder (under fadsl's cache) of whole compile results."""
 
-FORMAT = "1"
+FORMAT = "2"
 
 _SKIP_DIRS = {"__pycache__"}
 _PREFIXES = tuple(
@@ -63,6 +63,46 @@ class Result:
     out: str
     files: dict[str, bytes]
     table: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A stored compile: its kernels' results, and what building them wrote to
+    stdout and stderr (a ``print`` in a kernel body, a note), replayed on a hit."""
+
+    results: list[Result]
+    stdout: str = ""
+    stderr: str = ""
+
+
+class Echo:
+    """Copies what is written to sys.stdout and sys.stderr while it is open (the
+    writes still go through)."""
+
+    def __init__(self) -> None:
+        self.stdout = _Tee(sys.stdout)
+        self.stderr = _Tee(sys.stderr)
+
+    def __enter__(self) -> Echo:
+        self._saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = self.stdout, self.stderr  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout, sys.stderr = self._saved
+
+
+class _Tee:
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.text: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.text.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 class Recorder:
@@ -181,8 +221,8 @@ def entry_key(
     )
 
 
-def load(key: str) -> list[Result] | None:
-    """The stored results under ``key``, or None (none, damaged, or caching off)."""
+def load(key: str) -> Entry | None:
+    """The entry stored under ``key``, or None (none, damaged, or caching off)."""
     packed = cache.read_bytes(cache.cache_dir(PART), key)
     if packed is None:
         return None
@@ -190,7 +230,7 @@ def load(key: str) -> list[Result] | None:
         head, _, body = zlib.decompress(packed).partition(b"\n")
         index = json.loads(head)
         results, at = [], 0
-        for item in index:
+        for item in index["results"]:
             files = {}
             for name, size in item["files"]:
                 files[name] = body[at : at + size]
@@ -198,24 +238,25 @@ def load(key: str) -> list[Result] | None:
             results.append(Result(item["out"], files, item["table"]))
         if at != len(body):
             return None
-        return results
+        return Entry(results, index["stdout"], index["stderr"])
     except (ValueError, KeyError, TypeError, zlib.error):
         return None
 
 
-def store(key: str, results: list[Result]) -> None:
-    """Keep ``results`` under ``key`` (nothing when caching is off)."""
+def store(key: str, entry: Entry) -> None:
+    """Keep ``entry`` under ``key`` (nothing when caching is off)."""
     folder = cache.cache_dir(PART)
     if folder is None:
         return
-    index = [
+    results = [
         {
             "out": r.out,
             "table": r.table,
             "files": [[name, len(data)] for name, data in r.files.items()],
         }
-        for r in results
+        for r in entry.results
     ]
-    body = b"".join(data for r in results for data in r.files.values())
+    index = {"results": results, "stdout": entry.stdout, "stderr": entry.stderr}
+    body = b"".join(data for r in entry.results for data in r.files.values())
     data = json.dumps(index).encode() + b"\n" + body
     cache.write_bytes(folder, key, zlib.compress(data, 1))

@@ -97,3 +97,17 @@ def test_a_changed_file_the_kernel_reads_is_compiled_again(tmp_path: Path) -> No
     assert b"block_q=64" in b"".join(_files(out).values())
     kernel.write_text(kernel.read_text() + "\n# an edit\n")
     assert _compile(kernel, out, cache)[0]
+
+
+def test_what_building_printed_is_printed_again(tmp_path: Path) -> None:
+    """A ``print`` in a kernel's body runs while the kernel is read: a compile from
+    the cache prints what that compile printed."""
+    kernel = _kernel(tmp_path, "BLOCK = 64\n")
+    text = kernel.read_text()
+    at = "    B, N, Sq, D = q.shape\n"
+    kernel.write_text(text.replace(at, at + '    print("reading fa2")\n', 1))
+    cache, out = tmp_path / "cache", tmp_path / "o"
+    first = _compile(kernel, out, cache)
+    again = _compile(kernel, out, cache)
+    assert first[0] and not again[0]
+    assert "reading fa2" in first[1] and first[1] == again[1]
