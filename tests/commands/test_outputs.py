@@ -143,8 +143,8 @@ def fake_sim(monkeypatch: pytest.MonkeyPatch) -> None:
     from fadsl.passes import run_pipeline
 
     def run_binary(
-        binary: str, binding: Any, inputs: dict, timeout: float, progress: Any = None
-    ) -> dict:
+        binary: str, binding: Any, inputs: dict, timeout: float, *rest: Any
+    ) -> dict:  # rest: progress, sanitize ... (the real one's further arguments)
         return interpret(run_pipeline(binding.kernel), binding.env(), inputs).outputs
 
     monkeypatch.setattr(sim_run, "build", lambda *a, **k: ("fake", 0.0))
