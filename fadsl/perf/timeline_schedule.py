@@ -145,6 +145,11 @@ class Scheduler:
     lane_free: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(LANES, 0.0)
     )
+    ends: dict[int, float] = field(default_factory=dict)
+    """Per KV iteration, the latest end of its events so far (rule 4's wait for the
+    previous iteration, without a scan of every event)."""
+    depths: dict[int, int] = field(default_factory=dict)
+    """Per step (by id), its slots: ``Order.slots`` asked once."""
 
     def run(self, before: list[Step], after: list[Step], start: float) -> None:
         self.lane_free = dict.fromkeys(LANES, start)
@@ -215,6 +220,8 @@ class Scheduler:
             )
         )
         self.lane_free[step.lane] = end
+        if j is not None and end > self.ends.get(j, -1.0):
+            self.ends[j] = end
         if step.kind == "dot":
             self.dots.append((idx, self._key(step.defs[0], j)))
         for d in step.defs:
@@ -225,15 +232,16 @@ class Scheduler:
     def _buffer_limits(self, step: Step, j: int, limits: dict[str, float]) -> None:
         """Rules 3, 4, 6 and 7: a slot of a load queue, of a workspace ring or of L0
         is reused only after its previous value was consumed."""
-        depth = self.plan.stages if step.kind == "load" else self.order.slots(step)
+        if step.kind == "load":
+            depth = self.plan.stages
+        elif (depth := self.depths.get(id(step), 0)) == 0:
+            depth = self.depths[id(step)] = self.order.slots(step)
         if step.kind in ("load", "ws_write") and j - depth >= 0:
             users = self.readers.get((step.defs[0], j - depth), [])
             if users:
                 limits["buffer"] = max(self.events[u].end for u in users)
         if step.kind == "load" and self.plan.stages == 1 and j > 0:
-            limits["iteration"] = max(
-                e.end for e in self.events if e.iteration == j - 1
-            )
+            limits["iteration"] = self.ends[j - 1]
         if step.kind in ("mte1", "dot"):
             self._l0_limits(step, limits)
 
