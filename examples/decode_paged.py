@@ -1,7 +1,8 @@
 """Decode over a paged KV cache (``paged_kv=True``), GQA heads packed into one Q tile.
 
 The cache holds ``Pages`` pages of ``page_size`` = 128 rows: ``k_cache`` and
-``v_cache`` are [Pages, 128, Nkv, D]. Sequence b owns the pages ``block_table[b, 0]``,
+``v_cache`` are [Pages, 128, Nkv, D] (v_cache and o end in Dv when the shape gives a
+value head dim other than D). Sequence b owns the pages ``block_table[b, 0]``,
 ``block_table[b, 1]``, ... (i32 [B, MaxPages]) in order and has ``seqlens_kv[b]`` keys
 (i32 [B]), as in FlashAttention's ``flash_attn_with_kvcache``; q and o are BSND
 [B, Sq, N, D] (Sq = 1 for decode, a few for speculative decoding). Causal is
@@ -27,7 +28,7 @@ def reference(inputs: dict, shape: dict, consts: dict, dtype=None) -> dict:
     acc = np.float64 if dtype is None else np.float32
     group = shape["N"] // shape["Nkv"]
     scale = acc(consts.get("scale") or shape["D"] ** -0.5)
-    o = np.zeros(inputs["q"].shape)
+    o = np.zeros(inputs["q"].shape[:-1] + inputs["v_cache"].shape[-1:])  # Dv wide
     for b in range(shape["B"]):
         length = int(inputs["seqlens_kv"][b])
         rows = [
@@ -36,7 +37,7 @@ def reference(inputs: dict, shape: dict, consts: dict, dtype=None) -> dict:
         k, v = (
             np.repeat(
                 np.array([inputs[c][p, r] for p, r in rows], acc).reshape(
-                    length, shape["Nkv"], shape["D"]
+                    length, shape["Nkv"], -1  # D for k, Dv for v
                 ),
                 group,
                 axis=1,

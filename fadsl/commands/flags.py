@@ -129,7 +129,8 @@ def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
 def parse_shape(
     text: str | None, symbols: tuple[str, ...], defaults: dict[str, int] | None = None
 ) -> dict[str, int]:
-    """Shape symbol values; ``Nkv`` defaults to ``N``; every symbol must be given."""
+    """Shape symbol values; ``Nkv`` defaults to ``N``, ``Dv`` to ``D``; every other
+    symbol must be given."""
     values: dict[str, int] = {}
     if text is not None and not text.strip():
         raise UsageError(
@@ -142,7 +143,7 @@ def parse_shape(
     if text:
         for name, raw, start, end in parse_assignments(text, "--shape"):
             loc = arg_loc("--shape", text, start, end)
-            if name not in symbols and name != "Nkv":
+            if name not in symbols and name not in ("Nkv", "Dv"):
                 raise UsageError(
                     f"--shape: this kernel has no shape symbol {name!r}",
                     loc,
@@ -167,6 +168,8 @@ def parse_shape(
         values.update({k: v for k, v in defaults.items() if k in symbols})
     if "Nkv" in symbols and "Nkv" not in values and "N" in values:
         values["Nkv"] = values["N"]
+    if "Dv" in symbols and "Dv" not in values and "D" in values:
+        values["Dv"] = values["D"]  # the value head dim defaults to D (design.md 1.7)
     missing = [s for s in symbols if s not in values]
     if missing:
         raise UsageError(

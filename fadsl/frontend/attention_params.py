@@ -40,6 +40,15 @@ KV_DIMS: dict[str, tuple[str, ...]] = {
     "BSH": ("B", "Skv", "Nkv * D"),
     "TND": ("Skv", "Nkv", "D"),
 }
+DV = "Dv"
+"""The value head dim (design.md 1.7): v / v_cache and o end in it; it defaults to D."""
+
+
+def with_dv(dims: tuple[str, ...]) -> tuple[str, ...]:
+    """``dims`` of q / k with the head dim D replaced by the value head dim Dv."""
+    return tuple(
+        d.replace("D", DV) if d in ("D", "N * D", "Nkv * D") else d for d in dims
+    )
 
 
 def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:
@@ -48,14 +57,17 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     out = [ParamSpec("q", "in", qo)]
     if spec.paged_kv:
         cache = ("Pages", spec.page_size, "Nkv", "D")
-        out += [ParamSpec(n, "in", cache) for n in ("k_cache", "v_cache")]
+        out += [
+            ParamSpec("k_cache", "in", cache),
+            ParamSpec("v_cache", "in", with_dv(cache)),
+        ]
         out += [
             ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
         ]
     else:
-        out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", kv)]
-    out.append(ParamSpec("o", "out", qo))
+        out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
+    out.append(ParamSpec("o", "out", with_dv(qo)))
     if spec.return_lse:
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
         out.append(ParamSpec("lse", "out", dims, DType.F32))
@@ -73,7 +85,7 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         rows = ("Sq", "N") if spec.pack_gqa and spec.layout == "BSND" else ("N", "Sq")
         part = ("kv_splits", "B") + rows
         out += [
-            ParamSpec("o_part", "scratch", part + ("D",), DType.F32),
+            ParamSpec("o_part", "scratch", part + (DV,), DType.F32),
             ParamSpec("lse_part", "scratch", part, DType.F32),
         ]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
@@ -152,4 +164,4 @@ def _library_names() -> frozenset[str]:
 
     read = set(flash.flash_attention.__code__.co_names) & set(vars(flash))
     read |= set(paged.paged_attention.__code__.co_names) & set(vars(paged))
-    return frozenset(DEFAULT_SHAPE) | {"Pages", "MaxPages"} | frozenset(read)
+    return frozenset(DEFAULT_SHAPE) | {"Pages", "MaxPages", DV} | frozenset(read)

@@ -31,7 +31,7 @@ def reference(
     """Outputs ``o`` (and ``lse``) of the kernel ``spec`` on ``inputs``, as float64."""
     acc = np.float64 if dtype is None else np.float32
     scale = consts.get("scale") or shape["D"] ** -0.5
-    o = np.zeros(inputs["q"].shape, np.float64)
+    o = np.zeros(o_shape(spec, inputs["q"].shape, shape), np.float64)
     lse = np.zeros(_lse_shape(spec, shape), np.float64)
     extras = {t.name: inputs[t.name] for t in spec.extras}
     with eager_tensors(extras):
@@ -46,6 +46,20 @@ def reference(
     return out
 
 
+def o_shape(
+    spec: Any, q_shape: tuple[int, ...], shape: Mapping[str, int]
+) -> tuple[int, ...]:
+    """The output's shape: q's, with the value head dim Dv (default D) last."""
+    dv = value_dim(shape)
+    last = shape["N"] * dv if spec.layout == "BSH" else dv
+    return tuple(q_shape[:-1]) + (last,)
+
+
+def value_dim(shape: Mapping[str, int]) -> int:
+    """Dv: the value head dim, D when the shape leaves it out (design.md 1.7)."""
+    return int(shape.get("Dv", shape["D"]))
+
+
 def _lse_shape(spec: Any, shape: Mapping[str, int]) -> tuple[int, ...]:
     if spec.varlen:
         return shape["N"], shape["Sq"]
@@ -53,7 +67,8 @@ def _lse_shape(spec: Any, shape: Mapping[str, int]) -> tuple[int, ...]:
 
 
 class Sequence:
-    """One sequence: its q [Sq, N, D], k / v [Skv, Nkv, D] and where its rows go."""
+    """One sequence: its q [Sq, N, D], k [Skv, Nkv, D], v [Skv, Nkv, Dv] and where its
+    rows go."""
 
     def __init__(
         self,
@@ -115,7 +130,7 @@ def sequences(
             parts = (
                 q[b].reshape(-1, n, d),
                 k[b].reshape(-1, nkv, d),
-                v[b].reshape(-1, nkv, d),
+                v[b].reshape(-1, nkv, value_dim(shape)),
             )
         yield Sequence(spec, b, *parts, slice(None))
 

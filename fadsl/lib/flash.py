@@ -9,7 +9,7 @@ Order of application (FlashAttention 2): scale, softcap, score_mod, masks, softm
 The signature lists every tensor any variant can have, annotated for layout BNSD;
 ``fd.attention`` re-declares q, k, v, o (and lse) for the chosen layout and keeps only
 the tensors the variant uses, plus the extra inputs its mods read. Shape symbols
-(``B, N, Nkv, Sq, Skv, D``) are in scope by name, as in every kernel.
+(``B, N, Nkv, Sq, Skv, D`` and the value head dim ``Dv``) are in scope by name, as in every kernel.
 Frames in this file count as user code: errors and the comments in generated Ascend C
 name its lines.
 """
@@ -26,8 +26,8 @@ from fadsl.frontend.mods import positions
 def flash_attention(
     q: fd.In("B", "N", "Sq", "D"),
     k: fd.In("B", "Nkv", "Skv", "D"),
-    v: fd.In("B", "Nkv", "Skv", "D"),
-    o: fd.Out("B", "N", "Sq", "D"),
+    v: fd.In("B", "Nkv", "Skv", "Dv"),
+    o: fd.Out("B", "N", "Sq", "Dv"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
     cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
     cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
@@ -58,12 +58,12 @@ def flash_attention(
         rows = fd.ds(q0 + i * block_q, block_q, q0 + q_len if spec.varlen else None)
         qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
         q_idx = positions(i * block_q, block_q, 0)
-        t = task(b, h, h // (N // Nkv), q0, kv0, q_len, kv_len, qt, q_idx, D, scale)
+        t = task(b, h, h // (N // Nkv), q0, kv0, q_len, kv_len, qt, q_idx, D, scale, Dv)
         if spec.dropout_p > 0.0:
             t = with_rng(t, seed, offset, b * N + h)
         m = fd.full((block_q,), -fd.inf, fd.f32)
         l = fd.zeros((block_q,), fd.f32)
-        acc = fd.zeros((block_q, D), fd.f32)
+        acc = fd.zeros((block_q, Dv), fd.f32)
         if spec.block_sparse:
             # the block mask made ahead: partial blocks evaluate the mask, full ones not
             for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
@@ -79,7 +79,7 @@ def flash_attention(
         out_lse = None
         if spec.return_lse:
             out_lse = lse_block(spec, lse, b, h, rows)
-        finish(block_of(spec, o, b, h, rows, D), out_lse, o.dtype, m, l, acc)
+        finish(block_of(spec, o, b, h, rows, Dv), out_lse, o.dtype, m, l, acc)
 
 
 def finish(o_block: Any, lse_block: Any, dtype: Any, m: Any, l: Any, acc: Any) -> None:
@@ -102,8 +102,10 @@ def task(
     q_idx: Any,
     d: Any,
     scale: Any,
+    dv: Any,
 ) -> SimpleNamespace:
-    """What every KV step of one task reads (hk: the KV head of query head h, GQA)."""
+    """What every KV step of one task reads (hk: the KV head of query head h, GQA;
+    d, dv: the head dims of q / k and of v / o)."""
     return SimpleNamespace(
         b=b,
         h=h,
@@ -116,6 +118,7 @@ def task(
         q_idx=q_idx,
         d=d,
         scale=scale,
+        dv=dv,
     )
 
 
@@ -130,7 +133,8 @@ def with_rng(
 
 
 def block_of(spec: Any, x: Any, b: Any, h: Any, rows: Any, d: Any) -> Any:
-    """The [rows, D] block of head h of q / k / v / o in the spec's layout."""
+    """The [rows, d] block of head h of q / k / v / o in the spec's layout (d: the
+    tensor's head dim, D or Dv)."""
     if spec.layout == "BNSD":
         return x[b, h, rows, :]
     if spec.layout == "BSND":
@@ -188,7 +192,7 @@ def kv_step(
         t.kv0 + j * block_kv, block_kv, t.kv0 + t.kv_len if spec.varlen else None
     )
     kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
-    vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+    vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, masked)
 

@@ -124,7 +124,7 @@ def q_step(
     )
     qt = fd.load(block_of(spec, w.q, w.b, h, rows, w.d), pad=0)
     q_idx = positions(i * w.block_q, w.block_q, 0)
-    t = task(w.b, h, w.hk, w.q0, w.kv0, w.q_len, w.kv_len, qt, q_idx, w.d, w.scale)
+    t = task(w.b, h, w.hk, w.q0, w.kv0, w.q_len, w.kv_len, qt, q_idx, w.d, w.scale, w.d)
     if spec.dropout_p > 0.0:
         t = with_rng(t, w.seed, w.offset, w.b * w.n + h)
     do_t = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)

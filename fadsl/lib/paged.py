@@ -37,12 +37,12 @@ from fadsl.lib.flash import finish, kv_blocks, softmax_step, task
 def paged_attention(
     q: fd.In("B", "N", "Sq", "D"),
     k_cache: fd.In("Pages", 128, "Nkv", "D"),
-    v_cache: fd.In("Pages", 128, "Nkv", "D"),
+    v_cache: fd.In("Pages", 128, "Nkv", "Dv"),
     block_table: fd.In("B", "MaxPages", dtype=fd.i32),
     seqlens_kv: fd.In("B", dtype=fd.i32),
-    o: fd.Out("B", "N", "Sq", "D"),
+    o: fd.Out("B", "N", "Sq", "Dv"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
-    o_part: fd.Scratch("kv_splits", "B", "N", "Sq", "D", dtype=fd.f32),
+    o_part: fd.Scratch("kv_splits", "B", "N", "Sq", "Dv", dtype=fd.f32),
     lse_part: fd.Scratch("kv_splits", "B", "N", "Sq", dtype=fd.f32),
     scale: fd.Scalar = "D ** -0.5",
     spec: object = None,
@@ -71,26 +71,26 @@ def paged_attention(
         if packs_positions(spec):
             hk = x // parts
             rows = group_rows(hk, x % parts, block_q, group * Sq)
-            o_block, first, span = o.view(B, N * Sq, D)[b, rows, :], 0, Sq
+            o_block, first, span = o.view(B, N * Sq, Dv)[b, rows, :], 0, Sq
             qt = fd.load(q.view(B, N * Sq, D)[b, rows, :], pad=0)
             q_idx = (fd.arange(rows.start, block_q) % Sq)[:, None]  # each row's own
-            t = task(b, hk * group, hk, 0, 0, Sq, kv_len, qt, q_idx, D, scale)
+            t = task(b, hk * group, hk, 0, 0, Sq, kv_len, qt, q_idx, D, scale, Dv)
         elif spec.pack_gqa:
             hk = x // parts
             h0 = hk * group + (x % parts) * block_q
             heads = fd.ds(h0, block_q, hk * group + group)
             o_block, first, span = head_block(spec, o, b, heads, y), y, 1
             qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
-            t = task(b, h0, hk, 0, 0, Sq, kv_len, qt, y, D, scale)
+            t = task(b, h0, hk, 0, 0, Sq, kv_len, qt, y, D, scale, Dv)
         else:
             rows = fd.ds(y * block_q, block_q)
             o_block, first, span = row_block(spec, o, b, x, rows), y, block_q
             qt = fd.load(row_block(spec, q, b, x, rows), pad=0)
             q_idx = positions(y * block_q, block_q, 0)
-            t = task(b, x, x // group, 0, 0, Sq, kv_len, qt, q_idx, D, scale)
+            t = task(b, x, x // group, 0, 0, Sq, kv_len, qt, q_idx, D, scale, Dv)
         m = fd.full((block_q,), -fd.inf, fd.f32)
         l = fd.zeros((block_q,), fd.f32)
-        acc = fd.zeros((block_q, D), fd.f32)
+        acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
         lo, hi = kv_blocks(spec, first, Sq, kv_len, span, block_kv)
         if kv_splits > 1:
             lo, hi = split_range(lo, hi, part, kv_splits)
@@ -100,7 +100,7 @@ def paged_attention(
         if kv_splits > 1:
             if packs_positions(spec):  # parts as o: [part, B, N * Sq(, D)]
                 o_block, out_lse = (
-                    o_part.view(kv_splits, B, N * Sq, D)[part, b, rows, :],
+                    o_part.view(kv_splits, B, N * Sq, Dv)[part, b, rows, :],
                     lse_part.view(kv_splits, B, N * Sq)[part, b, rows],
                 )
             elif spec.pack_gqa:  # parts laid out [part, B, Sq, N(, D)]: heads adjacent
@@ -129,7 +129,7 @@ def paged_attention(
         for b, g, y in fd.grid(B, tiles, per_tile):
             m = fd.full((block_q,), -fd.inf, fd.f32)
             l = fd.zeros((block_q,), fd.f32)
-            acc = fd.zeros((block_q, D), fd.f32)
+            acc = fd.zeros((block_q, Dv), fd.f32)
             for s in range(kv_splits):
                 ls, os = part_blocks(spec, o_part, lse_part, s, b, g, y, block_q)
                 m, l, acc = combine_step(

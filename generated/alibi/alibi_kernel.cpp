@@ -15,6 +15,7 @@ constexpr int64_t BLOCK_KV = 128;                     // tile constant `block_kv
 constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
+constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
 constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
@@ -36,24 +37,24 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         slopesGm.SetGlobalBuffer((__gm__ float*)slopes, tiling_.N);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vTQ, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t141L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(bL0, 2, fadsl::Max<int64_t>(D * BLOCK_KV, DV * BLOCK_KV) * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -68,7 +69,7 @@ public:
                 tiling_.B * tiling_.N,
                 ((100663296) /
                  (fadsl::Max<int64_t>(
-                     1, 4 * D * BLOCK_KV *
+                     1, (2 * D * BLOCK_KV + (2 * DV * BLOCK_KV)) *
                             fadsl::Min<int64_t>(
                                 fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                 fadsl::CeilDiv<int64_t>(
@@ -118,7 +119,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV));
                  ++jPre) {
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(kTSlot,
                                   kGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -130,16 +131,16 @@ public:
                     kTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(vTSlot,
-                                  vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                                       (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                                       (D * BLOCK_KV * jPre))],
+                                  vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                                       (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                                       (DV * BLOCK_KV * jPre))],
                                   static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)),
-                                  D, D, BLOCK_KV);
+                                  DV, DV, BLOCK_KV);
                 fadsl::ZeroTailRows(
-                    vTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
+                    vTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), DV,
                     BLOCK_KV);
                 vTQ.EnQue(vTSlot);
             }
@@ -164,7 +165,7 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -178,9 +179,9 @@ public:
                         D, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
                 }
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -205,7 +206,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
             }
             for (int64_t j = 0;
@@ -234,7 +235,7 @@ public:
                                  fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                  BLOCK_KV));
                          ++jPre1) {
-                        // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                        // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                         // [pipeline]
                         AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                         fadsl::CopyNdToNz(
@@ -250,9 +251,9 @@ public:
                             BLOCK_KV);
                         kTQ.EnQue(kTSlot1);
                     }
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -278,7 +279,7 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
                 }
                 // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
@@ -289,23 +290,23 @@ public:
                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
                                                          BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
-                        vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                             (D * BLOCK_KV * jPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
+                        vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                             (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                             (DV * BLOCK_KV * jPre1))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), DV, DV,
                         BLOCK_KV);
                     fadsl::ZeroTailRows(
                         vTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
+                        DV, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T141 + (j) % 2));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141, t141WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -317,32 +318,32 @@ public:
                     fadsl::LoadA(aL0Tile, t141, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, D);
+                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, DV);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
                                   AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(DV, "MmadParams.n"),
                                                       fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
                                                       false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t141L1.FreeTensor(t141);
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -353,18 +354,18 @@ public:
 private:
     AscendC::TPipe pipe_;
     AlibiTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:191)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:194)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:195)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:223)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:223)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:213)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> slopesGm;            // in `slopes` f32[N]
     AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
@@ -380,14 +381,14 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         slopesGm.SetGlobalBuffer((__gm__ float*)slopes, tiling_.N);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(
@@ -398,12 +399,12 @@ public:
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
-        pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
+        pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp2Buf, 512);
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 32768);
         pipe_.InitBuffer(tmp4Buf, 2048);
-        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t16PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
@@ -419,7 +420,7 @@ public:
                 tiling_.B * tiling_.N,
                 ((100663296) /
                  (fadsl::Max<int64_t>(
-                     1, 4 * D * BLOCK_KV *
+                     1, (2 * D * BLOCK_KV + (2 * DV * BLOCK_KV)) *
                             fadsl::Min<int64_t>(
                                 fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                 fadsl::CeilDiv<int64_t>(
@@ -459,9 +460,9 @@ public:
             // flash.py:65  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:66  acc = fd.zeros((block_q, D), fd.f32)
+            // flash.py:66  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
-            AscendC::Duplicate(acc, 0.0f, D * ROWS);
+            AscendC::Duplicate(acc, 0.0f, DV * ROWS);
             // alibi.py:27  return score + slopes[h] * (kv_idx - q_idx)
             const float slopesS = static_cast<float>(slopesGm.GetValue(h));
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
@@ -472,13 +473,13 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:196  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -501,11 +502,11 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = t.ReinterpretCast<float>();
                 AscendC::Add(t3, t, t2, ROWS * BLOCK_KV);
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t81 = t3.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::LocalTensor<float> t5 = tmp4Buf.Get<float>();
                     AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
@@ -523,11 +524,11 @@ public:
                         }
                     }
                 }
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t82 = t81.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:243  ok = kv_idx < t.kv_len
+                    // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -540,7 +541,7 @@ public:
                         }
                     }
                 }
-                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -550,7 +551,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = tmp2Buf.Get<float>();
                 AscendC::Max(t10, m, t9, ROWS);
-                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = tmp4Buf.Get<float>();
                 {
@@ -561,7 +562,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t12, mask, dup, t10, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:214  p = fd.exp(s - m_safe[:, None])
+                // flash.py:218  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t82.ReinterpretCast<float>();
                 {
@@ -571,7 +572,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = t13.ReinterpretCast<float>();
                 AscendC::Exp(t14, t13, ROWS * BLOCK_KV);
-                // flash.py:215  alpha = fd.exp(m - m_safe)
+                // flash.py:219  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -580,7 +581,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t16PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t16,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
+                // flash.py:220  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
                 AscendC::LocalTensor<float> t18 = tmp4Buf.Get<float>();
@@ -591,7 +592,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t141 = outQue.AllocTensor<half>();
                 AscendC::Cast(t141, t14, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t141);
@@ -605,20 +606,20 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t16Prev =
                         t16PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, D, false);
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                    AscendC::Add(acc2, dot1, t20, D * ROWS);
+                    AscendC::Add(acc2, dot1, t20, DV * ROWS);
                     inQue.FreeTensor(dot1);
                 }
                 // carry %t_10 into the state of %m
@@ -640,12 +641,12 @@ public:
                                                       BLOCK_KV)) -
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, D, false);
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
                     FLAG_DOT1 + ((fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
@@ -664,14 +665,14 @@ public:
                                                                                    (BLOCK_Q * i) + BLOCK_Q)),
                                                            BLOCK_KV)) -
                                1)) %
-                                 2 * D * BLOCK_Q +
-                             row0 * D],
-                    D * ROWS);
+                                 2 * DV * BLOCK_Q +
+                             row0 * DV],
+                    DV * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, dot1, t20, D * ROWS);
+                AscendC::Add(acc2, dot1, t20, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
@@ -690,23 +691,24 @@ public:
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t241 = outQue.AllocTensor<half>();
-            AscendC::Cast(t241, t24, AscendC::RoundMode::CAST_RINT, D * ROWS);
+            AscendC::Cast(t241, t24, AscendC::RoundMode::CAST_RINT, DV * ROWS);
             outQue.EnQue(t241);
             t241 = outQue.DeQue<half>();
             {
                 const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
                 if (validRows > 0) {
                     AscendC::DataCopyPad(
-                        oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
-                             (D * (BLOCK_Q * i + row0)))],
+                        oGm[(DV * tiling_.N * tiling_.Sq * b + (DV * tiling_.Sq * h) +
+                             (DV * (BLOCK_Q * i + row0)))],
                         t241,
                         AscendC::DataCopyExtParams{
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                            fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0, 0});
+                            fadsl::Field<uint32_t>(DV * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                            0});
                 }
             }
             outQue.FreeTensor(t241);
@@ -722,17 +724,17 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_15, %t_16 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_17, %t_19, %t_23 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_10 (flash.py:192)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_10 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_3, %t_8_1, %t_8_2, %t_13, %t_14, %dot_1 (flash.py:209)
+        inQue;  // staging: %dot, %t, %t_3, %t_8_1, %t_8_2, %t_13, %t_14, %dot_1 (flash.py:213)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (alibi.py:27)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_5, %t_12, %t_18 (alibi.py:27)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:215)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:223)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> slopesGm;                  // in `slopes` f32[N]
     AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2

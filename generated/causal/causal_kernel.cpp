@@ -15,6 +15,7 @@ constexpr int64_t BLOCK_KV = 128;                     // tile constant `block_kv
 constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
+constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
 constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
@@ -36,24 +37,24 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t111WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T111WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vTQ, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t111L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(bL0, 2, fadsl::Max<int64_t>(D * BLOCK_KV, DV * BLOCK_KV) * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -68,7 +69,7 @@ public:
                 tiling_.B * tiling_.N,
                 ((100663296) /
                  (fadsl::Max<int64_t>(
-                     1, 4 * D * BLOCK_KV *
+                     1, (2 * D * BLOCK_KV + (2 * DV * BLOCK_KV)) *
                             fadsl::Min<int64_t>(
                                 fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                 fadsl::CeilDiv<int64_t>(
@@ -116,7 +117,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV));
                  ++jPre) {
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(kTSlot,
                                   kGm[(D * tiling_.Nkv * tiling_.Skv * b +
@@ -128,16 +129,16 @@ public:
                     kTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(vTSlot,
-                                  vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                                       (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                                       (D * BLOCK_KV * jPre))],
+                                  vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                                       (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                                       (DV * BLOCK_KV * jPre))],
                                   static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)),
-                                  D, D, BLOCK_KV);
+                                  DV, DV, BLOCK_KV);
                 fadsl::ZeroTailRows(
-                    vTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
+                    vTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), DV,
                     BLOCK_KV);
                 vTQ.EnQue(vTSlot);
             }
@@ -162,7 +163,7 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -176,9 +177,9 @@ public:
                         D, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
                 }
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -203,7 +204,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                 }
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
             }
             for (int64_t j = 0;
@@ -232,7 +233,7 @@ public:
                                  fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                  BLOCK_KV));
                          ++jPre1) {
-                        // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                        // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                         // [pipeline]
                         AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                         fadsl::CopyNdToNz(
@@ -248,9 +249,9 @@ public:
                             BLOCK_KV);
                         kTQ.EnQue(kTSlot1);
                     }
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -276,7 +277,7 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
                     }
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
                 }
                 // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
@@ -287,23 +288,23 @@ public:
                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
                                                          BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
-                        vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                             (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                             (D * BLOCK_KV * jPre1))],
-                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), D, D,
+                        vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                             (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                             (DV * BLOCK_KV * jPre1))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)), DV, DV,
                         BLOCK_KV);
                     fadsl::ZeroTailRows(
                         vTSlot1, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre1, BLOCK_KV, tiling_.Skv)),
-                        D, BLOCK_KV);
+                        DV, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T111 + (j) % 2));
                 AscendC::LocalTensor<half> t111 = t111L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t111, t111WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -315,32 +316,32 @@ public:
                     fadsl::LoadA(aL0Tile, t111, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, D);
+                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, DV);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
                                   AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(DV, "MmadParams.n"),
                                                       fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
                                                       false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
                 }
                 t111L1.FreeTensor(t111);
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -351,18 +352,18 @@ public:
 private:
     AscendC::TPipe pipe_;
     CausalTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:191)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:194)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:195)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:223)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:223)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:213)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;               // out `lse` f32[B, N, Sq]
     AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
@@ -378,30 +379,30 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t111WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T111WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
-        pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
+        pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
                                                       32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
                                                           fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 2048);
         pipe_.InitBuffer(tmp4Buf, 256);
         pipe_.InitBuffer(
             outQue, 1,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, DV * BLOCK_Q), BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t13PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
@@ -417,7 +418,7 @@ public:
                 tiling_.B * tiling_.N,
                 ((100663296) /
                  (fadsl::Max<int64_t>(
-                     1, 4 * D * BLOCK_KV *
+                     1, (2 * D * BLOCK_KV + (2 * DV * BLOCK_KV)) *
                             fadsl::Min<int64_t>(
                                 fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                 fadsl::CeilDiv<int64_t>(
@@ -457,9 +458,9 @@ public:
             // flash.py:65  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:66  acc = fd.zeros((block_q, D), fd.f32)
+            // flash.py:66  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
-            AscendC::Duplicate(acc, 0.0f, D * ROWS);
+            AscendC::Duplicate(acc, 0.0f, DV * ROWS);
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
@@ -468,13 +469,13 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:196  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -483,11 +484,11 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t51 = t.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                     AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
@@ -505,11 +506,11 @@ public:
                         }
                     }
                 }
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t52 = t51.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:243  ok = kv_idx < t.kv_len
+                    // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
@@ -522,7 +523,7 @@ public:
                         }
                     }
                 }
-                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
@@ -532,7 +533,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t7 = tmp0Buf.Get<float>();
                 AscendC::Max(t7, m, t6, ROWS);
-                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -543,7 +544,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t9, mask, dup, t7, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:214  p = fd.exp(s - m_safe[:, None])
+                // flash.py:218  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t52.ReinterpretCast<float>();
                 {
@@ -553,7 +554,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = t10.ReinterpretCast<float>();
                 AscendC::Exp(t11, t10, ROWS * BLOCK_KV);
-                // flash.py:215  alpha = fd.exp(m - m_safe)
+                // flash.py:219  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Sub(t12, m, t9, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -562,7 +563,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t13,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
+                // flash.py:220  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
                 AscendC::LocalTensor<float> t15 = tmp2Buf.Get<float>();
@@ -573,7 +574,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t111 = outQue.AllocTensor<half>();
                 AscendC::Cast(t111, t11, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t111);
@@ -587,20 +588,20 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t13Prev =
                         t13PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
-                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, D, false);
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                    AscendC::Add(acc2, dot1, t17, D * ROWS);
+                    AscendC::Add(acc2, dot1, t17, DV * ROWS);
                     inQue.FreeTensor(dot1);
                 }
                 // carry %t_7 into the state of %m
@@ -622,12 +623,12 @@ public:
                                                       BLOCK_KV)) -
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, D, false);
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t17, acc, t13Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
                     FLAG_DOT1 + ((fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
@@ -646,14 +647,14 @@ public:
                                                                                    (BLOCK_Q * i) + BLOCK_Q)),
                                                            BLOCK_KV)) -
                                1)) %
-                                 2 * D * BLOCK_Q +
-                             row0 * D],
-                    D * ROWS);
+                                 2 * DV * BLOCK_Q +
+                             row0 * DV],
+                    DV * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, dot1, t17, D * ROWS);
+                AscendC::Add(acc2, dot1, t17, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
@@ -672,23 +673,24 @@ public:
             AscendC::LocalTensor<float> t21 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t21, acc, t20, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t21, acc, t20, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t211 = outQue.AllocTensor<half>();
-            AscendC::Cast(t211, t21, AscendC::RoundMode::CAST_RINT, D * ROWS);
+            AscendC::Cast(t211, t21, AscendC::RoundMode::CAST_RINT, DV * ROWS);
             outQue.EnQue(t211);
             t211 = outQue.DeQue<half>();
             {
                 const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
                 if (validRows > 0) {
                     AscendC::DataCopyPad(
-                        oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
-                             (D * (BLOCK_Q * i + row0)))],
+                        oGm[(DV * tiling_.N * tiling_.Sq * b + (DV * tiling_.Sq * h) +
+                             (DV * (BLOCK_Q * i + row0)))],
                         t211,
                         AscendC::DataCopyExtParams{
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                            fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0, 0});
+                            fadsl::Field<uint32_t>(DV * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                            0});
                 }
             }
             outQue.FreeTensor(t211);
@@ -745,17 +747,17 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:192)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:211)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:215)
+        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:213)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:223)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[B, N, Sq]
     AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2

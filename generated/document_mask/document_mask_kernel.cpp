@@ -15,6 +15,7 @@ constexpr int64_t BLOCK_KV = 128;                     // tile constant `block_kv
 constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
+constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
 constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
@@ -46,8 +47,8 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         kv_num_blocksGm.SetGlobalBuffer((__gm__ int32_t*)kv_num_blocks,
                                         tiling_.B * tiling_.N * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
         kv_indicesGm.SetGlobalBuffer((__gm__ int32_t*)kv_indices,
@@ -65,24 +66,24 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * DV * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(kTL1, 1, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vTL1, 1, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vTL1, 1, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(t131L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(bL0, 2, fadsl::Max<int64_t>(D * BLOCK_KV, DV * BLOCK_KV) * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -125,7 +126,7 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT,
@@ -139,7 +140,7 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT);
                 kT = kTL1.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -180,7 +181,7 @@ public:
                          (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                           fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                          (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                     AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kT,
@@ -194,7 +195,7 @@ public:
                         D, BLOCK_KV);
                     kTL1.EnQue(kT);
                     kT = kTL1.DeQue<half>();
-                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -233,21 +234,21 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)
                 AscendC::LocalTensor<half> vT = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT,
-                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                         (D * BLOCK_KV * kvIndicesS))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D, D,
+                    vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                         (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                         (DV * BLOCK_KV * kvIndicesS))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), DV, DV,
                     BLOCK_KV);
                 fadsl::ZeroTailRows(
-                    vT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    vT, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * kvIndicesS, BLOCK_KV, tiling_.Skv)), DV,
                     BLOCK_KV);
                 vTL1.EnQue(vT);
                 vT = vTL1.DeQue<half>();
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T131 + (jp) % 2));
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t131, t131WsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -259,26 +260,26 @@ public:
                     fadsl::LoadA(aL0Tile, t131, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, D);
+                    fadsl::LoadB(bL0Tile, vT, BLOCK_KV, DV);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
                                   AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(DV, "MmadParams.n"),
                                                       fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
                                                       false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(jp) % 2 * D * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(jp) % 2 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (jp) % 2));
@@ -305,7 +306,7 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
-                // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT1,
@@ -320,7 +321,7 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT1);
                 kT1 = kTL1.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
@@ -361,7 +362,7 @@ public:
                          (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                           fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                          (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
-                    // flash.py:190  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
+                    // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
                     AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kT1,
@@ -376,7 +377,7 @@ public:
                         D, BLOCK_KV);
                     kTL1.EnQue(kT1);
                     kT1 = kTL1.DeQue<half>();
-                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
@@ -415,22 +416,22 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:191  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.d), pad=0)
+                // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)
                 AscendC::LocalTensor<half> vT1 = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT1,
-                    vGm[(D * tiling_.Nkv * tiling_.Skv * b +
-                         (D * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
-                         (D * BLOCK_KV * fullKvIndicesS))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
-                    D, BLOCK_KV);
+                    vGm[(DV * tiling_.Nkv * tiling_.Skv * b +
+                         (DV * tiling_.Skv * ((h) / (((tiling_.N) / (tiling_.Nkv))))) +
+                         (DV * BLOCK_KV * fullKvIndicesS))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), DV,
+                    DV, BLOCK_KV);
                 fadsl::ZeroTailRows(
                     vT1,
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), D,
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * fullKvIndicesS, BLOCK_KV, tiling_.Skv)), DV,
                     BLOCK_KV);
                 vTL1.EnQue(vT1);
                 vT1 = vTL1.DeQue<half>();
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T271 + (jf) % 2));
                 AscendC::LocalTensor<half> t271 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t271, t271WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -442,26 +443,26 @@ public:
                     fadsl::LoadA(aL0Tile, t271, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vT1, BLOCK_KV, D);
+                    fadsl::LoadB(bL0Tile, vT1, BLOCK_KV, DV);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
                                   AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(DV, "MmadParams.n"),
                                                       fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
                                                       false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot3WsGm[(jf) % 2 * D * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot3WsGm[(jf) % 2 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT3 + (jf) % 2));
@@ -478,17 +479,17 @@ private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:190)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:191)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:194)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:195)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:223)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:59)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:223)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:213)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<int32_t> kv_num_blocksGm;  // in `kv_num_blocks` i32[B, N, cdiv(Sq, block_q)]
     AscendC::GlobalTensor<int32_t>
         kv_indicesGm;  // in `kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]
@@ -515,8 +516,8 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         kGm.SetGlobalBuffer((__gm__ half*)k, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * D * tiling_.Nkv * tiling_.Skv);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
+        vGm.SetGlobalBuffer((__gm__ half*)v, tiling_.B * DV * tiling_.Nkv * tiling_.Skv);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
         kv_num_blocksGm.SetGlobalBuffer((__gm__ int32_t*)kv_num_blocks,
                                         tiling_.B * tiling_.N * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
         kv_indicesGm.SetGlobalBuffer((__gm__ int32_t*)kv_indices,
@@ -534,12 +535,12 @@ public:
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             2 * BLOCK_KV * BLOCK_Q);
         dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), 2 * DV * BLOCK_Q);
         t131WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T131WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
@@ -550,16 +551,16 @@ public:
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
-        pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
+        pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q));
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(inQue1, 1, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(tmp4Buf,
                          fadsl::Max<int64_t>(4 * BLOCK_KV, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
                                                                fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
         pipe_.InitBuffer(tmp5Buf, 256);
-        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t15PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
         pipe_.InitBuffer(t29PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
@@ -586,9 +587,9 @@ public:
             // flash.py:65  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:66  acc = fd.zeros((block_q, D), fd.f32)
+            // flash.py:66  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
-            AscendC::Duplicate(acc, 0.0f, D * ROWS);
+            AscendC::Duplicate(acc, 0.0f, DV * ROWS);
             // flash.py:69  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             const int64_t kvNumBlocksS = static_cast<int64_t>(
                 kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
@@ -606,13 +607,13 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:192  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:196  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * kvIndicesS), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (jp) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -689,7 +690,7 @@ public:
                 AscendC::LocalTensor<float> docT2F = tmp4Buf.Get<float>();
                 AscendC::Cast(docT2F, docT2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 inQue1.FreeTensor(docT2);
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t71 = t.ReinterpretCast<float>();
                 {
@@ -705,12 +706,12 @@ public:
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                 }
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t72 = t71.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
                     (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                     AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
@@ -728,11 +729,11 @@ public:
                         }
                     }
                 }
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t73 = t72.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:243  ok = kv_idx < t.kv_len
+                    // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
@@ -745,7 +746,7 @@ public:
                         }
                     }
                 }
-                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp3Buf.Get<float>();
                 {
@@ -755,7 +756,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp3Buf.Get<float>();
                 AscendC::Max(t9, m, t8, ROWS);
-                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = tmp0Buf.Get<float>();
                 {
@@ -766,7 +767,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t11, mask, dup, t9, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:214  p = fd.exp(s - m_safe[:, None])
+                // flash.py:218  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = t73.ReinterpretCast<float>();
                 {
@@ -776,7 +777,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t12.ReinterpretCast<float>();
                 AscendC::Exp(t13, t12, ROWS * BLOCK_KV);
-                // flash.py:215  alpha = fd.exp(m - m_safe)
+                // flash.py:219  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t14 = mBuf.Get<float>();
                 AscendC::Sub(t14, m, t11, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -785,7 +786,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t15PrevBuf.Get<float>()[(jp) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t15,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
+                // flash.py:220  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
                 AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
@@ -796,7 +797,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t18 = lBuf.Get<float>();
                 AscendC::Add(t18, t16, t17, ROWS);
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t131 = outQue.AllocTensor<half>();
                 AscendC::Cast(t131, t13, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t131);
@@ -810,20 +811,20 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t15Prev =
                         t15PrevBuf.Get<float>()[((jp - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, D, false);
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((jp - 1)) % 2));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((jp - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((jp - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                    AscendC::Add(acc2, dot1, t19, D * ROWS);
+                    AscendC::Add(acc2, dot1, t19, DV * ROWS);
                     inQue.FreeTensor(dot1);
                 }
                 // carry %t_9 into the state of %m
@@ -836,22 +837,22 @@ public:
                 AscendC::LocalTensor<float> t15Prev =
                     t15PrevBuf
                         .Get<float>()[((kvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, D, false);
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((kvNumBlocksS - 1)) % 2));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot1, dot1WsGm[((kvNumBlocksS - 1)) % 2 * D * BLOCK_Q + row0 * D],
-                                  D * ROWS);
+                AscendC::DataCopy(dot1, dot1WsGm[((kvNumBlocksS - 1)) % 2 * DV * BLOCK_Q + row0 * DV],
+                                  DV * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, dot1, t19, D * ROWS);
+                AscendC::Add(acc2, dot1, t19, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
             // flash.py:72  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
@@ -871,7 +872,7 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT2 + (jf) % 2));
                 AscendC::LocalTensor<float> dot2 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot2, dot2WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -881,7 +882,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t22 = tmp1Buf.Get<float>();
                 {
@@ -891,7 +892,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
                 AscendC::Max(t23, m, t22, ROWS);
-                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t25 = tmp3Buf.Get<float>();
                 {
@@ -902,7 +903,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t25, mask, dup, t23, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:214  p = fd.exp(s - m_safe[:, None])
+                // flash.py:218  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t26 = t21.ReinterpretCast<float>();
                 {
@@ -912,7 +913,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t27 = t26.ReinterpretCast<float>();
                 AscendC::Exp(t27, t26, ROWS * BLOCK_KV);
-                // flash.py:215  alpha = fd.exp(m - m_safe)
+                // flash.py:219  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t28 = mBuf.Get<float>();
                 AscendC::Sub(t28, m, t25, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -921,7 +922,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t29PrevBuf.Get<float>()[(jf) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t29,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
+                // flash.py:220  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Mul(t30, l, t29, ROWS);
                 AscendC::LocalTensor<float> t31 = tmp3Buf.Get<float>();
@@ -932,7 +933,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t32 = lBuf.Get<float>();
                 AscendC::Add(t32, t30, t31, ROWS);
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t271 = outQue.AllocTensor<half>();
                 AscendC::Cast(t271, t27, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t271);
@@ -946,20 +947,20 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t29Prev =
                         t29PrevBuf.Get<float>()[((jf - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, D, false);
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((jf - 1)) % 2));
                     AscendC::LocalTensor<float> dot3 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot3, dot3WsGm[((jf - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot3, dot3WsGm[((jf - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot3);
                     dot3 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> acc5 = accBuf.Get<float>();
-                    AscendC::Add(acc5, dot3, t33, D * ROWS);
+                    AscendC::Add(acc5, dot3, t33, DV * ROWS);
                     inQue.FreeTensor(dot3);
                 }
                 // carry %t_23 into the state of %m
@@ -972,22 +973,22 @@ public:
                 AscendC::LocalTensor<float> t29Prev =
                     t29PrevBuf
                         .Get<float>()[((fullKvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, D, false);
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((fullKvNumBlocksS - 1)) % 2));
                 AscendC::LocalTensor<float> dot3 = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot3, dot3WsGm[((fullKvNumBlocksS - 1)) % 2 * D * BLOCK_Q + row0 * D],
-                                  D * ROWS);
+                AscendC::DataCopy(dot3, dot3WsGm[((fullKvNumBlocksS - 1)) % 2 * DV * BLOCK_Q + row0 * DV],
+                                  DV * ROWS);
                 inQue.EnQue(dot3);
                 dot3 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc5 = accBuf.Get<float>();
-                AscendC::Add(acc5, dot3, t33, D * ROWS);
+                AscendC::Add(acc5, dot3, t33, DV * ROWS);
                 inQue.FreeTensor(dot3);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
@@ -1006,23 +1007,24 @@ public:
             AscendC::LocalTensor<float> t37 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, t36, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, t36, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t371 = outQue.AllocTensor<half>();
-            AscendC::Cast(t371, t37, AscendC::RoundMode::CAST_RINT, D * ROWS);
+            AscendC::Cast(t371, t37, AscendC::RoundMode::CAST_RINT, DV * ROWS);
             outQue.EnQue(t371);
             t371 = outQue.DeQue<half>();
             {
                 const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
                 if (validRows > 0) {
                     AscendC::DataCopyPad(
-                        oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
-                             (D * (BLOCK_Q * i + row0)))],
+                        oGm[(DV * tiling_.N * tiling_.Sq * b + (DV * tiling_.Sq * h) +
+                             (DV * (BLOCK_Q * i + row0)))],
                         t371,
                         AscendC::DataCopyExtParams{
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                            fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0, 0});
+                            fadsl::Field<uint32_t>(DV * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                            0});
                 }
             }
             outQue.FreeTensor(t371);
@@ -1041,22 +1043,22 @@ private:
         lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %t_36 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         accBuf;  // state: %acc, %t_19, %acc_2, %t_33, %acc_5, %t_37 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:192)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_7_1, %t_7_2, %t_7_3, %t_12, %t_13, %dot_1, %dot_2, %t_21, %t_26,
-                // %t_27, %dot_3 (flash.py:209)
+                // %t_27, %dot_3 (flash.py:213)
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue1;  // staging: %doc_t, %doc_t_2 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp3Buf;  // temp: %doc_t_f, %t_8, %t_9, %t_25, %t_31 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %doc_t_2_f (document_mask.py:30)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:211)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:215)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:215)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:223)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:219)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, D]
-    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<int32_t> kv_num_blocksGm;         // in `kv_num_blocks` i32[B, N, cdiv(Sq, block_q)]
     AscendC::GlobalTensor<int32_t>
         kv_indicesGm;  // in `kv_indices` i32[B, N, cdiv(Sq, block_q), cdiv(Skv, block_kv)]

@@ -932,7 +932,7 @@ CATALOGUE += (
     torch_api(
         "torch_input_shape",
         "A fadsl.torch operator called with tensors whose dims disagree",
-        'fa = ft.op(fd.attention(name="fa_shape"))\no = fa(q, q, q[:, :, :, :32])',
+        'fa = ft.op(fd.attention(name="fa_shape"))\no = fa(q, q[:, :, :, :32], q)',
         "Each shape symbol must have one value across the inputs (the note lists "
         "what each input is declared as): give tensors of matching sizes.",
     ),

@@ -35,6 +35,15 @@ class Run:
         return self.result.outputs
 
 
+def symbol_values(kernel: Any, shape: dict[str, int]) -> dict[str, int]:
+    """The kernel's shape symbols from ``shape``; the value head dim Dv defaults to D
+    (design.md 1.7), as ``--shape`` and ``shape=`` default it."""
+    full = dict(shape)
+    if "D" in full:
+        full.setdefault("Dv", full["D"])
+    return {s: full[s] for s in kernel.shape_syms}
+
+
 def bind(
     kdef: Any,
     shape: dict[str, int],
@@ -45,7 +54,7 @@ def bind(
     full = dict(shape)
     full.setdefault("Nkv", full["N"])
     kdef.check_shape(full)
-    full = {s: full[s] for s in kernel.shape_syms}
+    full = symbol_values(kernel, full)
     scale = kdef.spec.scale if kdef.spec.scale is not None else full["D"] ** -0.5
     return Binding(kernel, full, {"scale": scale}, kdef)
 

@@ -21,6 +21,7 @@ from fadsl.backends.interp import interpret
 from fadsl.driver.binding import Binding
 from fadsl.ir.types import DType
 from fadsl.passes import run_pipeline
+from attkit import symbol_values
 
 PAGE = 128
 LENGTHS = np.array([300, 1, 128, 517], np.int32)  # one of length 1, one whole page
@@ -51,7 +52,7 @@ def run(  # type: ignore[no-untyped-def]
     """Interpret ``kdef`` (block_q 16) on seeded q / cache and the given index inputs."""
     kernel = kdef.build({"block_q": 16}, dtype)
     kdef.check_shape(shape)
-    full = {s: shape[s] for s in kernel.shape_syms}
+    full = symbol_values(kernel, shape)
     b = Binding(kernel, full, {"scale": shape["D"] ** -0.5}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(given if given is not None else _inputs(shape))

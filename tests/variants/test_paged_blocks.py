@@ -19,6 +19,7 @@ from fadsl.io import runio
 from fadsl.io.input_checks import check_index_inputs
 from fadsl.ir.types import DType
 from fadsl.passes import run_pipeline
+from attkit import symbol_values
 
 PAGE = 128
 SHAPE = dict(B=4, N=32, Nkv=8, Sq=1, D=128, Pages=64, MaxPages=8)
@@ -42,7 +43,7 @@ def _inputs(shape: dict[str, int], lengths: list[int], poison: int = -7) -> dict
 
 def run(kdef: Any, shape: dict[str, int], given: dict, **consts: int) -> Any:
     kernel = kdef.build({"block_q": 16, **consts}, DType.F16)
-    full = {s: shape[s] for s in kernel.shape_syms}
+    full = symbol_values(kernel, shape)
     b = Binding(kernel, full, {"scale": shape["D"] ** -0.5}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(given)
@@ -112,7 +113,7 @@ def test_the_interpreter_faults_on_a_page_it_reads() -> None:
 
     kdef = _kernel()
     kernel = kdef.build({"block_kv": 256}, DType.F16)
-    full = {s: SHAPE[s] for s in kernel.shape_syms}
+    full = symbol_values(kernel, SHAPE)
     b = Binding(kernel, full, {"scale": SHAPE["D"] ** -0.5}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(_inputs(SHAPE, LENGTHS))

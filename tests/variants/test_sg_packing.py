@@ -28,6 +28,7 @@ from fadsl.io.input_checks import check_index_inputs
 from fadsl.ir.types import DType
 from fadsl.passes import run_pipeline
 from tests.variants.test_paged import SHAPE, _inputs, _kernel, _passes
+from attkit import symbol_values
 
 BNSD = """import fadsl as fd
 
@@ -47,7 +48,7 @@ CASES = [  # (shape, kernel keywords, kv_splits, dtype)
 def run(kdef: Any, shape: dict[str, int], splits: int, dtype: DType) -> Any:
     kernel = kdef.build({"block_q": 16, "kv_splits": splits}, dtype)
     kdef.check_shape(shape)
-    b = Binding(kernel, {s: shape[s] for s in kernel.shape_syms}, {}, kdef)
+    b = Binding(kernel, symbol_values(kernel, shape), {}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(_inputs(shape))
     check_index_inputs(b, data)

@@ -25,12 +25,13 @@ from fadsl.ir.types import DType
 from fadsl.io.input_checks import check_index_inputs
 from fadsl.passes import run_pipeline
 from tests.variants.test_paged import CASES, SHAPE, _inputs, _kernel, _passes
+from attkit import symbol_values
 
 
 def run(kdef: Any, shape: dict[str, int], splits: int) -> tuple[Any, Any, Any]:
     kernel = kdef.build({"block_q": 16, "kv_splits": splits}, DType.F16)
     kdef.check_shape(shape)
-    full = {s: shape[s] for s in kernel.shape_syms}
+    full = symbol_values(kernel, shape)
     b = Binding(kernel, full, {"scale": shape["D"] ** -0.5}, kdef)
     data = runio.make_inputs(b, 0)
     data.update(_inputs(shape))

@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = {"B": 1, "N": 8, "Sq": 2048, "Nkv": 8, "Skv": 2048}
-FIXED = {"D": 128}
+FIXED = {"D": 128, "Dv": 128}
 SCALARS = {"scale": 0.08838834764831845}
 INPUTS = {
     "q": [[1, 8, 2048, 128], "float16"],
@@ -28,7 +28,7 @@ INPUTS = {
 INPUT_DIMS = {
     "q": ["B", "N", "Sq", "D"],
     "k": ["B", "Nkv", "Skv", "D"],
-    "v": ["B", "Nkv", "Skv", "D"],
+    "v": ["B", "Nkv", "Skv", "Dv"],
 }
 SOURCE = os.path.join(HERE, "../../examples/causal.py")
 KERNEL = "causal"

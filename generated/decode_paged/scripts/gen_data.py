@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = {"B": 4, "Sq": 1, "N": 32, "Pages": 64, "Nkv": 8, "MaxPages": 16}
-FIXED = {"D": 128}
+FIXED = {"D": 128, "Dv": 128}
 SCALARS = {"scale": 0.08838834764831845}
 INPUTS = {
     "q": [[4, 1, 32, 128], "float16"],
@@ -30,7 +30,7 @@ INPUTS = {
 INPUT_DIMS = {
     "q": ["B", "Sq", "N", "D"],
     "k_cache": ["Pages", "128", "Nkv", "D"],
-    "v_cache": ["Pages", "128", "Nkv", "D"],
+    "v_cache": ["Pages", "128", "Nkv", "Dv"],
     "block_table": ["B", "MaxPages"],
     "seqlens_kv": ["B"],
 }

@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = {"B": 1, "Sq": 2048, "N": 8, "Skv": 2048, "Nkv": 2}
-FIXED = {"D": 128}
+FIXED = {"D": 128, "Dv": 128}
 SCALARS = {"scale": 0.08838834764831845}
 INPUTS = {
     "q": [[1, 2048, 8, 128], "float16"],
@@ -28,7 +28,7 @@ INPUTS = {
 INPUT_DIMS = {
     "q": ["B", "Sq", "N", "D"],
     "k": ["B", "Skv", "Nkv", "D"],
-    "v": ["B", "Skv", "Nkv", "D"],
+    "v": ["B", "Skv", "Nkv", "Dv"],
 }
 SOURCE = os.path.join(HERE, "../../examples/gqa.py")
 KERNEL = "gqa"

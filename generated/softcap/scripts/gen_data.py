@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = {"B": 1, "Sq": 2048, "N": 8, "Skv": 2048, "Nkv": 8}
-FIXED = {"D": 128}
+FIXED = {"D": 128, "Dv": 128}
 SCALARS = {"scale": 0.25}
 INPUTS = {
     "q": [[1, 2048, 1024], "float16"],
@@ -28,7 +28,7 @@ INPUTS = {
 INPUT_DIMS = {
     "q": ["B", "Sq", "D*N"],
     "k": ["B", "Skv", "D*Nkv"],
-    "v": ["B", "Skv", "D*Nkv"],
+    "v": ["B", "Skv", "Dv*Nkv"],
 }
 SOURCE = os.path.join(HERE, "../../examples/softcap.py")
 KERNEL = "softcap"

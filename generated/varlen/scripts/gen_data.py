@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = {"Sq": 4096, "N": 8, "Skv": 4096, "Nkv": 8, "B": 4}
-FIXED = {"D": 128}
+FIXED = {"D": 128, "Dv": 128}
 SCALARS = {"scale": 0.08838834764831845}
 INPUTS = {
     "q": [[4096, 8, 128], "float16"],
@@ -30,7 +30,7 @@ INPUTS = {
 INPUT_DIMS = {
     "q": ["Sq", "N", "D"],
     "k": ["Skv", "Nkv", "D"],
-    "v": ["Skv", "Nkv", "D"],
+    "v": ["Skv", "Nkv", "Dv"],
     "cu_seqlens_q": ["B + 1"],
     "cu_seqlens_kv": ["B + 1"],
 }

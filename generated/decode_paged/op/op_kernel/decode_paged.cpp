@@ -19,6 +19,7 @@ constexpr int64_t BLOCK_Q = 16;                      // tile constant `block_q`
 constexpr int64_t KV_SPLITS = 1;                     // tile constant `kv_splits`
 constexpr int64_t STAGES = 2;                        // tile constant `stages`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
+constexpr int64_t DV = 128;                          // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
 constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector), ring of 2
 constexpr int64_t DOT1WS_OFFSET = 16384;             // bytes: %dot_1 (cube -> vector), ring of 2
@@ -41,27 +42,27 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         k_cacheGm.SetGlobalBuffer((__gm__ half*)k_cache, 128 * D * tiling_.Nkv * tiling_.Pages);
-        v_cacheGm.SetGlobalBuffer((__gm__ half*)v_cache, 128 * D * tiling_.Nkv * tiling_.Pages);
+        v_cacheGm.SetGlobalBuffer((__gm__ half*)v_cache, 128 * DV * tiling_.Nkv * tiling_.Pages);
         block_tableGm.SetGlobalBuffer((__gm__ int32_t*)block_table, tiling_.B * tiling_.MaxPages);
         seqlens_kvGm.SetGlobalBuffer((__gm__ int32_t*)seqlens_kv, tiling_.B);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
-        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * D * tiling_.N * tiling_.Sq * KV_SPLITS);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
+        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * DV * tiling_.N * tiling_.Sq * KV_SPLITS);
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kCacheTQ, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(vCacheTQ, 2, D * BLOCK_KV * sizeof(half));
+        pipe_.InitBuffer(vCacheTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(t101L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(qtL0, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 2, BLOCK_KV * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(bL0, 2, D * BLOCK_KV * sizeof(half));
-        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
+        pipe_.InitBuffer(bL0, 2, fadsl::Max<int64_t>(D * BLOCK_KV, DV * BLOCK_KV) * sizeof(half));
+        pipe_.InitBuffer(cL0, 2, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(float));
     }
 
     __aicore__ inline void Process()
@@ -173,12 +174,12 @@ public:
                         }
                         fadsl::CopyNdToNz(
                             vCacheTSlot[vCacheTNextPage * 128 * (32 / sizeof(half))],
-                            v_cacheGm[(128 * D * tiling_.Nkv * vCacheTNextPageNo +
-                                       (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
-                                                                            BLOCK_Q)))))],
-                            static_cast<uint32_t>(vCacheTNextPageRows), D, D * tiling_.Nkv, BLOCK_KV);
+                            v_cacheGm[(128 * DV * tiling_.Nkv * vCacheTNextPageNo +
+                                       (DV * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
+                                                                             BLOCK_Q)))))],
+                            static_cast<uint32_t>(vCacheTNextPageRows), DV, DV * tiling_.Nkv, BLOCK_KV);
                     }
-                    fadsl::ZeroTailRows(vCacheTSlot, static_cast<uint32_t>(vCacheTNextRows), D, BLOCK_KV);
+                    fadsl::ZeroTailRows(vCacheTSlot, static_cast<uint32_t>(vCacheTNextRows), DV, BLOCK_KV);
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
@@ -239,7 +240,7 @@ public:
                 }
                 // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -328,7 +329,7 @@ public:
                     }
                     // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                    // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -390,19 +391,19 @@ public:
                             }
                             fadsl::CopyNdToNz(
                                 vCacheTSlot1[vCacheTNext1Page * 128 * (32 / sizeof(half))],
-                                v_cacheGm[(128 * D * tiling_.Nkv * vCacheTNext1PageNo +
-                                           (D * ((x) / (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
-                                                                                BLOCK_Q)))))],
-                                static_cast<uint32_t>(vCacheTNext1PageRows), D, D * tiling_.Nkv, BLOCK_KV);
+                                v_cacheGm[(128 * DV * tiling_.Nkv * vCacheTNext1PageNo +
+                                           (DV * ((x) / (fadsl::CeilDiv<int64_t>(
+                                                            ((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))],
+                                static_cast<uint32_t>(vCacheTNext1PageRows), DV, DV * tiling_.Nkv, BLOCK_KV);
                         }
-                        fadsl::ZeroTailRows(vCacheTSlot1, static_cast<uint32_t>(vCacheTNext1Rows), D,
+                        fadsl::ZeroTailRows(vCacheTSlot1, static_cast<uint32_t>(vCacheTNext1Rows), DV,
                                             BLOCK_KV);
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
                 // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -414,26 +415,26 @@ public:
                     fadsl::LoadA(aL0Tile, t101, BLOCK_Q, BLOCK_KV);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, vCacheT, BLOCK_KV, D);
+                    fadsl::LoadB(bL0Tile, vCacheT, BLOCK_KV, DV);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     AscendC::Mmad(cL0Tile, aL0Tile, bL0Tile,
                                   AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
-                                                      fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                                      fadsl::Field<uint16_t>(DV, "MmadParams.n"),
                                                       fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.k"), 0,
                                                       false, true});
                     aL0.FreeTensor(aL0Tile);
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
@@ -453,18 +454,18 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:255)
     AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:256)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:219)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:223)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:209)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:209)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:223)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:213)
     AscendC::GlobalTensor<half> qGm;                    // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;              // in `k_cache` f16[Pages, 128, Nkv, D]
-    AscendC::GlobalTensor<half> v_cacheGm;              // in `v_cache` f16[Pages, 128, Nkv, D]
+    AscendC::GlobalTensor<half> v_cacheGm;              // in `v_cache` f16[Pages, 128, Nkv, Dv]
     AscendC::GlobalTensor<int32_t> block_tableGm;       // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;        // in `seqlens_kv` i32[B]
-    AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> o_partGm;              // scratch `o_part` f32[kv_splits, B, Sq, N, D]
+    AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, Dv]
+    AscendC::GlobalTensor<float> o_partGm;              // scratch `o_part` f32[kv_splits, B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lse_partGm;            // scratch `lse_part` f32[kv_splits, B, Sq, N]
     AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector), ring of 2
@@ -481,30 +482,30 @@ public:
         tiling_ = tiling;
         qGm.SetGlobalBuffer((__gm__ half*)q, tiling_.B * D * tiling_.N * tiling_.Sq);
         k_cacheGm.SetGlobalBuffer((__gm__ half*)k_cache, 128 * D * tiling_.Nkv * tiling_.Pages);
-        v_cacheGm.SetGlobalBuffer((__gm__ half*)v_cache, 128 * D * tiling_.Nkv * tiling_.Pages);
+        v_cacheGm.SetGlobalBuffer((__gm__ half*)v_cache, 128 * DV * tiling_.Nkv * tiling_.Pages);
         block_tableGm.SetGlobalBuffer((__gm__ int32_t*)block_table, tiling_.B * tiling_.MaxPages);
         seqlens_kvGm.SetGlobalBuffer((__gm__ int32_t*)seqlens_kv, tiling_.B);
-        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
-        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * D * tiling_.N * tiling_.Sq * KV_SPLITS);
+        oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * DV * tiling_.N * tiling_.Sq);
+        o_partGm.SetGlobalBuffer((__gm__ float*)o_part, tiling_.B * DV * tiling_.N * tiling_.Sq * KV_SPLITS);
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 2 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, 256);
         pipe_.InitBuffer(lBuf, 256);
-        pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
+        pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
                                                       32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
                                                           fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
-        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t12PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
     }
 
@@ -530,9 +531,9 @@ public:
             // paged.py:92  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:93  acc = fd.zeros((block_q, D), fd.f32)
+            // paged.py:93  acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
-            AscendC::Duplicate(acc, 0.0f, D * ROWS);
+            AscendC::Duplicate(acc, 0.0f, DV * ROWS);
             // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
@@ -546,7 +547,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
                 AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:209  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -555,11 +556,11 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (-tiling_.Sq + seqlensKvS + y)) {
-                    // flash.py:245  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -572,11 +573,11 @@ public:
                         }
                     }
                 }
-                // flash.py:211  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= seqlensKvS) {
-                    // flash.py:243  ok = kv_idx < t.kv_len
+                    // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -589,7 +590,7 @@ public:
                         }
                     }
                 }
-                // flash.py:212  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t5 = tmp0Buf.Get<float>();
                 {
@@ -599,7 +600,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 AscendC::Max(t6, m, t5, ROWS);
-                // flash.py:213  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp1Buf.Get<float>();
                 {
@@ -611,7 +612,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t8, mask, dup, t6, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:214  p = fd.exp(s - m_safe[:, None])
+                // flash.py:218  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = t42.ReinterpretCast<float>();
                 {
@@ -621,7 +622,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t9.ReinterpretCast<float>();
                 AscendC::Exp(t10, t9, ROWS * BLOCK_KV);
-                // flash.py:215  alpha = fd.exp(m - m_safe)
+                // flash.py:219  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -630,7 +631,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t12,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:216  l = l * alpha + fd.row_sum(p)
+                // flash.py:220  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
@@ -641,7 +642,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
@@ -655,20 +656,20 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t12Prev =
                         t12PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, D, false);
+                        fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                    AscendC::Add(acc2, dot1, t16, D * ROWS);
+                    AscendC::Add(acc2, dot1, t16, DV * ROWS);
                     inQue.FreeTensor(dot1);
                 }
                 // carry %t_6 into the state of %m
@@ -690,12 +691,12 @@ public:
                                                 BLOCK_KV)) -
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:219  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, D, false);
+                    fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
                     FLAG_DOT1 +
@@ -714,14 +715,14 @@ public:
                                        fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                        BLOCK_KV)) -
                                1)) %
-                                 2 * D * BLOCK_Q +
-                             row0 * D],
-                    D * ROWS);
+                                 2 * DV * BLOCK_Q +
+                             row0 * DV],
+                    DV * ROWS);
                 inQue.EnQue(dot1);
                 dot1 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> acc2 = accBuf.Get<float>();
-                AscendC::Add(acc2, dot1, t16, D * ROWS);
+                AscendC::Add(acc2, dot1, t16, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
             // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
@@ -741,11 +742,11 @@ public:
             AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
             {
                 AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
-                fadsl::RowBroadcast<fadsl::Bin::DIV>(t20, acc, t19, bcast, ROWS, D, false);
+                fadsl::RowBroadcast<fadsl::Bin::DIV>(t20, acc, t19, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> t201 = outQue.AllocTensor<half>();
-            AscendC::Cast(t201, t20, AscendC::RoundMode::CAST_RINT, D * ROWS);
+            AscendC::Cast(t201, t20, AscendC::RoundMode::CAST_RINT, DV * ROWS);
             outQue.EnQue(t201);
             t201 = outQue.DeQue<half>();
             {
@@ -762,17 +763,18 @@ public:
                          ((tiling_.N) / (tiling_.Nkv)))));
                 if (validRows > 0) {
                     AscendC::DataCopyPad(
-                        oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.N * y) +
-                             (D * (BLOCK_Q * ((x) % (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
-                                                                             BLOCK_Q))) +
-                                   row0 +
-                                   (((tiling_.N) / (tiling_.Nkv)) *
-                                    ((x) /
-                                     (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))))],
+                        oGm[(DV * tiling_.N * tiling_.Sq * b + (DV * tiling_.N * y) +
+                             (DV * (BLOCK_Q * ((x) % (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)),
+                                                                              BLOCK_Q))) +
+                                    row0 +
+                                    (((tiling_.N) / (tiling_.Nkv)) *
+                                     ((x) /
+                                      (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))))],
                         t201,
                         AscendC::DataCopyExtParams{
                             fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                            fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0, 0});
+                            fadsl::Field<uint32_t>(DV * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                            0});
                 }
             }
             outQue.FreeTensor(t201);
@@ -789,18 +791,18 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:257)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:257)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:209)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:215)
+        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:213)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:217)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:223)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:219)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;                  // in `k_cache` f16[Pages, 128, Nkv, D]
-    AscendC::GlobalTensor<half> v_cacheGm;                  // in `v_cache` f16[Pages, 128, Nkv, D]
+    AscendC::GlobalTensor<half> v_cacheGm;                  // in `v_cache` f16[Pages, 128, Nkv, Dv]
     AscendC::GlobalTensor<int32_t> block_tableGm;           // in `block_table` i32[B, MaxPages]
     AscendC::GlobalTensor<int32_t> seqlens_kvGm;            // in `seqlens_kv` i32[B]
-    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, D]
-    AscendC::GlobalTensor<float> o_partGm;                  // scratch `o_part` f32[kv_splits, B, Sq, N, D]
+    AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, Dv]
+    AscendC::GlobalTensor<float> o_partGm;                  // scratch `o_part` f32[kv_splits, B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lse_partGm;                // scratch `lse_part` f32[kv_splits, B, Sq, N]
     AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
     AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2

@@ -14,7 +14,7 @@ namespace {
 constexpr size_t INPUTS = 8;
 constexpr int64_t WORKSPACE_BYTES_PER_CORE = 655360;  // cube <-> vector hand-over, per AI Core
 
-// The runtime shape symbols (document_mask_tiling.h); the kernel was compiled for D=128.
+// The runtime shape symbols (document_mask_tiling.h); the kernel was compiled for D=128, Dv=128.
 struct Symbols {
     int64_t B;
     int64_t N;
