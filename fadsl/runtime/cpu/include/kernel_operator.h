@@ -28,5 +28,6 @@
 #include "fadsl_rt/cmpsel.h"
 #include "fadsl_rt/vector_l0.h"
 #include "fadsl_rt/reduce.h"
+#include "fadsl_rt/debug.h"
 
 #endif  // FADSL_RUNTIME_CPU_KERNEL_OPERATOR_H

@@ -126,6 +126,7 @@ struct CoreCtx {
     Site site;              // site of the outermost API call in progress (empty between calls)
     int depth = 0;          // API calls in progress (nested: SyncAll -> PipeBarrier)
     int64_t open = -1;      // index in rows of the innermost API call in progress, -1: none
+    std::string printed;    // AscendC::printf text not yet shown (debug.h)
 };
 
 // One cross-core flag increment: the merged vector clock of the Sets that produced it and, when

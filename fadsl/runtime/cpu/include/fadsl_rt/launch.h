@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "debug.h"
 #include "record.h"
 #include "sync.h"
 
@@ -150,6 +151,7 @@ void RunKernel(const char* name, void (*func)(KArgs...), int64_t numBlocks, Args
     }
     for (auto& t : threads) t.join();
     Launch() = nullptr;
+    FlushPrinted(L.cores);
     if (recordPath) WriteRecord(L, name, recordPath);
     if (sanitize && Sanitized().reports > 0)
         FailRaw(Str("ICPU_RUN_KF(", name, ") at kernel end: the sanitizer (FADSL_SANITIZE=1) made ",
