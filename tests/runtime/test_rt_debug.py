@@ -16,12 +16,12 @@ def exe(program):
 def test_printf_lines_grouped_by_core_after_the_launch(exe):
     out = assert_ok(run(exe, "prints"))
     assert out.splitlines() == [
-        "core 0 first 1.500000",
-        "core 0 hex ff end",
-        "core 1 first 2.500000",
-        "core 1 hex ff end",
-        "core 2 first 3.500000",
-        "core 2 hex ff end",
+        "[AIV Block 0/3] core 0 first 1.500000",
+        "[AIV Block 0/3] core 0 hex ff end",
+        "[AIV Block 1/3] core 1 first 2.500000 and 16 on one line",
+        "[AIV Block 1/3] core 1 hex ff end",
+        "[AIV Block 2/3] core 2 first 3.500000",
+        "[AIV Block 2/3] core 2 hex ff end",
         "done",
     ]
 
@@ -40,14 +40,15 @@ def test_printf_refuses_what_the_docs_do_not_list(exe, case, fragment):
 
 
 def test_assert_that_holds_prints_nothing(exe):
-    assert assert_ok(run(exe, "assert_holds")).splitlines() == ["before on 0", "done"]
+    out = assert_ok(run(exe, "assert_holds"))
+    assert out.splitlines() == ["[AIV Block 0/1] before on 0", "done"]
 
 
 def test_assert_failure_names_the_core_and_aborts(exe):
     res = run(exe, "assert_fails")
-    msg = assert_aborted(res, "ascendc_assert on AIV 1", "GetBlockIdx() == 0", ".cpp:26)")
+    msg = assert_aborted(res, "ascendc_assert on AIV 1", "GetBlockIdx() == 0", ".cpp:28)")
     assert "[ASSERT] " in res.stdout and "Assertion `GetBlockIdx() == 0' " in res.stdout, res.stdout
-    assert "before on 1" in res.stdout
+    assert "[AIV Block 1/2] before on 1\n[ASSERT] " in res.stdout
 
 
 def test_the_record_shows_printf_and_assert_as_scalar_work(exe, tmp_path):

@@ -15,7 +15,9 @@ extern "C" __global__ __aicore__ void prints(GM_ADDR) {
     Duplicate(t, 1.5f + static_cast<float>(GetBlockIdx()), 16);
     SetFlag<HardEvent::V_S>(0);
     WaitFlag<HardEvent::V_S>(0);
-    AscendC::printf("core %d first %f\n", static_cast<int32_t>(GetBlockIdx()), t.GetValue(3));
+    AscendC::printf("core %d first %f", static_cast<int32_t>(GetBlockIdx()), t.GetValue(3));
+    if (GetBlockIdx() == 1) AscendC::printf(" and %lld on one line", static_cast<int64_t>(16));
+    AscendC::printf("\n");
     AscendC::printf("core %u hex %x %s\n", static_cast<uint32_t>(GetBlockIdx()), 255, "end");
 }
 extern "C" __global__ __aicore__ void bad_conversion(GM_ADDR) { AscendC::printf("%5d\n", 1); }

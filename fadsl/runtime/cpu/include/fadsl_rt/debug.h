@@ -12,11 +12,12 @@
 // * Both are on unless the build sets ASCENDC_DUMP=0 (关闭ASCENDC_DUMP说明.md): then they do
 //   nothing. This runtime honours -DASCENDC_DUMP=0 the same way.
 //
-// Chosen semantics, UNVERIFIED on hardware: on the device each core's printf data goes to its own
-// GM buffer and the host prints it after the kernel ends, so lines of different cores are not
-// interleaved in issue order. This runtime keeps each core's text and prints it to stdout after
-// every core has finished, core by core in launch order (AIC 0.., then AIV 0..), each core's lines
-// in the order it printed them. A failing assert prints that core's text so far, then the
+// printf.md's NPU sample shows each line prefixed with its core ("[AIV Block 0/8] ") and the lines
+// grouped core by core; this runtime prints the same prefix (GetBlockIdx()/GetBlockNum(); UNVERIFIED
+// which numbers the device shows for the AIVs of a MIX kernel) and keeps each core's text until
+// every core has finished, then prints it to stdout core by core in launch order (AIC 0.., then
+// AIV 0..; UNVERIFIED that the host reads the per-core buffers in that order), each core's lines in
+// the order it printed them. A failing assert prints that core's text so far, then the
 // [ASSERT] line, and aborts as Trap() does. Other conversions (flags, widths, %%, %c, %e) are
 // refused, not passed to the C library: the device's parser does not document them.
 // Both calls are scalar-unit work: the record has a row on PIPE_S for each.
@@ -114,6 +115,16 @@ inline std::string FormatDebug(const char* api, const char* fmt, const std::vect
     return out;
 }
 
+// Adds text to core c's printf output, each line starting "[AIV Block <GetBlockIdx()>/<GetBlockNum()>] "
+// as printf.md's NPU sample prints it ("[AIV Block 0/8] hello world device"; AIC for a cube core).
+inline void AppendPrinted(CoreCtx& c, const std::string& text) {
+    for (char ch : text) {
+        if (c.printed.empty() || c.printed.back() == '\n')
+            c.printed += Str("[", c.kind == AscendC::AIC ? "AIC" : "AIV", " Block ", c.blockIdx, "/", c.blockNum, "] ");
+        c.printed += ch;
+    }
+}
+
 // Prints every core's printf text, core by core (launch.h calls it after the join), and forgets it.
 template <typename Cores>
 inline void FlushPrinted(Cores& cores) {
@@ -155,7 +166,7 @@ template <class... Args>
 __aicore__ inline void printf(::fadsl_rt::FmtSite fmt, Args&&... args) {
     ::fadsl_rt::Api call("printf", fmt.site, PIPE_S);
     ::fadsl_rt::CoreCtx& c = ::fadsl_rt::Cur("printf");
-    c.printed += ::fadsl_rt::FormatDebug("printf", fmt.fmt, {::fadsl_rt::ToPArg(args)...});
+    ::fadsl_rt::AppendPrinted(c, ::fadsl_rt::FormatDebug("printf", fmt.fmt, {::fadsl_rt::ToPArg(args)...}));
 }
 #endif
 }  // namespace AscendC
