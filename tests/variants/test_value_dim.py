@@ -171,3 +171,48 @@ def test_value_dim_in_the_cpu_runtime(tmp_path: Path) -> None:
     for h in range(4):
         want = attend(q[0, h], k[0, h // 2], v[0, h // 2], causal=True)
         np.testing.assert_allclose(o[0, h].astype(np.float64), want, atol=4e-3)
+
+
+MLA = dict(B=2, N=16, Nkv=1, Sq=1, D=576, Dv=512, Pages=160, MaxPages=64)
+MLA_SOURCE = """import fadsl as fd
+
+kernel = fd.attention(name="mla", paged_kv=True, page_size=64, layout="BSND")
+"""
+
+
+def test_mla_decode_shape_in_the_interpreter() -> None:
+    """DeepSeek-style MLA decode (issue 30 item 3's shape): one latent KV head,
+    D = 576 (512 latent + 64 rotary), Dv = 512, 16 query heads packed into one tile,
+    pages of 64 and 4K keys, split-KV over 4 parts; V is its own cache here (the MLA
+    kernel proper reads it as the first 512 columns of K)."""
+    kdef = fd.attention(name="mla", paged_kv=True, page_size=64, layout="BSND")
+    kernel = kdef.build({"block_q": 16, "kv_splits": 4}, DType.F16)
+    b = Binding(kernel, symbol_values(kernel, MLA), {"scale": 576**-0.5}, kdef)
+    data = runio.make_inputs(b, 0)
+    rng = np.random.default_rng(2)
+    data["block_table"] = rng.permutation(160)[:128].reshape(2, 64).astype(np.int32)
+    lengths = np.array([4096, 1777], np.int32)
+    data["seqlens_kv"] = lengths.copy()
+    out = interpret(run_pipeline(kernel), b.env(), data).outputs
+    assert out["o"].shape == (2, 1, 16, 512)
+    for s in range(2):
+        pages = data["block_table"][s]
+        k, v = (
+            np.concatenate([data[c][p] for p in pages])[: lengths[s], 0]
+            for c in ("k_cache", "v_cache")
+        )
+        want = np.stack([attend(data["q"][s, 0, h], k, v, False) for h in range(16)])
+        np.testing.assert_allclose(out["o"][s, 0].astype(np.float64), want, atol=2e-3)
+
+
+@pytest.mark.parametrize("target", ["ascend910b2", "ascend910_9392"])
+def test_mla_decode_fits_910b2_and_a3(target: str, tmp_path: Path) -> None:
+    src = tmp_path / "mla.py"
+    src.write_text(MLA_SOURCE)
+    shape = ",".join(f"{k}={v}" for k, v in dict(MLA, B=8, Pages=512).items())
+    cmd = [sys.executable, "-m", "fadsl", "check", str(src), "--shape", shape]
+    proc = subprocess.run(
+        cmd + ["--target", target], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"mla fits on {target}" in proc.stdout
