@@ -18,7 +18,7 @@ of it. A vector used both ways cannot be split consistently and is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
@@ -35,6 +35,11 @@ class RowSplit:
     """Row blocks split between the AIVs; the first is the primary (``ROWS``)."""
     whole: frozenset[str] = frozenset()
     """1-D values of a row block's length that every AIV holds whole (columns)."""
+    shapes: dict[ir.Value, Shape] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    """``core_shape``'s answers: the planner asks for each value hundreds of times,
+    and each answer builds a sympy quotient."""
 
     @property
     def primary(self) -> Expr | None:
@@ -50,6 +55,14 @@ class RowSplit:
 
     def core_shape(self, v: ir.Operand) -> Shape:
         """The part of ``v``'s tile one vector core holds."""
+        if isinstance(v, ir.Value):
+            got = self.shapes.get(v)
+            if got is None:
+                got = self.shapes[v] = self._core_shape(v)
+            return got
+        return self._core_shape(v)
+
+    def _core_shape(self, v: ir.Operand) -> Shape:
         t = _tile(v)
         if t is None:
             return ()
