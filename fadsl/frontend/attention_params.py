@@ -41,7 +41,7 @@ KV_DIMS: dict[str, tuple[str, ...]] = {
     "TND": ("Skv", "Nkv", "D"),
 }
 DV = "Dv"
-"""The value head dim (design.md 1.7): v / v_cache and o end in it; it defaults to D."""
+"""The value head dim (docs/variants.md): v / v_cache and o end in it; it defaults to D."""
 
 
 def with_dv(dims: tuple[str, ...]) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def o_shape(
 
 
 def value_dim(shape: Mapping[str, int]) -> int:
-    """Dv: the value head dim, D when the shape leaves it out (design.md 1.7)."""
+    """Dv: the value head dim, D when the shape leaves it out (docs/variants.md)."""
     return int(shape.get("Dv", shape["D"]))
 
 

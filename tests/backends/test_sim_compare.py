@@ -19,7 +19,7 @@ def test_an_lse_row_of_minus_inf_compares_without_a_numpy_warning() -> None:
     encountered in subtract` when an LSE row was -inf in both results (a causal
     query row that keeps no key): -inf - -inf was computed before being masked."""
     kernel = fd.attention(name="sim_cmp_causal", causal=True, return_lse=True)
-    shape = dict(B=1, N=1, Nkv=1, Sq=32, Skv=16, D=64)
+    shape = dict(B=1, N=1, Nkv=1, Sq=32, Skv=16, D=64, Dv=64)
     binding = bind(kernel, lambda k, d: dict(shape), spelling=API)
     low = lower(binding)
     inputs = make_inputs(binding, 0)

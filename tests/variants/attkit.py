@@ -37,7 +37,7 @@ class Run:
 
 def symbol_values(kernel: Any, shape: dict[str, int]) -> dict[str, int]:
     """The kernel's shape symbols from ``shape``; the value head dim Dv defaults to D
-    (design.md 1.7), as ``--shape`` and ``shape=`` default it."""
+    (docs/variants.md), as ``--shape`` and ``shape=`` default it."""
     full = dict(shape)
     if "D" in full:
         full.setdefault("Dv", full["D"])

@@ -1,4 +1,4 @@
-"""A value head dim ``Dv`` other than the query/key head dim ``D`` (design.md 1.7; MLA).
+"""A value head dim ``Dv`` other than the query/key head dim ``D`` (docs/variants.md; MLA).
 
 ``v`` / ``v_cache`` and ``o`` end in ``Dv``, which defaults to ``D``. In the interpreter:
 contiguous layouts (BNSD, BSND, BSH, TND) and a paged decode (GQA heads packed, split-KV)

@@ -52,22 +52,22 @@ struct PArg {
 
 template <typename T>
 PArg ToPArg(const T& v) {
-    using D = std::decay_t<T>;
+    using ArgT = std::decay_t<T>;
     PArg a{'?'};
-    if constexpr (std::is_same_v<D, bool>) {
+    if constexpr (std::is_same_v<ArgT, bool>) {
         a.kind = 'u', a.u = v ? 1 : 0;
-    } else if constexpr (std::is_integral_v<D> && std::is_signed_v<D>) {
-        a.kind = 'i', a.i = static_cast<int64_t>(v), a.u = static_cast<uint64_t>(static_cast<std::make_unsigned_t<D>>(v));
-    } else if constexpr (std::is_integral_v<D>) {
+    } else if constexpr (std::is_integral_v<ArgT> && std::is_signed_v<ArgT>) {
+        a.kind = 'i', a.i = static_cast<int64_t>(v), a.u = static_cast<uint64_t>(static_cast<std::make_unsigned_t<ArgT>>(v));
+    } else if constexpr (std::is_integral_v<ArgT>) {
         a.kind = 'u', a.u = static_cast<uint64_t>(v), a.i = static_cast<int64_t>(v);
-    } else if constexpr (std::is_same_v<D, float> || std::is_same_v<D, half> || std::is_same_v<D, bfloat16_t>) {
+    } else if constexpr (std::is_same_v<ArgT, float> || std::is_same_v<ArgT, half> || std::is_same_v<ArgT, bfloat16_t>) {
         a.kind = 'f', a.f = static_cast<double>(static_cast<float>(v));
-    } else if constexpr (std::is_same_v<D, const char*> || std::is_same_v<D, char*>) {
+    } else if constexpr (std::is_same_v<ArgT, const char*> || std::is_same_v<ArgT, char*>) {
         a.kind = 's', a.p = v;
-    } else if constexpr (std::is_pointer_v<D>) {
+    } else if constexpr (std::is_pointer_v<ArgT>) {
         a.kind = 'p', a.p = static_cast<const void*>(v);
     } else {
-        static_assert(std::is_pointer_v<D>, "AscendC::printf: an argument type printf.md does not list");
+        static_assert(std::is_pointer_v<ArgT>, "AscendC::printf: an argument type printf.md does not list");
     }
     return a;
 }
