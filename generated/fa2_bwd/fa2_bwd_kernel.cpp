@@ -746,6 +746,8 @@ public:
                         AscendC::Cast(rounded, sums, AscendC::RoundMode::CAST_RINT,
                                       static_cast<uint32_t>(len));
                         fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();
+                        // the next chunk's DataCopyPad into sums (MTE2) after this Cast (V) read it
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                         AscendC::DataCopyPad(
                             dqGm[at], rounded,
                             AscendC::DataCopyExtParams{

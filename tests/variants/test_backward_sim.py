@@ -91,3 +91,24 @@ def test_sim_of_a_backward_variant(
         assert agree["nonfinite_mismatch"] == 0, g
         assert agree["max_abs"] > 0.01, g
         assert agree["max_abs_diff"] <= ulps * agree["max_abs"], (g, agree)
+
+
+@pytest.mark.cpu_runtime
+@pytest.mark.skipif(
+    shutil.which("g++") is None or shutil.which("cmake") is None,
+    reason="needs g++ and cmake",
+)
+def test_dq_cast_phase_has_no_mte2_v_race(tmp_path: Path) -> None:
+    """Issue 28: after the SyncAll, each vector core casts its share of dQ's f32 sums in
+    1024-element chunks; chunk i+1's DataCopyPad into the `sums` TBuf (MTE2) waited for
+    nothing while chunk i's Cast (V) could still read it. One AI core here, so each of
+    its two vector cores casts 4 chunks; the sanitizer reports the write-after-read
+    unless a V_MTE2 wait follows the Cast."""
+    out = tmp_path / "sim"
+    cmd = [sys.executable, "-m", "fadsl", "sim", "examples/fa2_bwd.py", "--sanitize"]
+    cmd += ["--shape", "B=1,N=1,Sq=128,Skv=128,D=64", "-o", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    text = proc.stdout + proc.stderr
+    assert "sanitize" in text or proc.returncode == 0, text
+    assert "write-after-read" not in text, text
+    assert "write-after-write" not in text and "read-after-write" not in text, text

@@ -114,6 +114,7 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
         tasks=names.expr(low.plan.tasks),
         post=post,
         post_sync=drained_sync_all(low.plan.kernel_type) if post else (),
+        sync_all=bool(low.plan.atomics) or post is not None,
     )
     return Emitted(view, names, host, prefix, comptime, runtime, scalars, ws_bytes)
 

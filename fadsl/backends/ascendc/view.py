@@ -110,3 +110,6 @@ class KernelView:
     """The post phase's vector class (a second fd.grid), run after ``post_sync``."""
     post_sync: tuple[Stmt, ...] = ()
     """The barrier before the post phase (``phases.drained_sync_all``)."""
+    sync_all: bool = False
+    """Whether any core runs ``AscendC::SyncAll`` (atomic phases or a post phase): the
+    op's tiling then asks for batch mode (``SetScheduleMode(1)``)."""

@@ -208,6 +208,7 @@ def _parse(text: str) -> dict:
                 int(w[5]),
                 int(w[7]),
             )
+            out["schedmode"] = int(w[9])
         elif w[:2] == ["op", "tiling"]:
             out["op_tiling"] = w[2:]
         elif w[:2] == ["op", "infershape"]:
@@ -258,6 +259,9 @@ def test_op_host_tiling_equals_main_cpp(
     scratch = [a for a in args[:-2] if a not in reads and a not in writes]
     aligned = sum(-(-size[a] // GM_ALIGN) * GM_ALIGN for a in scratch)
     assert got["workspace"] == SYS_WORKSPACE + aligned + size["workspace"]
+    # SyncAll waits for every core of the launch: batch mode (issue 28), and only then
+    syncs = "AscendC::SyncAll<" in (_project(kernel) / f"{kernel}_kernel.cpp").read_text()
+    assert got["schedmode"] == (1 if syncs else 0)
 
 
 @pytest.mark.parametrize("kernel", list(CASES))

@@ -149,6 +149,9 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     const int64_t cores = static_cast<int64_t>(platform.GetCoreNumAic());
     const uint32_t blockDim = static_cast<uint32_t>(std::min<int64_t>(tasks, cores));
     context->SetBlockDim(blockDim);
+    // SyncAll waits for every core of the launch: batch mode starts them all together, so
+    // another operator cannot hold cores this launch's barrier waits for.
+    context->SetScheduleMode(1);
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
     context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
     size_t* workspace = context->GetWorkspaceSizes(1);

@@ -42,7 +42,8 @@ int main(int argc, char* argv[])
     }
     fadsl_test::PrintOperator(spec);
     const fadsl_test::OpTiling op = fadsl_test::RunOpTiling(spec);
-    std::printf("op tiling status %u blockDim %u workspace %zu\n", op.status, op.blockDim, op.workspace);
+    std::printf("op tiling status %u blockDim %u workspace %zu schedmode %u\n", op.status, op.blockDim, op.workspace,
+                op.scheduleMode);
     PrintBytes("op tiling", op.tiling.data(), op.tiling.size());
     return 0;
 }

@@ -52,6 +52,7 @@ OpTiling RunOpTiling(const Spec& spec)
     OpTiling out;
     out.status = TheOp().aicore_.tiling(&tc);
     out.blockDim = tc.blockDim;
+    out.scheduleMode = tc.scheduleMode;
     out.workspace = tc.workspaces.empty() ? 0 : tc.workspaces[0];
     out.tiling.assign(tc.tiling.bytes.begin(), tc.tiling.bytes.begin() + tc.tiling.dataSize);
     return out;

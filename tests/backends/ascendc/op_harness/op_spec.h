@@ -25,6 +25,7 @@ struct Spec {
 struct OpTiling {
     uint32_t status = 1;
     uint32_t blockDim = 0;
+    uint32_t scheduleMode = 0;
     size_t workspace = 0;
     std::vector<uint8_t> tiling;
 };

@@ -88,6 +88,11 @@ public:
         blockDim = d;
         return ge::GRAPH_SUCCESS;
     }
+    ge::graphStatus SetScheduleMode(const uint32_t mode)
+    {
+        scheduleMode = mode;
+        return ge::GRAPH_SUCCESS;
+    }
     TilingData* GetRawTilingData() { return &tiling; }
     size_t* GetWorkspaceSizes(size_t count)
     {
@@ -98,6 +103,7 @@ public:
     RuntimeAttrs attrs;
     fe::PlatFormInfos* platform = nullptr;
     uint32_t blockDim = 0;
+    uint32_t scheduleMode = 0;
     TilingData tiling;
     std::vector<size_t> workspaces;
 };
