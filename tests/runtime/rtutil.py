@@ -44,6 +44,7 @@ PROGRAMS = {
     "sync_all.cpp": ("test_rt_sync_all.py", {"opt": "-O0"}),
     "record.cpp": ("test_rt_record.py", {"opt": "-O0"}),
     "debug_print.cpp": ("test_rt_debug.py", {"opt": "-O0"}),
+    "sanitize.cpp": ("test_rt_sanitize.py", {"opt": "-O0"}),
 }
 CPP_DIR = Path(__file__).resolve().parent / "cpp"
 

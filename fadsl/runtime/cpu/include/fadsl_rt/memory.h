@@ -56,7 +56,7 @@ inline void RecordWrite(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t
         }
     }
     if (v.size() >= 256) v.erase(v.begin());  // bounded memory; only loses precision, never adds errors
-    v.push_back(PendingWrite{lo, hi, pipe, st, api, c.site});
+    v.push_back(PendingWrite{lo, hi, pipe, st, InternApi(api), c.site});
 }
 
 template <typename T> struct LocalAccess;

@@ -16,6 +16,9 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core.h"
 
@@ -24,6 +27,22 @@ namespace fadsl_rt {
 inline bool SanitizeRequested() {
     const char* e = std::getenv("FADSL_SANITIZE");
     return e && *e && std::string(e) != "0";
+}
+// The API name a race record keeps must outlive the call that made it; some are built at run
+// time (Cast's "Cast<float, half>(CAST_NONE)", a std::string gone when the call returns, whose
+// freed bytes later printed as another call's file:line). Interned for the process's life (a
+// handful of names); each thread looks them up without the lock first.
+inline const char* InternApi(const char* api) {
+    thread_local std::unordered_map<std::string_view, const char*> mine;  // keys: the interned bytes
+    const std::string_view key = api ? api : "?";
+    auto it = mine.find(key);
+    if (it != mine.end()) return it->second;
+    static std::mutex m;
+    static auto* all = new std::unordered_set<std::string>();  // never freed: outlives every thread
+    std::lock_guard<std::mutex> g(m);
+    const char* out = all->insert(std::string(key)).first->c_str();
+    mine.emplace(std::string_view(out, key.size()), out);
+    return out;
 }
 inline std::string SiteText(const Site& s) {
     if (!s.file) return "the runtime";
@@ -119,6 +138,7 @@ inline void CheckWriteHazards(CoreCtx& c, const BufInfo& b, uint32_t lo, uint32_
 // Remembers a read by `pipe` (the write-after-read check needs it); drops reads a write covers.
 inline void NoteRead(CoreCtx& c, BufInfo& b, uint32_t lo, uint32_t hi, pipe_t pipe, const char* api) {
     const uint64_t st = Tick(c);
+    api = InternApi(api);
     for (PendingRead& r : b.reads)
         if (r.lo == lo && r.hi == hi && r.pipe == pipe) {
             r.stamp = st;
