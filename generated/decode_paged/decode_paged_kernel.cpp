@@ -100,6 +100,8 @@ public:
                                      (fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q)))))))],
                         static_cast<uint32_t>(validRows), D, D, BLOCK_Q);
                     fadsl::ZeroTailRows(qt, static_cast<uint32_t>(validRows), D, BLOCK_Q);
+                } else {
+                    fadsl::ZeroTailRows(qt, 0, D, BLOCK_Q);
                 }
             }
             qtL1.EnQue(qt);
@@ -604,6 +606,8 @@ public:
                     AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
+                    AscendC::Duplicate(t6[ROWS], 0.0f, (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::CompareScalar(mask, t6, fadsl::NegInf(), AscendC::CMPMODE::EQ,
                                            64 * fadsl::CeilDiv<int64_t>(ROWS, 64));
                     AscendC::PipeBarrier<PIPE_V>();
@@ -729,6 +733,8 @@ public:
                 AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
+                AscendC::Duplicate(l[ROWS], 0.0f, (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ,
                                        64 * fadsl::CeilDiv<int64_t>(ROWS, 64));
                 AscendC::PipeBarrier<PIPE_V>();

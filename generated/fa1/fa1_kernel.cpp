@@ -668,6 +668,9 @@ public:
                         AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::Duplicate(dup, 0.0f, ROWS);
+                        AscendC::Duplicate(mNew[ROWS], 0.0f,
+                                           (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
+                        AscendC::PipeBarrier<PIPE_V>();
                         AscendC::CompareScalar(mask, mNew, fadsl::NegInf(), AscendC::CMPMODE::EQ,
                                                64 * fadsl::CeilDiv<int64_t>(ROWS, 64));
                         AscendC::PipeBarrier<PIPE_V>();
@@ -875,6 +878,9 @@ public:
                     AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp2Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 1.0f, ROWS);
+                    AscendC::Duplicate(lRunT1[ROWS], 0.0f,
+                                       (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::CompareScalar(mask, lRunT1, 0.0f, AscendC::CMPMODE::EQ,
                                            64 * fadsl::CeilDiv<int64_t>(ROWS, 64));
                     AscendC::PipeBarrier<PIPE_V>();

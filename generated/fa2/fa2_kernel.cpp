@@ -307,6 +307,8 @@ public:
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> mNew = tmp2Buf.Get<float>();
+                AscendC::Duplicate(mNew, 0.0f, (ROWS + 32));
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
                 AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();

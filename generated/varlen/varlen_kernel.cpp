@@ -84,6 +84,8 @@ public:
                     fadsl::CopyNdToNz(qt, qGm[(D * tiling_.N * (BLOCK_Q * i + cuSeqlensQS) + (D * h))],
                                       static_cast<uint32_t>(validRows), D, D * tiling_.N, BLOCK_Q);
                     fadsl::ZeroTailRows(qt, static_cast<uint32_t>(validRows), D, BLOCK_Q);
+                } else {
+                    fadsl::ZeroTailRows(qt, 0, D, BLOCK_Q);
                 }
             }
             qtL1.EnQue(qt);
@@ -116,6 +118,8 @@ public:
                                                (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                           static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, BLOCK_KV);
                         fadsl::ZeroTailRows(kTSlot, static_cast<uint32_t>(validRows), D, BLOCK_KV);
+                    } else {
+                        fadsl::ZeroTailRows(kTSlot, 0, D, BLOCK_KV);
                     }
                 }
                 kTQ.EnQue(kTSlot);
@@ -130,6 +134,8 @@ public:
                                                (DV * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                           static_cast<uint32_t>(validRows), DV, DV * tiling_.Nkv, BLOCK_KV);
                         fadsl::ZeroTailRows(vTSlot, static_cast<uint32_t>(validRows), DV, BLOCK_KV);
+                    } else {
+                        fadsl::ZeroTailRows(vTSlot, 0, DV, BLOCK_KV);
                     }
                 }
                 vTQ.EnQue(vTSlot);
@@ -175,6 +181,8 @@ public:
                                                    (D * ((h) / (((tiling_.N) / (tiling_.Nkv))))))],
                                               static_cast<uint32_t>(validRows), D, D * tiling_.Nkv, BLOCK_KV);
                             fadsl::ZeroTailRows(kTSlot1, static_cast<uint32_t>(validRows), D, BLOCK_KV);
+                        } else {
+                            fadsl::ZeroTailRows(kTSlot1, 0, D, BLOCK_KV);
                         }
                     }
                     kTQ.EnQue(kTSlot1);
@@ -260,6 +268,8 @@ public:
                                                   static_cast<uint32_t>(validRows), D, D * tiling_.Nkv,
                                                   BLOCK_KV);
                                 fadsl::ZeroTailRows(kTSlot1, static_cast<uint32_t>(validRows), D, BLOCK_KV);
+                            } else {
+                                fadsl::ZeroTailRows(kTSlot1, 0, D, BLOCK_KV);
                             }
                         }
                         kTQ.EnQue(kTSlot1);
@@ -322,6 +332,8 @@ public:
                                               static_cast<uint32_t>(validRows), DV, DV * tiling_.Nkv,
                                               BLOCK_KV);
                             fadsl::ZeroTailRows(vTSlot1, static_cast<uint32_t>(validRows), DV, BLOCK_KV);
+                        } else {
+                            fadsl::ZeroTailRows(vTSlot1, 0, DV, BLOCK_KV);
                         }
                     }
                     vTQ.EnQue(vTSlot1);

@@ -85,7 +85,8 @@ class CubeLoads(CoreEmitter):
         # a row tail is zeroed where it is contracted (the full-size Mmad must add
         # nothing for it) and wherever the load asks for pad=0: dP = dO V^T of the
         # backward reads V's tail rows as columns of dP that no mask removes
-        if self._contracts_rows(user) or (op.pad is not None and op.pad == 0):
+        zero_tail = self._contracts_rows(user) or (op.pad is not None and op.pad == 0)
+        if zero_tail:
             if op.pad is not None and op.pad != 0:
                 raise BackendError(
                     f"the contraction tail of `{op.src}` is padded with {op.pad}; the cube "
@@ -98,14 +99,21 @@ class CubeLoads(CoreEmitter):
             )
         if not bounded:
             return out
-        # a bounded block may hold no row at all (a Q block past its sequence's end)
+        # a bounded block may hold no row at all (a Q block past its sequence's end);
+        # a zero-padded one is then all padding: zeroed, not left as whatever L1 held
+        # (its LoadData and Mmad still run, and read every row)
+        empty: tuple[Stmt, ...] = ()
+        if zero_tail:
+            fill = f"fadsl::ZeroTailRows({var}, 0, {a.cols}, {a.rows});"
+            empty = (Block("else", (Line(fill),)),)
         return [
             Block(
                 "",
                 (
                     Line(f"const int64_t validRows = {a.valid_rows};"),
                     Block("if (validRows > 0)", tuple(out)),
-                ),
+                )
+                + empty,
             )
         ]
 

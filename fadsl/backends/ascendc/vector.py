@@ -49,6 +49,8 @@ class VectorEmitter(CoreEmitter):
         """Cross-core waits before the chunk loop, flag sets after it."""
         self.saving: dict[str, str] = {}
         """Saved value -> its slot (C++), while emitting a deferred loop's body."""
+        self.at: dict[int, int] = {}
+        """id(op) -> the program point it was emitted at (``walk``)."""
 
     # --- names and shapes ----------------------------------------------------
     def shape(self, v: ir.Operand) -> tuple[Expr, ...]:
@@ -176,6 +178,7 @@ class VectorEmitter(CoreEmitter):
         self, op: ir.Op, pos: int, pending: list[ir.Dot], late: dict[int, int]
     ) -> list[Stmt]:
         """The statements of ``op`` at point ``pos`` (see ``walk``)."""
+        self.at[id(op)] = pos
         out = self._receive_before(op, pending)
         if id(op) in late:  # run under its select's guard (vector_guard.py)
             self.late.setdefault(late[id(op)], []).append((op, pos))

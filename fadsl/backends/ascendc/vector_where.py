@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import sympy
+
+from fadsl.backends.ascendc import vector_chunk
 from fadsl.backends.ascendc.names import CMPMODE, FLIPPED, ctype
 from fadsl.backends.ascendc.vector_rules import rule, tile_dtype
+from fadsl.backends.ascendc.view import Line
 from fadsl.ir import nodes as ir
+from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType
-from fadsl.plan.vector_forms import Form
+from fadsl.plan.vector_forms import Form, elems_per_repeat
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -37,6 +42,65 @@ def _cmp_dtype(cmp: ir.Binary) -> DType:
     v = cmp.lhs if isinstance(cmp.lhs, ir.Value) else cmp.rhs
     assert isinstance(v, ir.Value)
     return tile_dtype(v)
+
+
+def _pad_lanes(
+    e: VectorEmitter, v: ir.Operand | None, n: Expr, dt: DType
+) -> list[str]:
+    """Write the pad lanes a padded Compare of ``n`` elements of ``v`` reads.
+
+    A level-2 Compare/CompareScalar computes whole 256-byte repeats (Compare.md), and
+    on A2/A3 the level-0 form's mask is a reserved parameter that has no effect
+    (CompareScalar.md), so a count that is not a whole number of repeats is rounded up
+    and the lanes [n, padded) are read too. Their mask bits are never selected, but
+    nothing wrote them: zero them. A whole tile's pad lies past its last element, so it
+    is zeroed right before the Compare. A row-chunk view ``x[rc * c]`` reads the rows
+    of the next chunk and, for the last chunk, past the tile: before the chunk loop, the
+    whole slot's window is zeroed when the value is made inside the loop (its rows are
+    written chunk by chunk, after that), else only what lies past its rows.
+    """
+    if not isinstance(v, ir.Value):
+        return []
+    per = elems_per_repeat(dt)
+    n = as_expr(n)
+    count = int(evaluate(n, e.low.env))
+    if count % per == 0:
+        return []
+    pad = CeilDiv(n, per) * per - n
+    zero = e.lit(0.0, dt)
+    name = v.name
+    while name in e.vec.views:
+        name = e.vec.views[name]
+    shift = vector_chunk.offset(e, name)
+    c = e.chunk
+    if not shift or c is None:
+        return _zero_at(e, e.var(v), n, pad, zero, dt)
+    base = e.var(v)[: -len(shift)]
+    whole = c.core_rows * sympy.sympify(c.offset[name])
+    made = e.sides.defs.get(v)  # type: ignore[call-overload]
+    inside = made is not None and c.start <= e.at.get(id(made), -1) <= c.end
+    if inside:
+        stmts = [
+            f"AscendC::Duplicate({base}, {zero}, {e.names.expr(whole + pad)});",
+            _BARRIER,
+        ]
+    else:
+        stmts = _zero_at(e, base, whole, pad, zero, dt)
+    vector_chunk.before(e, [Line(x) for x in stmts])
+    return []
+
+
+def _zero_at(
+    e: VectorEmitter, var: str, start: Expr, n: Expr, zero: str, dt: DType
+) -> list[str]:
+    first = int(evaluate(as_expr(start), e.low.env)) * dt.itemsize
+    if first % 32:  # Duplicate's destination must start 32-byte aligned: left unwritten
+        return []
+    s, k = e.names.expr(as_expr(start)), e.names.expr(as_expr(n))
+    return [f"AscendC::Duplicate({var}[{s}], {zero}, {k});", _BARRIER]
+
+
+_BARRIER = "AscendC::PipeBarrier<PIPE_V>();"  # the Compare reads what the Duplicate wrote
 
 
 def _compare(
@@ -120,10 +184,16 @@ def _mask_full(
     shape = e.shape(op.result)
     x = e.var(cmp.lhs) if isinstance(cmp.lhs, ir.Value) else None
     y = e.var(cmp.rhs) if isinstance(cmp.rhs, ir.Value) else None
+    dt = _cmp_dtype(cmp)
+    n = sympy.Mul(*shape)
     if len(rest) > 1:
         x, y, more = _materialise(e, cmp, shape, rest)
         lines += more
-    padded = e.padded_count(op.result, _cmp_dtype(cmp))
+        big = cmp.rhs if e.shape(cmp.lhs) != tuple(shape) else cmp.lhs
+        lines += _pad_lanes(e, big, n, dt)
+    else:
+        lines += _pad_lanes(e, cmp.lhs, n, dt) + _pad_lanes(e, cmp.rhs, n, dt)
+    padded = e.padded_count(op.result, dt)
     lines.append(_compare(e, cmp, mask, x, y, padded))
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     return lines + _select(
@@ -141,8 +211,9 @@ def _materialise(
     small = next(v for v in tiles if e.shape(v) != tuple(shape))
     lhs_small = small is cmp.lhs
     dt = _cmp_dtype(cmp)
-    lines = [
-        f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, {e.names.count(shape)});",
+    lines = [  # its pad lanes too: the padded Compare reads them
+        f"AscendC::Duplicate({tmp}, {e.lit(0.0, dt)}, "
+        f"{e.padded(sympy.Mul(*shape), dt)});",
         "AscendC::PipeBarrier<PIPE_V>();",
     ]
     if e.shape(small)[1] == 1:
@@ -196,7 +267,9 @@ def _mask_cols(
     rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
     x = e.var(cmp.lhs) if isinstance(cmp.lhs, ir.Value) else None
     y = e.var(cmp.rhs) if isinstance(cmp.rhs, ir.Value) else None
-    lines.append(_compare(e, cmp, mask, x, y, e.padded(shape[1], _cmp_dtype(cmp))))
+    dt = _cmp_dtype(cmp)
+    lines += _pad_lanes(e, cmp.lhs, shape[1], dt) + _pad_lanes(e, cmp.rhs, shape[1], dt)
+    lines.append(_compare(e, cmp, mask, x, y, e.padded(shape[1], dt)))
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     body = _row_loop(e, op, form, mask, a, b, dup, cols)
     lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
@@ -220,6 +293,7 @@ def _mask_outer(
         "// the row values are read by the scalar unit: wait for the vector unit",
         "fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();",
     ]
+    lines += _pad_lanes(e, col, shape[1], dt)
     body = [
         f"const {ct} rowValue = {e.var(row)}.GetValue(r);",
         f"AscendC::CompareScalar({mask}, {e.var(col)}, rowValue, AscendC::CMPMODE::{mode}, "

@@ -586,6 +586,8 @@ public:
                     AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
+                    AscendC::Duplicate(lseT[ROWS], 0.0f, (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::CompareScalar(mask, lseT, fadsl::NegInf(), AscendC::CMPMODE::EQ,
                                            64 * fadsl::CeilDiv<int64_t>(ROWS, 64));
                     AscendC::PipeBarrier<PIPE_V>();
