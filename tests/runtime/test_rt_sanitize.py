@@ -67,4 +67,7 @@ def test_each_seeded_defect_is_caught(exe, defect):
 
 def test_races_need_the_sanitizer(exe):
     """Without FADSL_SANITIZE a write-after-read goes unseen: why the suite turns it on."""
-    assert assert_ok(run(exe, "drop_v_mte2_wait", env={"FADSL_SANITIZE": "0"})).strip() == "done"
+    assert (
+        assert_ok(run(exe, "drop_v_mte2_wait", env={"FADSL_SANITIZE": "0"})).strip()
+        == "done"
+    )

@@ -44,9 +44,7 @@ def _cmp_dtype(cmp: ir.Binary) -> DType:
     return tile_dtype(v)
 
 
-def _pad_lanes(
-    e: VectorEmitter, v: ir.Operand | None, n: Expr, dt: DType
-) -> list[str]:
+def _pad_lanes(e: VectorEmitter, v: ir.Operand | None, n: Expr, dt: DType) -> list[str]:
     """Write the pad lanes a padded Compare of ``n`` elements of ``v`` reads.
 
     A level-2 Compare/CompareScalar computes whole 256-byte repeats (Compare.md), and
@@ -100,7 +98,8 @@ def _zero_at(
     return [f"AscendC::Duplicate({var}[{s}], {zero}, {k});", _BARRIER]
 
 
-_BARRIER = "AscendC::PipeBarrier<PIPE_V>();"  # the Compare reads what the Duplicate wrote
+# the Compare reads what the Duplicate wrote
+_BARRIER = "AscendC::PipeBarrier<PIPE_V>();"
 
 
 def _compare(
