@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fadsl.perf.timeline_schedule import LOAD_DATA_BYTES
 
 CLASSES = (
     "vector",
@@ -63,8 +62,9 @@ def executed(rows: Iterable[Any], iterations: int) -> dict[str, float]:
 
 def modelled(model: Any, env: Mapping[str, Any]) -> dict[str, float]:
     """Per KV iteration: the calls the model charges (``perf/kernel.py``'s steps at
-    ``env``: one vector call and one PipeBarrier per issued vector op, one LoadData per
-    ``LOAD_DATA_BYTES`` moved to L0, one Mmad per CUBE step, one Fixpipe per FIXPIPE
+    ``env``: the vector calls and PipeBarriers of each op's instruction form and the
+    emitter's barrier rule, the cube helpers' LoadData (``perf/step_calls.py``), one
+    Mmad per CUBE step, one Fixpipe per FIXPIPE
     write, one GM copy per load, workspace transfer and store, one cross-core flag per
     workspace hand-over)."""
     m = model.at(env)
@@ -77,10 +77,11 @@ def modelled(model: Any, env: Mapping[str, Any]) -> dict[str, float]:
         times = chunks if id(s) in steps else 1
         n = timer.numbers(s.work)
         if s.kind == "vector":
-            out["vector"] += s.count * times
-            out["PipeBarrier"] += s.count * times
+            c = timer.vector_calls(s)
+            out["vector"] += c.vector
+            out["PipeBarrier"] += c.barriers
         elif s.kind == "mte1":
-            out["LoadData"] += -(-(n["l0a_bytes"] + n["l0b_bytes"]) // LOAD_DATA_BYTES)
+            out["LoadData"] += timer.load_data(s, n)
         elif s.kind == "dot":
             out["Mmad"] += 1
         elif s.kind == "ws_write":

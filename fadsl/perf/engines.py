@@ -84,14 +84,22 @@ class Engines:
     fixpipe_start_s: float = 0.0
     issue_s: float = 0.0
     """Scalar issue of one call (``scalar_issue_cycles``)."""
+    call_s: float = 0.0
+    """Start-up of one vector call beyond its repeats (``vector_startup_cycles``)."""
+    drain_s: float = 0.0
+    """One PipeBarrier<PIPE_V>: the drain of the call before it
+    (``vector_latency_cycles``) and the barrier (``pipe_barrier_cycles``)."""
+    scalar_read_s: float = 0.0
+    """One GetValue of a local tensor (``scalar_access_cycles``)."""
     target: Target | None = None
     active: int = 1
 
     @classmethod
     def of(cls, t: Target, active: int) -> Engines:
         """The rates and the cost table's constants (``perf/costs.py``) of ``t``
-        with ``active`` AI cores running: a vector op is charged its start-up, the
-        drain of the PipeBarrier after it and the barrier; a kernel its launch and
+        with ``active`` AI cores running: a vector call is charged its start-up, a
+        PipeBarrier the drain before it and the barrier (``barrier_s``, both with a
+        start-up, is the charge per op of the closed forms); a kernel its launch and
         the dispatch of its blocks one after another."""
         from fadsl.perf.costs import cost_table
 
@@ -127,6 +135,9 @@ class Engines:
             mmad_s=tb["mmad_startup_cycles"] / f,
             fixpipe_start_s=tb["fixpipe_startup_cycles"] / f,
             issue_s=tb["scalar_issue_cycles"] / f,
+            call_s=tb["vector_startup_cycles"] / f,
+            drain_s=(tb["vector_latency_cycles"] + tb["pipe_barrier_cycles"]) / f,
+            scalar_read_s=tb["scalar_access_cycles"] / f,
             target=t,
             active=active,
         )

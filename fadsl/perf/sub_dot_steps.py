@@ -17,6 +17,7 @@ import sympy
 
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
+from fadsl.perf.step_calls import load_data_call
 from fadsl.perf.timeline_schedule import Step
 from fadsl.plan.l0_split import SubDots
 
@@ -43,6 +44,7 @@ def sub_dot_steps(
     flops = {flops_key: sympy.Integer(2 * s.m * s.n * s.k)}
     cm, cn, ck = s.counts
     windows, total = cm * cn, s.total
+    loads = (load_data_call(op, moved_a, (s.m, s.k, s.n)),)
     out: list[Step] = []
     for w in range(windows):
         made = ""
@@ -50,7 +52,8 @@ def sub_dot_steps(
             i = w * ck + kk
             tag = f"[{i + 1}/{total}]"
             l0 = f"{res}@l0#{i}"
-            out.append(Step("MTE1", "mte1", f"L1->L0 {what} {tag}", uses, (l0,), move))
+            name = f"L1->L0 {what} {tag}"
+            out.append(Step("MTE1", "mte1", name, uses, (l0,), move, calls=loads))
             last = w == windows - 1 and kk == ck - 1
             before = (made,) if made else ()
             made = res if last else f"{res}#{i}"

@@ -21,6 +21,8 @@ from fadsl.ir.expr import Expr
 from fadsl.plan.footprint_eval import exact
 from fadsl.perf.engines import LANES, Engines
 from fadsl.perf.schedule import Schedule
+from fadsl.perf.step_calls import total
+from fadsl.plan.instr_counts import Calls
 
 ROUND = "__round"
 """The pseudo-value a KV iteration's SCALAR loop-control step defines."""
@@ -40,7 +42,11 @@ class Step:
     src: str = ""
     """For a load: the tensor read (the L2 model's hit fraction is per tensor)."""
     count: int = 0
-    """For a vector step: the ops in it (one PipeBarrier each)."""
+    """For a vector step: the ops in it."""
+    calls: tuple[Any, ...] = ()
+    """For a vector step: its ops' calls as the backend emits them
+    (``perf/step_calls.VectorCall``); for an MTE1 step: its LoadData
+    (``step_calls.LoadDataCall``)."""
 
 
 @dataclass(frozen=True)
@@ -107,23 +113,41 @@ class Timer:
         if step.kind == "store":
             return e.copy_s + e.write_s(n["mte3_bytes"] / e.vector_units)
         if step.kind == "mte1":
-            moved = n["l0a_bytes"] + n["l0b_bytes"]
-            loads = -(-moved // LOAD_DATA_BYTES)
+            loads = self.load_data(step, n)
             return loads * e.load_data_s + e.mte1_s(n["l0a_bytes"], n["l0b_bytes"])
         if step.kind == "dot":
             return e.mmad_s + e.cube_s(n["cube_flops"], n["cube_f32_flops"])
         if step.kind == "scalar":
             return e.round_s
         units = e.vector_units
-        issued = step.count * times
-        return e.vector_s(
-            n["vector_ops"] / units, n["vector_transcendental"] / units, issued
+        c = self.vector_calls(step)
+        return (
+            e.vector_s(n["vector_ops"] / units, n["vector_transcendental"] / units)
+            + c.vector * e.call_s
+            + c.barriers * e.drain_s
+            + c.scalar_reads * e.scalar_read_s
         )
+
+    def vector_calls(self, step: Step) -> Calls:
+        """One vector core's calls of a vector step, as the backend emits them
+        (``perf/step_calls.py``); a step without them (built by hand in a test)
+        counts one call and one barrier per op."""
+        if not step.calls:
+            return Calls(step.count, step.count)
+        chunks, steps = self.chunked
+        times = chunks if id(step) in steps else 1
+        return total(step.calls, self.env, self.engines.vector_units, times)
+
+    def load_data(self, step: Step, n: Mapping[str, int]) -> int:
+        """LoadData calls of an MTE1 step, by the cube helpers' strips."""
+        if step.calls:
+            return sum(c.count(self.env) for c in step.calls)
+        return -(-(n["l0a_bytes"] + n["l0b_bytes"]) // LOAD_DATA_BYTES)
 
 
 LOAD_DATA_BYTES = 4096
-"""Bytes one LoadData moves in the generated cube code (8 fractals of 512 B: the
-record of fa2 shows 4 KB per LoadData; an estimate of the count, not a rule)."""
+"""Bytes per LoadData of an MTE1 step built without its calls (a test's hand-made
+step); the model's own steps count the cube helpers' strips (``step_calls``)."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ from fadsl.perf.engines import load_lane, store_lane
 from fadsl.perf.guard_share import tail_times
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
+from fadsl.perf.step_calls import load_data_call, vector_calls
 from fadsl.perf.sub_dot_steps import sub_dot_steps
 from fadsl.plan.l0_split import SubDots
 
@@ -184,8 +185,17 @@ class StepBuilder:
             return sub_dot_steps(op, split, uses, moved_a, written)
         bt = "^T" if op.transpose_b else ""
         what = f"{op.a.name} @ {op.b.name}{bt}"
+        loads = (load_data_call(op, "l0a_bytes" in work),)
         return [
-            Step("MTE1", "mte1", f"L1->L0 {what}", uses, (f"{res}@l0",), work),
+            Step(
+                "MTE1",
+                "mte1",
+                f"L1->L0 {what}",
+                uses,
+                (f"{res}@l0",),
+                work,
+                calls=loads,
+            ),
             Step("CUBE", "dot", f"cube {res} = {what}", (f"{res}@l0",), (res,), work),
         ]
 
@@ -223,8 +233,19 @@ class StepBuilder:
         made = defs[-1] if defs else "scalars"  # a group of scalar reads only
         name = f"vector {kind} -> {made} ({lines})"
         uses = self._uses(group, "vector")
+        calls = vector_calls(group, self.producers, self.alias, self.times)
         out.append(
-            Step("VECTOR", "vector", name, uses, defs, dict(w.amounts), "", len(group))
+            Step(
+                "VECTOR",
+                "vector",
+                name,
+                uses,
+                defs,
+                dict(w.amounts),
+                "",
+                len(group),
+                calls,
+            )
         )
 
 

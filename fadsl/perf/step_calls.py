@@ -1,0 +1,235 @@
+"""The Ascend C calls a model step stands for, counted as the backend emits them.
+
+A vector step (a group of vector ops, ``perf/timeline_steps.py``) issues, per op, the
+calls of the op's instruction form (``plan/vector_forms.py`` decides the form as the
+backend does; ``plan/instr_counts.py`` counts the calls of the form's rule and the
+``fadsl_tile.h`` helper it calls) and a PipeBarrier<PIPE_V> before each op that
+touches a value an earlier op wrote since the last barrier (the emitter's rule,
+``VectorEmitter._barrier``; the group starts after a hand-over, so its first op has
+one). An MTE1 step issues one LoadData per 16-row strip (or column block) of the
+operands it moves. The counts depend on the shapes, so a ``VectorCall`` keeps the
+shape expressions and ``Timer`` evaluates them at the task's point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from fadsl.errors import BackendError
+from fadsl.ir import nodes as ir
+from fadsl.ir.expr import Expr, as_expr
+from fadsl.ir.types import QueueType, Shape, TileType
+from fadsl.plan.footprint_eval import exact
+from fadsl.plan.instr_counts import Calls, form_calls
+from fadsl.plan.vector_forms import form_of
+
+
+@dataclass(frozen=True)
+class VectorCall:
+    """One op of a vector step: its form, its [rows, cols] (whole tile, before the
+    split between vector cores and row chunks) and the barrier the emitter puts
+    before it."""
+
+    form: str
+    select: str
+    rows: Expr
+    cols: Expr
+    itemsize: int
+    barrier: bool
+    times: Expr
+    """The op's share of the blocks that run it (1, or a guarded op's share)."""
+
+    def calls(self, env: Mapping[str, Any], split: int, chunks: int) -> Calls:
+        """Calls of one vector core for the whole tile: per row chunk of
+        rows / (split x chunks) rows, ``chunks`` times."""
+        rows = int(round(float(exact(self.rows, env))))
+        cols = int(round(float(exact(self.cols, env))))
+        part = max(1, -(-rows // (split * chunks)))
+        c = form_calls(self.form, self.select, part, cols, self.itemsize)
+        c = c + Calls(0, 1 if self.barrier else 0)
+        share = float(exact(self.times, env))
+        return Calls(
+            round(c.vector * chunks * share),
+            round(c.barriers * chunks * share),
+            round(c.scalar_reads * chunks * share),
+        )
+
+
+def _tile(v: ir.Operand) -> TileType | None:
+    if isinstance(v, ir.Imm):
+        return None
+    t = v.type
+    t = t.tile if isinstance(t, QueueType) else t
+    return t if isinstance(t, TileType) else None
+
+
+def _shape(v: ir.Operand) -> Shape | None:
+    t = _tile(v)
+    return None if t is None else t.shape
+
+
+def vector_calls(
+    group: Iterable[ir.Op],
+    defs: dict[ir.Value, ir.Op],
+    alias: Mapping[str, str],
+    times: Mapping[int, Any],
+) -> tuple[VectorCall, ...]:
+    """The ops of a vector step with their forms and barriers, in issue order."""
+    out = []
+    dirty: set[str] | None = None  # None: the step starts dirty (after a hand-over)
+    for op in group:
+        if not isinstance(op, ir.ValueOp):
+            continue
+        forms = [(f, n) for f, n in _forms(op, defs) if n]
+        if not forms:
+            continue  # evaluated inside the op that reads it: no call, no barrier
+        reads = list(op.operand_values())
+        for v in list(reads):  # a where's Compare reads the comparison's operands
+            made = defs.get(v)
+            if made is not None and not forms_of_op(made, defs):
+                reads += list(made.operand_values())
+        touched = {alias.get(v.name, v.name) for v in reads}
+        touched |= {r.name for r in op.results()}
+        barrier = dirty is None or bool(touched & dirty)
+        if barrier:
+            dirty = set()
+        assert dirty is not None
+        for f, name in forms:
+            dirty |= {r.name for r in op.results()}
+            out.append(_call(op, f, name, barrier, times))
+            barrier = False
+    return tuple(out)
+
+
+def forms_of_op(op: ir.Op, defs: dict[ir.Value, ir.Op]) -> bool:
+    """Whether ``op`` issues vector calls of its own (not a fused comparison, a view
+    or a logic op, nor a load or a dot)."""
+    if not isinstance(op, ir.ValueOp) or isinstance(op, (ir.Load, ir.Dot)):
+        return True
+    return any(n for _, n in _forms(op, defs))
+
+
+def _forms(op: ir.ValueOp, defs: dict[ir.Value, ir.Op]) -> list[tuple[Any, str]]:
+    """(form, counted form name) of the instructions ``op`` becomes after
+    ``passes/lower_vector.py``: a where of ``x & y`` (``|``, ``~``) is one where per
+    comparison; a logic op itself none; an integer arange is converted to f32 right
+    after it is made; an op without a form here (integer // and %, lowered to f32
+    sequences) is counted as one call."""
+    if isinstance(op, (ir.And, ir.Or, ir.Not)):
+        return [(None, "")]
+    if isinstance(op, ir.Where) and isinstance(op.cond, ir.Value):
+        leaves = _compares(op.cond, defs)
+        if leaves and leaves != [op.cond]:
+            return [
+                (f, _form_name(op, f))
+                for c in leaves
+                for f in [form_of(dataclasses.replace(op, cond=c), _shape, defs)]
+            ]
+    try:
+        f = form_of(op, _shape, defs)
+    except BackendError:
+        return [(None, "scalar")]
+    if f.name in ("fused", "view"):
+        return [(None, "")]
+    name = _form_name(op, f)
+    if isinstance(op, ir.Arange) and not op.result.type.dtype.is_float:  # type: ignore[union-attr]
+        name = "iota_f32"
+    return [(f, name)]
+
+
+def _compares(v: ir.Value, defs: dict[ir.Value, ir.Op]) -> list[ir.Value]:
+    """The comparisons a mask ``v`` is made of (through And, Or, Not)."""
+    op = defs.get(v)
+    if isinstance(op, ir.Not):
+        return _compares(op.x, defs)  # type: ignore[arg-type]
+    if isinstance(op, (ir.And, ir.Or)):
+        return [
+            c
+            for x in (op.lhs, op.rhs)
+            if isinstance(x, ir.Value)
+            for c in _compares(x, defs)
+        ]
+    return [v]
+
+
+def _call(op: ir.ValueOp, f: Any, name: str, barrier: bool, times: Mapping[int, Any]) -> VectorCall:
+    if True:
+        t = _tile(op.result)
+        shape = t.shape if t is not None else ()
+        rows = shape[0] if len(shape) >= 1 else as_expr(1)
+        cols = shape[1] if len(shape) >= 2 else as_expr(1)
+        src = _tile(op.x) if isinstance(op, ir.Reduce) else None
+        if src is not None:  # a reduction's calls go by its input's columns
+            rows, cols = src.shape[0], src.shape[1]
+        item = (src or t).dtype.itemsize if (src or t) is not None else 4
+        select = f.select if f is not None else ""
+        return VectorCall(
+            name, select, rows, cols, item, barrier, as_expr(times.get(id(op), 1))
+        )
+
+
+def _form_name(op: ir.Op, f: Any) -> str:
+    """The form, told apart where the rule differs within it (Exp2's helper; a
+    mask_full whose comparison spreads a row or a column first)."""
+    if isinstance(op, ir.Exp2):
+        return "exp2"
+    if f.name == "mask_full":
+        roles = [t.role for t in f.temps]
+        if roles.count("broadcast") == 2:
+            return "mask_full_row"
+        if roles.count("broadcast") == 1:
+            return "mask_full_col"
+    return str(f.name)
+
+
+def total(
+    calls: tuple[VectorCall, ...], env: Mapping[str, Any], split: int, chunks: int
+) -> Calls:
+    out = Calls()
+    for c in calls:
+        out = out + c.calls(env, split, chunks)
+    return out
+
+
+__all__ = ["VectorCall", "vector_calls", "total"]
+
+
+@dataclass(frozen=True)
+class LoadDataCall:
+    """The LoadData calls of one MTE1 step: A [m, k] (unless resident) and B [k, n]
+    windows, by the cube helper the backend calls (``plan/instr_counts.py``)."""
+
+    m: Expr
+    k: Expr
+    n: Expr
+    transpose_a: bool
+    transpose_b: bool
+    moved_a: bool
+    part: bool
+    """A sub-dot window (``LoadAPart`` / ``LoadBPart`` / ``LoadBTransposedPart``)."""
+    itemsize: int
+
+    def count(self, env: Mapping[str, Any]) -> int:
+        from fadsl.plan.instr_counts import load_a, load_b
+
+        m, k, n = (int(round(float(exact(x, env)))) for x in (self.m, self.k, self.n))
+        a = load_a(m, k, self.transpose_a, self.itemsize) if self.moved_a else 0
+        return a + load_b(k, n, self.transpose_b, self.itemsize, self.part)
+
+
+def load_data_call(op: ir.Dot, moved_a: bool, window: Any = None) -> LoadDataCall:
+    """``op``'s MTE1 step (``window``: a sub-dot's (m, k, n), else the whole dot)."""
+    ta, tc = _tile(op.a), _tile(op.result)
+    assert ta is not None and tc is not None
+    if window is not None:
+        m, k, n = (as_expr(x) for x in window)
+    else:
+        m, k = (ta.shape[1], ta.shape[0]) if op.transpose_a else ta.shape[:2]
+        n = tc.shape[1]
+    return LoadDataCall(
+        m, k, n, op.transpose_a, op.transpose_b, moved_a, window is not None,
+        ta.dtype.itemsize,
+    )  # fmt: skip
