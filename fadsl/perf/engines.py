@@ -84,6 +84,8 @@ class Engines:
     fixpipe_start_s: float = 0.0
     issue_s: float = 0.0
     """Scalar issue of one call (``scalar_issue_cycles``)."""
+    burst_s: float = 0.0
+    """One burst (blockCount) of a GM transfer (``burst_cycles``)."""
     call_s: float = 0.0
     """Start-up of one vector call beyond its repeats (``vector_startup_cycles``)."""
     drain_s: float = 0.0
@@ -135,6 +137,7 @@ class Engines:
             mmad_s=tb["mmad_startup_cycles"] / f,
             fixpipe_start_s=tb["fixpipe_startup_cycles"] / f,
             issue_s=tb["scalar_issue_cycles"] / f,
+            burst_s=tb["burst_cycles"] / f,
             call_s=tb["vector_startup_cycles"] / f,
             drain_s=(tb["vector_latency_cycles"] + tb["pipe_barrier_cycles"]) / f,
             scalar_read_s=tb["scalar_access_cycles"] / f,

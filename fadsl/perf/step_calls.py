@@ -233,3 +233,24 @@ def load_data_call(op: ir.Dot, moved_a: bool, window: Any = None) -> LoadDataCal
         m, k, n, op.transpose_a, op.transpose_b, moved_a, window is not None,
         ta.dtype.itemsize,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GmCopy:
+    """A load or store step's GM transfer: one burst per row of the tile (the
+    backend's Nd2Nz copy into L1 and DataCopyPad to or from UB move a tile row by
+    row; a workspace copy is contiguous: one burst)."""
+
+    rows: Expr
+
+    def bursts(self, env: Mapping[str, Any], per_core: int) -> int:
+        rows = int(round(float(exact(self.rows, env))))
+        return max(1, -(-rows // per_core))
+
+
+def gm_copy(v: ir.Operand) -> tuple[GmCopy, ...]:
+    """The bursts of a load or store of ``v`` (a 2-D tile: its rows)."""
+    t = _tile(v)
+    if t is None or len(t.shape) < 2:
+        return ()
+    return (GmCopy(t.shape[0]),)

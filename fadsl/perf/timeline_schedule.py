@@ -100,18 +100,20 @@ class Timer:
         per_aiv = e.vector_units if step.lane.startswith("AIV") else 1
         chunks, steps = self.chunked
         times = chunks if id(step) in steps else 1
+        copy = e.copy_s + e.burst_s  # a contiguous transfer: one burst
         if step.kind == "load":
-            return e.copy_s + e.read_s(
+            return self.copy_s(step, per_aiv) + e.read_s(
                 n["mte2_bytes"] / per_aiv, self.hits.get(step.src, 0.0)
             )
         if step.kind == "ws_read":  # workspaces stay in L2
-            return e.copy_s * times + e.read_s(n["ws_bytes"] / per_aiv, 1.0)
+            return copy * times + e.read_s(n["ws_bytes"] / per_aiv, 1.0)
         if step.kind == "ws_write":
             if step.lane == "FIXPIPE":
                 return e.fixpipe_start_s + e.fixpipe_s(n["ws_bytes"])
-            return e.copy_s * times + e.write_s(n["ws_bytes"] / per_aiv)
+            return copy * times + e.write_s(n["ws_bytes"] / per_aiv)
         if step.kind == "store":
-            return e.copy_s + e.write_s(n["mte3_bytes"] / e.vector_units)
+            units = e.vector_units
+            return self.copy_s(step, units) + e.write_s(n["mte3_bytes"] / units)
         if step.kind == "mte1":
             loads = self.load_data(step, n)
             return loads * e.load_data_s + e.mte1_s(n["l0a_bytes"], n["l0b_bytes"])
@@ -127,6 +129,13 @@ class Timer:
             + c.barriers * e.drain_s
             + c.scalar_reads * e.scalar_read_s
         )
+
+    def copy_s(self, step: Step, per_core: int) -> float:
+        """Start-up and bursts of a load or store: a burst per row of the tile, on
+        a vector core per row of its part (``step_calls.GmCopy``)."""
+        e = self.engines
+        bursts = sum(c.bursts(self.env, per_core) for c in step.calls) or 1
+        return e.copy_s + bursts * e.burst_s
 
     def vector_calls(self, step: Step) -> Calls:
         """One vector core's calls of a vector step, as the backend emits them
@@ -172,6 +181,8 @@ class Scheduler:
     ends: dict[int, float] = field(default_factory=dict)
     """Per KV iteration, the latest end of its events so far (rule 4's wait for the
     previous iteration, without a scan of every event)."""
+    staged: tuple[str, int | None] | None = None
+    """The cube result last read into the vector cores' staging slot (rule 8)."""
     depths: dict[int, int] = field(default_factory=dict)
     """Per step (by id), its slots: ``Order.slots`` asked once."""
 
@@ -260,6 +271,8 @@ class Scheduler:
             depth = self.plan.stages
         elif (depth := self.depths.get(id(step), 0)) == 0:
             depth = self.depths[id(step)] = self.order.slots(step)
+        if step.kind == "ws_read" and step.lane == "AIV MTE2":
+            self._staging_limit(step, j, limits)
         if step.kind in ("load", "ws_write") and j - depth >= 0:
             users = self.readers.get((step.defs[0], j - depth), [])
             if users:
@@ -268,6 +281,17 @@ class Scheduler:
             limits["iteration"] = self.ends[j - 1]
         if step.kind in ("mte1", "dot"):
             self._l0_limits(step, limits)
+
+    def _staging_limit(self, step: Step, j: int, limits: dict[str, float]) -> None:
+        """Rule 8: the vector cores stage the cube's results in a one-slot VECIN
+        queue (``plan/vector_queues.py``), so a result is read into UB only after
+        the vector steps reading the one staged before it ended."""
+        if self.staged is not None:
+            users = self.readers.get(self.staged, [])
+            if users:
+                end = max(self.events[u].end for u in users)
+                limits["buffer"] = max(limits.get("buffer", 0.0), end)
+        self.staged = self._key(step.defs[0], j)
 
     def _l0_limits(self, step: Step, limits: dict[str, float]) -> None:
         """Rule 7: with L0 depth b, MTE1 fills L0A/L0B for dot n after the cube ended

@@ -12,6 +12,7 @@ a SCALAR step (loop control). ``fadsl/perf/timeline_schedule.py`` places the ste
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from fadsl.perf.cost_work import FREE, Work, count_body, count_op, value_bytes, walk
 from fadsl.ir import nodes as ir
@@ -19,7 +20,7 @@ from fadsl.perf.engines import load_lane, store_lane
 from fadsl.perf.guard_share import tail_times
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
-from fadsl.perf.step_calls import load_data_call, vector_calls
+from fadsl.perf.step_calls import gm_copy, load_data_call, vector_calls
 from fadsl.perf.sub_dot_steps import sub_dot_steps
 from fadsl.plan.l0_split import SubDots
 
@@ -214,7 +215,13 @@ class StepBuilder:
         defs = tuple(r.name for r in op.results())
         for d in defs:
             self.side[d] = side_of(op)
-        return Step(lane, kind, label(op), uses, defs, dict(w.amounts), src)
+        copy: tuple[Any, ...] = ()
+        if isinstance(op, ir.Load) and not isinstance(op, ir.LoadPages):
+            copy = gm_copy(op.result)
+        elif isinstance(op, ir.Store):
+            copy = gm_copy(op.value)
+        step = Step(lane, kind, label(op), uses, defs, dict(w.amounts), src)
+        return dataclasses.replace(step, calls=copy) if copy else step
 
     def _close(self, group: list[ir.Op], out: list[Step]) -> None:
         if not group:
