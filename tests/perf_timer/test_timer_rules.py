@@ -142,6 +142,21 @@ def test_blocks_start_one_dispatch_apart_and_the_launch_is_added() -> None:
     assert tm.total_cycles == pytest.approx(T["launch_overhead_cycles"] + tm.span)
 
 
+def test_a_mix_blocks_vector_cores_start_with_its_cube_core() -> None:
+    """In a mix launch the record's block of a vector core is its GetBlockIdx (the
+    AIV's own index: AIV2 and AIV3 are block 1's), so AIV3 starts one dispatch after
+    AIV0, with AIC1, not three (the timer used to start AIV30 of fa2's block 15 16 us
+    after its cube core)."""
+    rows = [Instr(f"AIC{b}", 0, "M", "Mmad", block=b, m=16, k=16, n=16) for b in (0, 1)]
+    rows += [Instr(f"AIV{v}", 0, "V", "Add", block=v, elems=64) for v in range(4)]
+    tm = time_record(rows, T)
+    first = {c: p[0].start for c, p in tm.placed.items()}
+    d = T["block_dispatch_cycles"]
+    assert first["AIV1"] == pytest.approx(first["AIC0"])
+    assert first["AIV3"] - first["AIV0"] == pytest.approx(d)
+    assert first["AIV3"] == pytest.approx(first["AIC1"])
+
+
 def test_rows_as_the_parser_gives_them() -> None:
     row = {"core": "AIV3", "seq": "7", "pipe": "V", "api": "WaitFlag",
            "event": "MTE2_V", "id": "1", "from": "5", "bytes": "-", "block": "1"}  # fmt: skip

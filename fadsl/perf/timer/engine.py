@@ -21,7 +21,9 @@ Rules (docs/cost-model.md, "The timer"):
    are such sets, fired once every pipe of the core is drained, and waits that hold
    the scalar and every pipe;
 6. GM reads hit or miss the shared L2 and misses share the HBM (``perf/timer/memory.py``);
-7. block b starts ``b x block_dispatch_cycles`` after the launch; the kernel takes
+7. block b starts ``b x block_dispatch_cycles`` after the launch (a mix launch's block
+   is an AI core: its AIC and its AIVs, whose record ``block`` is the vector core's own
+   index 2 b + sub, start together); the kernel takes
    ``launch_overhead_cycles`` plus the latest result of any core.
 """
 
@@ -119,9 +121,13 @@ class Timer:
         for i in instrs:
             by_core[i.core].append(i)
         cores = {}
+        per_block = _vector_cores_per_block(by_core)
         for name, rows in by_core.items():
             rows.sort(key=lambda r: r.seq)
-            start = rows[0].block * self.t["block_dispatch_cycles"]
+            block = rows[0].block
+            if name.startswith("AIV"):
+                block //= per_block
+            start = block * self.t["block_dispatch_cycles"]
             cores[name] = _Core(name, rows, start)
         heap = [(c.issue, n) for n, c in cores.items()]
         heapq.heapify(heap)
@@ -300,6 +306,16 @@ class Timer:
 
 def _why(dispatch: float, before: float) -> str:
     return "issue" if dispatch > before else ""
+
+
+def _vector_cores_per_block(by_core: dict[str, list[Instr]]) -> int:
+    """AIVs per block of the launch: in a mix launch a block is one AI core (its cube
+    core and its vector cores, dispatched together), and the record's block of a
+    vector core is its ``GetBlockIdx()``, the vector core's own index (2 b + sub on
+    a 1:2 launch); a vector-only launch dispatches each vector core as a block."""
+    aic = sum(1 for n in by_core if n.startswith("AIC"))
+    aiv = sum(1 for n in by_core if n.startswith("AIV"))
+    return max(1, aiv // aic) if aic else 1
 
 
 def time_record(instrs: Iterable[Instr], table: CostTable) -> Timing:
