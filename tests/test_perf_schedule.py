@@ -80,9 +80,12 @@ def test_a_deferred_update_leaves_the_vector_core_as_the_bound(tmp_path: Path) -
         "ws dot_1 read",
         "vector update -> acc_2",
     ]
-    # the vector core's own program is all that is left on the path
+    # the vector core's own program is all that is left on the path: its reads of
+    # S and of P V share the one staging slot (rule 8), so the read of P V joins it
+    # (the loop control of the next iteration overlaps part of it)
     own = _seconds(model, "scalar", "ws dot read", "vector")
-    assert _period(model) == pytest.approx(own, rel=1e-12)
+    staged = _seconds(model, "ws dot_1 read")
+    assert own < _period(model) <= own + staged * (1 + 1e-12)
     # written to multiply acc before P leaves: no deferral, a longer period
     kept = _model(Schedule(stages=2, ring=3, defer_update=True), early)
     assert kept.order.deferred == [] and _period(kept) > _period(model) * 1.3

@@ -87,7 +87,8 @@ class TimeBound:
             return float(engines.launch_s)
         cores = model.dealt(env, extents, dim)[0]
         per_task = engines.task_s + trips * length
-        return float(engines.launch_s + np.bincount(cores, weights=per_task).max())
+        start, tasks = engines.dispatched(per_task, cores)
+        return float(start + tasks)
 
     def _chain_seconds(
         self,

@@ -19,6 +19,7 @@ that run) when it misses; ``perf/l2.py`` says which fraction hits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fadsl.target import Target
 
@@ -84,6 +85,9 @@ class Engines:
     fixpipe_start_s: float = 0.0
     issue_s: float = 0.0
     """Scalar issue of one call (``scalar_issue_cycles``)."""
+    dispatch_s: float = 0.0
+    """Between the starts of block b and b + 1 (``block_dispatch_cycles``);
+    ``launch_s`` holds ``active - 1`` of them (the last block's start)."""
     burst_s: float = 0.0
     """One burst (blockCount) of a GM transfer (``burst_cycles``)."""
     call_s: float = 0.0
@@ -137,6 +141,7 @@ class Engines:
             mmad_s=tb["mmad_startup_cycles"] / f,
             fixpipe_start_s=tb["fixpipe_startup_cycles"] / f,
             issue_s=tb["scalar_issue_cycles"] / f,
+            dispatch_s=tb["block_dispatch_cycles"] / f,
             burst_s=tb["burst_cycles"] / f,
             call_s=tb["vector_startup_cycles"] / f,
             drain_s=(tb["vector_latency_cycles"] + tb["pipe_barrier_cycles"]) / f,
@@ -144,6 +149,21 @@ class Engines:
             target=t,
             active=active,
         )
+
+    def dispatched(self, per_task: Any, cores: Any) -> tuple[float, float]:
+        """(launch until the busiest core's start, that core's tasks): core c is
+        block c of the launch, started c dispatches after the first, so the busiest
+        is the core whose start plus tasks ends last (with equal tasks the last one,
+        as ``launch_s`` assumes)."""
+        import numpy as np
+
+        base = self.launch_s - self.dispatch_s * max(0, self.active - 1)
+        if len(per_task) == 0:
+            return self.launch_s, 0.0
+        sums = np.bincount(cores, weights=per_task)
+        ends = sums + np.arange(sums.size) * self.dispatch_s
+        c = int(np.argmax(ends))
+        return base + c * self.dispatch_s, float(sums[c])
 
     def read_s(self, nbytes: float, hit: float) -> float:
         """MTE2: ``hit`` of the bytes from L2, the rest from HBM."""

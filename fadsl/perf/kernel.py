@@ -296,14 +296,16 @@ class KernelModel:
         rounds = -(-tasks // dim) if tasks else 0
         hbm, l2b = self._traffic(env, timer, trips)
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
+        launch_s, busiest = e.dispatched(per_task, cores)
+        bound_start, bound_tasks = e.dispatched(e.task_s + pace * trips, cores)
         return KernelTime(
-            time_s=e.launch_s + _busiest(per_task, cores) + phase_s,
+            time_s=launch_s + busiest + phase_s,
             tasks=tasks,
             block_dim=dim,
             rounds=rounds,
             tail_tasks=tasks - (rounds - 1) * dim if rounds else 0,
             busiest_tasks=rounds,
-            launch_s=e.launch_s,
+            launch_s=launch_s,
             task_overhead_s=e.task_s,
             iterations=bounds.iterations,
             cube_flops=bounds.cube_flops,
@@ -314,9 +316,7 @@ class KernelModel:
             hits=dict(timer.hits),
             engine_iteration_s=engines,
             serial_iteration_s=sum(engines.values()),
-            lower_bound_s=e.launch_s
-            + _busiest(e.task_s + pace * trips, cores)
-            + phase_s,
+            lower_bound_s=bound_start + bound_tasks + phase_s,
             bounds=bounds,
             atomic_phase_s=phase_s,
         )
@@ -395,12 +395,6 @@ class KernelModel:
                     l2b += n["ws_bytes"] * count
         return int(round(hbm)), int(round(l2b))
 
-
-def _busiest(per_task: np.ndarray, cores: np.ndarray) -> float:
-    """The busiest core's sum when task t (grid order) runs on core ``cores[t]``."""
-    if per_task.size == 0:
-        return 0.0
-    return float(np.bincount(cores, weights=per_task).max())
 
 
 def _syms(e: Any) -> set[Any]:
