@@ -17,6 +17,7 @@ from fadsl.errors import InternalError, Loc
 from fadsl.ir.nodes import (
     DeviceAssert,
     LoadScalar,
+    ScalarDef,
     Op,
     Store,
     TypeContext,
@@ -68,7 +69,7 @@ class Builder:
             self.append(op)
             return result
         op = cls(loc=loc, **fields)
-        if isinstance(op, (Store, LoadScalar, DeviceAssert)):
+        if isinstance(op, (Store, LoadScalar, ScalarDef, DeviceAssert)):
             op.check(self.ctx)
         self.append(op)
         return None

@@ -37,6 +37,7 @@ from fadsl.ir.nodes import (
     Kernel,
     Load,
     LoadScalar,
+    ScalarDef,
     Op,
     QueueAlloc,
     Value,
@@ -158,7 +159,7 @@ class _Verifier(IRVisitor):
             self.define(r, op.loc)
         if isinstance(op, AllocTensor):
             self.slots.add(op.result.name)
-        if isinstance(op, LoadScalar):
+        if isinstance(op, (LoadScalar, ScalarDef)):
             self.symbols[-1].add(op.name)
 
     def visit_Grid(self, op: Grid) -> None:

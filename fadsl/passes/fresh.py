@@ -34,5 +34,5 @@ def _collect(body: tuple[ir.Op, ...], out: set[str]) -> None:
             out.add(op.var)
             out.update(v.name for v in op.iter_args)
             _collect(op.body, out)
-        elif isinstance(op, ir.LoadScalar):
+        elif isinstance(op, (ir.LoadScalar, ir.ScalarDef)):
             out.add(op.name)

@@ -12,6 +12,10 @@ loop inside it), or any scalar another ``load_scalar`` defines (an indirect inde
 is range-checked at the read, and a loop that runs no iteration must not read it),
 or when the kernel writes the tensor it reads.
 
+A ``scalar_def`` (a mod's per-head math, ``fd.exp2(-8.0 * (h + 1) / N)``) moves
+the same way when none of its arguments names the loop's variables or a scalar that
+stays inside the loop: computed once per task, before the KV loop.
+
 Non-goals: reads of tiles (``load``), reads under a grid (a grid's variables are
 its tasks), and common-subexpression elimination of equal reads.
 """
@@ -23,7 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from fadsl.ir.expr import free_names
-from fadsl.ir.nodes import For, Grid, Kernel, LoadScalar, Op
+from fadsl.ir.nodes import For, Grid, Kernel, LoadScalar, Op, ScalarDef
 
 if TYPE_CHECKING:
     from fadsl.target import Target
@@ -32,7 +36,8 @@ NAME = "hoist_scalars"
 
 
 def run(kernel: Kernel, target: Target | None = None) -> Kernel:
-    """``kernel`` with every loop-invariant ``load_scalar`` before its loop."""
+    """``kernel`` with every loop-invariant ``load_scalar`` / ``scalar_def`` before
+    its loop."""
     ops = list(_walk(kernel.body))
     written = {op.dst for op in ops if isinstance(getattr(op, "dst", None), str)}
     loaded = {op.name for op in ops if isinstance(op, LoadScalar)}
@@ -49,18 +54,37 @@ def _block(body: tuple[Op, ...], written: set[str], loaded: set[str]) -> tuple[O
             bound = {op.var} | {x.var for x in _walk(inner) if isinstance(x, For)}
             stay = bound | loaded
 
-            def moves(x: Op) -> bool:
-                return (
-                    isinstance(x, LoadScalar)
-                    and x.src not in written
-                    and not any(free_names(i) & stay for i in x.index)
-                )
-
-            out += [x for x in inner if moves(x)]
-            out.append(replace(op, body=tuple(x for x in inner if not moves(x))))
+            moved: list[Op] = []
+            kept: list[Op] = []
+            # what a scalar_def may not read: the loops' variables and the scalars
+            # defined by ops that stay inside the loop
+            staying = bound | {
+                y.name
+                for x in inner
+                if isinstance(x, For)
+                for y in _walk(x.body)
+                if isinstance(y, (LoadScalar, ScalarDef))
+            }
+            for x in inner:
+                if _moves(x, written, stay, staying):
+                    moved.append(x)
+                else:
+                    kept.append(x)
+                    if isinstance(x, (LoadScalar, ScalarDef)):
+                        staying.add(x.name)
+            out += moved
+            out.append(replace(op, body=tuple(kept)))
         else:
             out.append(op)
     return tuple(out)
+
+
+def _moves(x: Op, written: set[str], stay: set[str], staying: set[str]) -> bool:
+    if isinstance(x, LoadScalar):
+        return x.src not in written and not any(free_names(i) & stay for i in x.index)
+    if isinstance(x, ScalarDef):
+        return not any(free_names(a) & staying for a in x.args)
+    return False
 
 
 def _walk(body: tuple[Op, ...]) -> Iterator[Op]:

@@ -168,7 +168,7 @@ def count_op(
                 cross(v, w, times)
 
 
-@cost(*FREE, ir.LoadScalar)
+@cost(*FREE, ir.LoadScalar, ir.ScalarDef)
 def _free(op: ir.Op, w: Work, at: At) -> None:
     """Views, queue bookkeeping and scalar reads: no engine work counted."""
 

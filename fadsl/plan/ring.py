@@ -121,7 +121,7 @@ def split(loop: ir.For, sides: Sides) -> Stages | str:
         ):
             behind.add(id(op))
     cube = [op for op in ops if sides.op_side.get(id(op)) == CUBE]
-    scalars = [op for op in ops if isinstance(op, ir.LoadScalar)]
+    scalars = [op for op in ops if isinstance(op, (ir.LoadScalar, ir.ScalarDef))]
     ahead = frozenset(
         [id(op) for op in cube if id(op) not in behind] + [id(op) for op in scalars]
     )

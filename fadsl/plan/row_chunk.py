@@ -58,6 +58,7 @@ _ROW_WISE = (
     ir.Full,
     ir.Arange,
     ir.LoadScalar,
+    ir.ScalarDef,
 )
 
 

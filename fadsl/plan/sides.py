@@ -85,7 +85,7 @@ def _side_of(op: ir.Op, s: Sides, queues: dict[ir.Value, ir.QueueAlloc]) -> str:
         if readers and all(isinstance(r, ir.Dot) for r in readers):
             s.cube_loads.append(op.result)
             return CUBE
-    if isinstance(op, (ir.Grid, ir.For, ir.LoadScalar)):
+    if isinstance(op, (ir.Grid, ir.For, ir.LoadScalar, ir.ScalarDef)):
         return "both"
     return VECTOR
 

@@ -77,6 +77,7 @@ FORMS.not_applicable(
     ir.Store,
     ir.AtomicAdd,
     ir.LoadScalar,
+    ir.ScalarDef,
     ir.QueueAlloc,
     ir.AllocTensor,
     ir.Enqueue,

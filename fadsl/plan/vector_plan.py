@@ -99,7 +99,7 @@ class VectorPlanner(QueueHomes):
     # --- analysis ------------------------------------------------------------
     def vector_op(self, op: ir.Op) -> bool:
         return self.sides.op_side.get(id(op)) not in (CUBE, None) and not isinstance(
-            op, (ir.Grid, ir.For, ir.LoadScalar)
+            op, (ir.Grid, ir.For, ir.LoadScalar, ir.ScalarDef)
         )
 
     def shape(self, v: ir.Operand) -> Shape | None:

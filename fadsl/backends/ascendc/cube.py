@@ -189,6 +189,8 @@ class CubeEmitter(CubeLoads):
     def _op(self, op: ir.Op) -> list[Stmt]:
         if isinstance(op, ir.LoadScalar):
             return gm.load_scalar(self.low.kernel, op, self.names)
+        if isinstance(op, ir.ScalarDef):
+            return gm.scalar_def(op, self.names)
         if self.sides.op_side.get(id(op)) != CUBE:
             return []
         if isinstance(op, ir.Dot):

@@ -161,7 +161,7 @@ def _ir_names(body: tuple[ir.Op, ...]) -> list[str]:
             out += list(op.vars)
         if isinstance(op, ir.For):
             out += [op.var] + [v.name for v in op.iter_args]
-        if isinstance(op, ir.LoadScalar):
+        if isinstance(op, (ir.LoadScalar, ir.ScalarDef)):
             out.append(op.name)
         out += [r.name for r in op.results()]
         if isinstance(op, (ir.Grid, ir.For)):

@@ -11,7 +11,7 @@ from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.view import Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
-from fadsl.ir.types import TensorType
+from fadsl.ir.types import DType, TensorType
 from fadsl.plan.gm_geometry import bounded, geometry, limit, strides
 
 
@@ -79,6 +79,42 @@ def gaps(a: Access, ctype: str, names: Names) -> tuple[str, str]:
         return "0", gm_gap
     ub = f"{a.cols} * sizeof({ctype}) / 32 - ({a.valid_cols} * sizeof({ctype}) + 31) / 32"
     return ub, f"({a.stride} - {a.valid_cols}) * sizeof({ctype})"
+
+
+SCALAR_FNS: dict[str, str] = {
+    "exp": "fadsl::ScalarExp({0})",
+    "exp2": "fadsl::ScalarExp2({0})",
+    "log": "fadsl::ScalarLog({0})",
+    "log2": "fadsl::ScalarLog2({0})",
+    "sqrt": "fadsl::ScalarSqrt({0})",
+    "abs": "fadsl::ScalarAbs({0})",
+    "floor": "fadsl::ScalarFloor({0})",
+    "float": "({0})",
+    "int": "static_cast<int64_t>({0})",
+    "pow": "fadsl::ScalarPow({0}, {1})",
+    "min": "fadsl::ScalarMin({0}, {1})",
+    "max": "fadsl::ScalarMax({0}, {1})",
+    "lt": "static_cast<int64_t>({0} < {1})",
+    "le": "static_cast<int64_t>({0} <= {1})",
+    "gt": "static_cast<int64_t>({0} > {1})",
+    "ge": "static_cast<int64_t>({0} >= {1})",
+    "eq": "static_cast<int64_t>({0} == {1})",
+    "ne": "static_cast<int64_t>({0} != {1})",
+    "select": "(({0}) != 0.0f ? ({1}) : ({2}))",
+}
+"""C++ of each scalar_def function on f32 arguments (fadsl_tile.h: plain float
+arithmetic and bit manipulation on the scalar unit, no libm)."""
+
+
+def scalar_def(op: ir.ScalarDef, names: Names) -> list[Stmt]:
+    """``const float x = fadsl::ScalarExp2(...);``: a mod's per-task scalar math."""
+    names.local(op.name)
+    args = [names.scalar(a, DType.F32) for a in op.args]
+    ct = "float" if op.dtype is DType.F32 else "int64_t"
+    value = SCALAR_FNS[op.fn].format(*args)
+    if op.dtype is DType.I32 and op.fn == "select":
+        value = f"static_cast<int64_t>({value})"
+    return [Line(f"const {ct} {names.symbols[op.name]} = {value};")]
 
 
 def load_scalar(kernel: ir.Kernel, op: ir.LoadScalar, names: Names) -> list[Stmt]:

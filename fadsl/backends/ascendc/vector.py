@@ -244,6 +244,8 @@ class VectorEmitter(CoreEmitter):
     def _op(self, op: ir.Op, pos: int) -> list[Stmt]:
         if isinstance(op, ir.LoadScalar):
             return self._load_scalar(op)
+        if isinstance(op, ir.ScalarDef):
+            return gm.scalar_def(op, self.names)
         if isinstance(op, ir.Dot):
             return (
                 vector_io.receive(self, op) if op.result in self.sides.to_vector else []

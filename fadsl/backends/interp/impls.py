@@ -37,6 +37,7 @@ IMPLS: OpTable[Impl] = OpTable(
             "queues",
             "random",
             "reductions",
+            "scalars",
         )
     ),
 )

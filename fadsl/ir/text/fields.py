@@ -14,7 +14,15 @@ from functools import lru_cache
 from typing import Any
 
 from fadsl.ir.expr import Expr, is_int_expr
-from fadsl.ir.nodes import For, Grid, LoadScalar, Op, all_op_classes, op_name
+from fadsl.ir.nodes import (
+    For,
+    Grid,
+    LoadScalar,
+    Op,
+    ScalarDef,
+    all_op_classes,
+    op_name,
+)
 from fadsl.ir.types import DType
 
 _NOT_ATTRS = frozenset({"loc", "result", "body"})
@@ -22,7 +30,7 @@ _FOR_SYNTAX = frozenset(
     {"var", "start", "stop", "kind", "inits", "iter_args", "yields", "loop_results"}
 )
 
-BINDER_FIELDS: dict[type[Op], str] = {LoadScalar: "name"}
+BINDER_FIELDS: dict[type[Op], str] = {LoadScalar: "name", ScalarDef: "name"}
 """Ops that bind a plain symbol (no ``%``): ``q0 = load_scalar() {...}``."""
 
 REGION_OPS: tuple[type[Op], ...] = (Grid, For)

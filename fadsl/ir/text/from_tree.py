@@ -23,6 +23,7 @@ from fadsl.ir.nodes import (
     For,
     Grid,
     Kernel,
+    ScalarDef,
     LoopKind,
     Op,
     Param,
@@ -194,7 +195,9 @@ class TreeReader(OperandReader):
         return op
 
     def _float_source(self, op: Op) -> bool:
-        """A load_scalar of an f32 tensor binds a float symbol."""
+        """A load_scalar of an f32 tensor, or an f32 scalar_def, binds a float symbol."""
+        if isinstance(op, ScalarDef):
+            return op.dtype is DType.F32
         src = getattr(op, "src", None)
         params = self.ctx.params if self.ctx is not None else ()
         return any(
