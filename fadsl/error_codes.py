@@ -120,6 +120,7 @@ CODES: dict[str, int] = {
     "debug_print_args": 102,
     "device_assert_not_a_mask": 103,
     "device_assert_failed": 104,
+    "mod_math_unsupported": 105,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

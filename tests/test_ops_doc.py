@@ -32,6 +32,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "exp",
         "exp2",
         "log",
+        "log2",
         "tanh",
         "sigmoid",
         "sqrt",
@@ -41,6 +42,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "minimum",
         "where",
         "cast",
+        "sin",
+        "cos",
     ),
     "Row reductions": ("row_max", "row_sum"),
     "Making tiles": ("full", "zeros", "arange", "random_uniform"),
@@ -63,6 +66,7 @@ ELSEWHERE: dict[str, str] = {
     "FadslError": "docs/errors.md",
     "KernelDef": "docs/api.md (what @fd.kernel returns)",
     "__version__": "README.md",
+    "shape": "docs/variants.md (shape symbols inside a mod)",
 }
 """Exports that are not ops, and the page that documents each."""
 

@@ -61,7 +61,7 @@ def reference(
     }
     fwd = None if dtype is None else inputs
     extras = {t.name: inputs[t.name] for t in spec.extras}
-    with eager_tensors(extras):
+    with eager_tensors(extras, shape):
         for seq, dout, o, lse in _with_grads(spec, inputs, shape, fwd):
             for h in range(shape["N"]):
                 hk = h // (shape["N"] // shape["Nkv"])

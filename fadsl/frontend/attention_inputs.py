@@ -140,7 +140,7 @@ def block_maps(
     nq, nk = -(-sq // bq), -(-skv // bk)
     part = np.zeros((b_, n_, nq, nk), bool)
     full = np.zeros((b_, n_, nq, nk), bool)
-    with eager_tensors({t.name: inputs[t.name] for t in spec.extras}):
+    with eager_tensors({t.name: inputs[t.name] for t in spec.extras}, shape):
         for b in range(b_):
             for h in range(n_):
                 part[b, h], full[b, h] = classify_blocks(

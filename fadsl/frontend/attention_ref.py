@@ -34,7 +34,7 @@ def reference(
     o = np.zeros(o_shape(spec, inputs["q"].shape, shape), np.float64)
     lse = np.zeros(_lse_shape(spec, shape), np.float64)
     extras = {t.name: inputs[t.name] for t in spec.extras}
-    with eager_tensors(extras):
+    with eager_tensors(extras, shape):
         for seq in sequences(spec, inputs, shape):
             for h in range(shape["N"]):
                 oh, lh = _head(spec, seq, h, acc(scale), acc, dtype, inputs, shape)

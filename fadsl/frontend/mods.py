@@ -40,6 +40,9 @@ Init = Callable[[tuple[int, ...], Any], Any]
 _EAGER: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
     "fadsl_mod_tensors", default=None
 )
+_EAGER_SHAPE: contextvars.ContextVar[Mapping[str, int] | None] = (
+    contextvars.ContextVar("fadsl_mod_shape", default=None)
+)
 
 
 class ModScalar:
@@ -73,7 +76,11 @@ class ModScalar:
         )
 
     def _wrap(self, value: Any) -> Any:
-        return ModScalar(value) if isinstance(value, sympy.Expr) else value
+        if not isinstance(value, sympy.Expr):
+            return value
+        from fadsl.frontend.scalar_math import materialize
+
+        return ModScalar(materialize(value))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if isinstance(other, ops.Tile):
@@ -128,6 +135,25 @@ _OPERATORS: dict[str, Callable[[Expr, Any], Any]] = {
 for _name, _fn in _OPERATORS.items():
     setattr(ModScalar, _name, _forward(_fn))
 ModScalar.__neg__ = lambda self: ModScalar(-self.expr)  # type: ignore[attr-defined]
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if isinstance(a, ops.Tile) or isinstance(b, ops.Tile):
+        return NotImplemented
+    from fadsl.frontend.scalar_math import power
+
+    return power(_unwrap(a), _unwrap(b))
+
+
+ModScalar.__pow__ = lambda self, o: _pow(self, o)  # type: ignore[attr-defined]
+ModScalar.__rpow__ = lambda self, o: _pow(o, self)  # type: ignore[attr-defined]
+ModScalar.__abs__ = lambda self: _scalar_abs(self)  # type: ignore[attr-defined]
+
+
+def _scalar_abs(x: ModScalar) -> Any:
+    from fadsl.frontend.scalar_math import unary
+
+    return unary("abs", x.expr)
 
 
 class Positions(ops.Tile):
@@ -256,12 +282,17 @@ def ops_in() -> Any:
 
 
 @contextlib.contextmanager
-def eager_tensors(arrays: Mapping[str, Any]) -> Iterator[None]:
-    """Within the block, extra tensors index the given numpy arrays (references)."""
+def eager_tensors(
+    arrays: Mapping[str, Any], shape: Mapping[str, int] | None = None
+) -> Iterator[None]:
+    """Within the block, extra tensors index the given numpy arrays (references) and
+    ``fd.shape.<name>`` reads ``shape``."""
     token = _EAGER.set(arrays)
+    token_shape = _EAGER_SHAPE.set(shape)
     try:
         yield
     finally:
+        _EAGER_SHAPE.reset(token_shape)
         _EAGER.reset(token)
 
 
@@ -289,7 +320,7 @@ def _traced_index(t: ExtraTensor, items: tuple[Any, ...]) -> Any:
         )
     index = tuple(_item(t, x, tracer) for x in items)
     if all(not isinstance(x, ops.Ds) for x in index):
-        return tile_ops.load_scalar(ref[index])
+        return ModScalar(tile_ops.load_scalar(ref[index]))
     return _oriented(t, tile_ops.load(ref[index], pad=0), items, tracer)
 
 

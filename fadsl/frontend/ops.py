@@ -158,6 +158,16 @@ class Tile:
     def __rmod__(self, o: Any) -> Tile:
         return binary_op(ir.Remainder, o, self)
 
+    def __pow__(self, o: Any) -> Tile:
+        from fadsl.frontend.scalar_math import tile_power
+
+        return tile_power(self, o)
+
+    def __rpow__(self, o: Any) -> Tile:
+        from fadsl.frontend.scalar_math import tile_power
+
+        return tile_power(o, self)
+
     def __neg__(self) -> Tile:
         return emit_op(ir.Neg, x=self.value)
 

@@ -25,7 +25,7 @@ from fadsl.frontend.ops import (
     current,
 )
 from fadsl.ir import nodes as ir
-from fadsl.ir.expr import CeilDiv, Expr, FloorDiv
+from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, is_int_expr
 from fadsl.ir.types import DType
 
 # ----------------------------------------------------------------------------
@@ -247,7 +247,14 @@ def _unary(
 
         return eager(x) if eager is not None else getattr(np, name)(x)
     if not isinstance(x, Tile):
-        raise KernelSyntaxError(f"fd.{name} takes a tile", current().here())
+        from fadsl.frontend import scalar_math
+
+        if name in scalar_math.UNARY and scalar_math.is_mod_scalar(x):
+            return scalar_math.unary(name, x)  # type: ignore[no-any-return]
+        raise KernelSyntaxError(
+            f"fd.{name} takes a tile or a scalar (b, h, a loaded value, a number)",
+            current().here(),
+        )
     if x.dtype.is_int and cls is not ir.Abs and cls is not ir.Neg:
         x = cast(x, DType.F32)
     return emit_op(cls, x=x.value)
@@ -307,7 +314,12 @@ def maximum(a: Any, b: Any) -> Any:
 
         return np.maximum(a, b)
     if is_scalar(a) and is_scalar(b):
-        return sympy.Max(scalar_operand(a, "maximum"), scalar_operand(b, "maximum"))
+        from fadsl.frontend import scalar_math
+
+        ea, eb = scalar_operand(a, "maximum"), scalar_operand(b, "maximum")
+        if not (is_int_expr(ea) and is_int_expr(eb)):
+            return scalar_math.binary("max", ea, eb)
+        return sympy.Max(ea, eb)
     return binary_op(ir.Maximum, a, b)
 
 
@@ -318,12 +330,18 @@ def minimum(a: Any, b: Any) -> Any:
 
         return np.minimum(a, b)
     if is_scalar(a) and is_scalar(b):
-        return sympy.Min(scalar_operand(a, "minimum"), scalar_operand(b, "minimum"))
+        from fadsl.frontend import scalar_math
+
+        ea, eb = scalar_operand(a, "minimum"), scalar_operand(b, "minimum")
+        if not (is_int_expr(ea) and is_int_expr(eb)):
+            return scalar_math.binary("min", ea, eb)
+        return sympy.Min(ea, eb)
     return binary_op(ir.Minimum, a, b)
 
 
 def where(cond: Any, a: Any, b: Any) -> Tile:
-    """Per element ``a`` where ``cond`` else ``b`` (numpy broadcasting).
+    """Per element ``a`` where ``cond`` else ``b`` (numpy broadcasting); with a
+    scalar condition and two scalars, one scalar per task.
 
     Example: ``s = fd.where(kv_idx[None, :] < Skv, s, -fd.inf)``
     """
@@ -340,27 +358,32 @@ def where(cond: Any, a: Any, b: Any) -> Tile:
 
     if is_condition(cond):  # on b, h or loop variables: the same for every element
         like = a if isinstance(a, Tile) else b
-        if not isinstance(like, Tile):
-            raise KernelSyntaxError(
-                f"fd.where: the condition `{cond}` and both values are scalars",
-                current().here(),
-                hint="select between tiles, e.g. fd.where(h >= 2, score, -fd.inf)",
-            )
+        if not isinstance(like, Tile):  # a scalar select: one value per task
+            from fadsl.frontend import scalar_math
+
+            return scalar_math.select(cond, a, b)  # type: ignore[no-any-return]
         cond = spread_like(cond, like)
     ca, cb = promote(as_operand(a), as_operand(b))
     return emit_op(ir.Where, cond=as_operand(cond), a=ca, b=cb)
 
 
 def cast(x: Tile, dtype: DType) -> Tile:
-    """Convert a tile's dtype (float rounding to nearest even)."""
-    if not isinstance(x, Tile):
-        raise KernelSyntaxError("fd.cast takes a tile", current().here())
+    """Convert a tile's dtype (float rounding to nearest even), or a mod's scalar to
+    fd.f32 / fd.i32 (to an integer: truncated toward zero)."""
     if not isinstance(dtype, DType):
         raise DTypeError(
             f"fd.cast: {dtype!r} is not a dtype",
             current().here(),
             hint="use fd.f16, fd.bf16, fd.f32 or param.dtype",
         )
+    if not isinstance(x, Tile):
+        from fadsl.frontend import scalar_math
+
+        if _eager(x):
+            return scalar_math.eager_cast(x, dtype)  # type: ignore[no-any-return]
+        if scalar_math.is_mod_scalar(x):
+            return scalar_math.cast(x, dtype)  # type: ignore[no-any-return]
+        raise KernelSyntaxError("fd.cast takes a tile or a scalar", current().here())
     return emit_op(ir.Cast, hint=x.value.name, x=x.value, dtype=dtype)
 
 

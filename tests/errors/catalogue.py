@@ -667,6 +667,15 @@ CATALOGUE: tuple[Mistake, ...] = (
         "arithmetic.",
     ),
     mod(
+        "mod_math_unsupported",
+        "Math a mod cannot use in a kernel",
+        "score_mod",
+        "return score + fd.sin(h * 0.5) * (kv_idx - q_idx)",
+        "Use the operations docs/variants.md lists (`+ - * / // % **`, `fd.exp`, "
+        "`fd.exp2`, `fd.log`, `fd.log2`, `fd.sqrt`, ...); precompute other per-head "
+        "values into an `fd.tensor` read as `table[h]`.",
+    ),
+    mod(
         "mask_mod_returns_score",
         "A mask_mod that returns numbers",
         "mask_mod",
