@@ -509,6 +509,209 @@ __aicore__ inline void LoadBTransposedPart(const AscendC::LocalTensor<T>& dst, c
     }
 }
 
+
+// ---------------------------------------------------------------------------
+// Scalar math of mods (scalar_def): per-task values such as ALiBi's slope
+// exp2(-8 (h + 1) / N), computed once per task by the scalar unit. Plain float
+// arithmetic, comparisons and the bit layout of IEEE binary32 only (no libm on the
+// core): a range reduction to |r| <= ln2 / 2 and a degree-7 Taylor polynomial for
+// exp / exp2 (error < 1e-8 before rounding), the atanh series of the mantissa for
+// log / log2, Newton's iteration for sqrt: within 3 units in the last place of the
+// f32-rounded exact value (tests/variants/test_mod_scalar_math.py).
+// ---------------------------------------------------------------------------
+
+__aicore__ inline uint32_t FloatWord(float x)
+{
+    union {
+        uint32_t u;
+        float f;
+    } v;
+    v.f = x;
+    return v.u;
+}
+
+__aicore__ inline float ScalarNaN() { return FloatBits(0x7fc00000u); }
+__aicore__ inline float ScalarAbs(float x) { return x < 0.0f ? -x : x; }
+__aicore__ inline float ScalarMin(float a, float b) { return b < a ? b : a; }
+__aicore__ inline float ScalarMax(float a, float b) { return b > a ? b : a; }
+
+__aicore__ inline float ScalarFloor(float x)
+{
+    if (!(ScalarAbs(x) < 8388608.0f)) {
+        return x;  // NaN, infinities and integers beyond 2^23
+    }
+    float t = static_cast<float>(static_cast<int32_t>(x));
+    return t > x ? t - 1.0f : t;
+}
+
+// p * 2^n for an integer n in [-252, 254]: two steps by powers of two in range, so
+// that neither overflows on its own (p 2^128 is finite for p < 1).
+__aicore__ inline float ScalarScale(float p, int32_t n)
+{
+    int32_t a = n / 2;
+    int32_t b = n - a;
+    float fa = FloatBits(static_cast<uint32_t>(a + 127) << 23);
+    float fb = FloatBits(static_cast<uint32_t>(b + 127) << 23);
+    return (p * fa) * fb;
+}
+
+// e^r for |r| <= 0.35: Taylor to degree 7 by Horner.
+__aicore__ inline float ScalarExpSmall(float r)
+{
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    return p * r + 1.0f;
+}
+
+__aicore__ inline float ScalarExp2(float x)
+{
+    if (x != x) {
+        return x;
+    }
+    if (x >= 128.0f) {
+        return Inf();
+    }
+    if (x < -150.0f) {
+        return 0.0f;
+    }
+    float n = ScalarFloor(x + 0.5f);
+    float r = (x - n) * 0.693147180559945f;  // x - n is exact
+    return ScalarScale(ScalarExpSmall(r), static_cast<int32_t>(n));
+}
+
+__aicore__ inline float ScalarExp(float x)
+{
+    if (x != x) {
+        return x;
+    }
+    if (x > 88.8f) {
+        return Inf();
+    }
+    if (x < -104.0f) {
+        return 0.0f;
+    }
+    float n = ScalarFloor(x * 1.44269504088896f + 0.5f);
+    // Cody and Waite: ln 2 = hi + lo with hi exact in 16 bits, so n * hi is exact
+    float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
+    return ScalarScale(ScalarExpSmall(r), static_cast<int32_t>(n));
+}
+
+// ln(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh((m - 1) / (m + 1)), |s| <= 0.172.
+__aicore__ inline float ScalarLogMantissa(float m)
+{
+    float s = (m - 1.0f) / (m + 1.0f);
+    float s2 = s * s;
+    float p = 1.0f / 11.0f;
+    p = p * s2 + 1.0f / 9.0f;
+    p = p * s2 + 1.0f / 7.0f;
+    p = p * s2 + 1.0f / 5.0f;
+    p = p * s2 + 1.0f / 3.0f;
+    p = p * s2 + 1.0f;
+    return 2.0f * s * p;
+}
+
+// x = 2^e * m with m in [sqrt(1/2), sqrt(2)); false for NaN, x <= 0 and infinity.
+__aicore__ inline bool ScalarSplit(float x, int32_t& e, float& m)
+{
+    if (!(x > 0.0f) || x == Inf()) {
+        return false;
+    }
+    e = 0;
+    if (x < 1.17549435e-38f) {  // subnormal: scale into the normal range
+        x = x * 8388608.0f;
+        e = -23;
+    }
+    uint32_t bits = FloatWord(x);
+    e += static_cast<int32_t>((bits >> 23) & 0xffu) - 127;
+    m = FloatBits((bits & 0x007fffffu) | 0x3f800000u);
+    if (m > 1.41421356f) {
+        m = m * 0.5f;
+        e += 1;
+    }
+    return true;
+}
+
+__aicore__ inline float ScalarLogSpecial(float x)
+{
+    if (x == 0.0f) {
+        return NegInf();
+    }
+    return x == Inf() ? x : ScalarNaN();  // NaN and negative numbers: NaN
+}
+
+__aicore__ inline float ScalarLog(float x)
+{
+    int32_t e;
+    float m;
+    if (!ScalarSplit(x, e, m)) {
+        return ScalarLogSpecial(x);
+    }
+    float fe = static_cast<float>(e);
+    return fe * 0.693145751953125f + (fe * 1.428606765330187e-06f + ScalarLogMantissa(m));
+}
+
+__aicore__ inline float ScalarLog2(float x)
+{
+    int32_t e;
+    float m;
+    if (!ScalarSplit(x, e, m)) {
+        return ScalarLogSpecial(x);
+    }
+    return static_cast<float>(e) + ScalarLogMantissa(m) * 1.44269504088896f;
+}
+
+__aicore__ inline float ScalarSqrt(float x)
+{
+    if (x != x || x < 0.0f) {
+        return ScalarNaN();
+    }
+    if (x == 0.0f || x == Inf()) {
+        return x;
+    }
+    int32_t e;
+    float m;
+    ScalarSplit(x, e, m);
+    if (e % 2 != 0) {  // make the exponent even: sqrt(2^e m) = 2^(e/2) sqrt(m)
+        m = m * 2.0f;
+        e -= 1;
+    }
+    float y = 0.5f * (1.0f + m);  // m in [0.7, 2.9): Newton from here converges
+    for (int32_t i = 0; i < 5; ++i) {
+        y = 0.5f * (y + m / y);
+    }
+    return ScalarScale(y, e / 2);
+}
+
+// a ** b: repeated squaring for an integral b (negative bases allowed), else
+// exp2(b log2 a), NaN for a negative base (as torch.pow). The second form is exact
+// for a = 2 (ALiBi's 2 ** (-8 (h + 1) / N)); otherwise its relative error grows with
+// |b log2 a| (about 2 |b log2 a| units of 2^-24: the f32 rounding of the product).
+__aicore__ inline float ScalarPow(float a, float b)
+{
+    if (b == ScalarFloor(b) && ScalarAbs(b) < 16777216.0f) {
+        int64_t n = static_cast<int64_t>(ScalarAbs(b));
+        float result = 1.0f;
+        float base = b < 0.0f ? 1.0f / a : a;  // x^-n as (1/x)^n: no overflow on the way
+        while (n > 0) {
+            if (n % 2 == 1) {
+                result = result * base;
+            }
+            base = base * base;
+            n = n / 2;
+        }
+        return result;
+    }
+    if (a == 0.0f) {
+        return b > 0.0f ? 0.0f : Inf();
+    }
+    return ScalarExp2(b * ScalarLog2(a));
+}
+
 }  // namespace fadsl
 
 #endif  // FADSL_TILE_H
