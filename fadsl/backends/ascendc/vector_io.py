@@ -46,17 +46,33 @@ def _enque_deque(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     return [Line(f"{slot}.EnQue({var});"), Line(f"{var} = {slot}.DeQue<{_ct(v)}>();")]
 
 
-def _in_queue(e: VectorEmitter, v: ir.Value) -> bool:
+def _queue_position(e: VectorEmitter, v: ir.Value) -> str | None:
+    """The TPosition of the queue ``v`` lives in (VECIN, VECOUT), None for a TBuf."""
     home = e.vec.homes.get(v.name)
-    return any(s.name == home and s.kind == "queue" for s in e.vec.slots)
+    slot = next((s for s in e.vec.slots if s.name == home), None)
+    return slot.position if slot is not None and slot.kind == "queue" else None
+
+
+def _in_queue(e: VectorEmitter, v: ir.Value) -> bool:
+    return _queue_position(e, v) is not None
 
 
 def _copy_out(e: VectorEmitter, v: ir.Value) -> tuple[list[Stmt], list[Stmt]]:
     """(before, after) an MTE3 copy of ``v`` out of UB. A value in a VECOUT queue is
-    handed over by EnQue/DeQue. A loop's result lives in its loop-carried state
-    buffer (a TBuf, no queue): MTE3 waits for the vector writes, and the vector unit
-    waits for the copy before it writes that buffer again."""
-    if _in_queue(e, v):
+    handed over by EnQue/DeQue. A value stored as it arrived (a dot result in its
+    VECIN staging queue) was written by MTE2, and that queue's events order MTE2 with
+    V only: MTE3 waits for the copy in, and the next copy into the slot waits for
+    MTE3's read (the sanitizer's write-after-read; TQue<VECIN>'s Free/Alloc pair is
+    V_MTE2). A loop's result lives in its loop-carried state buffer (a TBuf, no
+    queue): MTE3 waits for the vector writes, and the vector unit waits for the copy
+    before it writes that buffer again."""
+    position = _queue_position(e, v)
+    if position == "VECIN":
+        return (
+            [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE2_MTE3>();")],
+            [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();")],
+        )
+    if position is not None:
         return _enque_deque(e, v), []
     return (
         [Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();")],
