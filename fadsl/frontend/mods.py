@@ -230,7 +230,7 @@ class ExtraTensor:
                 "used as a value",
                 code="extra_tensor_not_indexed",
             )
-        return self[()]
+        return _unwrap(self[()])  # sympy wants the expression, not its proxy
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         """The bound array, in an eager (numpy) run of a mod."""
