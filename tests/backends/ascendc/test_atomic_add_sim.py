@@ -209,10 +209,21 @@ def _run_edited(
     (run / "input" / "shape.txt").write_text("B 1\nN 4\nS 200\n")
     x = np.random.default_rng(5).standard_normal((1, 4, 200, 32)).astype(np.float16)
     x.tofile(run / "input" / "x.bin")
-    proc = subprocess.run(
-        [str(build / "headsum_main"), str(run)], capture_output=True, text=True
-    )
-    return proc.returncode, proc.stderr, run
+    code, err = _run_main(build / "headsum_main", run)
+    return code, err, run
+
+
+def _run_main(exe: Path, run: Path, sanitize: str | None = None) -> tuple[int, str]:
+    """Runs a built headsum_main on ``run``; ``sanitize`` overrides FADSL_SANITIZE
+    (the suite turns the sanitizer on, tests/conftest.py)."""
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    if sanitize is not None:
+        env["FADSL_SANITIZE"] = sanitize
+    proc = subprocess.run([str(exe), str(run)], capture_output=True, text=True, env=env)
+    return proc.returncode, proc.stderr
 
 
 def test_the_runtime_catches_adds_racing_the_zeroing(tmp_path: Path) -> None:
@@ -233,7 +244,8 @@ def test_the_runtime_catches_adds_racing_the_zeroing(tmp_path: Path) -> None:
 
 def test_sums_that_are_not_zeroed_come_out_as_poison(tmp_path: Path) -> None:
     """GM is not cleared before atomic adds: without the zero phase the sums start
-    from GmAlloc's 0xFF poison (NaN), which is why the kernel zeroes them first."""
+    from GmAlloc's 0xFF poison (NaN), which is why the kernel zeroes them first. The
+    sanitizer names the cause: the zero tile copied out was never written."""
     code, err, run = _run_edited(
         tmp_path,
         (
@@ -242,6 +254,10 @@ def test_sums_that_are_not_zeroed_come_out_as_poison(tmp_path: Path) -> None:
         ),
         1,
     )
+    assert code != 0
+    assert "sanitize: uninitialised read" in err, err[-2000:]
+    assert "DataCopyPad (UB->GM, DataCopyExtParams) reads UB bytes" in err, err[-2000:]
+    code, err = _run_main(tmp_path / "p" / "build" / "headsum_main", run, "0")
     assert code == 0, err[-2000:]
     total = np.fromfile(run / "output" / "total.bin", np.float16)
     assert np.isnan(total).all()
