@@ -129,3 +129,37 @@ def _file_name(name: str) -> str:
 def golden(request: pytest.FixtureRequest) -> Golden:
     """``golden(text, ext, variant=None)``: compare ``text`` with its golden file."""
     return Golden(request)
+
+
+
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def _slow_ids() -> set[str]:
+    lines = SLOW_LIST.read_text(encoding="utf-8").splitlines()
+    return {s for s in (line.strip() for line in lines) if s and not s.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m / -k deselect: `-m "not slow"` sees the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[Any]) -> None:
+    """Marks the tests tests/slow_tests.txt lists ``slow`` (the README's test command
+    leaves them out). A listed test that its module, collected whole, does not hold is a
+    usage error, so that the list cannot drift from the suite unseen."""
+    slow = _slow_ids()
+    seen = set()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
+            seen.add(item.nodeid)
+    modules = {item.nodeid.split("::")[0] for item in items}
+    picked = {Path(a.split("::")[0]).as_posix() for a in config.args if "::" in a}
+    stale = sorted(
+        s
+        for s in slow - seen
+        if s.split("::")[0] in modules and not any(s.startswith(p) for p in picked)
+    )
+    if stale:
+        raise pytest.UsageError(
+            f"tests/{SLOW_LIST.name} names tests that were not collected: "
+            f"{', '.join(stale)}; remove or rename them there"
+        )

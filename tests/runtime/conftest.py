@@ -21,7 +21,13 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def build_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cpu_runtime_build")
+    """One folder for the run: under xdist each worker's base temp is a sub-folder of the
+    run's, so the workers share their builds (rtutil.compile_cpp locks each program)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "cpu_runtime_build"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ fadsl/runtime/cpu/include with g++ (cached by source hash), run them, check resu
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -86,13 +87,20 @@ def compile_cpp(
     out_dir.mkdir(parents=True, exist_ok=True)
     src = out_dir / f"prog_{key}.cpp"
     exe = out_dir / f"prog_{key}"
-    if exe.exists() and not syntax_only:
-        return exe, subprocess.CompletedProcess([], 0, "", "")
-    src.write_text(source)
-    out = ["-fsyntax-only"] if syntax_only else ["-o", str(exe)]
-    res = subprocess.run(
-        [gxx, *cmd_tail, str(src), *out], capture_output=True, text=True
-    )
+    # out_dir is shared by the xdist workers of a run (conftest.build_dir): one builds a
+    # program while the others wait for it, rather than each compiling it again
+    with open(out_dir / f"prog_{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if exe.exists() and not syntax_only:
+            return exe, subprocess.CompletedProcess([], 0, "", "")
+        src.write_text(source)
+        part = out_dir / f"prog_{key}.part"
+        out = ["-fsyntax-only"] if syntax_only else ["-o", str(part)]
+        res = subprocess.run(
+            [gxx, *cmd_tail, str(src), *out], capture_output=True, text=True
+        )
+        if res.returncode == 0 and not syntax_only:
+            os.replace(part, exe)
     if check and res.returncode != 0:
         raise AssertionError(f"g++ failed:\n{res.stderr[-6000:]}")
     return exe, res
