@@ -24,9 +24,11 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("FADSL_VERIFY", "1")
-# The suite's sim kernels run for milliseconds: -O1 (sim's default, stated here so that
-# the suite does not follow a change of it) builds them in two-thirds of -O3's time.
-os.environ.setdefault("FADSL_SIM_OPT", "-O1")
+# The suite's sim kernels run for milliseconds and each build is ~9 s of g++: -O0 builds
+# them faster than sim's default -O1 (tests/variants/test_examples_sim.py, 12 builds, cold
+# cache, 2 CPUs: 200 -> 159 s of CPU, 2026-12-05). `fadsl sim` itself keeps -O1 (its default,
+# tests/backends/test_sim_opt.py), which the README's main job and bench/sim.py build.
+os.environ.setdefault("FADSL_SIM_OPT", "-O0")
 # Every sim of the suite runs under the CPU runtime's sanitizer (issue 28): cross-pipe races,
 # reads of never-written local memory and unpaired flags fail the test that built the kernel.
 # CPU time of one fa2 sim with its build cached, without -> with: 2.6 -> 2.8-3.1 s (B=1,N=2,
