@@ -117,9 +117,11 @@ def test_a_second_sim_at_a_new_shape_does_not_invoke_the_compiler(
     assert "build cached" not in first
     assert sorted(Path(c["source"]).name for c in built) == [
         "fa2_kernel.cpp",
+        "fadsl_rt.cpp",  # the runtime library (prebuilt.py), made once per flags
         "main.cpp",
     ]
     assert all(c["pch"] == [] for c in built)  # made while this build ran
+    assert_runtime_is_in_the_library(tmp_path / "cache")
 
     second = sim(tmp_path, env, "second", "--shape", OTHER)
     assert "build cached" in second
@@ -128,7 +130,30 @@ def test_a_second_sim_at_a_new_shape_does_not_invoke_the_compiler(
     # Other C++ (another block size), same flags: both units load the .gch.
     sim(tmp_path, env, "third", "--shape", SMALL, "--set", "block_kv=64")
     third = compiles(log)[len(built) :]
-    assert len(third) == 2
+    assert sorted(Path(c["source"]).name for c in third) == [
+        "fa2_kernel.cpp",
+        "main.cpp",
+    ]  # the runtime library is reused
     for c in third:
         assert len(c["pch"]) == 1 and c["pch"][0].startswith("! "), c
         assert c["pch"][0].endswith("fadsl_rt_pch.h.gch"), c
+
+
+def defined_symbols(path: Path) -> str:
+    nm = subprocess.run(
+        ["nm", "-C", "--defined-only", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return nm.stdout
+
+
+def assert_runtime_is_in_the_library(cache: Path) -> None:
+    """The kernel's object calls the runtime's out-of-line functions, which only the
+    prebuilt library defines (the kernel's unit does not compile them again)."""
+    (kernel,) = cache.glob("fa2-*/build/CMakeFiles/*/fa2_kernel.cpp.o")
+    (library,) = cache.glob("rtlib-*/libfadsl_rt.a")
+    for fn in ("fadsl_rt::GmAccess(", "fadsl_rt::CheckRead("):
+        assert fn not in defined_symbols(kernel), fn
+        assert fn in defined_symbols(library), fn

@@ -88,7 +88,9 @@ def _strip(args: list[str], source: str) -> list[str]:
 
 def entry_name(flags: list[str]) -> str:
     """The cache entry of the precompiled header for ``flags``."""
-    h = hashlib.sha256(b"sim precompiled runtime, format 1\0")
+    h = hashlib.sha256(
+        b"sim precompiled runtime (declared headers, prebuilt.py), format 2\0"
+    )
     h.update(TEXT.encode() + b"\0")
     h.update(toolchain.runtime_digest().encode() + b"\0")
     h.update(toolchain.identity().encode() + b"\0")
@@ -117,16 +119,14 @@ class Maker:
     """Makes the ``.gch`` for ``flags`` in a temporary entry, at low priority, while
     the project builds; ``finish`` waits for it and installs it."""
 
-    def __init__(self, root: str, flags: list[str]) -> None:
-        from fadsl.runtime import include_dir
-
+    def __init__(self, root: str, flags: list[str], include: str) -> None:
         self.root = root
         self.flags = flags
         self.tmp = sim_cache.start(root, "pch")
         for rel, data in _files(flags).items():
             with open(os.path.join(self.tmp, rel), "wb") as f:
                 f.write(data)
-        cmd = [toolchain.compiler(), *flags, f"-I{include_dir()}", "-x", "c++-header"]
+        cmd = [toolchain.compiler(), *flags, f"-I{include}", "-x", "c++-header"]
         cmd += [os.path.join(self.tmp, HEADER), "-o", os.path.join(self.tmp, GCH)]
         self.proc = subprocess.Popen(
             cmd,

@@ -5,7 +5,8 @@ cmake in RUN_MODE=fadsl and built with g++. Builds are cached by what reaches th
 compiler (``toolchain.py``: the project's C++ and CMake files, the runtime headers, the
 flags, the compiler), so a new shape with the same C++ reuses the build; they live
 under $FADSL_CACHE_DIR or ~/.cache/fadsl/sim, each entry checked before use and rebuilt
-when damaged (``cache.py``), beside the runtime's precompiled header (``pch.py``).
+when damaged (``cache.py``), beside the runtime's prebuilt library (``prebuilt.py``)
+and precompiled header (``pch.py``); cmake runs in ``cmake.py``.
 Progress goes to the ``fadsl.sim`` logger (``progress.py``). The outputs are compared
 with the interpreter on the same inputs (they run the same operations in the same
 order, so they agree far more tightly than the tolerance rule). Used by ``fadsl sim``
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fadsl.backends.sim import toolchain
+from fadsl.backends.sim.cmake import build_folder as _cmake
 from fadsl.backends.sim.progress import (
     PROGRESS_ENV,
     Progress,
@@ -32,7 +34,7 @@ from fadsl.backends.sim.progress import (
     tasks_done,
     wait,
 )
-from fadsl.errors import BackendError, ExecutionError
+from fadsl.errors import ExecutionError
 from fadsl.progress import ProgressArg, Reporter, reporter
 
 if TYPE_CHECKING:
@@ -167,67 +169,6 @@ def build(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return os.path.join(folder, program), time.perf_counter() - t0
-
-
-def _cmake(folder: str, progress: Progress, root: str) -> None:
-    """Configure and build the project in ``folder`` with the runtime's precompiled
-    header from the cache ``root`` (made meanwhile when it is missing: pch.py)."""
-    from fadsl.backends.sim import pch
-    from fadsl.runtime import include_dir
-
-    if shutil.which("cmake") is None:
-        raise BackendError("fadsl sim needs cmake", hint="apt-get install cmake")
-    build_dir = os.path.join(folder, "build")
-    opt = toolchain.optimization()
-    _step(
-        [
-            "cmake",
-            "-S",
-            folder,
-            "-B",
-            build_dir,
-            "-DRUN_MODE=fadsl",
-            f"-DFADSL_RUNTIME_DIR={include_dir()}",
-            f"-DCMAKE_CXX_COMPILER={toolchain.compiler()}",
-            "-DCMAKE_BUILD_TYPE=Release",
-            f"-DCMAKE_CXX_FLAGS_RELEASE={opt} -DNDEBUG {pch.include_flags(build_dir)}",
-            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-        ],
-        progress,
-    )
-    flags = pch.pch_flags(
-        os.path.join(build_dir, "compile_commands.json"), "_kernel.cpp"
-    )
-    gch = pch.cached(root, flags) if flags is not None else None
-    maker = pch.Maker(root, flags) if flags is not None and gch is None else None
-    if gch is not None:
-        pch.link(gch, build_dir)
-    jobs = str(max(1, os.cpu_count() or 1))
-    try:
-        _step(["cmake", "--build", build_dir, "-j", jobs], progress)
-    except BaseException:
-        if maker is not None:
-            maker.abandon()
-        raise
-    if maker is not None:
-        maker.finish()
-
-
-def _step(cmd: list[str], progress: Progress) -> None:
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    out, err = wait(proc, None, progress, lambda s: f"building... {s:.0f} s")
-    if proc.returncode != 0:
-        raise BackendError(
-            "building the generated project with the CPU runtime failed "
-            "(this is a fadsl bug: generated code must compile)",
-            notes=(_tail(out + err),),
-        )
-
-
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 # ----------------------------------------------------------------------------
