@@ -14,6 +14,16 @@ wall times are unreliable, CPU times less so.
 
     python3 bench/sim.py [--shape B=1,N=8,Sq=2048,Skv=2048,D=128] [--variants plain,causal]
                          [--save DIR]   # keep each sim output as DIR/<variant>/o.bin (for cmp)
+
+With ``--build`` it times sim's build instead (issue 32: <= 15 s on an idle 2-core
+machine): the README's main job ``fadsl sim examples/fa2.py --shape
+B=1,N=2,Sq=300,Skv=256,D=128 --set causal=true`` as a whole process with an empty
+build cache ("cold"), then, with that cache, the same kernel with another block size
+("edit": new kernel C++, the runtime's cached parts reused), at sim's default
+optimisation level. ``--base DIR`` runs the same commands from another checkout
+(e.g. main's) alternately with this one, round by round:
+
+    python3 bench/sim.py --build [--rounds 3] [--base /path/to/other/checkout]
 """
 
 from __future__ import annotations
@@ -124,12 +134,19 @@ def measure(shape: str, causal: bool, tmp: str, save: str | None) -> None:
 
 
 def main() -> int:
-    os.environ.setdefault("FADSL_SIM_OPT", "-O3")
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shape", default=SHAPE)
     parser.add_argument("--variants", default="plain,causal")
     parser.add_argument("--save", metavar="DIR", help="keep sim outputs for cmp")
+    parser.add_argument("--build", action="store_true", help="time sim's build")
+    parser.add_argument("--rounds", type=int, default=3, help="--build rounds")
+    parser.add_argument("--base", metavar="DIR", help="--build: compare a checkout")
     args = parser.parse_args()
+    if args.build:
+        from sim_build import bench_builds
+
+        return bench_builds(args.rounds, args.base)
+    os.environ.setdefault("FADSL_SIM_OPT", "-O3")
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     if not set(variants) <= {"plain", "causal"}:
         parser.error("--variants takes plain and/or causal")
