@@ -3,7 +3,8 @@
 Parsing the runtime's headers is about 1.5 s of CPU in each of a project's two
 translation units (the kernel and ``main.cpp``). Every build is configured with
 ``-include <build>/fadsl_pch/fadsl_rt_pch.h`` (a header that includes
-``tikicpulib.h``, hence the whole runtime); when GCC finds a valid
+``tikicpulib.h``, hence the whole runtime, in the declared view the build compiles
+against: prebuilt.py); when GCC finds a valid
 ``fadsl_rt_pch.h.gch`` beside it, it loads that instead of parsing. The ``.gch`` is a
 cache entry ``pch-<key>`` beside the builds, keyed like them: the runtime headers'
 bytes, the compiler's identity and the exact flags of the kernel's compile command
