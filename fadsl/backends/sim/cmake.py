@@ -14,7 +14,7 @@ import subprocess
 
 from fadsl.backends.sim import toolchain
 from fadsl.backends.sim.progress import Progress, wait
-from fadsl.errors import BackendError
+from fadsl.errors import BackendError, InternalError
 
 
 def build_folder(folder: str, progress: Progress, root: str) -> None:
@@ -33,8 +33,9 @@ def build_folder(folder: str, progress: Progress, root: str) -> None:
         os.path.join(build_dir, "compile_commands.json"), "_kernel.cpp"
     )
     if flags is None:
-        raise BackendError(
-            "the generated project has no kernel compile command (this is a fadsl bug)"
+        raise InternalError(
+            "the configured project has no kernel compile command in "
+            "compile_commands.json"
         )
     library = prebuilt.cached(root, flags)
     lib_maker = None if library else prebuilt.Maker(root, flags, defined)

@@ -27,7 +27,7 @@ import subprocess
 
 from fadsl.backends.sim import cache as sim_cache
 from fadsl.backends.sim import rt_split, toolchain
-from fadsl.errors import BackendError
+from fadsl.errors import InternalError
 
 LIBRARY = "libfadsl_rt.a"
 FOLDER = "fadsl_rt"
@@ -136,10 +136,10 @@ class Maker:
         try:
             out, _ = self.proc.communicate()
             if self.proc.returncode != 0:
-                raise BackendError(
-                    "compiling fadsl's CPU runtime library failed (this is a fadsl "
-                    "bug: the runtime must compile with the kernel's flags)",
-                    notes=("\n".join(out.strip().splitlines()[-30:]),),
+                tail = "\n".join(out.strip().splitlines()[-30:])
+                raise InternalError(
+                    "compiling fadsl's CPU runtime library with the kernel's flags "
+                    f"failed (the runtime must compile with them):\n{tail}"
                 )
             library = os.path.join(self.tmp, LIBRARY)
             subprocess.run(["ar", "rcs", library, self.obj], check=True)
