@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -127,7 +128,9 @@ def test_a_second_sim_at_a_new_shape_does_not_invoke_the_compiler(
     assert "build cached" in second
     assert compiles(log) == built  # no compiler ran
 
-    # Other C++ (another block size), same flags: both units load the .gch.
+    # Other C++ (another block size), same flags: both units load the .gch, which a
+    # process of its own makes after the first build (nothing waits for it).
+    wait_for_the_gch(tmp_path / "cache")
     sim(tmp_path, env, "third", "--shape", SMALL, "--set", "block_kv=64")
     third = compiles(log)[len(built) :]
     assert sorted(Path(c["source"]).name for c in third) == [
@@ -157,3 +160,11 @@ def assert_runtime_is_in_the_library(cache: Path) -> None:
     for fn in ("fadsl_rt::GmAccess(", "fadsl_rt::CheckRead("):
         assert fn not in defined_symbols(kernel), fn
         assert fn in defined_symbols(library), fn
+
+
+def wait_for_the_gch(cache: Path, limit: float = 300.0) -> None:
+    """Wait until the detached process has installed the precompiled header."""
+    start = time.monotonic()
+    while not list(cache.glob("pch-*/fadsl_rt_pch.h.gch")):
+        assert time.monotonic() - start < limit, "no precompiled header was installed"
+        time.sleep(0.2)

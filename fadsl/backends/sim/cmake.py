@@ -40,8 +40,9 @@ def build_folder(folder: str, progress: Progress, root: str) -> None:
     library = prebuilt.cached(root, flags)
     lib_maker = None if library else prebuilt.Maker(root, flags, defined)
     gch = pch.cached(root, flags)
-    maker = pch.Maker(root, flags, declared) if gch is None else None
-    if gch is not None:
+    if gch is None:
+        pch.make_detached(root, flags, declared)
+    else:
         pch.link(gch, build_dir)
     jobs = str(max(1, os.cpu_count() or 1))
     try:
@@ -53,15 +54,13 @@ def build_folder(folder: str, progress: Progress, root: str) -> None:
             )
             library = lib_maker.finish()
             lib_maker = None
+        assert library is not None
         prebuilt.link(library, build_dir)
         _step(["cmake", "--build", build_dir, "-j", jobs], progress)
     except BaseException:
-        for m in (lib_maker, maker):
-            if m is not None:
-                m.abandon()
+        if lib_maker is not None:
+            lib_maker.abandon()
         raise
-    if maker is not None:
-        maker.finish()
 
 
 def _configure(folder: str, build_dir: str, include: str, progress: Progress) -> None:

@@ -13,9 +13,10 @@ precompiled header). Without a ``.gch`` (the first build with these flags, or a
 compiler that rejects it, which ``-Winvalid-pch`` reports in the build log) GCC
 parses the header's text: the program is the same, only the build is slower.
 
-The first build with new flags makes the ``.gch`` at low priority while the project
-builds (a 2-CPU machine has a CPU idle once ``main.cpp`` is compiled), so it costs
-that build little; later builds link it into their build folder before compiling.
+The first build with new flags starts a process of its own (``make_detached``) that
+makes the ``.gch`` at low priority and installs it; the build neither waits for it
+nor stops it (on a busy machine waiting cost that build 5-7 s), and later builds
+link it into their build folder before compiling.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 
 from fadsl.backends.sim import cache as sim_cache
 from fadsl.backends.sim import toolchain
@@ -116,9 +118,38 @@ def link(gch: str, build_folder: str) -> None:
     os.symlink(gch, os.path.join(build_folder, FOLDER, GCH))
 
 
+def make_detached(root: str, flags: list[str], include: str) -> None:
+    """Start a process, in a session of its own and at low priority, that makes the
+    ``.gch`` for ``flags`` from the headers in ``include`` and installs it (``main``);
+    nothing waits for it."""
+    import fadsl
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(fadsl.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_parent, env.get("PYTHONPATH", "")) if p
+    )
+    job = json.dumps({"root": root, "flags": flags, "include": include})
+    subprocess.Popen(
+        [sys.executable, "-m", "fadsl.backends.sim.pch", job],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_lower_priority,
+    )
+
+
+def main(job: str) -> None:
+    """The detached process: make and install the ``.gch`` the ``job`` describes."""
+    spec = json.loads(job)
+    Maker(spec["root"], spec["flags"], spec["include"]).finish()
+
+
 class Maker:
-    """Makes the ``.gch`` for ``flags`` in a temporary entry, at low priority, while
-    the project builds; ``finish`` waits for it and installs it."""
+    """Makes the ``.gch`` for ``flags`` in a temporary entry, at low priority;
+    ``finish`` waits for it and installs it."""
 
     def __init__(self, root: str, flags: list[str], include: str) -> None:
         self.root = root
@@ -159,3 +190,7 @@ def _lower_priority() -> None:
         os.nice(10)
     except OSError:
         pass
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
