@@ -122,9 +122,10 @@ def make_detached(root: str, flags: list[str], include: str) -> None:
     """Start a process, in a session of its own and at low priority, that makes the
     ``.gch`` for ``flags`` from the headers in ``include`` and installs it (``main``);
     nothing waits for it."""
-    import fadsl
-
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(fadsl.__file__)))
+    here = os.path.abspath(__file__)  # <parent>/fadsl/backends/sim/pch.py
+    package_parent = here
+    for _ in range(4):
+        package_parent = os.path.dirname(package_parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (package_parent, env.get("PYTHONPATH", "")) if p
