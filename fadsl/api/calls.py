@@ -136,6 +136,7 @@ def sim(
     progress: ProgressArg = None,
     sanitize: bool = False,
     profile: bool | str | os.PathLike[str] = False,
+    debug: bool = False,
     **inputs: Any,
 ) -> dict[str, np.ndarray]:
     """Build the generated Ascend C with fadsl's CPU runtime (needs cmake and g++),
@@ -150,7 +151,11 @@ def sim(
     also shows it on stderr as ``fadsl sim`` does, a text stream shows it there,
     ``False`` turns it off (fadsl/progress.py). ``sanitize=True`` runs it under the
     runtime's sanitizer (``fadsl sim --sanitize``): a report raises ``ExecutionError``
-    naming the generated and the DSL lines."""
+    naming the generated and the DSL lines. ``debug=True`` keeps ``fd.debug_print`` and
+    ``fd.device_assert`` as ``AscendC::printf`` / ``ascendc_assert`` (``fadsl sim
+    --debug``): their lines go to stdout, a failed assert raises ``ExecutionError``."""
+    from dataclasses import replace
+
     from fadsl.api.arrays import with_seeded
     from fadsl.backends.sim import run as sim_run
     from fadsl.backends.sim.progress import SEQ_CAP, SEQ_SYMBOLS
@@ -164,6 +169,7 @@ def sim(
         }
     chip = _target(target, loc)
     binding, given = _bind(kernel, shape, consts, dtype, chip, inputs, loc)
+    binding = replace(binding, debug=bool(debug))
     feed = with_seeded(binding, given, _seed(seed, loc))
     file = binding.kernel.loc.file
     if not profile:

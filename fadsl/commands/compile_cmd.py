@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
     common.add_skip_proof_arg(p)
+    common.add_debug_arg(p)
     p.add_argument(
         "-o",
         "--output",
