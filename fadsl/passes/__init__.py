@@ -75,6 +75,8 @@ def run_pipeline(
     checking = _verify_from_env() if verify is None else verify
     if checking:
         _verify(kernel, "before the first pass")
+    if keep_debug and target is not None:
+        strip_debug.check_printable(kernel)
     for p in PIPELINE:
         if not (keep_debug and p is strip_debug):
             kernel = p.run(kernel, target)

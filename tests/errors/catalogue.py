@@ -1408,7 +1408,32 @@ CATALOGUE += (
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
         "The note names the first task (and loop iteration) where an element of the "
         "mask was false; `fd.debug_print` the values the condition reads there to see "
-        "why. Compiled code leaves `fd.device_assert` out: only the interpreter checks it.",
+        "why. Compiled code leaves `fd.device_assert` out unless built with `--debug` "
+        "(then `ascendc_assert` checks it on the device).",
         RUN,
+    ),
+    kernel(
+        "debug_operand_not_printable",
+        "A `--debug` build printing a value the vector cores cannot read",
+        "            m = m_new\n",
+        "            m = m_new\n"
+        '            fd.debug_print("k = {}", kt)\n',
+        "With `--debug`, `fd.debug_print` and `fd.device_assert` become "
+        "`AscendC::printf` / `ascendc_assert` on the vector cores, which read each "
+        "element from UB. A loaded tile that a dot reads stays in the cube core's L1 and "
+        "L0, and a mask is a bit mask in UB: print a value the vector cores compute (a "
+        "dot's result, a row statistic, the values a mask compares). `fadsl run` prints "
+        "anything.",
+        argv=("compile", "attn.py", "--debug", "-o", "out"),
+    ),
+    kernel(
+        "debug_text_percent",
+        "A `%` in the text of a `--debug` build's print or assert",
+        "            m = m_new\n",
+        "            m = m_new\n"
+        '            fd.debug_print("100% of m = {}", m)\n',
+        "`AscendC::printf` reads `%` as the start of a conversion and printf.md documents "
+        "no `%%` escape: write `percent`, or leave the sign out.",
+        argv=("compile", "attn.py", "--debug", "-o", "out"),
     ),
 )
