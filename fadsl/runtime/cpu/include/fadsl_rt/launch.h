@@ -182,3 +182,15 @@ inline void SetKernelMode(KernelMode mode) { fadsl_rt::CurrentMode() = mode; }
 
 // ICPU_RUN_KF.md: #define ICPU_RUN_KF(func, numBlocks, ...)
 #define ICPU_RUN_KF(func, numBlocks, ...) ::fadsl_rt::RunKernel(#func, func, numBlocks, ##__VA_ARGS__)
+
+// Tiling keys (asc-devkit impl/basic_api/utils/kernel_utils_macros.h: TILING_KEY_IS(k) compares the
+// launch's key, g_tilingKey, with k; docs .../CPU孪生调试/ICPU_SET_TILING_KEY.md: the key CPU debug
+// runs, set before ICPU_RUN_KF, a uint64_t; 0 or none runs the branch of key 0).
+namespace fadsl_rt {
+inline uint64_t& TilingKey() {
+    static uint64_t key = 0;
+    return key;
+}
+}  // namespace fadsl_rt
+#define TILING_KEY_IS(k) (::fadsl_rt::TilingKey() == static_cast<uint64_t>(k))
+#define ICPU_SET_TILING_KEY(tilingKey) (::fadsl_rt::TilingKey() = static_cast<uint64_t>(tilingKey))
