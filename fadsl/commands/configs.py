@@ -49,7 +49,9 @@ def parse_configs(text: str) -> list[dict[str, str]]:
     return out
 
 
-def compile_configs(args: argparse.Namespace, kdef: Any, target: Any) -> tuple[str, dict[str, bytes]]:
+def compile_configs(
+    args: argparse.Namespace, kdef: Any, target: Any
+) -> tuple[str, dict[str, bytes]]:
     """The output folder and every file: ``key<N>/`` projects and ``op/``."""
     from fadsl.backends.ascendc.op_multi import KeyedProject, multi_package
     from fadsl.backends.ascendc.op_package import op_file, op_type
@@ -75,7 +77,9 @@ def compile_configs(args: argparse.Namespace, kdef: Any, target: Any) -> tuple[s
         one.shape = ",".join(f"{k}={v}" for k, v in shape.items()) or None
         binding = common.bind(kdef, one, target=target)
         folder = os.path.join(out, f"key{key}")
-        project = build_project(lower(binding), args.file, folder, not args.skip_resource_proof)
+        project = build_project(
+            lower(binding), args.file, folder, not args.skip_resource_proof
+        )
         text = ",".join(f"{k}={v}" for k, v in entry.items())
         keyed.append(KeyedProject(key, text, dict(project.files)))
     files = {f"key{k.key}/{p}": b for k in keyed for p, b in k.files.items()}

@@ -58,7 +58,11 @@ def check_printable(kernel: ir.Kernel) -> None:
     for op in debug_ops(kernel):
         for v in op.operand_values():
             if v in dotted and isinstance(defs.get(v), (ir.Load, ir.LoadPages)):
-                what = "fd.debug_print" if isinstance(op, ir.DebugPrint) else "fd.device_assert"
+                what = (
+                    "fd.debug_print"
+                    if isinstance(op, ir.DebugPrint)
+                    else "fd.device_assert"
+                )
                 raise BackendError(
                     f"{what} cannot run on the device in a --debug build: %{v.name} is "
                     "a loaded tile that a dot reads, kept in the cube core's L1 and L0, "

@@ -49,7 +49,9 @@ def _rows(text: str) -> dict[tuple[str, int], np.ndarray]:
         body = hit.group(3)
         start = re.match(r"rows (\d+)-\d+ ", body)
         first = int(start.group(1)) if start else 0
-        numbers = re.findall(r"[-+0-9.eE]+|nan|inf", body[start.end() if start else 0 :])
+        numbers = re.findall(
+            r"[-+0-9.eE]+|nan|inf", body[start.end() if start else 0 :]
+        )
         parts.setdefault(key, {})[first] = [float(x) for x in numbers]
     return {
         k: np.concatenate([np.array(v[r]) for r in sorted(v)]) for k, v in parts.items()
@@ -80,4 +82,6 @@ def test_sim_debug_prints_what_the_interpreter_prints(
     zero = np.zeros_like(q)
     with pytest.raises(ExecutionError, match="ascendc_assert"):
         fd.sim(attn, q=zero, k=k, v=v, debug=True, progress=False)
-    assert "device_assert failed: the row sums stay below 100" in capsys.readouterr().out
+    assert (
+        "device_assert failed: the row sums stay below 100" in capsys.readouterr().out
+    )

@@ -39,14 +39,18 @@ class KeyedProject:
     files: dict[str, bytes]
 
 
-def multi_package(kernel: str, op_file: str, keyed: list[KeyedProject]) -> dict[str, bytes]:
+def multi_package(
+    kernel: str, op_file: str, keyed: list[KeyedProject]
+) -> dict[str, bytes]:
     """The files of ``op/`` (paths relative to the output folder)."""
     from fadsl.backends.ascendc.render import environment
 
     first = keyed[0].files
     _same(keyed, f"op/op_host/{op_file}_tiling.h", "tiling fields")
     _same(keyed, "include/fadsl_tile.h", "fadsl_tile.h")
-    out = {p: b for p, b in first.items() if p.startswith("op/") and "op_kernel/" not in p}
+    out = {
+        p: b for p, b in first.items() if p.startswith("op/") and "op_kernel/" not in p
+    }
     out.pop(f"op/op_host/{op_file}.cpp")
     out["op/op_kernel/CMakeLists.txt"] = first["op/op_kernel/CMakeLists.txt"]
     out["op/op_kernel/fadsl_tile.h"] = first["include/fadsl_tile.h"]
@@ -62,8 +66,12 @@ def multi_package(kernel: str, op_file: str, keyed: list[KeyedProject]) -> dict[
         "hosts": hosts,
         "entry": _entry_head(_text(first[f"op/op_kernel/{op_file}.cpp"]), op_file),
         "head": host[: host.index("namespace {")],
-        "opdef": _opdef(host, [_text(k.files[f"op/op_host/{op_file}.cpp"]) for k in keyed]),
-        "dtypes": [_input_dtype(_text(k.files[f"op/op_host/{op_file}.cpp"])) for k in keyed],
+        "opdef": _opdef(
+            host, [_text(k.files[f"op/op_host/{op_file}.cpp"]) for k in keyed]
+        ),
+        "dtypes": [
+            _input_dtype(_text(k.files[f"op/op_host/{op_file}.cpp"])) for k in keyed
+        ],
         "unit": _unit(host),
     }
     from fadsl.backends.ascendc.render import format_cxx
@@ -106,8 +114,10 @@ def _kernel_part(k: KeyedProject, op_file: str) -> dict[str, str]:
     struct = re.search(r'#include "(\w+_tiling_struct\.h)"\n', src)
     assert struct is not None, "op_kernel includes its tiling struct"
     header = _text(k.files[f"op/op_kernel/{struct.group(1)}"])
-    header = re.sub(r"^#(?:ifndef|define|endif|include|pragma).*\n", "", header, flags=re.M)
-    start = src.index("#include \"fadsl_tile.h\"\n") + len("#include \"fadsl_tile.h\"\n")
+    header = re.sub(
+        r"^#(?:ifndef|define|endif|include|pragma).*\n", "", header, flags=re.M
+    )
+    start = src.index('#include "fadsl_tile.h"\n') + len('#include "fadsl_tile.h"\n')
     entry = src.index('extern "C" __global__ __aicore__ void ')
     body = src[src.index("{", entry) + 1 : src.rstrip().rindex("}")]
     body = re.sub(r"\n\s*KERNEL_TASK_TYPE_DEFAULT\([^)]*\);", "", body)
@@ -160,7 +170,9 @@ def _opdef(host: str, hosts: list[str]) -> str:
         if hit is not None:
             i = ios.index((hit.group(1), hit.group(2)))
             listed = ", ".join(c[i] for c in columns)
-            line = line.replace(f"DataType({{{hit.group(3)}}})", f"DataType({{{listed}}})")
+            line = line.replace(
+                f"DataType({{{hit.group(3)}}})", f"DataType({{{listed}}})"
+            )
             line = line.replace("Format({ge::FORMAT_ND})", f"Format({{{formats}}})")
         lines.append(line)
     return "\n".join(lines)

@@ -73,7 +73,9 @@ def device_assert(e: VectorEmitter, op: ir.DeviceAssert) -> list[Any]:
     cmp = e.sides.defs.get(op.cond) if isinstance(op.cond, ir.Value) else None
     if not isinstance(cmp, COMPARE):
         raise _unprintable(
-            op, "the condition is not a comparison of tiles", "fd.device_assert(l > 0, ...)"
+            op,
+            "the condition is not a comparison of tiles",
+            "fd.device_assert(l > 0, ...)",
         )
     head, args = _prefix(e, op)
     shape = e.shape(op.cond)
@@ -114,11 +116,14 @@ def _tile(e: VectorEmitter, v: ir.Value, op: ir.Op, n: int) -> list[Any]:
     return [
         _printf(
             "rows %ld-%ld [",
-            [f"static_cast<int64_t>({row0})", f"static_cast<int64_t>({row0} + {rows} - 1)"],
+            [
+                f"static_cast<int64_t>({row0})",
+                f"static_cast<int64_t>({row0} + {rows} - 1)",
+            ],
         ),
         (
             f"for (int64_t k = 0; k < {e.names.count(shape)}; ++k)",
-            (_printf(f'%s{conv}', ['k == 0 ? "" : " "', get]),),
+            (_printf(f"%s{conv}", ['k == 0 ? "" : " "', get]),),
         ),
         _printf("]", []),
     ]

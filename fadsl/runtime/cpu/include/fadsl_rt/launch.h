@@ -11,6 +11,7 @@
 #include "debug.h"
 #include "record.h"
 #include "sync.h"
+#include "tiling_key.h"
 
 // CPU-debug kernel mode (SetKernelMode.md). Global namespace: samples write KernelMode::AIV_MODE
 // unqualified. UNVERIFIED whether stub_def.h also declares it inside AscendC.
@@ -183,14 +184,5 @@ inline void SetKernelMode(KernelMode mode) { fadsl_rt::CurrentMode() = mode; }
 // ICPU_RUN_KF.md: #define ICPU_RUN_KF(func, numBlocks, ...)
 #define ICPU_RUN_KF(func, numBlocks, ...) ::fadsl_rt::RunKernel(#func, func, numBlocks, ##__VA_ARGS__)
 
-// Tiling keys (asc-devkit impl/basic_api/utils/kernel_utils_macros.h: TILING_KEY_IS(k) compares the
-// launch's key, g_tilingKey, with k; docs .../CPU孪生调试/ICPU_SET_TILING_KEY.md: the key CPU debug
-// runs, set before ICPU_RUN_KF, a uint64_t; 0 or none runs the branch of key 0).
-namespace fadsl_rt {
-inline uint64_t& TilingKey() {
-    static uint64_t key = 0;
-    return key;
-}
-}  // namespace fadsl_rt
-#define TILING_KEY_IS(k) (::fadsl_rt::TilingKey() == static_cast<uint64_t>(k))
+// ICPU_SET_TILING_KEY.md: the key of the following launches (tiling_key.h).
 #define ICPU_SET_TILING_KEY(tilingKey) (::fadsl_rt::TilingKey() = static_cast<uint64_t>(tilingKey))
