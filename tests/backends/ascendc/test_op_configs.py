@@ -72,6 +72,82 @@ int main(int argc, char* argv[])
 """
 
 
+HOST = r"""
+// The test's host check: the op package's tiling function (FADSL_OP_HOST, against fadsl's
+// stand-ins of the CANN host headers) for q, k, v of dtype argv[1] (ge::DataType) and head
+// dim argv[2]; prints "status key blockDim" and the output dtype InferDataType gives.
+#include <cstdio>
+#include <cstdlib>
+
+#include FADSL_OP_HOST
+
+int main(int argc, char* argv[])
+{
+    if (argc != 3 || ops::Registered().size() != 1) return 2;
+    const auto dtype = static_cast<ge::DataType>(std::atoi(argv[1]));
+    const int64_t d = std::atoll(argv[2]);
+    fe::PlatFormInfos platform;
+    platform.aicCores = 24;
+    gert::TilingContext tc;
+    tc.platform = &platform;
+    for (int i = 0; i < 3; ++i) {
+        gert::Shape s;
+        s.SetDimNum(4);
+        const int64_t dims[4] = {1, 2, i == 0 ? 100 : 200, d};
+        for (size_t j = 0; j < 4; ++j) s.SetDim(j, dims[j]);
+        tc.inputs.emplace_back(s);
+        tc.descs.push_back(gert::CompileTimeTensorDesc{});
+        tc.descs.back().dtype = dtype;
+    }
+    tc.attrs.isFloat.push_back(true);
+    tc.attrs.floats.push_back(0.125f);
+    tc.attrs.ints.push_back(0);
+    const auto status = ops::Registered()[0]->aicore_.tiling(&tc);
+    gert::InferDataTypeContext dc;
+    dc.inputs = {dtype, dtype, dtype};
+    ops::Registered()[0]->inferDataType_(&dc);
+    std::printf("%d %llu %u %d\n", static_cast<int>(status), static_cast<unsigned long long>(tc.tilingKey),
+                tc.blockDim, dc.outputs.empty() ? -1 : static_cast<int>(dc.outputs[0]));
+    return 0;
+}
+"""
+
+
+def test_the_tiling_function_picks_the_key_of_the_dtype_and_head_dim(
+    package: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "host.cpp").write_text(HOST)
+    host = package / "op" / "op_host" / "fa2.cpp"
+    cmd = ["g++", "-std=c++17", "-O0", "-Wall", "-Werror", f"-I{HARNESS}"]
+    cmd += [f"-I{host.parent}", f'-DFADSL_OP_HOST="{host}"', "host.cpp", "-o", "host"]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    fp16, bf16 = 1, 27  # ge::DT_FLOAT16, ge::DT_BF16
+    got = {}
+    for dt, d in [
+        (fp16, 64),
+        (bf16, 64),
+        (fp16, 128),
+        (bf16, 128),
+        (fp16, 96),
+        (0, 64),
+    ]:
+        run = subprocess.run(
+            [str(tmp_path / "host"), str(dt), str(d)], capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        got[(dt, d)] = [int(x) for x in run.stdout.split()]
+    assert [got[k][:2] for k in [(fp16, 64), (bf16, 64), (fp16, 128), (bf16, 128)]] == [
+        [0, 1],
+        [0, 2],
+        [0, 3],
+        [0, 4],
+    ]
+    assert all(got[k][2] == BLOCK_DIM for k in [(fp16, 64), (bf16, 128)])
+    assert got[(bf16, 64)][3] == bf16 and got[(fp16, 128)][3] == fp16
+    assert got[(fp16, 96)][0] != 0 and got[(0, 64)][0] != 0  # no key for D=96 or fp32
+
+
 def _fadsl(*args: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "fadsl", *args], cwd=ROOT, capture_output=True, text=True
