@@ -64,13 +64,13 @@ def compile_configs(
     defaults = dict(getattr(kdef, "default_shape", {}) or {})
     for key, entry in enumerate(parse_configs(args.configs), start=1):
         one = argparse.Namespace(**vars(args))
-        shape = dict(defaults)
+        shape: dict[str, Any] = dict(defaults)
         sets = list(args.sets or [])
         for name, value in entry.items():
             if name == "dtype":
                 one.dtype = value
             elif name in defaults:
-                shape[name] = int(value)
+                shape[name] = value  # checked as --shape checks it
             else:
                 sets.append(f"{name}={value}")
         one.sets = sets

@@ -298,3 +298,25 @@ def test_every_tiling_key_gives_the_interpreters_output(
         assert np.isnan(
             np.fromfile(run / "o_op.bin", dtype=dt).astype(np.float32)
         ).all()
+
+
+@pytest.mark.parametrize(
+    "configs,says",
+    [
+        ("dtype=fp16,D=64", "two configurations or more"),
+        ("dtype=fp16,D=64;dtype", "is not NAME=VALUE"),
+        ("dtype=fp16,D=64;dtype=fp16,D=sixty", "D"),
+    ],
+)
+def test_bad_configs_are_refused_naming_the_entry(
+    tmp_path: Path, configs: str, says: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "fadsl", "compile", "examples/fa2.py", "--kernel", "fa2"]
+        + ["--configs", configs, "-o", str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0 and says in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr and not (tmp_path / "out").exists()
