@@ -103,11 +103,15 @@ def compile(
     out_dir: str | os.PathLike[str] | None = None,
     shape: Mapping[str, int] | None = None,
     dtype: Any = None,
+    debug: bool = False,
 ) -> Project:
     """Write the Ascend C project (``fadsl compile``) into ``out_dir`` (default
     ``generated/<kernel>``), after the resource proof; a kernel that does not fit
     raises its ResourceError and writes nothing. ``shape`` (default: the kernel's
-    default shape) sizes the proof and the host program's default run."""
+    default shape) sizes the proof and the host program's default run. ``debug=True``
+    keeps ``fd.debug_print`` / ``fd.device_assert`` (``fadsl compile --debug``)."""
+    from dataclasses import replace
+
     from fadsl.api.results import Project, check_report
     from fadsl.backends.ascendc.project import build_project
     from fadsl.driver.lower import lower
@@ -115,6 +119,7 @@ def compile(
 
     loc = _caller()
     binding, _ = _bind(kernel, shape, consts, dtype, _target(target, loc), {}, loc)
+    binding = replace(binding, debug=bool(debug))
     out = os.fspath(out_dir) if out_dir is not None else None
     out = out or os.path.join("generated", binding.kernel.name)
     check_output_dir(out, "out_dir=")

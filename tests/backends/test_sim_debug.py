@@ -85,3 +85,27 @@ def test_sim_debug_prints_what_the_interpreter_prints(
     assert (
         "device_assert failed: the row sums stay below 100" in capsys.readouterr().out
     )
+
+
+def test_a_mask_is_refused_by_a_debug_build_and_left_out_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """E108: a mask is a bit mask in UB, which the scalar unit does not print; a build
+    without debug=True leaves the print out and compiles."""
+    source = BASE.replace(
+        "            m = m_new\n",
+        "            m = m_new\n" '            fd.debug_print("positive {}", m > 0)\n',
+    )
+    (tmp_path / "dbg_mask.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import dbg_mask  # type: ignore[import-not-found]
+
+    fd.compile(dbg_mask.attn, out_dir=tmp_path / "plain")
+    kernel = (tmp_path / "plain" / "attn_kernel.cpp").read_text()
+    assert "AscendC::printf" not in kernel
+    with pytest.raises(fd.FadslError) as err:
+        fd.compile(dbg_mask.attn, out_dir=tmp_path / "debug", debug=True)
+    assert (
+        err.value.code == "debug_operand_not_printable" and "mask" in err.value.message
+    )
+    assert err.value.loc is not None and err.value.loc.file.endswith("dbg_mask.py")

@@ -138,6 +138,13 @@ def _tile_type(e: VectorEmitter, v: ir.Value, op: ir.Op, n: int) -> TileType:
     name = v.name
     while name in e.vec.views:
         name = e.vec.views[name]
+    if e.chunk is not None and e.chunk.is_row(v):
+        raise _unprintable(
+            op,
+            f"argument {n + 1} (%{v.name}) is in a row-chunked loop (its rows come a "
+            "chunk at a time)",
+            "print it after the loop, or build without row_chunk",
+        )
     if name not in e.vec.homes and name not in e.vars:
         raise _unprintable(
             op,
