@@ -61,7 +61,9 @@ def main(args: argparse.Namespace) -> int:
     if args.configs:
         out, files = configs.compile_configs(args, select(src, args.kernel), target)
         write_folder(files, out)
-        print(f"wrote {len(files)} files to {out}/ (op/: one operator, a tiling key per configuration)")
+        print(
+            f"wrote {len(files)} files to {out}/ (op/: one operator, a tiling key per configuration)"
+        )
         return 0
     key = _cache_key(args, used) if src.ir_kernel is None else None
     entry = compile_cache.load(key) if key else None

@@ -38,14 +38,10 @@ def parse_configs(text: str) -> list[dict[str, str]]:
                 raise UsageError(
                     f"--configs: {item.strip()!r} in {entry.strip()!r} is not NAME=VALUE",
                     hint='write entries such as "dtype=fp16,D=64;dtype=bf16,D=128"',
+                    code="configs_syntax",
                 )
             items[name] = value
         out.append(items)
-    if len(out) < 2:
-        raise UsageError(
-            "--configs needs two configurations or more (one is `fadsl compile`)",
-            hint='separate them with `;`: "dtype=fp16,D=64;dtype=bf16,D=128"',
-        )
     return out
 
 

@@ -1381,7 +1381,7 @@ CATALOGUE += (
         "`fd.debug_print` with more arguments than `{}`",
         "            m = m_new\n",
         '            m = m_new\n            fd.debug_print("m =", m)\n',
-        "Write one `{}` where each argument goes: `fd.debug_print(\"m = {}\", m)`. "
+        'Write one `{}` where each argument goes: `fd.debug_print("m = {}", m)`. '
         "The text takes `{}` only, no format specs.",
     ),
     kernel(
@@ -1398,7 +1398,7 @@ CATALOGUE += (
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
         '        fd.device_assert(l, "l is positive")\n'
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
-        "Assert a comparison, which is a mask: `fd.device_assert(l > 0, \"...\")`.",
+        'Assert a comparison, which is a mask: `fd.device_assert(l > 0, "...")`.',
     ),
     kernel(
         "device_assert_failed",
@@ -1416,8 +1416,7 @@ CATALOGUE += (
         "debug_operand_not_printable",
         "A `--debug` build printing a value the vector cores cannot read",
         "            m = m_new\n",
-        "            m = m_new\n"
-        '            fd.debug_print("k = {}", kt)\n',
+        "            m = m_new\n" '            fd.debug_print("k = {}", kt)\n',
         "With `--debug`, `fd.debug_print` and `fd.device_assert` become "
         "`AscendC::printf` / `ascendc_assert` on the vector cores, which read each "
         "element from UB. A loaded tile that a dot reads stays in the cube core's L1 and "
@@ -1426,14 +1425,12 @@ CATALOGUE += (
         "anything.",
         argv=("compile", "attn.py", "--debug", "-o", "out"),
     ),
-    kernel(
-        "debug_text_percent",
-        "A `%` in the text of a `--debug` build's print or assert",
-        "            m = m_new\n",
-        "            m = m_new\n"
-        '            fd.debug_print("100% of m = {}", m)\n',
-        "`AscendC::printf` reads `%` as the start of a conversion and printf.md documents "
-        "no `%%` escape: write `percent`, or leave the sign out.",
-        argv=("compile", "attn.py", "--debug", "-o", "out"),
+    Mistake(
+        "configs_syntax",
+        "A `--configs` entry that is not a list of NAME=VALUE",
+        "Write the configurations of one op package as `;`-separated entries of "
+        '`NAME=VALUE` items: `--configs "dtype=fp16,D=64;dtype=bf16,D=128"` (`dtype`, '
+        "shape symbols, tile constants); entry N is tiling key N.",
+        ("compile", "attn.py", "--configs", "dtype=fp16;dtype", "-o", "out"),
     ),
 )

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fadsl.errors import UsageError
+from fadsl.errors import InternalError
 
 
 @dataclass(frozen=True)
@@ -100,11 +100,9 @@ def _text(b: bytes) -> str:
 def _same(keyed: list[KeyedProject], path: str, what: str) -> None:
     texts = {k.files[path] for k in keyed}
     if len(texts) > 1:
-        raise UsageError(
+        raise InternalError(  # fixed dims and tile constants are not tiling fields
             f"the configurations do not share their {what} ({path} differs), so one "
-            "operator cannot serve them",
-            hint="give --configs entries that change only the dtype, fixed shape "
-            "symbols (D) and tile constants",
+            "operator cannot serve them"
         )
 
 
@@ -122,7 +120,7 @@ def _kernel_part(k: KeyedProject, op_file: str) -> dict[str, str]:
     body = src[src.index("{", entry) + 1 : src.rstrip().rindex("}")]
     body = re.sub(r"\n\s*KERNEL_TASK_TYPE_DEFAULT\([^)]*\);", "", body)
     body = re.sub(r"\n\s*GET_TILING_DATA\((\w+), tiling\);", "", body)
-    return {"struct": header.strip(), "code": src[start:entry].strip(), "body": body}
+    return {"struct": header.strip(), "classes": src[start:entry].strip(), "body": body}
 
 
 def _entry_head(src: str, op_file: str) -> dict[str, str]:
@@ -144,12 +142,12 @@ def _entry_head(src: str, op_file: str) -> dict[str, str]:
 def _host_part(k: KeyedProject, op_file: str) -> str:
     """Key ``k``'s host code: symbols, tiling and inference functions, no OpDef."""
     src = _text(k.files[f"op/op_host/{op_file}.cpp"])
-    code = src[src.index("namespace {") : src.index("namespace ops {")]
+    part = src[src.index("namespace {") : src.index("namespace ops {")]
     for name in ("optiling", "ge"):
-        code = code.replace(f"namespace {name} {{\n", "").replace(
+        part = part.replace(f"namespace {name} {{\n", "").replace(
             f"}}  // namespace {name}\n", ""
         )
-    return code.strip()
+    return part.strip()
 
 
 def _opdef(host: str, hosts: list[str]) -> str:

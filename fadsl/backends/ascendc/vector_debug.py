@@ -16,8 +16,7 @@ number. Every line starts with the user's file and line and the task's grid and 
 variables, as the interpreter prints them (``backends/interp/debug.py``).
 
 Non-goals: printing masks (bit masks in UB) and tiles with no UB home (cube-only
-operands): E108 names the argument; ``%`` in the text (printf.md documents no ``%%``
-escape): E109.
+operands), and ``%`` in the text (printf.md documents no ``%%`` escape): E108.
 """
 
 from __future__ import annotations
@@ -182,7 +181,7 @@ def _check_text(text: str, loc: Any) -> None:
             "conversion (printf.md documents no `%%` escape)",
             loc,
             hint="write `percent` or leave the `%` out of the text",
-            code="debug_text_percent",
+            code="debug_operand_not_printable",
         )
 
 

@@ -303,7 +303,7 @@ def test_every_tiling_key_gives_the_interpreters_output(
 @pytest.mark.parametrize(
     "configs,says",
     [
-        ("dtype=fp16,D=64", "two configurations or more"),
+        ("dtype", "is not NAME=VALUE"),
         ("dtype=fp16,D=64;dtype", "is not NAME=VALUE"),
         ("dtype=fp16,D=64;dtype=fp16,D=sixty", "D"),
     ],
