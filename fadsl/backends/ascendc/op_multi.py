@@ -73,6 +73,7 @@ def multi_package(
             _input_dtype(_text(k.files[f"op/op_host/{op_file}.cpp"])) for k in keyed
         ],
         "unit": _unit(host),
+        "first_readme": _text(first["op/README.md"]),
     }
     from fadsl.backends.ascendc.render import format_cxx
 
@@ -90,6 +91,7 @@ TEMPLATES = {
     "op/op_kernel/{file}.cpp": "op_multi/kernel.cpp.j2",
     "op/op_host/{file}.cpp": "op_multi/op_host.cpp.j2",
     "op/CMakePresets.json": "op_multi/CMakePresets.json.j2",
+    "op/README.md": "op_multi/README.md.j2",
 }
 
 
