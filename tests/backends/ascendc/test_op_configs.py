@@ -219,7 +219,9 @@ def launcher(package: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tiling_h = op / "op_host" / "fa2_tiling.h"
     tiling = re.search(r"BEGIN_TILING_DATA_DEF\((\w+)\)", tiling_h.read_text())
     assert tiling is not None
-    runtime = ["-std=c++17", "-O0", "-pthread", f"-I{fadsl.runtime.include_dir()}"]
+    # the flags tests/fuzz/cxxcheck.py type-checks generated kernels with, and -O0
+    runtime = ["-std=gnu++17", "-O0", "-pthread", "-Wshadow", "-Werror=shadow"]
+    runtime += [f"-I{fadsl.runtime.include_dir()}"]
     runtime += _runtime_defines(package / "key1")
     tiling_flags = [
         "-include",
