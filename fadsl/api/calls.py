@@ -103,11 +103,15 @@ def compile(
     out_dir: str | os.PathLike[str] | None = None,
     shape: Mapping[str, int] | None = None,
     dtype: Any = None,
+    debug: bool = False,
 ) -> Project:
     """Write the Ascend C project (``fadsl compile``) into ``out_dir`` (default
     ``generated/<kernel>``), after the resource proof; a kernel that does not fit
     raises its ResourceError and writes nothing. ``shape`` (default: the kernel's
-    default shape) sizes the proof and the host program's default run."""
+    default shape) sizes the proof and the host program's default run. ``debug=True``
+    keeps ``fd.debug_print`` / ``fd.device_assert`` (``fadsl compile --debug``)."""
+    from dataclasses import replace
+
     from fadsl.api.results import Project, check_report
     from fadsl.backends.ascendc.project import build_project
     from fadsl.driver.lower import lower
@@ -115,6 +119,7 @@ def compile(
 
     loc = _caller()
     binding, _ = _bind(kernel, shape, consts, dtype, _target(target, loc), {}, loc)
+    binding = replace(binding, debug=bool(debug))
     out = os.fspath(out_dir) if out_dir is not None else None
     out = out or os.path.join("generated", binding.kernel.name)
     check_output_dir(out, "out_dir=")
@@ -136,6 +141,7 @@ def sim(
     progress: ProgressArg = None,
     sanitize: bool = False,
     profile: bool | str | os.PathLike[str] = False,
+    debug: bool = False,
     **inputs: Any,
 ) -> dict[str, np.ndarray]:
     """Build the generated Ascend C with fadsl's CPU runtime (needs cmake and g++),
@@ -150,7 +156,11 @@ def sim(
     also shows it on stderr as ``fadsl sim`` does, a text stream shows it there,
     ``False`` turns it off (fadsl/progress.py). ``sanitize=True`` runs it under the
     runtime's sanitizer (``fadsl sim --sanitize``): a report raises ``ExecutionError``
-    naming the generated and the DSL lines."""
+    naming the generated and the DSL lines. ``debug=True`` keeps ``fd.debug_print`` and
+    ``fd.device_assert`` as ``AscendC::printf`` / ``ascendc_assert`` (``fadsl sim
+    --debug``): their lines go to stdout, a failed assert raises ``ExecutionError``."""
+    from dataclasses import replace
+
     from fadsl.api.arrays import with_seeded
     from fadsl.backends.sim import run as sim_run
     from fadsl.backends.sim.progress import SEQ_CAP, SEQ_SYMBOLS
@@ -164,6 +174,7 @@ def sim(
         }
     chip = _target(target, loc)
     binding, given = _bind(kernel, shape, consts, dtype, chip, inputs, loc)
+    binding = replace(binding, debug=bool(debug))
     feed = with_seeded(binding, given, _seed(seed, loc))
     file = binding.kernel.loc.file
     if not profile:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape
@@ -125,4 +126,14 @@ def bind(
             return parse_shape(text, kernel.shape_syms, dict(defaults))
         return {}
 
-    return driver.bind(chosen, shape, sets, dtype, target)
+    bound = driver.bind(chosen, shape, sets, dtype, target)
+    return replace(bound, debug=bool(getattr(args, "debug", False)))
+
+
+def add_debug_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="keep fd.debug_print / fd.device_assert in the generated code, as "
+        "AscendC::printf / ascendc_assert (off by default: left out)",
+    )

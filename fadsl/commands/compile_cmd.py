@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from fadsl.commands import common
+from fadsl.commands import common, configs
 
 if TYPE_CHECKING:
     from fadsl.driver.binding import Binding
@@ -23,6 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common.add_kernel_args(p)
     common.add_target_arg(p)
     common.add_skip_proof_arg(p)
+    common.add_debug_arg(p)
+    configs.add_argument(p)
     p.add_argument(
         "-o",
         "--output",
@@ -56,6 +58,13 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.output:
         check_output_dir(args.output)
+    if args.configs:
+        out, files = configs.compile_configs(args, select(src, args.kernel), target)
+        write_folder(files, out)
+        print(
+            f"wrote {len(files)} files to {out}/ (op/: one operator, a tiling key per configuration)"
+        )
+        return 0
     key = _cache_key(args, used) if src.ir_kernel is None else None
     entry = compile_cache.load(key) if key else None
     if entry is not None:  # what building wrote, as building wrote it

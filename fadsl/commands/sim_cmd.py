@@ -39,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     common.add_target_arg(p)
     common.add_skip_proof_arg(p)
+    common.add_debug_arg(p)
     common.add_run_io_args(p)
     p.add_argument(
         "--no-check",

@@ -102,6 +102,9 @@ class Binding:
     """The definition it came from (None for a .fir file): reference, seeded inputs."""
     target: Target | None = None
     """The chip to plan and prove for (None: interpret only)."""
+    debug: bool = False
+    """Compiled builds keep fd.debug_print / fd.device_assert, lowered to Ascend C's
+    printf / ascendc_assert (``fadsl compile/sim --debug``); off by default."""
 
     @property
     def consts(self) -> dict[str, Any]:

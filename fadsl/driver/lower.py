@@ -144,7 +144,9 @@ def run_passes(binding: Binding, until: str | None = None) -> Kernel:
     """The pass pipeline over the bound kernel, stopping after pass ``until``."""
     from fadsl.passes import run_pipeline
 
-    return run_pipeline(binding.kernel, binding.target, until=until)
+    return run_pipeline(
+        binding.kernel, binding.target, until=until, keep_debug=binding.debug
+    )
 
 
 def lower(

@@ -3,7 +3,7 @@
 ``print(acc)`` in a kernel prints the tracer once, while the kernel is read; these
 ops run with the kernel instead, once per task and loop iteration, in the
 interpreter (``fadsl run``, ``fd.interpret``). Compiled builds leave them out
-(``passes/strip_debug.py``).
+(``passes/strip_debug.py``) unless built with ``--debug``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def debug_print(fmt: str, *args: Any) -> None:
 
     The interpreter (``fadsl run``, ``fd.interpret``) prints the lines on stdout in
     grid order, a task's lines in the order they ran. Compiled code (``fadsl
-    compile``, ``fadsl sim``) leaves them out: they are not lowered to Ascend C.
+    compile``, ``fadsl sim``) leaves them out unless built with ``--debug``
+    (``fd.sim(..., debug=True)``), which lowers them to ``AscendC::printf``.
 
     Example: ``fd.debug_print("m = {}", m)`` prints ``attn.py:30 [b=0 h=1 i=0 j=2]
     m = [0.53 0.81 ...]``.
@@ -72,7 +73,8 @@ def device_assert(cond: Any, msg: str) -> None:
         msg: what went wrong, for the message.
 
     Checked by the interpreter (``fadsl run``, ``fd.interpret``: an execution
-    error); compiled code leaves it out.
+    error); compiled code leaves it out unless built with ``--debug``, which lowers
+    it to ``ascendc_assert``.
 
     Example: ``fd.device_assert(l > 0, "every row saw a key")``
     """

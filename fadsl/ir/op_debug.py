@@ -3,7 +3,8 @@
 Both name the task and loop iteration they run in: ``labels`` are the user's names of
 the enclosing grid and loop variables, ``scope`` their values. The interpreter runs
 them (``backends/interp/debug.py``); compiled builds leave them out
-(``passes/strip_debug.py``): they are not lowered to Ascend C.
+(``passes/strip_debug.py``) unless built with ``--debug``, which lowers them to
+Ascend C (``backends/ascendc/vector_debug.py``).
 """
 
 from __future__ import annotations

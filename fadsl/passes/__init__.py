@@ -60,10 +60,12 @@ def run_pipeline(
     target: Target | None = None,
     until: str | None = None,
     verify: bool | None = None,
+    keep_debug: bool = False,
 ) -> Kernel:
     """Run PIPELINE over ``kernel``; stop after pass ``until`` if given.
 
     ``verify`` forces the between-pass checks on or off (default: environment).
+    ``keep_debug`` skips strip_debug: a debug build lowers the debugging ops.
     """
     if until is not None and until not in pass_names():
         raise UsageError(
@@ -73,8 +75,11 @@ def run_pipeline(
     checking = _verify_from_env() if verify is None else verify
     if checking:
         _verify(kernel, "before the first pass")
+    if keep_debug and target is not None:
+        strip_debug.check_printable(kernel)
     for p in PIPELINE:
-        kernel = p.run(kernel, target)
+        if not (keep_debug and p is strip_debug):
+            kernel = p.run(kernel, target)
         if checking:
             _verify(kernel, f"after pass `{p.NAME}`")
         if p.NAME == until:

@@ -2,16 +2,17 @@
 
 Input: IR; output: the same IR without ``DebugPrint`` and ``DeviceAssert`` when it is
 lowered for a chip (a target is given), unchanged for the interpreter (no target),
-which runs them. They are not lowered to Ascend C: on the device they would print
-with ``AscendC::printf`` and check with ``ascendc_assert``, both enabled unless
-``ASCENDC_DUMP=0`` (asc-devkit docs/zh/api/SIMD-API/基础API/调试接口/: 上板打印/printf.md,
-异常检测/ascendc_assert.md, 关闭ASCENDC_DUMP说明.md); that lowering is open work.
+which runs them. A debug build (``fadsl compile/sim --debug``, ``Binding.debug``)
+skips this pass (``run_pipeline(keep_debug=True)``) and lowers them to
+``AscendC::printf`` / ``ascendc_assert`` (``backends/ascendc/vector_debug.py``),
+after ``check_printable`` refused what the device cannot print.
 
 Non-goals: anything else; the values the ops read are left for later passes to drop.
 """
 
 from __future__ import annotations
 
+from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.visitor import IRTransformer
 
@@ -45,3 +46,37 @@ def _collect(body: tuple[ir.Op, ...], out: list[ir.Op]) -> None:
             out.append(op)
         if isinstance(op, (ir.Grid, ir.For)):
             _collect(op.body, out)
+
+
+def check_printable(kernel: ir.Kernel) -> None:
+    """E108 for a debugging op of a debug build that reads a loaded tile a dot reads:
+    that tile lives in L1 / L0 of the cube core, which the vector cores cannot read
+    (the printing is theirs)."""
+    ops = _all_ops(kernel.body)
+    defs = {v: op for op in ops for v in getattr(op, "results", lambda: ())()}
+    dotted = {v for op in ops if isinstance(op, ir.Dot) for v in op.operand_values()}
+    for op in debug_ops(kernel):
+        for v in op.operand_values():
+            if v in dotted and isinstance(defs.get(v), (ir.Load, ir.LoadPages)):
+                what = (
+                    "fd.debug_print"
+                    if isinstance(op, ir.DebugPrint)
+                    else "fd.device_assert"
+                )
+                raise BackendError(
+                    f"{what} cannot run on the device in a --debug build: %{v.name} is "
+                    "a loaded tile that a dot reads, kept in the cube core's L1 and L0, "
+                    "which the vector cores that print cannot read",
+                    op.loc,
+                    hint="print a value the vector cores compute (a dot's result, a row "
+                    "statistic); the interpreter (fadsl run) prints it as written",
+                    code="debug_operand_not_printable",
+                )
+
+
+def _all_ops(body: tuple[ir.Op, ...]) -> list[ir.Op]:
+    out: list[ir.Op] = []
+    for op in body:
+        out.append(op)
+        out += _all_ops(getattr(op, "body", ()))
+    return out

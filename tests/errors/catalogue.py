@@ -1381,7 +1381,7 @@ CATALOGUE += (
         "`fd.debug_print` with more arguments than `{}`",
         "            m = m_new\n",
         '            m = m_new\n            fd.debug_print("m =", m)\n',
-        "Write one `{}` where each argument goes: `fd.debug_print(\"m = {}\", m)`. "
+        'Write one `{}` where each argument goes: `fd.debug_print("m = {}", m)`. '
         "The text takes `{}` only, no format specs.",
     ),
     kernel(
@@ -1398,7 +1398,7 @@ CATALOGUE += (
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
         '        fd.device_assert(l, "l is positive")\n'
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
-        "Assert a comparison, which is a mask: `fd.device_assert(l > 0, \"...\")`.",
+        'Assert a comparison, which is a mask: `fd.device_assert(l > 0, "...")`.',
     ),
     kernel(
         "device_assert_failed",
@@ -1408,7 +1408,29 @@ CATALOGUE += (
         "        fd.store(o[b, h, rows, :], fd.cast(acc / l[:, None], o.dtype))\n",
         "The note names the first task (and loop iteration) where an element of the "
         "mask was false; `fd.debug_print` the values the condition reads there to see "
-        "why. Compiled code leaves `fd.device_assert` out: only the interpreter checks it.",
+        "why. Compiled code leaves `fd.device_assert` out unless built with `--debug` "
+        "(then `ascendc_assert` checks it on the device).",
         RUN,
+    ),
+    kernel(
+        "debug_operand_not_printable",
+        "A `--debug` build printing a value the vector cores cannot read",
+        "            m = m_new\n",
+        "            m = m_new\n" '            fd.debug_print("k = {}", kt)\n',
+        "With `--debug`, `fd.debug_print` and `fd.device_assert` become "
+        "`AscendC::printf` / `ascendc_assert` on the vector cores, which read each "
+        "element from UB. A loaded tile that a dot reads stays in the cube core's L1 and "
+        "L0, and a mask is a bit mask in UB: print a value the vector cores compute (a "
+        "dot's result, a row statistic, the values a mask compares). `fadsl run` prints "
+        "anything.",
+        argv=("compile", "attn.py", "--debug", "-o", "out"),
+    ),
+    Mistake(
+        "configs_syntax",
+        "A `--configs` entry that is not a list of NAME=VALUE",
+        "Write the configurations of one op package as `;`-separated entries of "
+        '`NAME=VALUE` items: `--configs "dtype=fp16,D=64;dtype=bf16,D=128"` (`dtype`, '
+        "shape symbols, tile constants); entry N is tiling key N.",
+        ("compile", "attn.py", "--configs", "dtype=fp16;dtype", "-o", "out"),
     ),
 )

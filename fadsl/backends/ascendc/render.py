@@ -43,15 +43,19 @@ OTHER_TEMPLATES = {
 
 
 def templates_dir() -> str:
-    """codegen_templates/ascendc: shipped as package fadsl.codegen_templates in the wheel,
-    or beside the fadsl folder in a source checkout."""
-    try:
-        import fadsl.codegen_templates as pkg
+    """codegen_templates/ascendc beside the fadsl folder in a source checkout (the
+    checkout's own, even when an editable install of another checkout maps the
+    package fadsl.codegen_templates elsewhere), else the package fadsl.codegen_templates
+    of the wheel."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    beside = os.path.normpath(
+        os.path.join(here, "..", "..", "..", "codegen_templates", "ascendc")
+    )
+    if os.path.isdir(beside):
+        return beside
+    import fadsl.codegen_templates as pkg
 
-        return os.path.join(os.path.dirname(os.path.abspath(pkg.__file__)), "ascendc")
-    except ImportError:
-        here = os.path.dirname(os.path.abspath(__file__))
-        return os.path.join(here, "..", "..", "..", "codegen_templates", "ascendc")
+    return os.path.join(os.path.dirname(os.path.abspath(pkg.__file__)), "ascendc")
 
 
 @lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ import sympy
 from fadsl.backends.ascendc import (
     gm,
     vector_chunk,
+    vector_debug,
     vector_guard,
     vector_io,
     vector_loop,
@@ -262,6 +263,8 @@ class VectorEmitter(CoreEmitter):
             return vector_io.queue_op(self, op) + vector_io.send_loaded(self, op)
         if isinstance(op, ir.ValueOp):
             return self._compute(op, pos)
+        if isinstance(op, (ir.DebugPrint, ir.DeviceAssert)):  # a --debug build
+            return [vector_temps.stmt(x) for x in vector_debug.lower(self, op)]
         raise BackendError(f"{ir.op_name(type(op))} has no vector lowering", op.loc)
 
     def _declare(self, v: ir.Value) -> list[Stmt]:

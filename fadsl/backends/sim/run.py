@@ -237,7 +237,7 @@ def _execute(
         env=env,
     )
     try:
-        _, err = wait(
+        out, err = wait(
             proc,
             timeout,
             progress,
@@ -249,12 +249,21 @@ def _execute(
             hint="use a smaller --shape or raise --timeout",
         ) from None
     messages = [ln for ln in err.splitlines() if ln.strip()]
+    for line in kernel_printed(out):
+        print(line, file=sys.stdout)
     if proc.returncode != 0:
         runtime = [ln for ln in messages if "fadsl-cpu-runtime" in ln] or messages[-5:]
         runtime = _located(binary, runtime)
         raise ExecutionError(*_stopped(runtime, proc.returncode))
     for line in messages:
         print(line, file=sys.stderr)
+
+
+def kernel_printed(stdout: str) -> list[str]:
+    """The lines the kernel printed (AscendC::printf, a failed ascendc_assert), each
+    starting with its core as the runtime writes them (``fadsl_rt/debug.h``)."""
+    marks = ("[AIV Block ", "[AIC Block ", "[ASSERT] ")
+    return [ln for ln in stdout.splitlines() if ln.startswith(marks)]
 
 
 def _stopped(runtime: list[str], status: int) -> tuple[str, None, str, tuple[str, ...]]:
@@ -309,7 +318,11 @@ def compare_with_interpreter(
     from fadsl.backends.interp.atomics import atomic_targets
     from fadsl.backends.interp.interpreter import interpret
 
-    ref = interpret(low.ir, low.binding.env(), inputs).outputs
+    from fadsl.passes import strip_debug
+
+    # a --debug build's prints are the kernel's: the comparison does not repeat them
+    kernel = strip_debug.run(low.ir, low.target)
+    ref = interpret(kernel, low.binding.env(), inputs).outputs
     atomic = atomic_targets(low.ir)
     out = {}
     for name, arr in outputs.items():

@@ -29,5 +29,6 @@
 #include "fadsl_rt/vector_l0.h"
 #include "fadsl_rt/reduce.h"
 #include "fadsl_rt/debug.h"
+#include "fadsl_rt/tiling_key.h"
 
 #endif  // FADSL_RUNTIME_CPU_KERNEL_OPERATOR_H

@@ -11,6 +11,7 @@
 #include "debug.h"
 #include "record.h"
 #include "sync.h"
+#include "tiling_key.h"
 
 // CPU-debug kernel mode (SetKernelMode.md). Global namespace: samples write KernelMode::AIV_MODE
 // unqualified. UNVERIFIED whether stub_def.h also declares it inside AscendC.
@@ -182,3 +183,6 @@ inline void SetKernelMode(KernelMode mode) { fadsl_rt::CurrentMode() = mode; }
 
 // ICPU_RUN_KF.md: #define ICPU_RUN_KF(func, numBlocks, ...)
 #define ICPU_RUN_KF(func, numBlocks, ...) ::fadsl_rt::RunKernel(#func, func, numBlocks, ##__VA_ARGS__)
+
+// ICPU_SET_TILING_KEY.md: the key of the following launches (tiling_key.h).
+#define ICPU_SET_TILING_KEY(tilingKey) (::fadsl_rt::TilingKey() = static_cast<uint64_t>(tilingKey))

@@ -78,9 +78,21 @@ public:
     size_t dataSize = 0;
 };
 
+class CompileTimeTensorDesc {
+public:
+    ge::DataType GetDataType() const { return dtype; }
+    ge::DataType dtype = ge::DT_FLOAT16;
+};
+
 class TilingContext {
 public:
     const StorageShape* GetInputShape(size_t i) const { return i < inputs.size() ? &inputs[i] : nullptr; }
+    const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < descs.size() ? &descs[i] : nullptr; }
+    ge::graphStatus SetTilingKey(uint64_t key)
+    {
+        tilingKey = key;
+        return ge::GRAPH_SUCCESS;
+    }
     const RuntimeAttrs* GetAttrs() const { return &attrs; }
     fe::PlatFormInfos* GetPlatformInfo() const { return platform; }
     ge::graphStatus SetBlockDim(uint32_t d)
@@ -100,6 +112,8 @@ public:
         return workspaces.data();
     }
     std::vector<StorageShape> inputs;
+    std::vector<CompileTimeTensorDesc> descs;
+    uint64_t tilingKey = 0;
     RuntimeAttrs attrs;
     fe::PlatFormInfos* platform = nullptr;
     uint32_t blockDim = 0;
@@ -120,6 +134,8 @@ public:
 
 class InferDataTypeContext {
 public:
+    ge::DataType GetInputDataType(size_t i) const { return i < inputs.size() ? inputs[i] : ge::DT_FLOAT; }
+    std::vector<ge::DataType> inputs;
     ge::graphStatus SetOutputDataType(size_t i, ge::DataType t)
     {
         if (outputs.size() <= i) {
