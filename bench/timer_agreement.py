@@ -30,20 +30,51 @@ CASES = [  # (label, example, --set, --shape)
         "decode split-KV",
         "decode_paged.py",
         ["kv_splits=3"],
-        "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=32",
+        "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=8",
     ),
     ("fa2_bwd", "fa2_bwd.py", [], "B=1,N=2,Sq=512,Skv=1024,D=128"),
 ]
 
 
+def modelled_inputs(example: str, sets: list[str], shape: str, folder: str) -> bool:
+    """Write the seeded inputs into ``folder`` with the scalars the kernel reads at
+    run time set to what the model assumes (``modelled_scalars``: a paged kernel's
+    every sequence as long as its block table allows), so the sim executes the
+    workload the model charges. False (nothing written) when the model assumes
+    nothing."""
+    import numpy as np
+
+    from fadsl.commands import common
+    from fadsl.io import runio
+
+    args = argparse.Namespace(file=os.path.join(ROOT, "examples", example), kernel=None,
+                              sets=list(sets), dtype=None, shape=shape)  # fmt: skip
+    b = common.build(args)
+    hint = getattr(b.kdef, "modelled_scalars", None)
+    values = hint(b.shape) if hint is not None else {}
+    if not values:
+        return False
+    inputs = runio.make_inputs(b, 0)
+    for name, value in values.items():
+        inputs[name] = np.full_like(inputs[name], value) if not isinstance(
+            value, tuple) else np.asarray(value, inputs[name].dtype)  # fmt: skip
+    os.makedirs(folder, exist_ok=True)
+    for name, array in inputs.items():
+        np.ascontiguousarray(array).tofile(os.path.join(folder, f"{name}.bin"))
+    return True
+
+
 def run_case(example: str, sets: list[str], shape: str, target: str) -> dict:
-    """Sim with --profile; the timer's figures, the record and the wall time."""
+    """Sim with --profile on the inputs the model assumes; the timer's figures, the
+    record and the wall time."""
     out = tempfile.mkdtemp(prefix="fadsl-agree-")
     cmd = [sys.executable, "-m", "fadsl", "sim", os.path.join(ROOT, "examples", example),
            "--shape", shape, "--target", target, "--profile", "--no-check",
            "-o", os.path.join(out, "p")]  # fmt: skip
     for s in sets:
         cmd += ["--set", s]
+    if modelled_inputs(example, sets, shape, os.path.join(out, "in")):
+        cmd += ["--inputs", os.path.join(out, "in")]
     env = dict(
         os.environ,
         PYTHONPATH=ROOT,

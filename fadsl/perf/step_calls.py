@@ -18,6 +18,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
+
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
@@ -50,12 +52,20 @@ class VectorCall:
         part = max(1, -(-rows // (split * chunks)))
         c = form_calls(self.form, self.select, part, cols, self.itemsize)
         c = c + Calls(0, 1 if self.barrier else 0)
-        share = float(exact(self.times, env))
+        share = share_of(self.times, env)
         return Calls(
             round(c.vector * chunks * share),
             round(c.barriers * chunks * share),
             round(c.scalar_reads * chunks * share),
         )
+
+
+def share_of(times: Expr, env: Mapping[str, Any]) -> float:
+    """A guarded op's share of the blocks (``perf/guard_share.py``: guarded blocks
+    over the loop's blocks) as a fraction: ``exact`` rounds up, which charged a
+    select run in one block of two to every block."""
+    num, den = sympy.fraction(sympy.sympify(times))
+    return float(exact(num, env)) / max(1, exact(den, env))
 
 
 def _tile(v: ir.Operand) -> TileType | None:
