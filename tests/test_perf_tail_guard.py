@@ -80,3 +80,36 @@ def test_the_causal_select_is_charged_only_to_blocks_crossing_the_diagonal() -> 
     # the key positions feed both masks: made in every block
     assert _causal_ops(model, 0) == pytest.approx(plain + cols + causal, abs=1)
     assert _causal_ops(model, 63) == pytest.approx(plain + cols + causal / 64, abs=1)
+
+
+def _decode_shares(seqlen: int) -> list[list[float]]:
+    """Split-KV decode (kv_splits=3, its KV loop starting at each part's first
+    block): per guarded op, its share of the blocks in each of the three parts."""
+    from fadsl.perf.guard_share import tail_times
+    from fadsl.perf.step_calls import share_of
+
+    kdef = select(load_source(str(ROOT / "examples/decode_paged.py")), "decode_paged")
+    kernel = kdef.build({"kv_splits": 3, "block_q": 16, "block_kv": 128, "stages": 2})
+    grid = next(op for op in kernel.body if isinstance(op, ir.Grid))
+    loop = next(op for op in grid.body if isinstance(op, ir.For))
+    times = tail_times(grid, loop)
+    assert times, "the decode kernel's KV-tail and causal selects are guarded"
+    shape = dict(B=2, N=32, Nkv=8, Sq=1, D=128, Pages=64, MaxPages=8, Dv=128)
+    env = {**shape, "kv_splits": 3, "block_q": 16, "block_kv": 128, "stages": 2}
+    env["seqlens_kv_s"] = seqlen
+    return [
+        [share_of(t, {**env, "y": y, "x": 0, "b": 0}) for y in range(3)]
+        for t in times.values()
+    ]
+
+
+def test_split_kv_parts_charge_the_tail_select_only_to_their_own_tail_block() -> None:
+    """A split-KV part's loop starts at its own first block: with 8 full pages
+    (3, 3 and 2 blocks) no part runs a guarded select; with 7.5 pages only the
+    last part (2 blocks, one partial) does, in half its blocks. The model used to
+    take a loop that does not start at 0 as unguarded and charge the selects to
+    every block (18 of decode's 44 modelled vector calls per iteration)."""
+    for shares in _decode_shares(8 * 128):
+        assert shares == [0.0, 0.0, 0.0]
+    tail = _decode_shares(8 * 128 - 64)
+    assert [0.0, 0.0, 0.5] in tail

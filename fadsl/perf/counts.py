@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 
 CLASSES = (
     "vector",
@@ -61,14 +63,38 @@ def executed(rows: Iterable[Any], iterations: int) -> dict[str, float]:
 
 
 def modelled(model: Any, env: Mapping[str, Any]) -> dict[str, float]:
-    """Per KV iteration: the calls the model charges (``perf/kernel.py``'s steps at
-    ``env``: the vector calls and PipeBarriers of each op's instruction form and the
-    emitter's barrier rule, the cube helpers' LoadData (``perf/step_calls.py``), one
-    Mmad per CUBE step, one Fixpipe per FIXPIPE
-    write, one GM copy per load, workspace transfer and store, one cross-core flag per
-    workspace hand-over)."""
+    """Per KV iteration, averaged over the kernel's iterations as ``executed`` is:
+    every task's calls per iteration at its own grid point (a causal select runs
+    only in the blocks crossing the diagonal, a split-KV part's tail select only in
+    its own tail block: ``perf/guard_share.py``), weighted by its trip count. The
+    calls are the ones the model charges (``perf/kernel.py``'s steps: the vector
+    calls and PipeBarriers of each op's instruction form and the emitter's barrier
+    rule, the cube helpers' LoadData (``perf/step_calls.py``), one Mmad per CUBE
+    step, one Fixpipe per FIXPIPE write, one GM copy per load, workspace transfer
+    and store, one cross-core flag per workspace hand-over)."""
+    from fadsl.perf.kernel import at_point
+    from fadsl.plan.footprint_eval import exact
+
     m = model.at(env)
-    timer = m.timer(m.scaled(env))
+    env = m.scaled(env)
+    base = m.timer(env)
+    extents = tuple(int(exact(e, env)) for e in m.grid.extents)
+    trips = m.cost.trips(env, extents).reshape(-1)
+    out = dict.fromkeys(CLASSES, 0.0)
+    for task, n in enumerate(trips):
+        if n <= 0:
+            continue
+        idx = np.unravel_index(task, extents)
+        point = {v: int(x) for v, x in zip(m.grid.vars, idx)}
+        at = _per_iteration(m, at_point(base, env, point))
+        for c in CLASSES:
+            out[c] += at[c] * float(n)
+    total = float(max(1, trips[trips > 0].sum()))
+    return {c: out[c] / total for c in CLASSES}
+
+
+def _per_iteration(m: Any, timer: Any) -> dict[str, float]:
+    """The calls of one KV iteration at ``timer``'s grid point."""
     chunks, steps = timer.chunked
     out = dict.fromkeys(CLASSES, 0.0)
     written = {s.name.split(" [")[0] for s in m.body if s.kind == "ws_write"}

@@ -61,7 +61,8 @@ def _tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
             partial = partial_blocks(g, loop)
             if partial is None:
                 continue
-            share = partial / sympy.Max(1, sympy.sympify(loop.stop))
+            trips = sympy.sympify(loop.stop) - sympy.sympify(loop.start)
+            share = partial / sympy.Max(1, trips)
             select = stands.pop(0) if stands else None
             for f in (*g.feeders, *((select,) if select is not None else ())):
                 out[id(f)] = share

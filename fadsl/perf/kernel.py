@@ -241,7 +241,7 @@ class KernelModel:
             return timer
         idx = np.unravel_index(int(np.flatnonzero(which)[-1]), extents)
         point = {v: int(x) for v, x in zip(self.grid.vars, idx)}
-        return Timer(timer.engines, {**env, **point}, timer.hits)
+        return at_point(timer, env, point)
 
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""
@@ -399,6 +399,14 @@ class KernelModel:
 
 def _syms(e: Any) -> set[Any]:
     return set(getattr(e, "free_symbols", ()))
+
+
+def at_point(timer: Timer, env: Mapping[str, Any], point: Mapping[str, int]) -> Timer:
+    """``timer`` at a grid point: the same engines, hits and row chunks (a timer
+    made without the chunks charged a chunked softmax region once, not per chunk)."""
+    out = Timer(timer.engines, {**env, **point}, timer.hits)
+    out.chunked = timer.chunked
+    return out
 
 
 def _makespan(sched: Scheduler) -> float:

@@ -18,6 +18,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
+
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
@@ -50,12 +52,20 @@ class VectorCall:
         part = max(1, -(-rows // (split * chunks)))
         c = form_calls(self.form, self.select, part, cols, self.itemsize)
         c = c + Calls(0, 1 if self.barrier else 0)
-        share = float(exact(self.times, env))
+        share = share_of(self.times, env)
         return Calls(
             round(c.vector * chunks * share),
             round(c.barriers * chunks * share),
             round(c.scalar_reads * chunks * share),
         )
+
+
+def share_of(times: Expr, env: Mapping[str, Any]) -> float:
+    """A guarded op's share of the blocks (``perf/guard_share.py``: guarded blocks
+    over the loop's blocks) as a fraction: ``exact`` rounds up, which charged a
+    select run in one block of two to every block."""
+    num, den = sympy.fraction(sympy.sympify(times))
+    return float(exact(num, env)) / max(1, exact(den, env))
 
 
 def _tile(v: ir.Operand) -> TileType | None:
@@ -97,11 +107,28 @@ def vector_calls(
         if barrier:
             dirty = set()
         assert dirty is not None
-        for f, name in forms:
+        for k, (f, name) in enumerate(forms):
             dirty |= {r.name for r in op.results()}
-            out.append(_call(op, f, name, barrier, times))
+            out.append(_call(op, f, name, barrier, _share(op, k, defs, times)))
             barrier = False
     return tuple(out)
+
+
+def _share(
+    op: ir.ValueOp, k: int, defs: dict[ir.Value, ir.Op], times: Mapping[int, Any]
+) -> Mapping[int, Any]:
+    """The guard share of ``op``'s k-th select: a where of ``x & y`` runs one select
+    per comparison, each guarded on its own (``perf/guard_share.py`` keys each
+    comparison's share by its compare op, a feeder of its guard); the where's own
+    share stood for the first only, so a causal select after the KV-tail one was
+    charged the tail's share (none when Skv is a multiple of block_kv)."""
+    if isinstance(op, ir.Where) and isinstance(op.cond, ir.Value):
+        leaves = _compares(op.cond, defs)
+        if len(leaves) > 1 and k < len(leaves):
+            made = defs.get(leaves[k])
+            if made is not None and id(made) in times:
+                return {id(op): times[id(made)]}
+    return times
 
 
 def forms_of_op(op: ir.Op, defs: dict[ir.Value, ir.Op]) -> bool:

@@ -120,17 +120,16 @@ def _reads(op: ir.Op) -> list[ir.Value]:
 
 def partial_blocks(guard: TailGuard, loop: ir.For) -> Expr | None:
     """How many of ``loop``'s blocks take the guarded branch, when the arange is the
-    loop's block (starts at ``loop.var * size``, the loop from 0); None otherwise.
-    Block j needs the mask when ``j*size + size - 1 >= bound`` (``> bound`` for
-    ``<=``), that is for every j from ``floor(bound / size)`` (``floor((bound + 1) /
-    size)``) on."""
+    loop's block (starts at ``loop.var * size``); None otherwise. Block j needs the
+    mask when ``j*size + size - 1 >= bound`` (``> bound`` for ``<=``), that is for
+    every j from ``floor(bound / size)`` (``floor((bound + 1) / size)``) on, counted
+    from the loop's start (split-KV's parts start at their own block)."""
     size = sympy.sympify(guard.arange.size)
     start = sympy.sympify(guard.arange.start)
     var = next((s for s in start.free_symbols if str(s) == loop.var), None)
     if var is None or sympy.simplify(start - var * size) != 0:
         return None
-    if sympy.sympify(loop.start) != 0:
-        return None
     edge = guard.bound if guard.strict else guard.bound + 1
-    n = sympy.sympify(loop.stop)
-    return sympy.Max(0, n - sympy.Min(n, sympy.Max(0, sympy.floor(edge / size))))
+    first, n = sympy.sympify(loop.start), sympy.sympify(loop.stop)
+    cut = sympy.Max(first, sympy.Min(n, sympy.Max(0, sympy.floor(edge / size))))
+    return sympy.Max(0, n - cut)

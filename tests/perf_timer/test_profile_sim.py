@@ -101,15 +101,21 @@ def _counts(folder: str, causal: bool) -> tuple[dict[str, float], dict[str, floa
     return ex, counts.modelled(model, env)
 
 
+@pytest.mark.parametrize("causal", [False, True])
 def test_the_model_charges_the_executed_vector_calls_barriers_and_loads(
-    folder: str,
+    folder: str, causal: bool
 ) -> None:
     """fa2 at SHAPE (the build the tests above share): per KV iteration of one AI
     core, the vector calls, PipeBarrier<PIPE_V> and LoadData the model charges are
     within 10% of the ones the kernel executed (the model used to charge one call and
     one barrier per IR op and one LoadData per 4 KB: 34, 34 and 96 against 109.5,
-    56.2 and 130 at the bench's shape)."""
-    ex, mo = _counts(folder, False)
+    56.2 and 130 at the bench's shape). Causal: the select of the blocks crossing
+    the diagonal (a GetValue, CompareScalar, Select and two barriers per row) is
+    charged to those blocks, averaged over every task as the record is (the model
+    charged it the KV-tail select's share, none, and counted at one grid point
+    without its row chunks: 110 and 55 against 152.6 and 96.9 at the bench's
+    shape)."""
+    ex, mo = _counts(folder, causal)
     for c in ("vector", "PipeBarrier", "LoadData"):
         assert mo[c] == pytest.approx(ex[c], rel=0.10), (c, ex, mo)
 
