@@ -233,6 +233,7 @@ BACKWARD_KEYWORDS = (
     "dropout_p",
     "layout",
     "dtype",
+    "block_mask",
 )
 """The keywords of ``fd.attention_backward``: those of ``fd.attention`` that shape the
 gradient (docs/backward.md)."""
