@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 
 from fadsl.errors import Loc, UsageError
-from fadsl.frontend.attention_inputs import block_lists, classify_blocks, transpose_blocks
+from fadsl.frontend.attention_inputs import (
+    block_lists,
+    blocks_of_lists,
+    classify_blocks,
+    transpose_blocks,
+)
 from fadsl.frontend.source import user_frame_loc
 
 MaskMod = Callable[..., Any]
@@ -91,6 +96,16 @@ def create_block_mask(
     tpart, tfull = transpose_blocks(part, full, bq, sq)
     arrays.update(zip(BACKWARD, block_lists(tpart) + block_lists(tfull)))
     return BlockMask(fn, (sizes[0], sizes[1], sq, skv), (bq, bk), arrays, loc)
+
+
+def transposed_lists(
+    forward: Mapping[str, np.ndarray], bq: int, sq: int
+) -> dict[str, np.ndarray]:
+    """The backward's ``q_`` lists from a forward's ``kv_`` lists (by name)."""
+    part = blocks_of_lists(forward["kv_num_blocks"], forward["kv_indices"])
+    full = blocks_of_lists(forward["full_kv_num_blocks"], forward["full_kv_indices"])
+    tpart, tfull = transpose_blocks(part, full, bq, sq)
+    return dict(zip(BACKWARD, block_lists(tpart) + block_lists(tfull)))
 
 
 def _size(value: Any, name: str, loc: Loc | None, optional: bool) -> Any:
