@@ -122,7 +122,7 @@ CODES: dict[str, int] = {
     "device_assert_failed": 104,
     "mod_math_unsupported": 105,
     "block_mask_block_size": 106,
-    "block_mask_shape": 107,
+    "block_mask_unfit": 107,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

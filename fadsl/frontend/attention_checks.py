@@ -190,4 +190,5 @@ def _refuse(name: str, problem: str, loc: Loc, notes: tuple[str, ...] = ()) -> N
         hint="leave the four block-mask files out of --inputs (or block_mask= out) "
         "and fadsl computes them from the masks; a BlockMask must come from "
         "fd.create_block_mask of the kernel's own masks (causal and window included)",
+        code="block_mask_unfit",
     )

@@ -119,6 +119,7 @@ def _size(value: Any, name: str, loc: Loc | None, optional: bool) -> Any:
         loc,
         hint="call fd.create_block_mask(mask_mod, B, H, Sq, Skv, block_q=..., "
         "block_kv=...) with the kernel's sizes",
+        code="shape_not_positive",
     )
 
 
@@ -161,35 +162,31 @@ def _maps(
 
 
 def and_masks(*mask_mods: MaskMod) -> MaskMod:
-    """A mask_mod keeping what every one of ``mask_mods`` keeps (FlexAttention's)."""
-    mods = _mods("and_masks", mask_mods)
+    """A mask_mod keeping what every one of ``mask_mods`` keeps (FlexAttention's:
+    with none, everything)."""
+    mods = _mods(mask_mods)
 
     def and_mask(b: Any, h: Any, q_idx: Any, kv_idx: Any) -> Any:
-        return functools.reduce(
-            lambda x, y: x & y, (m(b, h, q_idx, kv_idx) for m in mods)
-        )
+        keep = [m(b, h, q_idx, kv_idx) for m in mods] or [q_idx >= 0]
+        return functools.reduce(lambda x, y: x & y, keep)
 
     return and_mask
 
 
 def or_masks(*mask_mods: MaskMod) -> MaskMod:
-    """A mask_mod keeping what any one of ``mask_mods`` keeps (FlexAttention's)."""
-    mods = _mods("or_masks", mask_mods)
+    """A mask_mod keeping what any one of ``mask_mods`` keeps (FlexAttention's:
+    with none, nothing)."""
+    mods = _mods(mask_mods)
 
     def or_mask(b: Any, h: Any, q_idx: Any, kv_idx: Any) -> Any:
-        return functools.reduce(
-            lambda x, y: x | y, (m(b, h, q_idx, kv_idx) for m in mods)
-        )
+        keep = [m(b, h, q_idx, kv_idx) for m in mods] or [q_idx < 0]
+        return functools.reduce(lambda x, y: x | y, keep)
 
     return or_mask
 
 
-def _mods(what: str, mask_mods: tuple[MaskMod, ...]) -> tuple[MaskMod, ...]:
+def _mods(mask_mods: tuple[MaskMod, ...]) -> tuple[MaskMod, ...]:
     from fadsl.frontend.attention_args import mod
 
     loc = user_frame_loc() or Loc("<unknown>", 1)
-    if not mask_mods:
-        raise UsageError(
-            f"fd.{what}() needs at least one mask_mod", loc, hint=f"fd.{what}(m1, m2)"
-        )
     return tuple(mod(m, 4, "mask_mod", loc) for m in mask_mods)  # type: ignore[misc]

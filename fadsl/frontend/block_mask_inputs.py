@@ -35,6 +35,7 @@ def block_mask_inputs(
             loc,
             hint="bm = fd.create_block_mask(mask_mod, B, H, Sq, Skv, block_q=..., "
             "block_kv=...)",
+            code="block_mask_unfit",
         )
     if not names:
         raise UsageError(
@@ -43,6 +44,7 @@ def block_mask_inputs(
             loc,
             hint="a kernel of fd.attention(..., mask_mod=...) on fixed-length "
             "sequences (no TND, no paged cache) reads one; leave block_mask= out",
+            code="block_mask_unfit",
         )
     _check_blocks(bm, kdef.name, consts, loc)
     _check_shape(bm, kdef.name, shape, loc)
@@ -95,27 +97,22 @@ def _check_shape(
         hint=f"make it for this shape: fd.create_block_mask(mask_mod, {want[0]}, "
         f"{want[1]}, {want[2]}, {want[3]}, ...) (B or H None: one mask for every "
         "batch or head)",
-        code="block_mask_shape",
+        code="block_mask_unfit",
     )
 
 
 def mask_mod_of(
     block_mask: Any, mask_mod: Callable[..., Any] | None, loc: Loc
 ) -> Callable[..., Any] | None:
-    """The variant's mask_mod: ``mask_mod``, or the BlockMask's when only it is given."""
+    """The variant's mask_mod: ``mask_mod``, or the BlockMask's when only it is given
+    (with both, the BlockMask's lists must agree with ``mask_mod``, as every block
+    mask a kernel reads is checked against its masks)."""
     if block_mask is None:
         return mask_mod
     if not isinstance(block_mask, BlockMask):
         block_mask_inputs(block_mask, None, {}, {}, loc)  # raises: not a BlockMask
-    if mask_mod is not None and mask_mod is not block_mask.mask_mod:
-        raise UsageError(
-            f"mask_mod `{mask_mod.__name__}` is not the mask_mod "
-            f"`{block_mask.mask_mod.__name__}` the BlockMask was made from",
-            loc,
-            notes=_made(block_mask),
-            hint="give block_mask= alone (the kernel takes its mask_mod), or make "
-            "the BlockMask from this mask_mod",
-        )
+    if mask_mod is not None:  # its lists are checked against this mask_mod
+        return mask_mod
     return block_mask.mask_mod
 
 

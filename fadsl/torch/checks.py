@@ -60,15 +60,7 @@ def check_arguments(spec: Spec, tensors: Sequence[Any], scalars: Mapping) -> Non
                 hint=f"pass a tensor (torch.from_numpy(...) or torch.as_tensor(...))",
             )
     for name, value in scalars.items():
-        if name in spec.derived:
-            if value is not None and not isinstance(value, torch.Tensor):
-                raise UsageError(
-                    f"fadsl.torch: `{name}` of `{spec.name}` is a "
-                    f"{type(value).__name__}, not a torch.Tensor",
-                    caller(),
-                    hint="pass block_mask=fd.create_block_mask(...), or leave it "
-                    "out: the operator computes it from the mods",
-                )
+        if name in spec.derived:  # a block-mask tensor: torch checks its type
             continue
         if name not in spec.scalars:
             known = ", ".join(f"{s}=" for s in spec.scalars) or "none"

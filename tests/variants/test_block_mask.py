@@ -147,12 +147,17 @@ def test_mistakes_in_making_or_giving_a_block_mask_are_clear() -> None:
     err = _error(lambda: fd.create_block_mask(same_document, 1, 1, 64, 64))
     assert "document_id" in str(err) and "inputs=" in str(err)
     err = _error(lambda: fd.create_block_mask(causal, 1, 1, 0, 64))
-    assert "Sq=0" in str(err)
     bm = fd.create_block_mask(causal, 1, 1, 64, 64)
-    err = _error(lambda: fd.attention(name="bm_two", mask_mod=prefix, block_mask=bm))
-    assert "is not the mask_mod `causal`" in str(err)
+    assert "Sq=0" in str(err) and "E24" in str(err)
     dense = fd.attention(name="bm_dense", dtype="fp32")
     err = _error(lambda: fd.interpret(dense, block_mask=bm, **_qkv(SHAPE)))
-    assert "reads no block mask" in str(err)
-    err = _error(lambda: fd.and_masks())
-    assert "at least one mask_mod" in str(err)
+    assert "reads no block mask" in str(err) and "E107" in str(err)
+    err = _error(lambda: fd.interpret(dense, block_mask=[1], **_qkv(SHAPE)))
+    assert "takes what fd.create_block_mask returns" in str(err)
+
+
+def test_and_masks_of_none_keeps_all_and_or_masks_of_none_keeps_nothing() -> None:
+    """As FlexAttention's and_masks() / or_masks()."""
+    all_ = fd.create_block_mask(fd.and_masks(), 1, 1, 64, 64, **BLOCKS)
+    none = fd.create_block_mask(fd.or_masks(), 1, 1, 64, 64, **BLOCKS)
+    assert all_.sparsity() == 0.0 and none.sparsity() == 100.0
