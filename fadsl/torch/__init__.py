@@ -54,12 +54,11 @@ class TorchOp:
         """The kernel's block-mask inputs from ``block_mask``, on the inputs' device."""
         import torch
 
-        from fadsl.frontend.block_mask_inputs import block_mask_inputs
         from fadsl.torch.checks import caller
 
         consts = {**self.kernel.const_defaults, **self.consts}
         shape = self.block_shape(tensors)
-        made = block_mask_inputs(block_mask, self.kernel, shape, consts, caller())
+        made = self.kernel.block_mask_inputs(block_mask, shape, consts, caller())
         return {n: torch.from_numpy(a).to(tensors[0].device) for n, a in made.items()}
 
     def block_shape(self, tensors: tuple) -> dict[str, int]:
