@@ -128,3 +128,21 @@ def test_the_torch_transposition_equals_numpys() -> None:
     for name, a in want.items():
         np.testing.assert_array_equal(got[name].numpy(), a, err_msg=name)
         np.testing.assert_array_equal(getattr(bm, name), a, err_msg=name)
+
+
+def test_max_scores_come_out_without_a_gradient() -> None:
+    """return_max_scores through fadsl.torch: a third output, marked
+    non-differentiable (as FlexAttention's), so the loss may use it and the
+    gradients of q, k, v are those of o alone."""
+    kw = dict(mask_mod=MASK, dtype="fp32")
+    fwd = fd.attention(name="torch_ms", return_lse=True, return_max_scores=True, **kw)
+    op = ft.op(fwd, fd.attention_backward(name="torch_ms_bwd", **kw), consts=BLOCKS)
+    x = _qkv(4)
+    o, lse, top = op(*x)
+    assert not top.requires_grad and top.shape == lse.shape
+    assert torch.all(top <= lse)
+    (o.square().sum() + top.sum()).backward()
+    with_top = [t.grad.clone() for t in x]
+    alone = _grads(lambda q, k, v: op(q, k, v)[0], x)
+    for a, b in zip(with_top, alone):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)

@@ -50,6 +50,9 @@ class AttentionSpec:
     paged_kv: bool = False
     """K and V come from a paged cache through a block table (fadsl/lib/paged.py)."""
     page_size: int = 0
+    return_max_scores: bool = False
+    """Adds the output ``max_scores``: each row's largest score after the mods and
+    masks (FlexAttention's max_scores; -inf for a row that sees no key)."""
     pack_gqa: bool = False
     """Paged: one task's Q rows are query heads of one KV head: all (position, head)
     pairs of the group in BNSD ((s, g) packing), the heads at one position in BSND."""
@@ -296,6 +299,7 @@ def attention(
     page_size: int | None = None,
     pack_gqa: bool | None = None,
     block_mask: Any = None,
+    return_max_scores: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -321,6 +325,9 @@ def attention(
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
         pack_gqa: paged: one task holds query heads of one KV head, at every
             position (BNSD) or one (BSND) (default: on unless a mod is given).
+        return_max_scores: adds the output ``max_scores`` (f32, shaped as lse):
+            each row's largest score after scale, softcap, score_mod and the masks
+            (-inf for a row that sees no key), as FlexAttention's; no gradient.
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
@@ -348,6 +355,7 @@ def attention(
         args.probability(dropout_p, loc),
         has_mods,
         loc,
+        args.flag(return_max_scores, "return_max_scores", loc),
     )
     spec = AttentionSpec(
         name=name,
@@ -365,6 +373,7 @@ def attention(
         paged_kv=page[0],
         page_size=page[1],
         pack_gqa=page[2],
+        return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
     )
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

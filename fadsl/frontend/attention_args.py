@@ -148,6 +148,7 @@ def paged(
     dropout_p: float,
     has_mods: bool,
     loc: Loc,
+    max_scores: bool = False,
 ) -> tuple[bool, int, bool]:
     """``(paged_kv, page_size, pack_gqa)`` of a kernel over a paged KV cache.
 
@@ -173,13 +174,15 @@ def paged(
             loc,
             hint="a page is one KV block of the kernel: 128 is the usual size",
         )
-    if layout not in ("BNSD", "BSND") or dropout_p > 0.0:
+    if layout not in ("BNSD", "BSND") or dropout_p > 0.0 or max_scores:
         what = f"layout={layout!r}" if dropout_p == 0.0 else "dropout_p > 0"
+        what = "return_max_scores=True" if max_scores else what
         raise UsageError(
             f"paged_kv=True with {what}: a paged kernel takes q in layout BNSD or "
-            "BSND, without dropout",
+            "BSND, without dropout, and returns o (and lse)",
             loc,
-            hint='use layout="BNSD" or layout="BSND" and dropout_p=0.0',
+            hint='use layout="BNSD" or layout="BSND", dropout_p=0.0 and no '
+            "return_max_scores",
         )
     if pack_gqa is None:
         return True, size, not has_mods
@@ -243,6 +246,10 @@ FORWARD_ONLY = {
         "the backward reads the forward's `lse` as an input",
         "drop return_lse here, and build the forward with "
         "fd.attention(..., return_lse=True)",
+    ),
+    "return_max_scores": (
+        "the row maxima are an output of the forward, with no gradient",
+        "drop return_max_scores here (the forward returns max_scores)",
     ),
     "paged_kv": (
         "a paged KV cache has no backward (inference only)",

@@ -29,6 +29,7 @@ def flash_attention(
     v: fd.In("B", "Nkv", "Skv", "Dv"),
     o: fd.Out("B", "N", "Sq", "Dv"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
+    max_scores: fd.Out("B", "N", "Sq", dtype=fd.f32),
     cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
     cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
     kv_num_blocks: fd.In("B", "N", "cdiv(Sq, block_q)", dtype=fd.i32),
@@ -80,6 +81,8 @@ def flash_attention(
         if spec.return_lse:
             out_lse = lse_block(spec, lse, b, h, rows)
         finish(block_of(spec, o, b, h, rows, Dv), out_lse, o.dtype, m, l, acc)
+        if spec.return_max_scores:  # m: -inf where the row saw no key
+            fd.store(lse_block(spec, max_scores, b, h, rows), m)
 
 
 def finish(o_block: Any, lse_block: Any, dtype: Any, m: Any, l: Any, acc: Any) -> None:

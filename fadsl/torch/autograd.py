@@ -17,6 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 
+NO_GRADIENT = frozenset({"max_scores"})
+"""Outputs without a gradient (FlexAttention's max_scores): autograd marks them."""
+
+
 def attach(fwd: Any, bwd: Any) -> None:
     """Check that ``bwd`` reads only what ``fwd`` has, then make it ``fwd``'s backward."""
     ins, outs = fwd.spec.inputs, fwd.spec.outputs
@@ -51,6 +55,9 @@ def register(fwd: Any, lib: Any) -> None:
     ) -> None:
         result = output if isinstance(output, tuple) else (output,)
         ctx.save_for_backward(*inputs[: len(ins)], *result)
+        fixed = [t for n, t in zip(outs, result) if n in NO_GRADIENT]
+        if fixed:
+            ctx.mark_non_differentiable(*fixed)
         ctx.scalars = dict(keyword_only_inputs or {})
         ctx.blocks = dict(zip(fwd.spec.derived, inputs[len(ins) :]))
 
