@@ -72,16 +72,21 @@ def test_max_scores_is_a_forward_output_only() -> None:
 
 
 @NEEDS_GXX
-def test_max_scores_in_the_cpu_runtime() -> None:
-    """fd.sim at the GQA shape with Q and KV tails (fp16, blocks of 64): max_scores
-    agrees with the interpreter (measured: 2.9e-6 apart at B=1) and with the row
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_max_scores_in_the_cpu_runtime(dtype: str) -> None:
+    """fd.sim at the GQA shape with Q and KV tails (blocks of 64): max_scores agrees
+    with the interpreter (measured: 2.9e-6 apart at B=1, fp16) and with the row
     maxima by definition."""
+    from fadsl.numerics import np_dtype
+    from fadsl.ir.types import DType
+
+    elem = np_dtype(DType.parse(dtype))
     rng = np.random.default_rng(0)
     b, n, nkv, sq, skv, d = (SHAPE[s] for s in ("B", "N", "Nkv", "Sq", "Skv", "D"))
     x = {
-        "q": rng.standard_normal((b, n, sq, d)).astype(np.float16),
-        "k": rng.standard_normal((b, nkv, skv, d)).astype(np.float16),
-        "v": rng.standard_normal((b, nkv, skv, d)).astype(np.float16),
+        "q": rng.standard_normal((b, n, sq, d)).astype(elem),
+        "k": rng.standard_normal((b, nkv, skv, d)).astype(elem),
+        "v": rng.standard_normal((b, nkv, skv, d)).astype(elem),
     }
     consts = dict(block_q=64, block_kv=64)
     got = fd.sim(KERNEL, consts=consts, **x)["max_scores"]
