@@ -50,6 +50,8 @@ class AttentionSpec:
     paged_kv: bool = False
     """K and V come from a paged cache through a block table (fadsl/lib/paged.py)."""
     page_size: int = 0
+    shared_kv: bool = False
+    """k and v have batch 1, shared by every query batch (a shared prefix)."""
     return_max_scores: bool = False
     """Adds the output ``max_scores``: each row's largest score after the mods and
     masks (FlexAttention's max_scores; -inf for a row that sees no key)."""
@@ -300,6 +302,7 @@ def attention(
     pack_gqa: bool | None = None,
     block_mask: Any = None,
     return_max_scores: bool = False,
+    shared_kv: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -328,6 +331,8 @@ def attention(
         return_max_scores: adds the output ``max_scores`` (f32, shaped as lse):
             each row's largest score after scale, softcap, score_mod and the masks
             (-inf for a row that sees no key), as FlexAttention's; no gradient.
+        shared_kv: k and v have batch 1, broadcast over the B query batches (a
+            prefix shared by every sequence); not with TND or paged_kv.
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
@@ -374,6 +379,7 @@ def attention(
         page_size=page[1],
         pack_gqa=page[2],
         return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
+        shared_kv=args.shared_kv(shared_kv, layout, paged_kv, loc),
     )
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

@@ -133,7 +133,9 @@ def dtype(value: Any, loc: Loc) -> DType:
     except ValueError:
         dt = None
     if dt not in (DType.F16, DType.BF16, DType.F32):
-        raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
+        raise UsageError(
+            f"dtype must be fp16, bf16 or fp32, got {value!r}", loc, code="unknown_dtype"
+        )
     return dt
 
 
@@ -197,6 +199,24 @@ def paged(
     return True, size, pack
 
 
+def shared_kv(value: Any, layout: Any, paged_kv: Any, loc: Loc) -> bool:
+    """``shared_kv=True``: k and v of batch 1 read by every query batch; their batch
+    dim is what is shared, so not TND (no batch dim) nor a paged cache (its block
+    table already shares pages)."""
+    on = flag(value, "shared_kv", loc)
+    if on and (layout == "TND" or paged_kv is True):
+        what = 'layout="TND"' if layout == "TND" else "paged_kv=True"
+        raise UsageError(
+            f"shared_kv=True with {what}: shared_kv broadcasts the batch dim of k "
+            "and v, which packed sequences have not and a paged cache shares through "
+            "its block table",
+            loc,
+            hint="use layout BNSD, BSND or BSH without paged_kv (or point the block "
+            "tables of a paged cache at the same pages)",
+        )
+    return on
+
+
 def check_paged_block(block_kv: Any, spec: Any, loc: Loc) -> None:
     """A paged kernel's KV block (``block_kv``, given with --set or by tune) is a whole
     number of pages: each KV iteration loads block_kv / page_size pages."""
@@ -237,6 +257,7 @@ BACKWARD_KEYWORDS = (
     "layout",
     "dtype",
     "block_mask",
+    "shared_kv",
 )
 """The keywords of ``fd.attention_backward``: those of ``fd.attention`` that shape the
 gradient (docs/backward.md)."""

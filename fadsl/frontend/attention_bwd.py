@@ -98,6 +98,7 @@ def _param_specs(
 ) -> tuple[ParamSpec, ...]:
     """q, k, v, o, do, lse in; dq, dk, dv out; then the variant's other inputs."""
     qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
+    kv = (1,) + kv[1:] if spec.shared_kv else kv
     lse = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
     out = [
         ParamSpec("q", "in", qo),
@@ -151,6 +152,7 @@ def attention_backward(
     layout: str = "BNSD",
     dtype: str = "fp16",
     block_mask: Any = None,
+    shared_kv: bool = False,
     **others: Any,
 ) -> AttentionBackwardKernel:
     """The backward kernel (dq, dk, dv) of the ``fd.attention`` variant with these keywords.
@@ -185,6 +187,7 @@ def attention_backward(
         layout=args.layout(layout, loc),
         dtype=args.dtype(dtype, loc),
         extras=find_tensors(score_mod, mask_mod),
+        shared_kv=args.shared_kv(shared_kv, layout, False, loc),
     )
     kernel = AttentionBackwardKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

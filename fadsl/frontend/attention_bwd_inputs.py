@@ -27,6 +27,8 @@ def make_inputs(
     out = variant_inputs(spec, shape, consts, rng)  # the forward's block mask too
     dtype = np_dtype(spec.dtype)
     qo, kv = dims(spec.layout, shape, "N", "Sq"), dims(spec.layout, shape, "Nkv", "Skv")
+    if spec.shared_kv:  # one KV batch for every query batch
+        kv = (1,) + kv[1:]
     for name, size in (("q", qo), ("k", kv), ("v", kv), ("do", qo)):
         out[name] = rng.standard_normal(size, dtype=np.float32).astype(dtype)
     fwd = forward_outputs(spec, out, shape, consts)

@@ -66,6 +66,7 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
         ]
     else:
+        kv = (1,) + kv[1:] if spec.shared_kv else kv
         out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
     out.append(ParamSpec("o", "out", with_dv(qo)))
     if spec.return_lse:

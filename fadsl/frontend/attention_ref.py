@@ -122,19 +122,20 @@ def sequences(
             yield Sequence(spec, b, q[rq], k[rk], v[rk], rq)
         return
     for b in range(shape["B"]):
+        kb = 0 if getattr(spec, "shared_kv", False) else b  # one KV batch for all
         if spec.layout == "BNSD":
             parts = (
                 q[b].transpose(1, 0, 2),
-                k[b].transpose(1, 0, 2),
-                v[b].transpose(1, 0, 2),
+                k[kb].transpose(1, 0, 2),
+                v[kb].transpose(1, 0, 2),
             )
         elif spec.layout == "BSND":
-            parts = (q[b], k[b], v[b])
+            parts = (q[b], k[kb], v[kb])
         else:  # BSH
             parts = (
                 q[b].reshape(-1, n, d),
-                k[b].reshape(-1, nkv, d),
-                v[b].reshape(-1, nkv, value_dim(shape)),
+                k[kb].reshape(-1, nkv, d),
+                v[kb].reshape(-1, nkv, value_dim(shape)),
             )
         yield Sequence(spec, b, *parts, slice(None))
 

@@ -194,8 +194,9 @@ def kv_step(
     cols = fd.ds(
         t.kv0 + j * block_kv, block_kv, t.kv0 + t.kv_len if spec.varlen else None
     )
-    kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
-    vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)
+    kb = 0 if spec.shared_kv else t.b  # shared_kv: one KV batch for every b
+    kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+    vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, masked)
 
