@@ -32,6 +32,10 @@ _LAZY: dict[str, str] = {
     "attention": "fadsl.frontend.attention",
     "attention_backward": "fadsl.frontend.attention_bwd",
     "tensor": "fadsl.frontend.mods",
+    **{
+        n: "fadsl.frontend.block_mask"
+        for n in ("BlockMask", "create_block_mask", "and_masks", "or_masks")
+    },
     **{n: "fadsl.frontend.scalar_math" for n in ("log2", "sin", "cos", "shape")},
     "debug_print": "fadsl.frontend.debug_ops",
     "device_assert": "fadsl.frontend.debug_ops",
@@ -77,6 +81,10 @@ __all__ = [
     "FadslError",
     "attention",
     "attention_backward",
+    "BlockMask",
+    "create_block_mask",
+    "and_masks",
+    "or_masks",
     "atomic_add",
     "debug_print",
     "device_assert",

@@ -121,6 +121,8 @@ CODES: dict[str, int] = {
     "device_assert_not_a_mask": 103,
     "device_assert_failed": 104,
     "mod_math_unsupported": 105,
+    "block_mask_block_size": 106,
+    "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
 }

@@ -49,7 +49,14 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Making tiles": ("full", "zeros", "arange", "random_uniform"),
     "Scalar arithmetic": ("cdiv", "floordiv"),
     "Debugging": ("debug_print", "device_assert"),
-    "Variants (FlexAttention level)": ("attention", "attention_backward", "tensor"),
+    "Variants (FlexAttention level)": (
+        "attention",
+        "attention_backward",
+        "tensor",
+        "create_block_mask",
+        "and_masks",
+        "or_masks",
+    ),
 }
 """The page's sections, in order, and the exported functions in each."""
 
@@ -67,6 +74,7 @@ ELSEWHERE: dict[str, str] = {
     "KernelDef": "docs/api.md (what @fd.kernel returns)",
     "__version__": "README.md",
     "shape": "docs/variants.md (shape symbols inside a mod)",
+    "BlockMask": "docs/variants.md (what fd.create_block_mask returns)",
 }
 """Exports that are not ops, and the page that documents each."""
 

@@ -59,7 +59,8 @@ def interpret(
 
     ``inputs`` are numpy arrays or tensors (``__array__`` / ``__dlpack__``); the ones
     left out are made from ``seed`` as ``fadsl run --seed`` makes them, so with no
-    inputs the outputs equal ``fadsl run``'s bit for bit.
+    inputs the outputs equal ``fadsl run``'s bit for bit. ``block_mask=`` (what
+    ``fd.create_block_mask`` returns) gives an attention kernel's block-mask inputs.
     """
     from fadsl.api.arrays import with_seeded
     from fadsl.backends.interp.interpreter import interpret as run
@@ -231,6 +232,8 @@ def _bind(
     from fadsl.driver.binding import API, bind
 
     chosen = _kernel(kernel, loc)
+    block_mask = inputs.get("block_mask")
+    inputs = {n: v for n, v in inputs.items() if n != "block_mask"}
     arrays = {name: as_array(name, v, loc) for name, v in inputs.items()}
     sets = {name: (value, loc) for name, value in _consts(consts, loc).items()}
     elem = element_dtype(chosen, arrays, _dtype(dtype, loc), loc)
@@ -240,6 +243,14 @@ def _bind(
         return resolve_shape(k, defaults, shape, arrays, loc)
 
     binding = bind(chosen, rule, sets, elem, target, API)
+    if block_mask is not None:
+        from fadsl.frontend.block_mask_inputs import block_mask_inputs
+
+        arrays.update(
+            block_mask_inputs(
+                block_mask, binding.kdef, binding.shape, binding.consts, loc
+            )
+        )
     check_arrays(binding, arrays, loc)
     return binding, arrays
 

@@ -50,6 +50,11 @@ class AttentionSpec:
     paged_kv: bool = False
     """K and V come from a paged cache through a block table (fadsl/lib/paged.py)."""
     page_size: int = 0
+    shared_kv: bool = False
+    """k and v have batch 1, shared by every query batch (a shared prefix)."""
+    return_max_scores: bool = False
+    """Adds the output ``max_scores``: each row's largest score after the mods and
+    masks (FlexAttention's max_scores; -inf for a row that sees no key)."""
     pack_gqa: bool = False
     """Paged: one task's Q rows are query heads of one KV head: all (position, head)
     pairs of the group in BNSD ((s, g) packing), the heads at one position in BSND."""
@@ -113,6 +118,9 @@ class AttentionSpec:
 class AttentionKernel(KernelDef):
     """The kernel ``fd.attention`` returns: the FA2 program bound to one spec."""
 
+    block_mask: Any = None
+    """The ``fd.create_block_mask`` result its runs read (``block_mask=``), if any."""
+
     def __init__(self, spec: AttentionSpec, loc: Loc) -> None:
         from fadsl.lib.flash import flash_attention
         from fadsl.lib.paged import paged_attention
@@ -169,7 +177,18 @@ class AttentionKernel(KernelDef):
     ) -> dict[str, Any]:
         from fadsl.frontend.attention_inputs import make_inputs
 
-        return make_inputs(self.spec, dict(shape), dict(consts), rng)
+        out = make_inputs(self.spec, dict(shape), dict(consts), rng)
+        return {**out, **self.given_block_mask(shape, consts)}
+
+    def given_block_mask(
+        self, shape: Mapping[str, int], consts: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The inputs of the kernel's own BlockMask (``block_mask=``); {} without."""
+        if self.block_mask is None:
+            return {}
+        from fadsl.frontend.block_mask_inputs import block_mask_inputs
+
+        return block_mask_inputs(self.block_mask, self, shape, consts, self.loc)
 
     def derived_inputs(
         self,
@@ -178,6 +197,8 @@ class AttentionKernel(KernelDef):
         inputs: Mapping[str, Any],
     ) -> dict[str, Any]:
         """Inputs computed from the others (the block mask), for --inputs folders."""
+        if self.block_mask is not None:
+            return self.given_block_mask(shape, consts)
         from fadsl.frontend.attention_inputs import derived_inputs
 
         return derived_inputs(self.spec, dict(shape), dict(consts), inputs)
@@ -279,6 +300,9 @@ def attention(
     paged_kv: bool = False,
     page_size: int | None = None,
     pack_gqa: bool | None = None,
+    block_mask: Any = None,
+    return_max_scores: bool = False,
+    shared_kv: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -304,6 +328,14 @@ def attention(
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
         pack_gqa: paged: one task holds query heads of one KV head, at every
             position (BNSD) or one (BSND) (default: on unless a mod is given).
+        return_max_scores: adds the output ``max_scores`` (f32, shaped as lse):
+            each row's largest score after scale, softcap, score_mod and the masks
+            (-inf for a row that sees no key), as FlexAttention's; no gradient.
+        shared_kv: k and v have batch 1, broadcast over the B query batches (a
+            prefix shared by every sequence); not with TND or paged_kv.
+        block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
+            its mask_mod, its block sizes and default shape the BlockMask's, and its
+            runs read the BlockMask instead of computing one.
 
     Returns:
         The kernel (assign it at module level for the fadsl CLI).
@@ -314,8 +346,11 @@ def attention(
             return score - 0.5 * (q_idx - kv_idx)
         kernel = fd.attention(name="alibi", score_mod=alibi, causal=True)
     """
+    from fadsl.frontend.block_mask_inputs import bind_block_mask, mask_mod_of
+
     loc = user_frame_loc() or Loc("<unknown>", 1)
     check_kernel_name(name, loc)
+    mask_mod = mask_mod_of(block_mask, mask_mod, loc)
     has_mods = score_mod is not None or mask_mod is not None
     page = args.paged(
         paged_kv,
@@ -325,6 +360,7 @@ def attention(
         args.probability(dropout_p, loc),
         has_mods,
         loc,
+        args.flag(return_max_scores, "return_max_scores", loc),
     )
     spec = AttentionSpec(
         name=name,
@@ -342,5 +378,9 @@ def attention(
         paged_kv=page[0],
         page_size=page[1],
         pack_gqa=page[2],
+        return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
+        shared_kv=args.shared_kv(shared_kv, layout, paged_kv, loc),
     )
-    return AttentionKernel(spec, loc)
+    kernel = AttentionKernel(spec, loc)
+    bind_block_mask(kernel, block_mask)
+    return kernel

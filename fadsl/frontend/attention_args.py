@@ -133,7 +133,9 @@ def dtype(value: Any, loc: Loc) -> DType:
     except ValueError:
         dt = None
     if dt not in (DType.F16, DType.BF16, DType.F32):
-        raise UsageError(f"dtype must be fp16, bf16 or fp32, got {value!r}", loc)
+        raise UsageError(
+            f"dtype must be fp16, bf16 or fp32, got {value!r}", loc, code="unknown_dtype"
+        )
     return dt
 
 
@@ -148,6 +150,7 @@ def paged(
     dropout_p: float,
     has_mods: bool,
     loc: Loc,
+    max_scores: bool = False,
 ) -> tuple[bool, int, bool]:
     """``(paged_kv, page_size, pack_gqa)`` of a kernel over a paged KV cache.
 
@@ -173,13 +176,15 @@ def paged(
             loc,
             hint="a page is one KV block of the kernel: 128 is the usual size",
         )
-    if layout not in ("BNSD", "BSND") or dropout_p > 0.0:
+    if layout not in ("BNSD", "BSND") or dropout_p > 0.0 or max_scores:
         what = f"layout={layout!r}" if dropout_p == 0.0 else "dropout_p > 0"
+        what = "return_max_scores=True" if max_scores else what
         raise UsageError(
             f"paged_kv=True with {what}: a paged kernel takes q in layout BNSD or "
-            "BSND, without dropout",
+            "BSND, without dropout, and returns o (and lse)",
             loc,
-            hint='use layout="BNSD" or layout="BSND" and dropout_p=0.0',
+            hint='use layout="BNSD" or layout="BSND", dropout_p=0.0 and no '
+            "return_max_scores",
         )
     if pack_gqa is None:
         return True, size, not has_mods
@@ -192,6 +197,24 @@ def paged(
             hint="leave pack_gqa out (it is off when a mod is given)",
         )
     return True, size, pack
+
+
+def shared_kv(value: Any, layout: Any, paged_kv: Any, loc: Loc) -> bool:
+    """``shared_kv=True``: k and v of batch 1 read by every query batch; their batch
+    dim is what is shared, so not TND (no batch dim) nor a paged cache (its block
+    table already shares pages)."""
+    on = flag(value, "shared_kv", loc)
+    if on and (layout == "TND" or paged_kv is True):
+        what = 'layout="TND"' if layout == "TND" else "paged_kv=True"
+        raise UsageError(
+            f"shared_kv=True with {what}: shared_kv broadcasts the batch dim of k "
+            "and v, which packed sequences have not and a paged cache shares through "
+            "its block table",
+            loc,
+            hint="use layout BNSD, BSND or BSH without paged_kv (or point the block "
+            "tables of a paged cache at the same pages)",
+        )
+    return on
 
 
 def check_paged_block(block_kv: Any, spec: Any, loc: Loc) -> None:
@@ -233,6 +256,8 @@ BACKWARD_KEYWORDS = (
     "dropout_p",
     "layout",
     "dtype",
+    "block_mask",
+    "shared_kv",
 )
 """The keywords of ``fd.attention_backward``: those of ``fd.attention`` that shape the
 gradient (docs/backward.md)."""
@@ -242,6 +267,10 @@ FORWARD_ONLY = {
         "the backward reads the forward's `lse` as an input",
         "drop return_lse here, and build the forward with "
         "fd.attention(..., return_lse=True)",
+    ),
+    "return_max_scores": (
+        "the row maxima are an output of the forward, with no gradient",
+        "drop return_max_scores here (the forward returns max_scores)",
     ),
     "paged_kv": (
         "a paged KV cache has no backward (inference only)",

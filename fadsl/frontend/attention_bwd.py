@@ -61,7 +61,8 @@ class AttentionBackwardKernel(AttentionKernel):
     ) -> dict[str, Any]:
         from fadsl.frontend.attention_bwd_inputs import make_inputs
 
-        return make_inputs(self.spec, dict(shape), dict(consts), rng)
+        out = make_inputs(self.spec, dict(shape), dict(consts), rng)
+        return {**out, **self.given_block_mask(shape, consts)}
 
     def derived_inputs(
         self,
@@ -70,6 +71,8 @@ class AttentionBackwardKernel(AttentionKernel):
         inputs: Mapping[str, Any],
     ) -> dict[str, Any]:
         """The transposed block mask, for --inputs folders."""
+        if self.block_mask is not None:
+            return self.given_block_mask(shape, consts)
         from fadsl.frontend.attention_bwd_inputs import derived_inputs
 
         return derived_inputs(self.spec, dict(shape), dict(consts), inputs)
@@ -95,6 +98,7 @@ def _param_specs(
 ) -> tuple[ParamSpec, ...]:
     """q, k, v, o, do, lse in; dq, dk, dv out; then the variant's other inputs."""
     qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
+    kv = (1,) + kv[1:] if spec.shared_kv else kv
     lse = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
     out = [
         ParamSpec("q", "in", qo),
@@ -147,6 +151,8 @@ def attention_backward(
     dropout_p: float = 0.0,
     layout: str = "BNSD",
     dtype: str = "fp16",
+    block_mask: Any = None,
+    shared_kv: bool = False,
     **others: Any,
 ) -> AttentionBackwardKernel:
     """The backward kernel (dq, dk, dv) of the ``fd.attention`` variant with these keywords.
@@ -162,9 +168,12 @@ def attention_backward(
         fwd = fd.attention(name="fwd", causal=True, return_lse=True)
         bwd = fd.attention_backward(name="bwd", causal=True)
     """
+    from fadsl.frontend.block_mask_inputs import bind_block_mask, mask_mod_of
+
     loc = user_frame_loc() or Loc("<unknown>", 1)
     args.backward_keywords(others, loc)
     check_kernel_name(name, loc)
+    mask_mod = mask_mod_of(block_mask, mask_mod, loc)
     spec = BackwardSpec(
         name=name,
         score_mod=args.mod(score_mod, 5, "score_mod", loc),
@@ -178,5 +187,8 @@ def attention_backward(
         layout=args.layout(layout, loc),
         dtype=args.dtype(dtype, loc),
         extras=find_tensors(score_mod, mask_mod),
+        shared_kv=args.shared_kv(shared_kv, layout, False, loc),
     )
-    return AttentionBackwardKernel(spec, loc)
+    kernel = AttentionBackwardKernel(spec, loc)
+    bind_block_mask(kernel, block_mask)
+    return kernel

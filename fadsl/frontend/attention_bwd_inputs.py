@@ -16,7 +16,7 @@ import numpy as np
 
 from fadsl.frontend.attention_bwd import BLOCK_MASK_T
 from fadsl.frontend.attention_grad_ref import forward_outputs
-from fadsl.frontend.attention_inputs import block_lists, block_maps
+from fadsl.frontend.attention_inputs import block_lists, block_maps, transpose_blocks
 from fadsl.frontend.attention_inputs import make_inputs as variant_inputs
 from fadsl.numerics import np_dtype
 
@@ -27,6 +27,8 @@ def make_inputs(
     out = variant_inputs(spec, shape, consts, rng)  # the forward's block mask too
     dtype = np_dtype(spec.dtype)
     qo, kv = dims(spec.layout, shape, "N", "Sq"), dims(spec.layout, shape, "Nkv", "Skv")
+    if spec.shared_kv:  # one KV batch for every query batch
+        kv = (1,) + kv[1:]
     for name, size in (("q", qo), ("k", kv), ("v", kv), ("do", qo)):
         out[name] = rng.standard_normal(size, dtype=np.float32).astype(dtype)
     fwd = forward_outputs(spec, out, shape, consts)
@@ -49,11 +51,7 @@ def derived_inputs(
     if not spec.block_sparse:
         return {}
     part, full = block_maps(spec, shape, consts, inputs)
-    bq, sq = int(consts["block_q"]), shape["Sq"]
-    nq = part.shape[2]
-    whole_rows = (np.minimum(bq, sq - bq * np.arange(nq)) == bq)[:, None]
-    part = (part | (full & ~whole_rows)).transpose(0, 1, 3, 2)
-    full = (full & whole_rows).transpose(0, 1, 3, 2)
+    part, full = transpose_blocks(part, full, int(consts["block_q"]), shape["Sq"])
     num, idx = block_lists(part)
     full_num, full_idx = block_lists(full)
     return dict(zip(BLOCK_MASK_T, (num, idx, full_num, full_idx)))

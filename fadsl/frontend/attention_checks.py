@@ -187,6 +187,8 @@ def _refuse(name: str, problem: str, loc: Loc, notes: tuple[str, ...] = ()) -> N
         f"input `{name}` is not a valid block mask: {problem}",
         loc,
         notes=notes,
-        hint="leave the four block-mask files out of --inputs and fadsl computes them "
-        "from the masks (as FlexAttention's create_block_mask)",
+        hint="leave the four block-mask files out of --inputs (or block_mask= out) "
+        "and fadsl computes them from the masks; a BlockMask must come from "
+        "fd.create_block_mask of the kernel's own masks (causal and window included)",
+        code="block_mask_unfit",
     )

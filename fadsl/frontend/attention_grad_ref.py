@@ -69,8 +69,9 @@ def reference(
                 dq, dk, dv = head.grads(dout[:, h], o, lse, h, dtype)
                 _put(spec, out["dq"], seq.b, h, seq.rows, dq, shape["D"])
                 kv_rows = _kv_rows(spec, inputs, seq.b)
-                _put(spec, out["dk"], seq.b, hk, kv_rows, dk, shape["D"], add=True)
-                _put(spec, out["dv"], seq.b, hk, kv_rows, dv, shape["D"], add=True)
+                kb = 0 if spec.shared_kv else seq.b  # shared_kv: sums over batches
+                _put(spec, out["dk"], kb, hk, kv_rows, dk, shape["D"], add=True)
+                _put(spec, out["dv"], kb, hk, kv_rows, dv, shape["D"], add=True)
     if dtype is not None:
         out = {k: quantize(v, dtype) for k, v in out.items()}
     return out

@@ -164,6 +164,27 @@ def classify_blocks(
     return (kept > 0) & ~full, full
 
 
+def transpose_blocks(
+    part: np.ndarray, full: np.ndarray, bq: int, sq: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (partial, full) maps [.., nq, nk] transposed for the backward's KV-major
+    loop ([.., nk, nq]): a block with a Q tail is never full (partial blocks mask it)."""
+    nq = part.shape[-2]
+    whole_rows = (np.minimum(bq, sq - bq * np.arange(nq)) == bq)[:, None]
+    t_part = np.swapaxes(part | (full & ~whole_rows), -1, -2)
+    return t_part, np.swapaxes(full & whole_rows, -1, -2)
+
+
+def blocks_of_lists(num: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The bool map [.., rows, cols] that a (count, indices) pair lists."""
+    cols = idx.shape[-1]
+    used = np.arange(cols) < num[..., None]
+    out = np.zeros(idx.shape, bool)
+    where = np.nonzero(used)
+    out[where[:-1] + (idx[used],)] = True
+    return out
+
+
 def block_lists(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """FlexAttention's BlockMask form: per row of blocks a count and ascending indices."""
     num = blocks.sum(axis=-1).astype(np.int32)
@@ -219,6 +240,8 @@ __all__ = [
     "classify_blocks",
     "block_maps",
     "block_lists",
+    "blocks_of_lists",
+    "transpose_blocks",
     "kv_block_pairs",
     "split_lengths",
 ]

@@ -66,11 +66,15 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
         ]
     else:
+        kv = (1,) + kv[1:] if spec.shared_kv else kv
         out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
     out.append(ParamSpec("o", "out", with_dv(qo)))
     if spec.return_lse:
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
         out.append(ParamSpec("lse", "out", dims, DType.F32))
+    if spec.return_max_scores:
+        dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
+        out.append(ParamSpec("max_scores", "out", dims, DType.F32))
     keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
     keep |= set(BLOCK_MASK) if spec.block_sparse else set()
     keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
@@ -120,6 +124,7 @@ _RESERVED = frozenset(
         "v",
         "o",
         "lse",
+        "max_scores",
         "cu_seqlens_q",
         "cu_seqlens_kv",
         "seed",

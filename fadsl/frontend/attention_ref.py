@@ -33,16 +33,20 @@ def reference(
     scale = consts.get("scale") or shape["D"] ** -0.5
     o = np.zeros(o_shape(spec, inputs["q"].shape, shape), np.float64)
     lse = np.zeros(_lse_shape(spec, shape), np.float64)
+    top = np.zeros(_lse_shape(spec, shape), np.float64)
     extras = {t.name: inputs[t.name] for t in spec.extras}
     with eager_tensors(extras, shape):
         for seq in sequences(spec, inputs, shape):
             for h in range(shape["N"]):
-                oh, lh = _head(spec, seq, h, acc(scale), acc, dtype, inputs, shape)
+                oh, lh, mh = _head(spec, seq, h, acc(scale), acc, dtype, inputs, shape)
                 seq.put_o(o, h, oh)
                 seq.put_lse(lse, h, lh)
+                seq.put_lse(top, h, mh)
     out = {"o": o}
     if spec.return_lse:
         out["lse"] = lse
+    if getattr(spec, "return_max_scores", False):
+        out["max_scores"] = top
     return out
 
 
@@ -118,19 +122,20 @@ def sequences(
             yield Sequence(spec, b, q[rq], k[rk], v[rk], rq)
         return
     for b in range(shape["B"]):
+        kb = 0 if getattr(spec, "shared_kv", False) else b  # one KV batch for all
         if spec.layout == "BNSD":
             parts = (
                 q[b].transpose(1, 0, 2),
-                k[b].transpose(1, 0, 2),
-                v[b].transpose(1, 0, 2),
+                k[kb].transpose(1, 0, 2),
+                v[kb].transpose(1, 0, 2),
             )
         elif spec.layout == "BSND":
-            parts = (q[b], k[b], v[b])
+            parts = (q[b], k[kb], v[kb])
         else:  # BSH
             parts = (
                 q[b].reshape(-1, n, d),
-                k[b].reshape(-1, nkv, d),
-                v[b].reshape(-1, nkv, value_dim(shape)),
+                k[kb].reshape(-1, nkv, d),
+                v[kb].reshape(-1, nkv, value_dim(shape)),
             )
         yield Sequence(spec, b, *parts, slice(None))
 
@@ -163,7 +168,7 @@ def _head(
     dtype: DType | None,
     inputs: Mapping[str, np.ndarray],
     shape: Mapping[str, int],
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     hk = h // (shape["N"] // shape["Nkv"])
     q = np.ascontiguousarray(seq.q[:, h], dtype=acc)
     k = np.ascontiguousarray(seq.k[:, hk], dtype=acc)
@@ -190,7 +195,7 @@ def _head(
     lse = np.where(
         l[:, 0] == 0, -np.inf, m[:, 0] + np.log(np.where(l[:, 0] == 0, 1, l[:, 0]))
     )
-    return o.astype(np.float64), lse.astype(np.float64)
+    return o.astype(np.float64), lse.astype(np.float64), m[:, 0].astype(np.float64)
 
 
 def keep_mask(spec: Any, b: int, h: int, q_len: int, kv_len: int) -> np.ndarray:

@@ -152,6 +152,19 @@ class KernelDef:
             return {}
         return dict(self.input_maker(dict(shape), dict(consts), rng))
 
+    def block_mask_inputs(
+        self,
+        block_mask: Any,
+        shape: Mapping[str, int],
+        consts: Mapping[str, Any],
+        loc: Loc | None,
+    ) -> dict[str, Any]:
+        """The block-mask inputs a ``BlockMask`` gives this kernel at ``shape``
+        (E106 / E107 when it does not fit; a kernel without one refuses it)."""
+        from fadsl.frontend.block_mask_inputs import block_mask_inputs
+
+        return block_mask_inputs(block_mask, self, shape, consts, loc)
+
     @property
     def const_defaults(self) -> dict[str, Any]:
         out = {s.name: s.default for s in self.specs if s.kind == "const"}

@@ -37,6 +37,7 @@ def _scan(fn: Any, found: dict[str, ExtraTensor], seen: set[int]) -> None:
 
 def _reachable(fn: types.FunctionType) -> list[Any]:
     out = [c.cell_contents for c in (fn.__closure__ or ()) if _filled(c)]
+    out += [x for v in out if isinstance(v, tuple) for x in v]  # fd.and_masks' mods
     for name in _names(fn.__code__):
         if name in fn.__globals__:
             out.append(fn.__globals__[name])

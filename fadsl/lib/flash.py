@@ -29,6 +29,7 @@ def flash_attention(
     v: fd.In("B", "Nkv", "Skv", "Dv"),
     o: fd.Out("B", "N", "Sq", "Dv"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
+    max_scores: fd.Out("B", "N", "Sq", dtype=fd.f32),
     cu_seqlens_q: fd.In("B + 1", dtype=fd.i32),
     cu_seqlens_kv: fd.In("B + 1", dtype=fd.i32),
     kv_num_blocks: fd.In("B", "N", "cdiv(Sq, block_q)", dtype=fd.i32),
@@ -80,6 +81,8 @@ def flash_attention(
         if spec.return_lse:
             out_lse = lse_block(spec, lse, b, h, rows)
         finish(block_of(spec, o, b, h, rows, Dv), out_lse, o.dtype, m, l, acc)
+        if spec.return_max_scores:  # m: -inf where the row saw no key
+            fd.store(lse_block(spec, max_scores, b, h, rows), m)
 
 
 def finish(o_block: Any, lse_block: Any, dtype: Any, m: Any, l: Any, acc: Any) -> None:
@@ -191,8 +194,9 @@ def kv_step(
     cols = fd.ds(
         t.kv0 + j * block_kv, block_kv, t.kv0 + t.kv_len if spec.varlen else None
     )
-    kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)
-    vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)
+    kb = 0 if spec.shared_kv else t.b  # shared_kv: one KV batch for every b
+    kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+    vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, masked)
 

@@ -62,7 +62,10 @@ def flash_attention_backward(
     block_q: int = 64,
     block_kv: int = 64,
 ):
-    for b, hk, j in fd.grid(B, Nkv, fd.cdiv(Skv, block_kv)):
+    batches = B
+    if spec.shared_kv:
+        batches = 1  # k and v have batch 1 (the loop below covers q's batches)
+    for b, hk, j in fd.grid(batches, Nkv, fd.cdiv(Skv, block_kv)):
         q0, q_len, kv0, kv_len = 0, Sq, 0, Skv
         if spec.varlen:
             q0 = fd.load_scalar(cu_seqlens_q[b])
@@ -85,19 +88,36 @@ def flash_attention_backward(
         dk_acc = fd.zeros((block_kv, D), fd.f32)
         dv_acc = fd.zeros((block_kv, D), fd.f32)
         lo, hi = q_blocks(spec, j, q_len, kv_len, block_q, block_kv)
-        for g in range(N // Nkv):
-            h = hk * (N // Nkv) + g
-            if spec.block_sparse:
-                # the forward's block mask transposed: Q blocks per KV block
-                for ip in range(fd.load_scalar(q_num_blocks[b, h, j])):
-                    i = fd.load_scalar(q_indices[b, h, j, ip])
-                    dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-                for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
-                    i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
-                    dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
-            else:
-                for i in range(lo, hi):
-                    dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
+        if spec.shared_kv:  # the one KV batch: dK, dV sum over every query batch
+            for bq in range(B):
+                w = with_inputs(w, b=bq)
+                for g_s in range(N // Nkv):
+                    h = hk * (N // Nkv) + g_s
+                    if spec.block_sparse:
+                        # the forward's block mask transposed: Q blocks per KV block
+                        for ip in range(fd.load_scalar(q_num_blocks[bq, h, j])):
+                            i = fd.load_scalar(q_indices[bq, h, j, ip])
+                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
+                        for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
+                            i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
+                            dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
+                    else:
+                        for i in range(lo, hi):
+                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
+        else:
+            for g in range(N // Nkv):
+                h = hk * (N // Nkv) + g
+                if spec.block_sparse:
+                    # the forward's block mask transposed: Q blocks per KV block
+                    for ip in range(fd.load_scalar(q_num_blocks[b, h, j])):
+                        i = fd.load_scalar(q_indices[b, h, j, ip])
+                        dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
+                    for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
+                        i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
+                        dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
+                else:
+                    for i in range(lo, hi):
+                        dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
         fd.store(block_of(spec, dk, b, hk, cols, D), fd.cast(dk_acc * scale, dk.dtype))
         fd.store(block_of(spec, dv, b, hk, cols, D), fd.cast(dv_acc, dv.dtype))
 

@@ -37,32 +37,68 @@ class TorchOp:
     def name(self) -> str:
         return self.spec.name
 
-    def __call__(self, *tensors: Any, **scalars: Any) -> Any:
+    def __call__(self, *tensors: Any, block_mask: Any = None, **keywords: Any) -> Any:
+        """``op(q, k, v, scale=...)``; ``block_mask=`` (what ``fd.create_block_mask``
+        returns) gives the block-mask tensors, which are otherwise computed from the
+        mods."""
         import torch
 
         from fadsl.torch.checks import check_arguments
 
-        check_arguments(self.spec, tensors, scalars)
-        return getattr(torch.ops.fadsl, self.name)(*tensors, **scalars)
+        check_arguments(self.spec, tensors, keywords)
+        if block_mask is not None:
+            keywords.update(self.block_mask_tensors(block_mask, tensors))
+        return getattr(torch.ops.fadsl, self.name)(*tensors, **keywords)
 
-    def run_cpu(self, *tensors: Any, **scalars: Any) -> Any:
+    def block_mask_tensors(self, block_mask: Any, tensors: tuple) -> dict[str, Any]:
+        """The kernel's block-mask inputs from ``block_mask``, on the inputs' device."""
+        import torch
+
+        from fadsl.torch.checks import caller
+
+        consts = {**self.kernel.const_defaults, **self.consts}
+        shape = self.block_shape(tensors)
+        made = self.kernel.block_mask_inputs(block_mask, shape, consts, caller())
+        return {n: torch.from_numpy(a).to(tensors[0].device) for n, a in made.items()}
+
+    def block_shape(self, tensors: tuple) -> dict[str, int]:
+        """The kernel's shape symbols read from its positional input tensors."""
+        from fadsl.torch.checks import caller, check_tensors
+
+        check_tensors(self.spec, tensors)
+        env = self.spec.symbols([list(t.shape) for t in tensors], caller())
+        syms = set(self.spec.kernel.shape_syms)
+        return {str(k): int(v) for k, v in env.items() if str(k) in syms}
+
+    def split(self, args: tuple, keywords: dict) -> tuple[tuple, dict[str, Any]]:
+        """(required tensors, the block-mask tensors given) of a dispatched call,
+        which passes the optional tensors positionally or by keyword."""
+        n = len(self.spec.inputs)
+        blocks = dict(zip(self.spec.derived, args[n:]))
+        blocks.update({k: v for k, v in keywords.items() if k in self.spec.derived})
+        return args[:n], {k: v for k, v in blocks.items() if v is not None}
+
+    def run_cpu(self, *args: Any, **keywords: Any) -> Any:
         from fadsl.torch.checks import check_tensors
         from fadsl.torch.convert import from_numpy, to_numpy
         from fadsl.torch.interp import interpret
 
+        tensors, blocks = self.split(args, keywords)
         check_tensors(self.spec, tensors)
         arrays = {n: to_numpy(t) for n, t in zip(self.spec.inputs, tensors)}
-        consts = {**self.consts, **given_scalars(self.spec, scalars)}
+        arrays.update({n: to_numpy(t) for n, t in blocks.items()})
+        consts = {**self.consts, **given_scalars(self.spec, keywords)}
         out = interpret(self.kernel, consts, self.dtype, arrays)
         pairs = zip(self.spec.outputs, self.spec.output_dtypes)
         result = tuple(from_numpy(out[n], dt) for n, dt in pairs)
         return result[0] if len(result) == 1 else result
 
-    def run_fake(self, *tensors: Any, **scalars: Any) -> Any:
+    def run_fake(self, *args: Any, **keywords: Any) -> Any:
         import torch
 
         from fadsl.torch.checks import check_tensors
 
+        tensors, _ = self.split(args, keywords)
         shapes = check_tensors(self.spec, tensors)
         result = tuple(
             tensors[0].new_empty(s, dtype=getattr(torch, dt))
@@ -128,7 +164,8 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
             )
         return known
     tiles = {k: v for k, v in (consts or {}).items() if k in kernel.const_defaults}
-    spec = spec_of(kernel.build(tiles, _dtype(dtype)), caller())
+    derived = tuple(getattr(kernel, "derived", ()) or ())
+    spec = spec_of(kernel.build(tiles, _dtype(dtype)), caller(), derived)
     _check_consts(spec, kernel, consts or {})
     if not _LIBRARY:
         _LIBRARY.append(torch.library.Library("fadsl", "FRAGMENT"))

@@ -17,6 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 
+NO_GRADIENT = frozenset({"max_scores"})
+"""Outputs without a gradient (FlexAttention's max_scores): autograd marks them."""
+
+
 def attach(fwd: Any, bwd: Any) -> None:
     """Check that ``bwd`` reads only what ``fwd`` has, then make it ``fwd``'s backward."""
     ins, outs = fwd.spec.inputs, fwd.spec.outputs
@@ -51,7 +55,11 @@ def register(fwd: Any, lib: Any) -> None:
     ) -> None:
         result = output if isinstance(output, tuple) else (output,)
         ctx.save_for_backward(*inputs[: len(ins)], *result)
+        fixed = [t for n, t in zip(outs, result) if n in NO_GRADIENT]
+        if fixed:
+            ctx.mark_non_differentiable(*fixed)
         ctx.scalars = dict(keyword_only_inputs or {})
+        ctx.blocks = dict(zip(fwd.spec.derived, inputs[len(ins) :]))
 
     def backward(ctx: Any, *grads: Any) -> tuple:
         bwd = fwd.backward
@@ -63,14 +71,33 @@ def register(fwd: Any, lib: Any) -> None:
         for name, g in zip(outs, grads):
             have["d" + name] = g if g is not None else torch.zeros_like(have[name])
         scalars = {n: ctx.scalars.get(n) for n in bwd.spec.scalars}
-        result = bwd(*(have[n].contiguous() for n in bwd.spec.inputs), **scalars)
+        blocks = backward_blocks(fwd, bwd, ctx.blocks, have)
+        result = bwd(
+            *(have[n].contiguous() for n in bwd.spec.inputs), **scalars, **blocks
+        )
         result = result if isinstance(result, tuple) else (result,)
         by_name = dict(zip(bwd.spec.outputs, result))
-        return tuple(by_name.get("d" + n) for n in ins)
+        grads_in = tuple(by_name.get("d" + n) for n in ins)
+        return grads_in + (None,) * len(fwd.spec.derived)
 
     torch.library.register_autograd(
         f"fadsl::{fwd.name}", backward, setup_context=setup_context, lib=lib
     )
+
+
+def backward_blocks(
+    fwd: Any, bwd: Any, blocks: dict[str, Any], have: dict[str, Any]
+) -> dict[str, Any]:
+    """The backward's block mask (Q blocks per KV block) transposed from the block
+    mask the forward was given; {} when it was not given (the backward kernel then
+    computes it from the mods)."""
+    if not bwd.spec.derived or not blocks or any(v is None for v in blocks.values()):
+        return {}
+    from fadsl.torch.blocks import transposed_lists
+
+    shape = fwd.block_shape(tuple(have[n] for n in fwd.spec.inputs))
+    consts = {**fwd.kernel.const_defaults, **fwd.consts}
+    return transposed_lists(blocks, int(consts["block_q"]), shape["Sq"])
 
 
 def _no_backward(fwd: Any) -> None:

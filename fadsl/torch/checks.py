@@ -60,6 +60,8 @@ def check_arguments(spec: Spec, tensors: Sequence[Any], scalars: Mapping) -> Non
                 hint=f"pass a tensor (torch.from_numpy(...) or torch.as_tensor(...))",
             )
     for name, value in scalars.items():
+        if name in spec.derived:  # a block-mask tensor: torch checks its type
+            continue
         if name not in spec.scalars:
             known = ", ".join(f"{s}=" for s in spec.scalars) or "none"
             raise UsageError(

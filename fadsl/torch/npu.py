@@ -32,11 +32,12 @@ def register_npu(op: Any, lib: Any) -> None:
     lib.impl(op.name, lambda *t, **s: run_aclnn(op, t, s), "PrivateUse1")
 
 
-def run_aclnn(op: Any, tensors: tuple, scalars: dict) -> Any:
+def run_aclnn(op: Any, args: tuple, scalars: dict) -> Any:
     """UNVERIFIED: aclnn<Op>GetWorkspaceSize, then aclnn<Op> on torch_npu's stream."""
     import torch
     import torch_npu
 
+    tensors, blocks = op.split(args, scalars)
     api = ctypes.CDLL(os.environ.get("FADSL_OPAPI_LIB", "libcust_opapi.so"))
     base = ctypes.CDLL("libnnopbase.so")
     base.aclCreateTensor.restype = ctypes.c_void_p
@@ -46,7 +47,7 @@ def run_aclnn(op: Any, tensors: tuple, scalars: dict) -> Any:
         torch.empty(s, dtype=getattr(torch, dt), device=tensors[0].device)
         for s, dt in zip(shapes, op.spec.output_dtypes)
     ]
-    ins = [t.contiguous() for t in tensors]
+    ins = [t.contiguous() for t in _all_inputs(op, tensors, blocks)]
     made = [_acl_tensor(base, t) for t in ins + outs]
     values = [_scalar(op, n, scalars.get(n), tensors) for n in op.spec.scalars]
     size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
@@ -72,6 +73,25 @@ def run_aclnn(op: Any, tensors: tuple, scalars: dict) -> Any:
     for t in made:
         base.aclDestroyTensor(ctypes.c_void_p(t))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _all_inputs(op: Any, tensors: tuple, blocks: dict) -> list:
+    """Every input in the kernel's order: the block-mask tensors given, or computed
+    on the host from the mods and copied to the inputs' device."""
+    import torch
+
+    from fadsl.torch.convert import to_numpy
+
+    have = dict(zip(op.spec.inputs, tensors))
+    have.update(blocks)
+    missing = [n for n in op.spec.derived if n not in have]
+    if missing:
+        consts = {**op.kernel.const_defaults, **op.consts}
+        arrays = {n: to_numpy(t) for n, t in zip(op.spec.inputs, tensors)}
+        made = op.kernel.derived_inputs(op.block_shape(tensors), consts, arrays)
+        device = tensors[0].device
+        have.update({n: torch.from_numpy(made[n]).to(device) for n in missing})
+    return [have[n] for n in op.spec.all_inputs]
 
 
 def _acl_tensor(base: Any, t: Any) -> int:

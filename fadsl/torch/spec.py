@@ -32,11 +32,17 @@ class Spec:
     scalars: tuple[str, ...]
     int_scalars: frozenset[str]
     kernel: ir.Kernel
+    derived: tuple[str, ...] = ()
+    """Inputs the CPU implementation computes when not given (an attention block
+    mask): optional tensors after the required ones, passed by keyword."""
 
     @property
     def schema(self) -> str:
-        """``name(Tensor q, ..., *, float? scale=None) -> Tensor`` (or a tuple)."""
+        """``name(Tensor q, ..., Tensor? kv_num_blocks=None, ..., *, float?
+        scale=None) -> Tensor`` (or a tuple). The optional tensors are not
+        keyword-only: torch.library's autograd refuses keyword-only tensors."""
         args = [f"Tensor {n}" for n in self.inputs]
+        args += [f"Tensor? {n}=None" for n in self.derived]
         if self.scalars:
             kinds = ["int" if s in self.int_scalars else "float" for s in self.scalars]
             args += ["*"] + [f"{k}? {s}=None" for k, s in zip(kinds, self.scalars)]
@@ -44,11 +50,32 @@ class Spec:
         ret = outs if len(self.outputs) == 1 else f"({outs})"
         return f"{self.name}({', '.join(args)}) -> {ret}"
 
+    @property
+    def all_inputs(self) -> tuple[str, ...]:
+        """Every input tensor, in the kernel's parameter order (the aclnn call's)."""
+        return tuple(
+            p.name
+            for p in self.kernel.params
+            if p.name in self.inputs or p.name in self.derived
+        )
+
     def output_shapes(
         self, shapes: Sequence[Sequence[int]], loc: Loc | None = None
     ) -> list[list[int]]:
         """The outputs' shapes for inputs of ``shapes`` (as the interpreter makes them);
         a UsageError at ``loc`` (default: the kernel) if the kernel cannot read them."""
+        from fadsl.ir.expr import evaluate
+
+        env = self.symbols(shapes, loc)
+        return [
+            [int(evaluate(d, env)) for d in self._param(n).type.shape]
+            for n in self.outputs
+        ]
+
+    def symbols(
+        self, shapes: Sequence[Sequence[int]], loc: Loc | None = None
+    ) -> dict[Any, int]:
+        """The shape symbols (sympy) and constants read from the inputs' shapes."""
         from fadsl.ir.dims import solve
         from fadsl.ir.expr import evaluate, isym
 
@@ -76,10 +103,7 @@ class Spec:
                 code="torch_input_shape",
             )
         env.update({n: v for n, v in k.consts})
-        return [
-            [int(evaluate(d, env)) for d in self._param(n).type.shape]
-            for n in self.outputs
-        ]
+        return env
 
     def _param(self, name: str) -> ir.Param:
         return next(p for p in self.kernel.params if p.name == name)
@@ -93,9 +117,12 @@ def _declared(kernel: ir.Kernel, names: Sequence[str]) -> list[str]:
     return [f"{n}{shape_text(params[n].type.shape)}" for n in names]
 
 
-def spec_of(kernel: ir.Kernel, loc: Loc | None = None) -> Spec:
+def spec_of(
+    kernel: ir.Kernel, loc: Loc | None = None, derived: Sequence[str] = ()
+) -> Spec:
     """The kernel as an operator; a UsageError at ``loc`` if PyTorch cannot hold one
-    of its tensors (fp8: numpy has no such dtype for the interpreter)."""
+    of its tensors (fp8: numpy has no such dtype for the interpreter). ``derived``
+    inputs become optional keyword tensors."""
     ins = [
         p
         for p in kernel.params
@@ -121,15 +148,17 @@ def spec_of(kernel: ir.Kernel, loc: Loc | None = None) -> Spec:
         for p in scalars
         if isinstance(p.type, ScalarType) and not p.type.dtype.is_float
     )
+    positional = [p for p in ins if p.name not in derived]
     return Spec(
         kernel.name,
-        tuple(p.name for p in ins),
-        tuple(TORCH_DTYPE[p.type.dtype] for p in ins),
+        tuple(p.name for p in positional),
+        tuple(TORCH_DTYPE[p.type.dtype] for p in positional),
         tuple(p.name for p in outs),
         tuple(TORCH_DTYPE[p.type.dtype] for p in outs),
         tuple(p.name for p in scalars),
         ints,
         kernel,
+        tuple(p.name for p in ins if p.name in derived),
     )
 
 

@@ -1434,3 +1434,53 @@ CATALOGUE += (
         ("compile", "attn.py", "--configs", "dtype=fp16;dtype", "-o", "out"),
     ),
 )
+
+
+BLOCK_MASK_CALL = """\
+import numpy as np
+
+import fadsl as fd
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+kernel = fd.attention(name="causal_mod", mask_mod=causal)
+q = np.zeros((1, 2, {sq}, 64), np.float16)
+{call}
+"""
+"""A golden test's BlockMask given to a kernel whose block sizes are 128 x 128."""
+
+CATALOGUE += (
+    Mistake(
+        "block_mask_block_size",
+        "A BlockMask made for other block sizes than the kernel's",
+        "Make the BlockMask with the kernel's `block_q` and `block_kv` "
+        "(`fd.create_block_mask(..., block_q=128, block_kv=128)`), or run the kernel "
+        "with the BlockMask's (`consts=dict(block_q=64, block_kv=64)`, `--set`); "
+        "`fd.attention(..., block_mask=bm)` takes its block sizes from the BlockMask.",
+        (),
+        script=BLOCK_MASK_CALL.format(
+            sq=256,
+            call="bm = fd.create_block_mask(causal, None, None, 256, 256, block_q=64, "
+            "block_kv=64)\nout = fd.interpret(kernel, block_mask=bm, q=q, k=q, v=q)",
+        ),
+    ),
+    Mistake(
+        "block_mask_unfit",
+        "A block mask that does not fit the kernel",
+        "Make the BlockMask for the shape of the call: its Sq and Skv are the "
+        "sequence lengths of q and k; B and H are the batch and the query heads, or "
+        "None for one mask shared by every batch or head. The same code refuses a "
+        "block mask given to a kernel without a mask_mod, and lists (a BlockMask's "
+        "or `kv_indices.bin` files) that skip a block the kernel's masks keep or call "
+        "a block full that they cut: make it from the kernel's own masks.",
+        (),
+        script=BLOCK_MASK_CALL.format(
+            sq=200,
+            call="bm = fd.create_block_mask(causal, None, None, 256, 256)\n"
+            "out = fd.interpret(kernel, block_mask=bm, q=q, k=q, v=q)",
+        ),
+    ),
+)

@@ -242,7 +242,7 @@ public:
                 }
                 // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -331,7 +331,7 @@ public:
                     }
                     // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                    // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -405,7 +405,7 @@ public:
                 }
                 // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -456,11 +456,11 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:255)
     AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:256)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:223)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:227)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:223)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:213)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:213)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:227)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:217)
     AscendC::GlobalTensor<half> qGm;                    // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;              // in `k_cache` f16[Pages, 128, Nkv, D]
     AscendC::GlobalTensor<half> v_cacheGm;              // in `v_cache` f16[Pages, 128, Nkv, Dv]
@@ -549,7 +549,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
                 AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:213  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -558,11 +558,11 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (-tiling_.Sq + seqlensKvS + y)) {
-                    // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -575,11 +575,11 @@ public:
                         }
                     }
                 }
-                // flash.py:215  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= seqlensKvS) {
-                    // flash.py:247  ok = kv_idx < t.kv_len
+                    // flash.py:251  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -592,7 +592,7 @@ public:
                         }
                     }
                 }
-                // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t5 = tmp0Buf.Get<float>();
                 {
@@ -602,7 +602,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 AscendC::Max(t6, m, t5, ROWS);
-                // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp1Buf.Get<float>();
                 {
@@ -616,7 +616,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t8, mask, dup, t6, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:218  p = fd.exp(s - m_safe[:, None])
+                // flash.py:222  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = t42.ReinterpretCast<float>();
                 {
@@ -626,7 +626,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t9.ReinterpretCast<float>();
                 AscendC::Exp(t10, t9, ROWS * BLOCK_KV);
-                // flash.py:219  alpha = fd.exp(m - m_safe)
+                // flash.py:223  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -635,7 +635,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Muls(t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t12,
                               1.0f, ROWS);  // kept for the update one iteration late
-                // flash.py:220  l = l * alpha + fd.row_sum(p)
+                // flash.py:224  l = l * alpha + fd.row_sum(p)
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
@@ -646,7 +646,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
-                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
@@ -660,7 +660,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t12Prev =
                         t12PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -695,7 +695,7 @@ public:
                                                 BLOCK_KV)) -
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
@@ -729,7 +729,7 @@ public:
                 AscendC::Add(acc2, dot1, t16, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
-            // flash.py:87  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // flash.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
             {
@@ -743,7 +743,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t19, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:88  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+            // flash.py:91  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
             {
@@ -797,11 +797,11 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:257)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:257)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:217)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:217)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:223)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:219)
+        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:217)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:221)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:221)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:227)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:223)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;                  // in `k_cache` f16[Pages, 128, Nkv, D]
     AscendC::GlobalTensor<half> v_cacheGm;                  // in `v_cache` f16[Pages, 128, Nkv, Dv]
