@@ -249,18 +249,26 @@ class KernelModel:
         sched.run(self.before, self.after, 0.0)
         return sched
 
+    def makespan(self, timer: Timer, trips: int) -> float:
+        """The makespan of ``schedule(timer, trips)``, without keeping its events."""
+        sched = Scheduler(
+            self.loop, timer, self.order, self.kv_schedule, trips, record=False
+        )
+        sched.run(self.before, self.after, 0.0)
+        return sched.makespan
+
     def task_seconds(self, timer: Timer, trips: int) -> float:
         """The makespan of one task's schedule (without the task overhead)."""
         if trips <= PROBE + 2:
-            return _makespan(self.schedule(timer, trips))
+            return self.makespan(timer, trips)
         if timer.probe is None:  # shared by every long trip count at this point
             timer.probe = tuple(
-                _makespan(self.schedule(timer, n)) for n in range(PROBE, PROBE + 3)
+                self.makespan(timer, n) for n in range(PROBE, PROBE + 3)
             )
         a, b, c = timer.probe
         if abs((c - b) - (b - a)) <= 1e-12 * c:
             return c + (trips - PROBE - 2) * (c - b)
-        return _makespan(self.schedule(timer, trips))
+        return self.makespan(timer, trips)
 
     # -- the kernel ------------------------------------------------------------
 
@@ -399,10 +407,6 @@ class KernelModel:
 
 def _syms(e: Any) -> set[Any]:
     return set(getattr(e, "free_symbols", ()))
-
-
-def _makespan(sched: Scheduler) -> float:
-    return max((e.end for e in sched.events), default=0.0)
 
 
 def _last(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:

@@ -1,0 +1,50 @@
+"""The cost model's makespans (``KernelModel.makespan``: the scheduler without its
+events, what ``estimate`` and ``fadsl tune`` run) are the full schedule's
+(``KernelModel.schedule``: every Event, what ``fadsl timeline`` draws), exactly, at
+configurations that exercise each rule: one and two stages, a causal grid point, row
+chunks (block_kv = 512 on 910B), a coupled chip, short and long trip counts."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from fadsl import target as targets
+from fadsl.driver.source import load_source, select
+from fadsl.perf.kernel import KernelModel
+
+SHAPE = dict(B=1, N=2, Sq=1024, Skv=2048, D=128)
+
+CASES = [
+    ("ascend910b1", 2, False, 128, 128),
+    ("ascend910b1", 1, False, 128, 128),
+    ("ascend910b1", 2, True, 128, 256),
+    ("ascend910b1", 2, False, 128, 512),
+    ("ascend910b1", 1, True, 256, 512),
+    ("ascend910a", 2, False, 128, 128),
+    ("ascend310p3", 1, True, 64, 128),
+]
+"""(chip, stages, causal, block_q, block_kv)."""
+
+
+@lru_cache(maxsize=None)
+def _model(tname: str, stages: int, causal: bool) -> KernelModel:
+    kdef = select(load_source("examples/fa2.py"), "fa2")
+    return KernelModel(
+        kdef.build({"stages": stages, "causal": causal}), targets.get(tname)
+    )
+
+
+@pytest.mark.parametrize("tname, stages, causal, bq, bkv", CASES)
+def test_makespans_without_events_are_the_full_schedules(
+    tname: str, stages: int, causal: bool, bq: int, bkv: int
+) -> None:
+    env = {**SHAPE, "block_q": bq, "block_kv": bkv, "stages": stages, "scale": 0.088}
+    model = _model(tname, stages, causal).at(env)  # the planner's row chunks, L0
+    scaled = model.scaled(env)
+    timer = model.timer(scaled)
+    for trips in (1, 2, 3, 5, 7, 12):
+        full = model.schedule(timer, trips).events
+        assert len(full) > trips
+        assert model.makespan(timer, trips) == max(e.end for e in full), trips
