@@ -13,6 +13,7 @@ import pytest
 from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.perf.kernel import KernelModel
+from fadsl.perf.timeline_schedule import Scheduler, makespans
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=2048, D=128)
 
@@ -48,3 +49,24 @@ def test_makespans_without_events_are_the_full_schedules(
         full = model.schedule(timer, trips).events
         assert len(full) > trips
         assert model.makespan(timer, trips) == max(e.end for e in full), trips
+
+
+@pytest.mark.parametrize("tname, stages, causal, bq, bkv", CASES)
+def test_one_forked_schedule_gives_each_trip_counts_makespan(
+    tname: str, stages: int, causal: bool, bq: int, bkv: int
+) -> None:
+    """``makespans`` (the cost model's probes of a periodic schedule) runs the longest
+    loop once and forks it for the shorter ones: each is the makespan of its own
+    run, from every fork point (the shortest loops cannot fork: left out)."""
+    env = {**SHAPE, "block_q": bq, "block_kv": bkv, "stages": stages, "scale": 0.088}
+    model = _model(tname, stages, causal).at(env)
+    timer = model.timer(model.scaled(env))
+    counts = tuple(range(1, 10))
+    sched = Scheduler(
+        model.loop, timer, model.order, model.kv_schedule, 9, record=False
+    )
+    got = makespans(sched, model.before, model.after, counts)
+    ahead = model.order.lead + model.kv_schedule.stages - 1
+    assert sorted(got) == [n for n in counts if n >= ahead]
+    for n, span in got.items():
+        assert span == model.makespan(timer, n), n

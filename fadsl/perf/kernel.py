@@ -49,7 +49,13 @@ from fadsl.plan.l0_split import from_keys
 from fadsl.perf.unvalued import refuse_unvalued
 from fadsl.plan.task_order import task_order
 from fadsl.target import Target
-from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
+from fadsl.perf.timeline_schedule import (
+    Scheduler,
+    Step,
+    Timer,
+    makespans,
+    program_order,
+)
 from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
@@ -257,14 +263,23 @@ class KernelModel:
         sched.run(self.before, self.after, 0.0)
         return sched.makespan
 
+    def probe(self, timer: Timer) -> tuple[float, float, float]:
+        """The makespans of PROBE, PROBE + 1 and PROBE + 2 trips, from one schedule
+        forked (``timeline_schedule.makespans``)."""
+        counts = (PROBE, PROBE + 1, PROBE + 2)
+        sched = Scheduler(
+            self.loop, timer, self.order, self.kv_schedule, counts[-1], record=False
+        )
+        got = makespans(sched, self.before, self.after, counts)
+        a, b, c = (got[n] if n in got else self.makespan(timer, n) for n in counts)
+        return a, b, c
+
     def task_seconds(self, timer: Timer, trips: int) -> float:
         """The makespan of one task's schedule (without the task overhead)."""
         if trips <= PROBE + 2:
             return self.makespan(timer, trips)
         if timer.probe is None:  # shared by every long trip count at this point
-            timer.probe = tuple(
-                self.makespan(timer, n) for n in range(PROBE, PROBE + 3)
-            )
+            timer.probe = self.probe(timer)
         a, b, c = timer.probe
         if abs((c - b) - (b - a)) <= 1e-12 * c:
             return c + (trips - PROBE - 2) * (c - b)

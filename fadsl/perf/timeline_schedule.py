@@ -206,6 +206,13 @@ class Scheduler:
         self._bases: dict[str, str] = {}
 
     def run(self, before: list[Step], after: list[Step], start: float) -> None:
+        self.begin(before, start)
+        for j in range(self.trips):
+            self.iteration(j)
+        self.finish(after)
+
+    def begin(self, before: list[Step], start: float) -> None:
+        """The task's code before the loop and the loop's prologue."""
         self.lane_free = dict.fromkeys(LANES, start)
         self.flag = self.timer.engines.flag_s
         for s in before:
@@ -216,18 +223,42 @@ class Scheduler:
             self._place_all(order.a_loads + order.loads, j)
         for j in range(min(lead, self.trips)):  # the cube's prologue of stage A
             self._stage_a(j, ahead)
-        for j in range(self.trips):
-            if lead and j + lead < self.trips:
-                self._stage_a(j + lead, ahead)
-            if j + ahead < self.trips:
-                self._place_all(order.loads, j + ahead)
-            self._place_all(order.now, j)
-            if order.deferred and j >= 1:
-                self._place_all(order.deferred, j - 1)
-        if order.deferred and self.trips:
-            self._place_all(order.deferred, self.trips - 1)
+
+    def iteration(self, j: int) -> None:
+        """What the programs issue in KV iteration ``j``."""
+        order = self.order
+        ahead, lead = self.plan.stages - 1, order.lead
+        if lead and j + lead < self.trips:
+            self._stage_a(j + lead, ahead)
+        if j + ahead < self.trips:
+            self._place_all(order.loads, j + ahead)
+        self._place_all(order.now, j)
+        if order.deferred and j >= 1:
+            self._place_all(order.deferred, j - 1)
+
+    def finish(self, after: list[Step]) -> None:
+        """The last iteration's deferred steps and the task's code after the loop."""
+        if self.order.deferred and self.trips:
+            self._place_all(self.order.deferred, self.trips - 1)
         for s in after:
             self._place(s, None)
+
+    def fork(self, trips: int) -> Scheduler:
+        """A copy of this schedule so far that goes on as a loop of ``trips``
+        iterations (``makespans``)."""
+        other = dataclasses.replace(
+            self,
+            trips=trips,
+            events=list(self.events),
+            dots=list(self.dots),
+            where=dict(self.where),
+            readers={k: list(v) for k, v in self.readers.items()},
+            lane_free=dict(self.lane_free),
+            ends=dict(self.ends),
+            end_of=list(self.end_of),
+        )
+        other.flag = self.flag
+        return other
 
     def _stage_a(self, j: int, ahead: int) -> None:
         """Stage A of iteration ``j``, after the loads it prefetches for j + ahead."""
@@ -373,6 +404,34 @@ class Scheduler:
         if k is not None and j is None and self.trips:
             return self.where.get((self.loop.yields[k].name, self.trips - 1))
         return None
+
+
+def makespans(
+    sched: Scheduler, before: list[Step], after: list[Step], counts: tuple[int, ...]
+) -> dict[int, float]:
+    """The makespan of the schedule of each of ``counts`` trips (``sched`` a scheduler
+    of the most), as separate runs give them, from one run forked: the loop issues the
+    same steps in iteration j of a loop of n trips as of any longer one while j + lead
+    + stages - 1 < n (the steps issued ahead of their iteration stop at the loop's
+    end), so a loop of n trips is the longer one forked before iteration n - lead -
+    stages + 1 (tests/test_makespan_fast.py)."""
+    ahead = sched.order.lead + sched.plan.stages - 1
+    forks = {n - ahead: n for n in counts if ahead <= n < sched.trips}
+    out: dict[int, float] = {}
+    sched.begin(before, 0.0)
+    for j in range(sched.trips + 1):
+        n = forks.get(j)
+        if n is not None:
+            other = sched.fork(n)
+            for k in range(j, n):
+                other.iteration(k)
+            other.finish(after)
+            out[n] = other.makespan
+        if j < sched.trips:
+            sched.iteration(j)
+    sched.finish(after)
+    out[sched.trips] = sched.makespan
+    return out
 
 
 CUBE_LANES = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")
