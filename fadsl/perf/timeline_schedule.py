@@ -178,7 +178,8 @@ class Scheduler:
     dots: list[tuple[int, tuple[str, int | None]]] = field(default_factory=list)
     """CUBE events in issue order: (event index, key of the result)."""
     where: dict[tuple[str, int | None], int] = field(default_factory=dict)
-    readers: dict[tuple[str, int | None], list[int]] = field(default_factory=dict)
+    read_end: dict[tuple[str, int | None], float] = field(default_factory=dict)
+    """Per value (by key), the latest end of the steps placed so far that read it."""
     lane_free: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(LANES, 0.0)
     )
@@ -252,7 +253,7 @@ class Scheduler:
             events=list(self.events),
             dots=list(self.dots),
             where=dict(self.where),
-            readers={k: list(v) for k, v in self.readers.items()},
+            read_end=dict(self.read_end),
             lane_free=dict(self.lane_free),
             ends=dict(self.ends),
             end_of=list(self.end_of),
@@ -303,8 +304,11 @@ class Scheduler:
             self.dots.append((idx, self._key(step.defs[0], j)))
         for d in step.defs:
             self.where[(d, j)] = idx
+        read_end = self.read_end
         for name in step.uses:
-            self.readers.setdefault(self._key(name, j), []).append(idx)
+            key = self._key(name, j)
+            if end > read_end.get(key, -1.0):
+                read_end[key] = end
 
     def _event(
         self,
@@ -331,9 +335,9 @@ class Scheduler:
         if step.kind == "ws_read" and step.lane == "AIV MTE2":
             self._staging_limit(step, j, limits)
         if step.kind in ("load", "ws_write") and j - depth >= 0:
-            users = self.readers.get((step.defs[0], j - depth))
-            if users:
-                limits["buffer"] = max(self.end_of[u] for u in users)
+            read = self.read_end.get((step.defs[0], j - depth))
+            if read is not None:
+                limits["buffer"] = read
         if step.kind == "load" and self.plan.stages == 1 and j > 0:
             limits["iteration"] = self.ends[j - 1]
         if step.kind in ("mte1", "dot"):
@@ -344,9 +348,8 @@ class Scheduler:
         queue (``plan/vector_queues.py``), so a result is read into UB only after
         the vector steps reading the one staged before it ended."""
         if self.staged is not None:
-            users = self.readers.get(self.staged)
-            if users:
-                end = max(self.end_of[u] for u in users)
+            end = self.read_end.get(self.staged)
+            if end is not None:
                 limits["buffer"] = max(limits.get("buffer", 0.0), end)
         self.staged = self._key(step.defs[0], j)
 
@@ -360,9 +363,8 @@ class Scheduler:
                 limits.get("buffer", 0.0), self.end_of[self.dots[-b][0]]
             )
         if step.kind == "dot" and len(self.dots) >= b:
-            users = self.readers.get(self.dots[-b][1])
-            if users:
-                drained = max(self.end_of[u] for u in users)
+            drained = self.read_end.get(self.dots[-b][1])
+            if drained is not None:
                 limits["buffer"] = max(limits.get("buffer", 0.0), drained)
 
     def _key(self, name: str, j: int | None) -> tuple[str, int | None]:
