@@ -1,5 +1,5 @@
-"""The cost model's makespans (``KernelModel.makespan``: the scheduler without its
-events, what ``estimate`` and ``fadsl tune`` run) are the full schedule's
+"""The cost model's makespans (``KernelModel.makespan``: ``perf/timeline_fast.py``, the
+scheduler without its events, what ``estimate`` and ``fadsl tune`` run) are the full schedule's
 (``KernelModel.schedule``: every Event, what ``fadsl timeline`` draws), exactly, at
 configurations that exercise each rule: one and two stages, a causal grid point, row
 chunks (block_kv = 512 on 910B), a coupled chip, short and long trip counts."""
@@ -13,7 +13,8 @@ import pytest
 from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.perf.kernel import KernelModel
-from fadsl.perf.timeline_schedule import Scheduler, makespans
+from fadsl.perf.timeline_fast import FastScheduler
+from fadsl.perf.timeline_schedule import makespans, resume
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=2048, D=128)
 
@@ -62,11 +63,28 @@ def test_one_forked_schedule_gives_each_trip_counts_makespan(
     model = _model(tname, stages, causal).at(env)
     timer = model.timer(model.scaled(env))
     counts = tuple(range(1, 10))
-    sched = Scheduler(
-        model.loop, timer, model.order, model.kv_schedule, 9, record=False
-    )
+    sched = FastScheduler(model.loop, timer, model.order, model.kv_schedule, 9)
     got = makespans(sched, model.before, model.after, counts)
     ahead = model.order.lead + model.kv_schedule.stages - 1
     assert sorted(got) == [n for n in counts if n >= ahead]
     for n, span in got.items():
-        assert span == model.makespan(timer, n), n
+        assert span == max(e.end for e in model.schedule(timer, n).events), n
+
+
+@pytest.mark.parametrize("tname, stages, causal, bq, bkv", CASES)
+def test_a_probed_schedule_goes_on_to_its_own_makespan(
+    tname: str, stages: int, causal: bool, bq: int, bkv: int
+) -> None:
+    """The cost model probes a long loop by forks of its own schedule and, when the
+    probes show no constant period, resumes that schedule: the probes and the end are
+    those of separate runs."""
+    env = {**SHAPE, "block_q": bq, "block_kv": bkv, "stages": stages, "scale": 0.088}
+    model = _model(tname, stages, causal).at(env)
+    timer = model.timer(model.scaled(env))
+    sched = FastScheduler(model.loop, timer, model.order, model.kv_schedule, 11)
+    probes = makespans(sched, model.before, model.after, (4, 5, 6), finish=False)
+    assert sched.placed < 11
+    for n, span in probes.items():
+        assert span == max(e.end for e in model.schedule(timer, n).events), n
+    full = max(e.end for e in model.schedule(timer, 11).events)
+    assert resume(sched, model.after) == full

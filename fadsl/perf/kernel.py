@@ -55,8 +55,10 @@ from fadsl.perf.timeline_schedule import (
     Timer,
     makespans,
     program_order,
+    resume,
 )
 from fadsl.perf.atomic_phases import atomic_phases
+from fadsl.perf.timeline_fast import FastScheduler
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
@@ -257,32 +259,29 @@ class KernelModel:
 
     def makespan(self, timer: Timer, trips: int) -> float:
         """The makespan of ``schedule(timer, trips)``, without keeping its events."""
-        sched = Scheduler(
-            self.loop, timer, self.order, self.kv_schedule, trips, record=False
-        )
+        sched = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
         sched.run(self.before, self.after, 0.0)
         return sched.makespan
-
-    def probe(self, timer: Timer) -> tuple[float, float, float]:
-        """The makespans of PROBE, PROBE + 1 and PROBE + 2 trips, from one schedule
-        forked (``timeline_schedule.makespans``)."""
-        counts = (PROBE, PROBE + 1, PROBE + 2)
-        sched = Scheduler(
-            self.loop, timer, self.order, self.kv_schedule, counts[-1], record=False
-        )
-        got = makespans(sched, self.before, self.after, counts)
-        a, b, c = (got[n] if n in got else self.makespan(timer, n) for n in counts)
-        return a, b, c
 
     def task_seconds(self, timer: Timer, trips: int) -> float:
         """The makespan of one task's schedule (without the task overhead)."""
         if trips <= PROBE + 2:
             return self.makespan(timer, trips)
+        main = None
         if timer.probe is None:  # shared by every long trip count at this point
-            timer.probe = self.probe(timer)
+            # probed by forks of this trip count's schedule, which goes on if the
+            # probes show no constant period (timeline_schedule.makespans)
+            main = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
+            counts = (PROBE, PROBE + 1, PROBE + 2)
+            got = makespans(main, self.before, self.after, counts, finish=False)
+            timer.probe = tuple(
+                got[n] if n in got else self.makespan(timer, n) for n in counts
+            )
         a, b, c = timer.probe
         if abs((c - b) - (b - a)) <= 1e-12 * c:
             return c + (trips - PROBE - 2) * (c - b)
+        if main is not None:
+            return resume(main, self.after)
         return self.makespan(timer, trips)
 
     # -- the kernel ------------------------------------------------------------
@@ -417,7 +416,6 @@ class KernelModel:
                 elif s.kind in ("ws_write", "ws_read"):
                     l2b += n["ws_bytes"] * count
         return int(round(hbm)), int(round(l2b))
-
 
 
 def _syms(e: Any) -> set[Any]:

@@ -161,11 +161,8 @@ step); the model's own steps count the cube helpers' strips (``step_calls``)."""
 
 @dataclass
 class Scheduler:
-    """Rules 1-4 of the module docstring, applied in issue order.
-
-    ``record=False`` (``perf/kernel.py``'s makespans) keeps only each placed step's end
-    and the makespan, not its ``Event`` (what held it back, its dependencies): the
-    same rules over the same numbers, so the same times (tests/test_timeline.py)."""
+    """Rules 1-4 of the module docstring, applied in issue order (the cost model's
+    makespans: ``perf/timeline_fast.py``, the same rules without the events)."""
 
     loop: ir.For
     timer: Timer
@@ -190,12 +187,12 @@ class Scheduler:
     """The cube result last read into the vector cores' staging slot (rule 8)."""
     depths: dict[int, int] = field(default_factory=dict)
     """Per step (by id), its slots: ``Order.slots`` asked once."""
-    record: bool = True
-    """Keep every ``Event`` (False: only the ends and the makespan)."""
     end_of: list[float] = field(default_factory=list)
     """Per placed step, in placing order: its end (``events[i].end``)."""
     makespan: float = 0.0
     """The latest end of any placed step."""
+    placed: int = 0
+    """KV iterations issued so far, when ``makespans`` stopped early."""
 
     def __post_init__(self) -> None:
         self._args: dict[str, int] = {}
@@ -295,8 +292,7 @@ class Scheduler:
         end_of.append(end)
         if end > self.makespan:
             self.makespan = end
-        if self.record:
-            self._event(step, j, limits, start, end, tuple(deps))
+        self._event(step, j, limits, start, end, tuple(deps))
         lane_free[step.lane] = end
         if j is not None and end > self.ends.get(j, -1.0):
             self.ends[j] = end
@@ -409,16 +405,22 @@ class Scheduler:
 
 
 def makespans(
-    sched: Scheduler, before: list[Step], after: list[Step], counts: tuple[int, ...]
+    sched: Scheduler,
+    before: list[Step],
+    after: list[Step],
+    counts: tuple[int, ...],
+    finish: bool = True,
 ) -> dict[int, float]:
     """The makespan of the schedule of each of ``counts`` trips (``sched`` a scheduler
-    of the most), as separate runs give them, from one run forked: the loop issues the
+    of more), as separate runs give them, from one run forked: the loop issues the
     same steps in iteration j of a loop of n trips as of any longer one while j + lead
     + stages - 1 < n (the steps issued ahead of their iteration stop at the loop's
     end), so a loop of n trips is the longer one forked before iteration n - lead -
-    stages + 1 (tests/test_makespan_fast.py)."""
+    stages + 1 (tests/test_makespan_fast.py). With ``finish`` the longer one's too;
+    without, ``sched`` stops after the last fork and ``resume`` goes on with it."""
     ahead = sched.order.lead + sched.plan.stages - 1
     forks = {n - ahead: n for n in counts if ahead <= n < sched.trips}
+    top = max(forks, default=-1)
     out: dict[int, float] = {}
     sched.begin(before, 0.0)
     for j in range(sched.trips + 1):
@@ -429,11 +431,22 @@ def makespans(
                 other.iteration(k)
             other.finish(after)
             out[n] = other.makespan
+        if not finish and j >= top:
+            sched.placed = j
+            return out
         if j < sched.trips:
             sched.iteration(j)
     sched.finish(after)
     out[sched.trips] = sched.makespan
     return out
+
+
+def resume(sched: Scheduler, after: list[Step]) -> float:
+    """The makespan of a schedule ``makespans(..., finish=False)`` left unfinished."""
+    for j in range(sched.placed, sched.trips):
+        sched.iteration(j)
+    sched.finish(after)
+    return sched.makespan
 
 
 CUBE_LANES = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")
