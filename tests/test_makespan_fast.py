@@ -13,8 +13,7 @@ import pytest
 from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.perf.kernel import KernelModel
-from fadsl.perf.timeline_fast import FastScheduler
-from fadsl.perf.timeline_schedule import makespans, resume
+from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=2048, D=128)
 

@@ -53,12 +53,10 @@ from fadsl.perf.timeline_schedule import (
     Scheduler,
     Step,
     Timer,
-    makespans,
     program_order,
-    resume,
 )
 from fadsl.perf.atomic_phases import atomic_phases
-from fadsl.perf.timeline_fast import FastScheduler
+from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
@@ -270,7 +268,7 @@ class KernelModel:
         main = None
         if timer.probe is None:  # shared by every long trip count at this point
             # probed by forks of this trip count's schedule, which goes on if the
-            # probes show no constant period (timeline_schedule.makespans)
+            # probes show no constant period (timeline_fast.makespans)
             main = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
             counts = (PROBE, PROBE + 1, PROBE + 2)
             got = makespans(main, self.before, self.after, counts, finish=False)

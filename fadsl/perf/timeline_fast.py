@@ -10,10 +10,14 @@ than at every placement. It keeps no ``Event`` (what held a step back, its
 dependencies): ``fadsl timeline`` draws the full schedule. Both give the same
 makespans (``tests/test_makespan_fast.py``: every configuration there, every trip
 count 1-12).
+
+``makespans`` gives the makespans of several trip counts from one schedule forked
+(the cost model's probes of a periodic schedule), ``resume`` goes on with it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from fadsl.perf.timeline_schedule import Scheduler, Step
@@ -47,12 +51,6 @@ class FastScheduler(Scheduler):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._info: dict[int, _Info] = {}
-
-    def fork(self, trips: int) -> FastScheduler:
-        other = super().fork(trips)
-        assert isinstance(other, FastScheduler)
-        other._info = self._info  # the same steps, timer and slots
-        return other
 
     def _about(self, step: Step) -> _Info:
         kind = step.kind
@@ -148,4 +146,68 @@ class FastScheduler(Scheduler):
         return start
 
 
-__all__ = ["FastScheduler"]
+def makespans(
+    sched: Scheduler,
+    before: list[Step],
+    after: list[Step],
+    counts: tuple[int, ...],
+    finish: bool = True,
+) -> dict[int, float]:
+    """The makespan of the schedule of each of ``counts`` trips (``sched`` a scheduler
+    of more), as separate runs give them, from one run forked: the loop issues the
+    same steps in iteration j of a loop of n trips as of any longer one while j + lead
+    + stages - 1 < n (the steps issued ahead of their iteration stop at the loop's
+    end), so a loop of n trips is the longer one forked before iteration n - lead -
+    stages + 1 (tests/test_makespan_fast.py). With ``finish`` the longer one's too;
+    without, ``sched`` stops after the last fork and ``resume`` goes on with it."""
+    ahead = sched.order.lead + sched.plan.stages - 1
+    forks = {n - ahead: n for n in counts if ahead <= n < sched.trips}
+    top = max(forks, default=-1)
+    out: dict[int, float] = {}
+    sched.begin(before, 0.0)
+    for j in range(sched.trips + 1):
+        n = forks.get(j)
+        if n is not None:
+            other = fork(sched, n)
+            for k in range(j, n):
+                other.iteration(k)
+            other.finish(after)
+            out[n] = other.makespan
+        if not finish and j >= top:
+            sched.placed = j
+            return out
+        if j < sched.trips:
+            sched.iteration(j)
+    sched.finish(after)
+    out[sched.trips] = sched.makespan
+    return out
+
+
+def resume(sched: Scheduler, after: list[Step]) -> float:
+    """The makespan of a schedule ``makespans(..., finish=False)`` left unfinished."""
+    for j in range(sched.placed, sched.trips):
+        sched.iteration(j)
+    sched.finish(after)
+    return sched.makespan
+
+
+def fork(sched: Scheduler, trips: int) -> Scheduler:
+    """A copy of ``sched`` so far that goes on as a loop of ``trips`` iterations."""
+    other = dataclasses.replace(
+        sched,
+        trips=trips,
+        events=list(sched.events),
+        dots=list(sched.dots),
+        where=dict(sched.where),
+        read_end=dict(sched.read_end),
+        lane_free=dict(sched.lane_free),
+        ends=dict(sched.ends),
+        end_of=list(sched.end_of),
+    )
+    other.flag = sched.flag
+    if isinstance(sched, FastScheduler) and isinstance(other, FastScheduler):
+        other._info = sched._info  # the same steps, timer and slots
+    return other
+
+
+__all__ = ["FastScheduler", "fork", "makespans", "resume"]

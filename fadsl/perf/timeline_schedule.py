@@ -241,23 +241,6 @@ class Scheduler:
         for s in after:
             self._place(s, None)
 
-    def fork(self, trips: int) -> Scheduler:
-        """A copy of this schedule so far that goes on as a loop of ``trips``
-        iterations (``makespans``)."""
-        other = dataclasses.replace(
-            self,
-            trips=trips,
-            events=list(self.events),
-            dots=list(self.dots),
-            where=dict(self.where),
-            read_end=dict(self.read_end),
-            lane_free=dict(self.lane_free),
-            ends=dict(self.ends),
-            end_of=list(self.end_of),
-        )
-        other.flag = self.flag
-        return other
-
     def _stage_a(self, j: int, ahead: int) -> None:
         """Stage A of iteration ``j``, after the loads it prefetches for j + ahead."""
         if j + ahead < self.trips:
@@ -402,51 +385,6 @@ class Scheduler:
         if k is not None and j is None and self.trips:
             return self.where.get((self.loop.yields[k].name, self.trips - 1))
         return None
-
-
-def makespans(
-    sched: Scheduler,
-    before: list[Step],
-    after: list[Step],
-    counts: tuple[int, ...],
-    finish: bool = True,
-) -> dict[int, float]:
-    """The makespan of the schedule of each of ``counts`` trips (``sched`` a scheduler
-    of more), as separate runs give them, from one run forked: the loop issues the
-    same steps in iteration j of a loop of n trips as of any longer one while j + lead
-    + stages - 1 < n (the steps issued ahead of their iteration stop at the loop's
-    end), so a loop of n trips is the longer one forked before iteration n - lead -
-    stages + 1 (tests/test_makespan_fast.py). With ``finish`` the longer one's too;
-    without, ``sched`` stops after the last fork and ``resume`` goes on with it."""
-    ahead = sched.order.lead + sched.plan.stages - 1
-    forks = {n - ahead: n for n in counts if ahead <= n < sched.trips}
-    top = max(forks, default=-1)
-    out: dict[int, float] = {}
-    sched.begin(before, 0.0)
-    for j in range(sched.trips + 1):
-        n = forks.get(j)
-        if n is not None:
-            other = sched.fork(n)
-            for k in range(j, n):
-                other.iteration(k)
-            other.finish(after)
-            out[n] = other.makespan
-        if not finish and j >= top:
-            sched.placed = j
-            return out
-        if j < sched.trips:
-            sched.iteration(j)
-    sched.finish(after)
-    out[sched.trips] = sched.makespan
-    return out
-
-
-def resume(sched: Scheduler, after: list[Step]) -> float:
-    """The makespan of a schedule ``makespans(..., finish=False)`` left unfinished."""
-    for j in range(sched.placed, sched.trips):
-        sched.iteration(j)
-    sched.finish(after)
-    return sched.makespan
 
 
 CUBE_LANES = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")
