@@ -87,3 +87,42 @@ def test_a_probed_schedule_goes_on_to_its_own_makespan(
         assert span == max(e.end for e in model.schedule(timer, n).events), n
     full = max(e.end for e in model.schedule(timer, 11).events)
     assert resume(sched, model.after) == full
+
+
+def _period(spans: tuple[float, ...]) -> int:
+    """1 or 2: the period the probes' makespans grow with (0: neither)."""
+    steps = [b - a for a, b in zip(spans, spans[1:])]
+    tol = 1e-12 * spans[-1]
+    if abs(steps[1] - steps[0]) <= tol:
+        return 1
+    return (
+        2 if abs(steps[2] - steps[0]) <= tol and abs(steps[3] - steps[1]) <= tol else 0
+    )
+
+
+@pytest.mark.parametrize("tname, stages, causal, bq, bkv", CASES)
+def test_long_loops_extended_by_their_period_are_the_full_schedules(
+    tname: str, stages: int, causal: bool, bq: int, bkv: int
+) -> None:
+    """``task_seconds`` schedules a long loop's first iterations and extends them by
+    the period they show (one or two iterations): the full schedule's makespan up to
+    rounding, at every length; the cases include both periods (below)."""
+    env = {**SHAPE, "block_q": bq, "block_kv": bkv, "stages": stages, "scale": 0.088}
+    model = _model(tname, stages, causal).at(env)
+    timer = model.timer(model.scaled(env))
+    for trips in (7, 8, 9, 10, 21, 40):
+        full = max(e.end for e in model.schedule(timer, trips).events)
+        assert model.task_seconds(timer, trips) == pytest.approx(full, rel=1e-12)
+
+
+def test_the_cases_have_schedules_of_either_period() -> None:
+    """The extension test above covers a period of one and of two iterations."""
+    periods = set()
+    for tname, stages, causal, bq, bkv in CASES:
+        env = {**SHAPE, "block_q": bq, "block_kv": bkv, "stages": stages}
+        model = _model(tname, stages, causal).at({**env, "scale": 0.088})
+        timer = model.timer(model.scaled({**env, "scale": 0.088}))
+        model.task_seconds(timer, 40)
+        assert timer.probe is not None
+        periods.add(_period(timer.probe))
+    assert periods == {1, 2}

@@ -5,9 +5,9 @@
 
 1. works out, per load, the fraction of reads the L2 serves (``perf/l2.py``);
 2. schedules one task per distinct KV trip count with the rules of
-   ``fadsl/perf/timeline_schedule.py`` (long loops: the schedule is run until it repeats
-   itself with a constant period, then extended by that period -- exact for a periodic
-   schedule);
+   ``fadsl/perf/timeline_schedule.py`` (long loops: the first iterations are scheduled
+   until the makespan grows with a period of one or two iterations, then extended by
+   that period -- exact for a periodic schedule, up to rounding);
 3. deals the tasks to ``blockDim`` cores as the generated kernel does (round-robin in
    grid order, or longest first in a snake: ``plan/task_order.py``, the same
    expressions), each core running its tasks one after another, each task after
@@ -60,7 +60,8 @@ from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
-"""KV iterations scheduled before looking for a constant period."""
+"""KV iterations scheduled before looking for a period (of one or two iterations, in
+the makespans of PROBE .. PROBE + 4 iterations: ``_extended``)."""
 
 
 @dataclass(frozen=True)
@@ -268,16 +269,16 @@ class KernelModel:
         main = None
         if timer.probe is None:  # shared by every long trip count at this point
             # probed by forks of this trip count's schedule, which goes on if the
-            # probes show no constant period (timeline_fast.makespans)
+            # probes show no period (timeline_fast.makespans)
             main = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
-            counts = (PROBE, PROBE + 1, PROBE + 2)
+            counts = tuple(range(PROBE, PROBE + 5))
             got = makespans(main, self.before, self.after, counts, finish=False)
             timer.probe = tuple(
                 got[n] if n in got else self.makespan(timer, n) for n in counts
             )
-        a, b, c = timer.probe
-        if abs((c - b) - (b - a)) <= 1e-12 * c:
-            return c + (trips - PROBE - 2) * (c - b)
+        extended = _extended(timer.probe, trips)
+        if extended is not None:
+            return extended
         if main is not None:
             return resume(main, self.after)
         return self.makespan(timer, trips)
@@ -414,6 +415,23 @@ class KernelModel:
                 elif s.kind in ("ws_write", "ws_read"):
                     l2b += n["ws_bytes"] * count
         return int(round(hbm)), int(round(l2b))
+
+
+def _extended(spans: tuple[float, ...], trips: int) -> float | None:
+    """The makespan of ``trips`` iterations from those of PROBE .. PROBE + 4
+    (``spans``), when they grow by a constant step (a period of one iteration) or
+    by two alternating steps (a period of two iterations: the causal and several
+    plain schedules of fa2 at issue 32's shape); None when they show neither."""
+    a, b, c, d, e = spans
+    if abs((c - b) - (b - a)) <= 1e-12 * c:
+        return c + (trips - PROBE - 2) * (c - b)
+    if trips <= PROBE + 4:
+        return spans[trips - PROBE]
+    d4, d5, d6, d7 = b - a, c - b, d - c, e - d
+    if abs(d6 - d4) <= 1e-12 * e and abs(d7 - d5) <= 1e-12 * e:
+        m = trips - PROBE - 4
+        return e + (m // 2) * (d6 + d7) + (m % 2) * d6
+    return None
 
 
 def _syms(e: Any) -> set[Any]:
