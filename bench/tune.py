@@ -10,7 +10,8 @@ Target (issue 32): <= 5 s, causal <= 10 s, whole process, idle 2-core machine.
 
 ``--base DIR`` times another checkout (e.g. one of main) in the same run, alternating
 with this one round by round (timing.py: load drifts), and prints the CPU ratio and
-whether the two rank the same configurations with the same times.
+whether the two rank the same configurations in the same order, and how far apart
+their modelled times are.
 
     python3 bench/tune.py [--rounds 3] [--only plain|causal] [--base DIR]
 """
@@ -45,6 +46,15 @@ def _round(cmd: list[str], whole: Samples, cwd: str) -> tuple[str, list[Any]]:
     return line + f"; best {best[0]} {best[1] * 1e3:.3f} ms", ranked
 
 
+def _same(ours: list[Any], theirs: list[Any]) -> str:
+    """Whether two rankings name the same configurations in the same order, and how
+    far apart their modelled times are."""
+    if [v for v, _ in ours] != [v for v, _ in theirs]:
+        return "DIFFERENT ranking"
+    apart = max((abs(a - b) / b for (_, a), (_, b) in zip(ours, theirs)), default=0.0)
+    return f"same ranking, times within {apart:.1e} relative"
+
+
 def _variant(name: str, cmd: list[str], rounds: int, base: str | None) -> None:
     header(f"tune ({name}): {' '.join(cmd[2:])}, {rounds} rounds")
     whole = Samples(f"fadsl tune, {name} (whole process)")
@@ -55,7 +65,7 @@ def _variant(name: str, cmd: list[str], rounds: int, base: str | None) -> None:
         if base is None:
             continue
         text, theirs = _round(cmd, other, base)
-        same = "same ranking" if theirs == ranked else "DIFFERENT ranking"
+        same = _same(ranked, theirs)
         print(f"  round {r + 1}, base: {text}; {same}; load {os.getloadavg()[0]:.1f}")
     print("   " + whole.line())
     if base is not None:
