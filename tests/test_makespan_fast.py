@@ -14,6 +14,7 @@ from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.perf.kernel import KernelModel
 from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
+from fadsl.perf.timeline_schedule import Timer
 
 SHAPE = dict(B=1, N=2, Sq=1024, Skv=2048, D=128)
 
@@ -126,3 +127,27 @@ def test_the_cases_have_schedules_of_either_period() -> None:
         assert timer.probe is not None
         periods.add(_period(timer.probe))
     assert periods == {1, 2}
+
+
+def test_steps_the_grid_point_does_not_change_are_timed_once() -> None:
+    """A causal estimate times each trip count's tasks at a grid point of their own;
+    the steps ``_pointless`` names (seconds reused between those timers) take the same
+    seconds at every grid point, and the guarded select does not."""
+    env = {**SHAPE, "block_q": 128, "block_kv": 128, "stages": 2, "scale": 0.088}
+    model = _model("ascend910b1", 2, True).at(env)
+    scaled = model.scaled(env)
+    base = model.timer(scaled)
+    o = model.order
+    steps = [*model.before, *model.after, *o.loads, *o.a_loads, *o.cube_ahead]
+    steps += [*o.now, *o.deferred]
+    points = [{"b": 0, "h": 1, "i": i} for i in (0, 3, 7)]
+    assert set(points[0]) == set(model.grid.vars)
+    timers = [Timer(base.engines, {**scaled, **p}, base.hits) for p in points]
+    fixed = model._pointless()
+    moved = 0
+    for s in steps:
+        seconds = {t.seconds(s) for t in timers}
+        if id(s) in fixed:
+            assert len(seconds) == 1, s.name
+        moved += len(seconds) > 1
+    assert moved > 0 and len(fixed) < len(steps)

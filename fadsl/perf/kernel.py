@@ -169,6 +169,7 @@ class KernelModel:
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
+        self._pointless_ids: frozenset[int] | None = None
         names = {str(x) for s in self.body for e in s.work.values() for x in _syms(e)}
         self._pointwise = bool(names & set(grid.vars))
         self._loads = base._loads if base else l2.grid_loads(grid, self.loop)
@@ -250,6 +251,19 @@ class KernelModel:
         point = {v: int(x) for v, x in zip(self.grid.vars, idx)}
         return Timer(timer.engines, {**env, **point}, timer.hits)
 
+    def _pointless(self) -> frozenset[int]:
+        """The steps (by id) whose seconds do not depend on the task's grid point:
+        neither their work nor their calls name a grid variable."""
+        if self._pointless_ids is None:
+            grid = set(self.grid.vars)
+            o = self.order
+            steps = [*self.before, *self.after, *o.loads, *o.a_loads, *o.cube_ahead]
+            steps += [*o.now, *o.deferred]
+            self._pointless_ids = frozenset(
+                id(s) for s in steps if not _step_symbols(s) & grid
+            )
+        return self._pointless_ids
+
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""
         sched = Scheduler(self.loop, timer, self.order, self.kv_schedule, trips)
@@ -304,9 +318,14 @@ class KernelModel:
         timer = self.timer(env)
         e = timer.engines
         per_task = np.zeros(trips.shape)
+        shared: dict[int, float] = {}
         for n in np.unique(trips):
             at = self._timer_at(timer, env, extents, trips == n)
+            if at is not timer:  # the steps the grid point does not change: reused
+                at.seed(shared)
             per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
+            if at is not timer:
+                shared = at.known(self._pointless())
         engines: dict[str, float] = {}
         for s in self.body:
             engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
@@ -432,6 +451,15 @@ def _extended(spans: tuple[float, ...], trips: int) -> float | None:
         m = trips - PROBE - 4
         return e + (m // 2) * (d6 + d7) + (m % 2) * d6
     return None
+
+
+def _step_symbols(step: Step) -> set[str]:
+    """The names a step's seconds read: its work's and its calls' (``step_calls``)."""
+    out = {str(x) for e in step.work.values() for x in _syms(e)}
+    for c in step.calls:
+        for f in dataclasses.fields(c):
+            out |= {str(x) for x in _syms(getattr(c, f.name))}
+    return out
 
 
 def _syms(e: Any) -> set[Any]:

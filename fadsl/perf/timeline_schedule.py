@@ -83,6 +83,15 @@ class Timer:
         self.chunked: tuple[int, frozenset[int]] = (1, frozenset())
         """(row chunks, ids of the vector steps run once per chunk): perf/schedule.py."""
 
+    def seed(self, known: Mapping[int, float]) -> None:
+        """Take the seconds of steps (by id) another timer found, for steps whose
+        seconds are the same at both timers' points (``KernelModel._pointless``)."""
+        self._cache.update(known)
+
+    def known(self, ids: frozenset[int]) -> dict[int, float]:
+        """The seconds found so far of the steps ``ids``."""
+        return {k: v for k, v in self._cache.items() if k in ids}
+
     def numbers(self, work: Mapping[str, Expr]) -> dict[str, int]:
         nums = dict.fromkeys(WORK_KEYS, 0)
         for k, e in work.items():
