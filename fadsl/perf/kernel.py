@@ -282,14 +282,19 @@ class KernelModel:
             return self.makespan(timer, trips)
         main = None
         if timer.probe is None:  # shared by every long trip count at this point
-            # probed by forks of this trip count's schedule, which goes on if the
-            # probes show no period (timeline_fast.makespans)
-            main = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
+            # probed by forks of this trip count's schedule (of PROBE + 4 if shorter),
+            # which goes on if the probes show no period (timeline_fast.makespans)
             counts = tuple(range(PROBE, PROBE + 5))
-            got = makespans(main, self.before, self.after, counts, finish=False)
+            longest = max(trips, counts[-1])
+            main = FastScheduler(
+                self.loop, timer, self.order, self.kv_schedule, longest
+            )
+            finish = longest == counts[-1]
+            got = makespans(main, self.before, self.after, counts, finish=finish)
             timer.probe = tuple(
                 got[n] if n in got else self.makespan(timer, n) for n in counts
             )
+            main = None if finish else main
         extended = _extended(timer.probe, trips)
         if extended is not None:
             return extended
