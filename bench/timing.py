@@ -45,11 +45,17 @@ class Samples:
         )
 
 
-def timed(cmd: list[str], samples: Samples, env: dict[str, str] | None = None) -> str:
-    """Run ``cmd`` from the repository; record its wall and CPU time; return stdout."""
+def timed(
+    cmd: list[str],
+    samples: Samples,
+    env: dict[str, str] | None = None,
+    cwd: str = ROOT,
+) -> str:
+    """Run ``cmd`` from ``cwd`` (the repository; another checkout to compare with);
+    record its wall and CPU time; return stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:

@@ -5,9 +5,9 @@
 
 1. works out, per load, the fraction of reads the L2 serves (``perf/l2.py``);
 2. schedules one task per distinct KV trip count with the rules of
-   ``fadsl/perf/timeline_schedule.py`` (long loops: the schedule is run until it repeats
-   itself with a constant period, then extended by that period -- exact for a periodic
-   schedule);
+   ``fadsl/perf/timeline_schedule.py`` (long loops: the first iterations are scheduled
+   until the makespan grows with a period of one or two iterations, then extended by
+   that period -- exact for a periodic schedule, up to rounding);
 3. deals the tasks to ``blockDim`` cores as the generated kernel does (round-robin in
    grid order, or longest first in a snake: ``plan/task_order.py``, the same
    expressions), each core running its tasks one after another, each task after
@@ -49,12 +49,19 @@ from fadsl.plan.l0_split import from_keys
 from fadsl.perf.unvalued import refuse_unvalued
 from fadsl.plan.task_order import task_order
 from fadsl.target import Target
-from fadsl.perf.timeline_schedule import Scheduler, Step, Timer, program_order
+from fadsl.perf.timeline_schedule import (
+    Scheduler,
+    Step,
+    Timer,
+    program_order,
+)
 from fadsl.perf.atomic_phases import atomic_phases
+from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
-"""KV iterations scheduled before looking for a constant period."""
+"""KV iterations scheduled before looking for a period (of one or two iterations, in
+the makespans of PROBE .. PROBE + 4 iterations: ``_extended``)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,7 @@ class KernelModel:
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")
         self.order = program_order(self.body, self.loop, self.kv_schedule)
+        self._pointless_ids: frozenset[int] | None = None
         names = {str(x) for s in self.body for e in s.work.values() for x in _syms(e)}
         self._pointwise = bool(names & set(grid.vars))
         self._loads = base._loads if base else l2.grid_loads(grid, self.loop)
@@ -243,24 +251,56 @@ class KernelModel:
         point = {v: int(x) for v, x in zip(self.grid.vars, idx)}
         return at_point(timer, env, point)
 
+    def _pointless(self) -> frozenset[int]:
+        """The steps (by id) whose seconds do not depend on the task's grid point:
+        neither their work nor their calls name a grid variable."""
+        if self._pointless_ids is None:
+            grid = set(self.grid.vars)
+            o = self.order
+            steps = [*self.before, *self.after, *o.loads, *o.a_loads, *o.cube_ahead]
+            steps += [*o.now, *o.deferred]
+            self._pointless_ids = frozenset(
+                id(s) for s in steps if not _step_symbols(s) & grid
+            )
+        return self._pointless_ids
+
     def schedule(self, timer: Timer, trips: int) -> Scheduler:
         """The full schedule of one task with ``trips`` KV iterations."""
         sched = Scheduler(self.loop, timer, self.order, self.kv_schedule, trips)
         sched.run(self.before, self.after, 0.0)
         return sched
 
+    def makespan(self, timer: Timer, trips: int) -> float:
+        """The makespan of ``schedule(timer, trips)``, without keeping its events."""
+        sched = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
+        sched.run(self.before, self.after, 0.0)
+        return sched.makespan
+
     def task_seconds(self, timer: Timer, trips: int) -> float:
         """The makespan of one task's schedule (without the task overhead)."""
         if trips <= PROBE + 2:
-            return _makespan(self.schedule(timer, trips))
+            return self.makespan(timer, trips)
+        main = None
         if timer.probe is None:  # shared by every long trip count at this point
-            timer.probe = tuple(
-                _makespan(self.schedule(timer, n)) for n in range(PROBE, PROBE + 3)
+            # probed by forks of this trip count's schedule (of PROBE + 4 if shorter),
+            # which goes on if the probes show no period (timeline_fast.makespans)
+            counts = tuple(range(PROBE, PROBE + 5))
+            longest = max(trips, counts[-1])
+            main = FastScheduler(
+                self.loop, timer, self.order, self.kv_schedule, longest
             )
-        a, b, c = timer.probe
-        if abs((c - b) - (b - a)) <= 1e-12 * c:
-            return c + (trips - PROBE - 2) * (c - b)
-        return _makespan(self.schedule(timer, trips))
+            finish = longest == counts[-1]
+            got = makespans(main, self.before, self.after, counts, finish=finish)
+            timer.probe = tuple(
+                got[n] if n in got else self.makespan(timer, n) for n in counts
+            )
+            main = None if finish else main
+        extended = _extended(timer.probe, trips)
+        if extended is not None:
+            return extended
+        if main is not None:
+            return resume(main, self.after)
+        return self.makespan(timer, trips)
 
     # -- the kernel ------------------------------------------------------------
 
@@ -283,9 +323,14 @@ class KernelModel:
         timer = self.timer(env)
         e = timer.engines
         per_task = np.zeros(trips.shape)
+        shared: dict[int, float] = {}
         for n in np.unique(trips):
             at = self._timer_at(timer, env, extents, trips == n)
+            if at is not timer:  # the steps the grid point does not change: reused
+                at.seed(shared)
             per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
+            if at is not timer:
+                shared = at.known(self._pointless())
         engines: dict[str, float] = {}
         for s in self.body:
             engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
@@ -396,6 +441,31 @@ class KernelModel:
         return int(round(hbm)), int(round(l2b))
 
 
+def _extended(spans: tuple[float, ...], trips: int) -> float | None:
+    """The makespan of ``trips`` iterations from those of PROBE .. PROBE + 4
+    (``spans``), when they grow by a constant step (a period of one iteration) or
+    by two alternating steps (a period of two iterations: the causal and several
+    plain schedules of fa2 at issue 32's shape); None when they show neither."""
+    a, b, c, d, e = spans
+    if abs((c - b) - (b - a)) <= 1e-12 * c:
+        return c + (trips - PROBE - 2) * (c - b)
+    if trips <= PROBE + 4:
+        return spans[trips - PROBE]
+    d4, d5, d6, d7 = b - a, c - b, d - c, e - d
+    if abs(d6 - d4) <= 1e-12 * e and abs(d7 - d5) <= 1e-12 * e:
+        m = trips - PROBE - 4
+        return e + (m // 2) * (d6 + d7) + (m % 2) * d6
+    return None
+
+
+def _step_symbols(step: Step) -> set[str]:
+    """The names a step's seconds read: its work's and its calls' (``step_calls``)."""
+    out = {str(x) for e in step.work.values() for x in _syms(e)}
+    for c in step.calls:
+        for f in dataclasses.fields(c):
+            out |= {str(x) for x in _syms(getattr(c, f.name))}
+    return out
+
 
 def _syms(e: Any) -> set[Any]:
     return set(getattr(e, "free_symbols", ()))
@@ -407,10 +477,6 @@ def at_point(timer: Timer, env: Mapping[str, Any], point: Mapping[str, int]) -> 
     out = Timer(timer.engines, {**env, **point}, timer.hits)
     out.chunked = timer.chunked
     return out
-
-
-def _makespan(sched: Scheduler) -> float:
-    return max((e.end for e in sched.events), default=0.0)
 
 
 def _last(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:

@@ -83,6 +83,15 @@ class Timer:
         self.chunked: tuple[int, frozenset[int]] = (1, frozenset())
         """(row chunks, ids of the vector steps run once per chunk): perf/schedule.py."""
 
+    def seed(self, known: Mapping[int, float]) -> None:
+        """Take the seconds of steps (by id) another timer found, for steps whose
+        seconds are the same at both timers' points (``KernelModel._pointless``)."""
+        self._cache.update(known)
+
+    def known(self, ids: frozenset[int]) -> dict[int, float]:
+        """The seconds found so far of the steps ``ids``."""
+        return {k: v for k, v in self._cache.items() if k in ids}
+
     def numbers(self, work: Mapping[str, Expr]) -> dict[str, int]:
         nums = dict.fromkeys(WORK_KEYS, 0)
         for k, e in work.items():
@@ -161,7 +170,8 @@ step); the model's own steps count the cube helpers' strips (``step_calls``)."""
 
 @dataclass
 class Scheduler:
-    """Rules 1-4 of the module docstring, applied in issue order."""
+    """Rules 1-4 of the module docstring, applied in issue order (the cost model's
+    makespans: ``perf/timeline_fast.py``, the same rules without the events)."""
 
     loop: ir.For
     timer: Timer
@@ -174,7 +184,8 @@ class Scheduler:
     dots: list[tuple[int, tuple[str, int | None]]] = field(default_factory=list)
     """CUBE events in issue order: (event index, key of the result)."""
     where: dict[tuple[str, int | None], int] = field(default_factory=dict)
-    readers: dict[tuple[str, int | None], list[int]] = field(default_factory=dict)
+    read_end: dict[tuple[str, int | None], float] = field(default_factory=dict)
+    """Per value (by key), the latest end of the steps placed so far that read it."""
     lane_free: dict[str, float] = field(
         default_factory=lambda: dict.fromkeys(LANES, 0.0)
     )
@@ -185,8 +196,30 @@ class Scheduler:
     """The cube result last read into the vector cores' staging slot (rule 8)."""
     depths: dict[int, int] = field(default_factory=dict)
     """Per step (by id), its slots: ``Order.slots`` asked once."""
+    end_of: list[float] = field(default_factory=list)
+    """Per placed step, in placing order: its end (``events[i].end``)."""
+    makespan: float = 0.0
+    """The latest end of any placed step."""
+    placed: int = 0
+    """KV iterations issued so far, when ``makespans`` stopped early."""
+
+    def __post_init__(self) -> None:
+        self._args: dict[str, int] = {}
+        for k, a in enumerate(self.loop.iter_args):
+            self._args.setdefault(a.name, k)
+        self._results: dict[str, int] = {}
+        for k, r in enumerate(self.loop.loop_results):
+            self._results.setdefault(r.name, k)
+        self._bases: dict[str, str] = {}
 
     def run(self, before: list[Step], after: list[Step], start: float) -> None:
+        self.begin(before, start)
+        for j in range(self.trips):
+            self.iteration(j)
+        self.finish(after)
+
+    def begin(self, before: list[Step], start: float) -> None:
+        """The task's code before the loop and the loop's prologue."""
         self.lane_free = dict.fromkeys(LANES, start)
         self.flag = self.timer.engines.flag_s
         for s in before:
@@ -197,16 +230,23 @@ class Scheduler:
             self._place_all(order.a_loads + order.loads, j)
         for j in range(min(lead, self.trips)):  # the cube's prologue of stage A
             self._stage_a(j, ahead)
-        for j in range(self.trips):
-            if lead and j + lead < self.trips:
-                self._stage_a(j + lead, ahead)
-            if j + ahead < self.trips:
-                self._place_all(order.loads, j + ahead)
-            self._place_all(order.now, j)
-            if order.deferred and j >= 1:
-                self._place_all(order.deferred, j - 1)
-        if order.deferred and self.trips:
-            self._place_all(order.deferred, self.trips - 1)
+
+    def iteration(self, j: int) -> None:
+        """What the programs issue in KV iteration ``j``."""
+        order = self.order
+        ahead, lead = self.plan.stages - 1, order.lead
+        if lead and j + lead < self.trips:
+            self._stage_a(j + lead, ahead)
+        if j + ahead < self.trips:
+            self._place_all(order.loads, j + ahead)
+        self._place_all(order.now, j)
+        if order.deferred and j >= 1:
+            self._place_all(order.deferred, j - 1)
+
+    def finish(self, after: list[Step]) -> None:
+        """The last iteration's deferred steps and the task's code after the loop."""
+        if self.order.deferred and self.trips:
+            self._place_all(self.order.deferred, self.trips - 1)
         for s in after:
             self._place(s, None)
 
@@ -221,48 +261,57 @@ class Scheduler:
             self._place(s, j)
 
     def _place(self, step: Step, j: int | None) -> None:
-        limits: dict[str, float] = {"unit": self.lane_free[step.lane]}
+        lane_free, end_of = self.lane_free, self.end_of
+        limits: dict[str, float] = {"unit": lane_free[step.lane]}
         deps = []
         for name in step.uses:
             found = self._producer(name, j)
             if found is None:
                 continue
             deps.append(found)
-            delay = self.flag if step.kind == "ws_read" and "@gm" in name else 0.0
-            limits["flag" if delay else "inputs"] = max(
-                limits.get("flag" if delay else "inputs", 0.0),
-                self.events[found].end + delay,
-            )
+            if step.kind == "ws_read" and "@gm" in name and self.flag:
+                at = end_of[found] + self.flag
+                limits["flag"] = max(limits.get("flag", 0.0), at)
+            else:
+                limits["inputs"] = max(limits.get("inputs", 0.0), end_of[found])
         if j is not None:
             self._buffer_limits(step, j, limits)
         if step.kind == "scalar":  # the vector core's program runs in order
-            limits["inputs"] = max(self.lane_free["VECTOR"], self.lane_free["SCALAR"])
+            limits["inputs"] = max(lane_free["VECTOR"], lane_free["SCALAR"])
         start = max(limits.values())
-        reason = max(limits, key=lambda k: (limits[k], k == "unit"))
         end = start + self.timer.seconds(step)
-        idx = len(self.events)
-        self.events.append(
-            Event(
-                step.lane,
-                step.kind,
-                step.name,
-                j,
-                start,
-                end,
-                reason,
-                start - self.lane_free[step.lane],
-                tuple(deps),
-            )
-        )
-        self.lane_free[step.lane] = end
+        idx = len(end_of)
+        end_of.append(end)
+        if end > self.makespan:
+            self.makespan = end
+        self._event(step, j, limits, start, end, tuple(deps))
+        lane_free[step.lane] = end
         if j is not None and end > self.ends.get(j, -1.0):
             self.ends[j] = end
         if step.kind == "dot":
             self.dots.append((idx, self._key(step.defs[0], j)))
         for d in step.defs:
             self.where[(d, j)] = idx
+        read_end = self.read_end
         for name in step.uses:
-            self.readers.setdefault(self._key(name, j), []).append(idx)
+            key = self._key(name, j)
+            if end > read_end.get(key, -1.0):
+                read_end[key] = end
+
+    def _event(
+        self,
+        step: Step,
+        j: int | None,
+        limits: dict[str, float],
+        start: float,
+        end: float,
+        deps: tuple[int, ...],
+    ) -> None:
+        reason = max(limits, key=lambda k: (limits[k], k == "unit"))
+        wait = start - self.lane_free[step.lane]
+        self.events.append(
+            Event(step.lane, step.kind, step.name, j, start, end, reason, wait, deps)
+        )
 
     def _buffer_limits(self, step: Step, j: int, limits: dict[str, float]) -> None:
         """Rules 3, 4, 6 and 7: a slot of a load queue, of a workspace ring or of L0
@@ -274,9 +323,9 @@ class Scheduler:
         if step.kind == "ws_read" and step.lane == "AIV MTE2":
             self._staging_limit(step, j, limits)
         if step.kind in ("load", "ws_write") and j - depth >= 0:
-            users = self.readers.get((step.defs[0], j - depth), [])
-            if users:
-                limits["buffer"] = max(self.events[u].end for u in users)
+            read = self.read_end.get((step.defs[0], j - depth))
+            if read is not None:
+                limits["buffer"] = read
         if step.kind == "load" and self.plan.stages == 1 and j > 0:
             limits["iteration"] = self.ends[j - 1]
         if step.kind in ("mte1", "dot"):
@@ -287,9 +336,8 @@ class Scheduler:
         queue (``plan/vector_queues.py``), so a result is read into UB only after
         the vector steps reading the one staged before it ended."""
         if self.staged is not None:
-            users = self.readers.get(self.staged, [])
-            if users:
-                end = max(self.events[u].end for u in users)
+            end = self.read_end.get(self.staged)
+            if end is not None:
                 limits["buffer"] = max(limits.get("buffer", 0.0), end)
         self.staged = self._key(step.defs[0], j)
 
@@ -300,38 +348,40 @@ class Scheduler:
         b = max(1, self.plan.l0_buffers)
         if step.kind == "mte1" and len(self.dots) >= b:
             limits["buffer"] = max(
-                limits.get("buffer", 0.0), self.events[self.dots[-b][0]].end
+                limits.get("buffer", 0.0), self.end_of[self.dots[-b][0]]
             )
         if step.kind == "dot" and len(self.dots) >= b:
-            users = self.readers.get(self.dots[-b][1], [])
-            if users:
-                drained = max(self.events[u].end for u in users)
+            drained = self.read_end.get(self.dots[-b][1])
+            if drained is not None:
                 limits["buffer"] = max(limits.get("buffer", 0.0), drained)
 
     def _key(self, name: str, j: int | None) -> tuple[str, int | None]:
-        base = name.split("@")[0]
-        if (
-            j is not None
-            and (base, j) not in self.where
-            and (name, j) not in self.where
-        ):
+        if j is None:
+            return (name, None)
+        base = self._bases.get(name)
+        if base is None:
+            base = self._bases[name] = name.split("@")[0]
+        where = self.where
+        if (base, j) not in where and (name, j) not in where:
             return (name, None)
         return (name, j)
 
     def _producer(self, name: str, j: int | None) -> int | None:
         """The event that made ``name`` as seen by iteration ``j`` (None: task code)."""
-        if j is not None and (name, j) in self.where:
-            return self.where[(name, j)]
-        carried = self._carried(name, j)
-        if carried is not None:
-            return carried
-        return self.where.get((name, None))
+        where = self.where
+        if j is not None:
+            found = where.get((name, j))
+            if found is not None:
+                return found
+        if name in self._args or name in self._results:
+            carried = self._carried(name, j)
+            if carried is not None:
+                return carried
+        return where.get((name, None))
 
     def _carried(self, name: str, j: int | None) -> int | None:
-        names = [a.name for a in self.loop.iter_args]
-        results = [r.name for r in self.loop.loop_results]
-        if name in names and j is not None:
-            k = names.index(name)
+        k = self._args.get(name)
+        if k is not None and j is not None:
             if j == 0:
                 init = self.loop.inits[k]
                 return (
@@ -340,10 +390,9 @@ class Scheduler:
                     else None
                 )
             return self.where.get((self.loop.yields[k].name, j - 1))
-        if name in results and j is None and self.trips:
-            return self.where.get(
-                (self.loop.yields[results.index(name)].name, self.trips - 1)
-            )
+        k = self._results.get(name)
+        if k is not None and j is None and self.trips:
+            return self.where.get((self.loop.yields[k].name, self.trips - 1))
         return None
 
 

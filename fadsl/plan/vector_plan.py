@@ -20,6 +20,7 @@ values that live across it keep all the rows (``chunk_place``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from fadsl.errors import Loc
 from fadsl.ir import nodes as ir
@@ -95,6 +96,10 @@ class VectorPlanner(QueueHomes):
         self.state_copies: dict[str, list[tuple[str, str]]] = {}
         self.names: set[str] = set()
         self._tmp_count = 0
+        self._ends: dict[ir.Value, int] = {}
+        """``end_of`` per root value (fixed once ``analyse`` has run)."""
+        self._values: dict[Any, float] = {}
+        """``_value`` per expression at ``env``."""
 
     # --- analysis ------------------------------------------------------------
     def vector_op(self, op: ir.Op) -> bool:
@@ -149,6 +154,12 @@ class VectorPlanner(QueueHomes):
 
     def end_of(self, v: ir.Value) -> int:
         root = self.find_root(v)
+        end = self._ends.get(root)
+        if end is None:
+            end = self._ends[root] = self._end_of(root)
+        return end
+
+    def _end_of(self, root: ir.Value) -> int:
         start = self.defpos.get(root, 0)
         end = max(self.uses.get(root, [start]) + [start])
         spans = [(ls, le) for ls, le, _ in self.loops]
@@ -163,7 +174,9 @@ class VectorPlanner(QueueHomes):
     # --- allocation ----------------------------------------------------------
     def plan(self, env: dict[str, int]) -> VecPlan:
         self.env = env
+        self._values = {}
         self.analyse()
+        self._ends = {}
         self._arg_last = self._iter_arg_last_uses()
         frees: dict[int, list[str]] = {}
         for pos, op in sorted(self.points.items()):
@@ -301,10 +314,14 @@ class VectorPlanner(QueueHomes):
 
     def _value(self, e: Expr) -> float:
         """``e`` at the planning sizes, to choose among buffers (sizes stay symbolic)."""
-        try:
-            return float(evaluate(as_expr(e), self.env))
-        except (KeyError, TypeError, ValueError):
-            return 0.0
+        got = self._values.get(e)
+        if got is None:
+            try:
+                got = float(evaluate(as_expr(e), self.env))
+            except (KeyError, TypeError, ValueError):
+                got = 0.0
+            self._values[e] = got
+        return got
 
     def _pool(self, need: Expr, pos: int, loc: Loc, hint: str) -> Slot:
         free = [s for s in self.slots if s.kind == "tbuf" and s.free_at(pos)]
