@@ -12,6 +12,8 @@ A form names how the Ascend C backend computes an op on per-core tiles:
   outer                         [r, 1] op [1, c]: materialise the [r, 1] side first
   row_reduce                    row max / sum: fold column chunks into a [r, 64] f32
                                 temporary, then WholeReduceMax/Sum
+                                (rows of whole repeats: BlockReduceMax/Sum levels, then
+                                one WholeReduceMax/Sum a row)
   fused                         a comparison evaluated inside the where that reads it
   mask_full / mask_cols / mask_outer
                                 a where: Compare (or CompareScalar per row) into a bit
@@ -34,6 +36,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, Shape
+from fadsl.plan.instr_counts import block_levels
 
 REPEAT_BYTES = 256
 BLOCK_BYTES = 32
@@ -171,13 +174,23 @@ def _reduce_form(op: ir.Reduce, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> 
     per = elems_per_repeat(dt)
     if _le(s[1], per):
         return Form("row_reduce")
-    # one value per row and 256-byte column chunk, each chunk's rows padded to a
-    # 32-byte block (fadsl_tile.h RowReduce)
-    block = elems_per_block(dt)
-    rows = CeilDiv(s[0], block) * block
-    return Form(
-        "row_reduce", (TempSpec("reduce-work", (CeilDiv(s[1], per), rows), dt),)
-    )
+    return Form("row_reduce", (TempSpec("reduce-work", _reduce_work(s, dt), dt),))
+
+
+def _reduce_work(s: Shape, dt: DType) -> Shape:
+    """The work of fadsl_tile.h RowReduce: where its columns allow BlockReduce levels
+    (instr_counts.block_levels), rows x the widths of the levels; else one value per
+    row and 256-byte column chunk, each chunk's rows padded to a 32-byte block. With
+    the columns unknown here (a tile constant), room for whichever path it takes."""
+    per, block = elems_per_repeat(dt), elems_per_block(dt)
+    chunks = (CeilDiv(s[1], per), CeilDiv(s[0], block) * block)
+    cols = as_expr(s[1])
+    if cols.is_Integer:
+        levels = block_levels(int(cols), dt.itemsize)
+        return (s[0], as_expr(sum(levels))) if levels else chunks
+    # the widths sum to at most cols / block + 2 * cols / block**2
+    widths = CeilDiv(s[1], block) + 2 * CeilDiv(s[1], block * block)
+    return (as_expr(1), sympy.Max(chunks[0] * chunks[1], s[0] * widths))
 
 
 def _le(a: Expr, n: int) -> bool:
