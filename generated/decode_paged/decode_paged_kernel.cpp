@@ -498,9 +498,7 @@ public:
         pipe_.InitBuffer(lBuf, 256);
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp1Buf, 768);
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);
@@ -627,12 +625,11 @@ public:
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t12 =
+                    t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t12, t11, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t12,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:220  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
@@ -693,7 +690,6 @@ public:
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();

@@ -323,13 +323,15 @@ public:
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp1Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp2Buf,
-                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(
             outQue, 1,
@@ -425,17 +427,16 @@ public:
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
                 AscendC::Sub(t9, m, t6, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t10 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t10 =
+                    t10PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t10, t9, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t10PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t10,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:220  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, t10, ROWS);
-                AscendC::LocalTensor<float> t12 = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
                     fadsl::RowSum(t12, t8, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -482,7 +483,6 @@ public:
                     t10PrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * 64 *
                                             fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -507,7 +507,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
             {
-                AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
@@ -595,10 +595,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (flash.py:66)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp0Buf;  // temp: %idx_2, %t_3, %t_4, %t_17, %t_20 (flash.py:196)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6, %t_12 (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: temp (flash.py:217)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_12 (flash.py:217)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:217)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_8_1, %t_18_1, %t_22 (flash.py:223)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t10PrevBuf;  // state: %t_10 (flash.py:219)

@@ -398,7 +398,10 @@ public:
             tmp0Buf,
             fadsl::Max<int64_t>(
                 fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q),
-                32 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+                4 * fadsl::Max<int64_t>(
+                        ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
@@ -548,7 +551,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
                     fadsl::RowMax(t9, t82, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -579,12 +582,11 @@ public:
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t16 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t16 =
+                    t16PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t16, t15, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t16PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t16,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:220  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
                 AscendC::LocalTensor<float> t18 = tmp4Buf.Get<float>();
@@ -645,7 +647,6 @@ public:
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();

@@ -397,9 +397,13 @@ public:
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp2Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 2048);
         pipe_.InitBuffer(tmp4Buf, 256);
@@ -561,17 +565,16 @@ public:
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Sub(t12, m, t9, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t13 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t13 =
+                    t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t13, t12, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t13,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:220  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
-                AscendC::LocalTensor<float> t15 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t15 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
                     fadsl::RowSum(t15, t11, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -627,7 +630,6 @@ public:
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -750,10 +752,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_15 (flash.py:215)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:217)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:223)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:219)

@@ -310,7 +310,7 @@ public:
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q));
-        pipe_.InitBuffer(tmp0Buf, 16384);
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 512);
         pipe_.InitBuffer(mRunTQ, 2, 256);
         pipe_.InitBuffer(lRunTQ, 2, 256);
@@ -318,11 +318,21 @@ public:
         pipe_.InitBuffer(
             inQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp2Buf, 256);
+        pipe_.InitBuffer(
+            tmp2Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * D * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf,
-                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp4Buf,
+            fadsl::Max<int64_t>(16 * BLOCK_Q,
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(
             outQue1, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
@@ -666,9 +676,9 @@ public:
                     AscendC::Max(mNew, mRunT, t3, ROWS);
                     // fa1.py:91  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> mSafe = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> mSafe = tmp0Buf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::Duplicate(dup, 0.0f, ROWS);
                         AscendC::Duplicate(mNew[ROWS], 0.0f,
@@ -684,24 +694,24 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t7 = s1.ReinterpretCast<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::SUB>(t7, s1, mSafe, bcast, ROWS, BLOCK_KV, false);
                     }
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> p = t7.ReinterpretCast<float>();
                     AscendC::Exp(p, t7, ROWS * BLOCK_KV);
                     // fa1.py:93  alpha = fd.exp(m - m_safe)
-                    AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> t9 = tmp0Buf.Get<float>();
                     AscendC::Sub(t9, mRunT, mSafe, ROWS);
                     // fa1.py:81  m = fd.load(m_run[b, h, rows], pad=0)  [pipeline]
                     mRunTQ.FreeTensor(mRunT);
                     // fa1.py:93  alpha = fd.exp(m - m_safe)
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> alpha = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> alpha = tmp0Buf.Get<float>();
                     AscendC::Exp(alpha, t9, ROWS);
                     // fa1.py:94  fd.store(l_run[b, h, rows], l * alpha + fd.row_sum(p))
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> t11 = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> t11 = tmp2Buf.Get<float>();
                     AscendC::Mul(t11, lRunT, alpha, ROWS);
                     // fa1.py:82  l = fd.load(l_run[b, h, rows], pad=0)  [pipeline]
                     lRunTQ.FreeTensor(lRunT);
@@ -744,7 +754,7 @@ public:
                     }
                     outQue1.FreeTensor(t13);
                     // fa1.py:97  acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt),
-                    AscendC::LocalTensor<float> t14 = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alpha, bcast, ROWS, D, false);
@@ -879,7 +889,7 @@ public:
                 AscendC::LocalTensor<float> lSafe = lRunT1.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp2Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 1.0f, ROWS);
                     AscendC::Duplicate(lRunT1[ROWS], 0.0f,
                                        (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
@@ -928,7 +938,8 @@ private:
     Fa1Tiling tiling_;
     AscendC::TQue<AscendC::TPosition::VECOUT, 1>
         outQue;  // result: %full, %full_1, %full_2, %m_new, %t_18_1 (fa1.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %kv_idx, %t_3, %t_11, %t_14 (fa1.py:73)
+    AscendC::TBuf<AscendC::TPosition::VECCALC>
+        tmp0Buf;  // temp: %kv_idx, %t_3, %m_safe, %t_9, %alpha (fa1.py:73)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %kv_idx_f (fa1.py:73)
     AscendC::TQue<AscendC::TPosition::VECIN, 2>
         mRunTQ;  // pipelined: %m_run_t_slot, %m_run_t_next, %m_run_t_slot_1, %m_run_t_next_1, %m_run_t
@@ -940,7 +951,7 @@ private:
         accQ;  // pipelined: %acc_slot, %acc_next, %acc_slot_1, %acc_next_1, %acc (fa1.py:83)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1, %l_run_t_1, %l_safe (fa1.py:84)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;    // temp: %m_safe, %t_9, %alpha (fa1.py:90)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;    // temp: %t_11, %t_14 (fa1.py:90)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;    // temp: %t_12 (fa1.py:91)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;    // temp: temp (fa1.py:94)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue1;  // result: %t_13, %p_1, %t_15 (fa1.py:94)

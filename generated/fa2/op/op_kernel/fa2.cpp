@@ -279,8 +279,11 @@ public:
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(128 * BLOCK_KV, 2 * D * BLOCK_Q));
         pipe_.InitBuffer(tmp0Buf, 2048);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(1024, 4 * BLOCK_KV),
-                                                      128 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(
+                                      fadsl::Max<int64_t>(1024, 4 * BLOCK_KV),
+                                      4 * fadsl::Max<int64_t>((32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                               (64 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                              32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp2Buf, 512);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(64 * BLOCK_KV, D * BLOCK_Q));
@@ -313,7 +316,8 @@ public:
                 AscendC::Duplicate(mNew, 0.0f, (ROWS + 32));
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
-                AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
+                AscendC::LocalTensor<float> alpha =
+                    alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::LocalTensor<float> l2 = lBuf.Get<float>();
                 // the row-wise work in chunks of 32 rows (row_chunk)
@@ -387,11 +391,8 @@ public:
                     AscendC::Sub(t9[rc * 32], m[rc * 32], mSafe, 32);
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Exp(alpha[rc * 32], t9[rc * 32], 32);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::Muls(
-                        alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)][rc * 32],
-                        alpha[rc * 32], 1.0f, 32);  // kept for the update one iteration late
                     // fa2.py:87  l = l * alpha + fd.row_sum(p)
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Mul(t11[rc * 32], l[rc * 32], alpha[rc * 32], 32);
                     AscendC::LocalTensor<float> t12 = tmp0Buf.Get<float>();
                     {
@@ -416,7 +417,6 @@ public:
                     AscendC::LocalTensor<float> alphaPrev =
                         alphaPrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                     // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
@@ -443,7 +443,6 @@ public:
                     alphaPrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 *
                                               64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();

@@ -403,16 +403,18 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp0Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(tmp4Buf, 256);
@@ -549,9 +551,9 @@ public:
                 AscendC::Max(t10, m, t9, ROWS);
                 // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12 = tmp0Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::CompareScalar(mask, t10, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
@@ -562,7 +564,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t83.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t13, t83, t12, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -572,21 +574,19 @@ public:
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t16 = mBuf.Get<float>();
-                AscendC::Exp(t16, t15, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(
+                AscendC::LocalTensor<float> t16 =
                     t16PrevBuf.Get<float>()[((j - ((fadsl::Max<int64_t>(
                                                        0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                    (BLOCK_KV)))) %
-                                            2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)],
-                    t16, 1.0f, ROWS);  // kept for the update one iteration late
+                                            2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                AscendC::Exp(t16, t15, ROWS);
                 // flash.py:220  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
-                AscendC::LocalTensor<float> t18 = tmp0Buf.Get<float>();
+                AscendC::LocalTensor<float> t18 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
                     fadsl::RowSum(t18, t14, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -622,7 +622,7 @@ public:
                     // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -668,10 +668,9 @@ public:
                                 (BLOCK_KV)))) %
                              2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -721,7 +720,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
@@ -791,13 +790,12 @@ public:
 private:
     AscendC::TPipe pipe_;
     SlidingWindowTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_12, %t_18 (flash.py:60)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_23, %t_26 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_15, %t_16, %t_27 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_17, %t_19 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_12, %t_18 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_8_1, %t_8_2, %t_8_3, %t_13, %t_14, %dot_1 (flash.py:213)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_9, %t_10 (flash.py:253)
