@@ -24,6 +24,8 @@ MAX_REPEAT_ROWS = 248
 """fadsl_tile.h ``MAX_REPEAT_ROWS``: rows per level-0 call of the row helpers."""
 MAX_BLOCK_REDUCE_REPEATS = 255
 """fadsl_tile.h ``MAX_BLOCK_REDUCE_REPEATS``: repeats per BlockReduceMax/Sum call."""
+DIAG_PITCH = 256
+"""Bits of one row of a ``mask_diag`` mask: a row's CompareScalar writes 32-byte aligned."""
 LOAD_DATA_MAX_REPEAT = 255
 """Fractals per LoadData of the whole-tile transposing helpers (fadsl_tile.h)."""
 
@@ -156,6 +158,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         return dup + Calls(1, 2) + col_broadcast(rows, cols, itemsize) + Calls(2, 1)
     if form == "mask_cols":  # Compare, barrier, one Select per row
         return dup + Calls(1 + rows, 1)
+    if form == "mask_diag":  # per row CompareScalar; barrier; one Select (or one a row)
+        return Calls(rows + (1 if cols % DIAG_PITCH == 0 else rows), 1)
     if form == "mask_outer":  # per row: GetValue, CompareScalar, barrier, Select, barrier
         return dup + Calls(2, 2, 1).times(rows)
     if form == "philox":

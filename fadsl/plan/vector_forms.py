@@ -18,6 +18,10 @@ A form names how the Ascend C backend computes an op on per-core tiles:
   mask_full / mask_cols / mask_outer
                                 a where: Compare (or CompareScalar per row) into a bit
                                 mask temporary, then Select
+  mask_diag                     a causal diagonal (plan/diag_guard.py diagonal): a
+                                CompareScalar per row against a threshold the scalar
+                                unit computes from the positions (no UB read), one
+                                barrier, one Select over the tile
   tanh, sigmoid                 Exp, Adds and a Div of a temporary holding a constant
   view                          expand_dims: the same buffer seen with a unit axis
 The planner (vector_plan) allocates the temporaries; the backend emits the form.
@@ -36,7 +40,8 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, Shape
-from fadsl.plan.instr_counts import block_levels
+from fadsl.plan.diag_guard import diagonal
+from fadsl.plan.instr_counts import DIAG_PITCH, block_levels
 
 REPEAT_BYTES = 256
 BLOCK_BYTES = 32
@@ -268,6 +273,10 @@ def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Fo
     temps: list[TempSpec] = []
     select = _select_mode(op, shape, sr, dt, temps)
     name = _mask_form(cmp, shape, sr, dt, temps)
+    if name == "mask_outer" and select == "ts" and diagonal(cmp, defs) is not None:
+        # a mask row per tile row, each padded to whole 32-byte blocks of bits
+        temps[-1] = TempSpec("mask", (sr[0], CeilDiv(sr[1], DIAG_PITCH) * DIAG_PITCH), DType.U8, bits=1)
+        name = "mask_diag"
     return Form(name, tuple(temps), select)
 
 

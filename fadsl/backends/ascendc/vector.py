@@ -315,7 +315,7 @@ class VectorEmitter(CoreEmitter):
         if guard is not None:
             late = self.late.pop(id(op), [])
             calls = lambda: self._calls(op, form, rule, pos, False)  # noqa: E731
-            return vector_guard.guarded(self, op, guard, late, calls)
+            return vector_guard.guarded(self, op, guard, late, calls, form.name)
         out = self._calls(op, form, rule, pos, True)
         if op.result in self.sides.to_cube:
             out += vector_io.send(self, op.result)
