@@ -394,7 +394,9 @@ public:
         pipe_.InitBuffer(
             tmp0Buf,
             fadsl::Max<int64_t>(
-                fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q),
+                fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
+                                                        2 * BLOCK_KV * BLOCK_Q),
+                                    16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
                 4 * fadsl::Max<int64_t>(
                         ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
                                 (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
@@ -510,20 +512,21 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t5 = tmp4Buf.Get<float>();
-                    AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t5.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t81[r * BLOCK_KV], mask, t3[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t81[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t3[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }

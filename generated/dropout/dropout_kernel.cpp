@@ -397,21 +397,21 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t191WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T191WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(
-            tmp2Buf,
-            fadsl::Max<int64_t>(
-                fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q),
-                4 * fadsl::Max<int64_t>(
-                        ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
-                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
-                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
+        pipe_.InitBuffer(tmp2Buf, 1024);
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp3Buf, 2048);
+        pipe_.InitBuffer(
+            tmp3Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q),
+                                                    16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp4Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t13PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
@@ -505,20 +505,21 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                    AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t2.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t51[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t51[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -529,7 +530,7 @@ public:
                     // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -543,7 +544,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
                     fadsl::RowMax(t6, t52, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -581,16 +582,16 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
-                AscendC::LocalTensor<float> t15 = tmp3Buf.Get<float>();
+                AscendC::LocalTensor<float> t15 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
                     fadsl::RowSum(t15, t11, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
                 // flash.py:264  u = fd.random_uniform(
-                AscendC::LocalTensor<float> u = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> u = tmp3Buf.Get<float>();
                 fadsl::PhiloxUniform(u, static_cast<uint32_t>(seedS), static_cast<uint32_t>(seedS1),
                                      static_cast<uint32_t>(offsetS),
                                      static_cast<uint32_t>((tiling_.N * b + h)), (BLOCK_Q * i + row0),
@@ -601,7 +602,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = t18.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp2Buf.Get<uint8_t>();
                     AscendC::CompareScalar(mask, u, 0.1f, AscendC::CMPMODE::GE, ROWS * BLOCK_KV);
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t19, mask, t18, 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
@@ -739,10 +740,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16, %t_23 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %u (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %t_18, %t_19, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_15 (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %u (flash.py:215)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:217)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_19_1, %t_24_1 (flash.py:223)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:219)

@@ -400,13 +400,7 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(
-            tmp0Buf,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
-                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
-                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
-                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
@@ -414,7 +408,7 @@ public:
         pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf, 256);
+        pipe_.InitBuffer(tmp4Buf, 5120);
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, DV * BLOCK_Q), BLOCK_KV * BLOCK_Q));
@@ -487,27 +481,28 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:253  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
-                    AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
-                    AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t5.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t81[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t81[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t82 = t81.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                     // the row values are read by the scalar unit: wait for the vector unit
                     fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                     for (int64_t r = 0; r < ROWS; ++r) {
@@ -526,7 +521,7 @@ public:
                     // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -540,7 +535,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t9, t83, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -548,9 +543,9 @@ public:
                 AscendC::Max(t10, m, t9, ROWS);
                 // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::CompareScalar(mask, t10, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
@@ -561,7 +556,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t83.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t13, t83, t12, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -581,9 +576,9 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
-                AscendC::LocalTensor<float> t18 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t18 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowSum(t18, t14, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -619,7 +614,7 @@ public:
                     // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -667,7 +662,7 @@ public:
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -707,7 +702,7 @@ public:
             AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
-                AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -717,7 +712,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
@@ -749,7 +744,7 @@ public:
             AscendC::LocalTensor<float> t28 = outQue.AllocTensor<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
-                AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, fadsl::NegInf(), ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -787,12 +782,13 @@ public:
 private:
     AscendC::TPipe pipe_;
     SlidingWindowTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2 (flash.py:60)
+    AscendC::TBuf<AscendC::TPosition::VECCALC>
+        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_12, %t_18 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_23, %t_26 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_15, %t_16, %t_27 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_17, %t_19 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_12, %t_18 (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_8_1, %t_8_2, %t_8_3, %t_13, %t_14, %dot_1 (flash.py:213)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_9, %t_10 (flash.py:253)

@@ -429,20 +429,21 @@ public:
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
         t111WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T111WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(
-            tmp2Buf,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
-                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
-                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
+        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp3Buf, 2048);
+        pipe_.InitBuffer(
+            tmp3Buf,
+            fadsl::Max<int64_t>(
+                fadsl::Max<int64_t>(16 * BLOCK_Q, 16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
+                4 * fadsl::Max<int64_t>(
+                        ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp4Buf, 256);
         pipe_.InitBuffer(
             outQue, 1,
@@ -515,23 +516,23 @@ public:
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >
                     (BLOCK_Q * i - cuSeqlensKvS + cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1 + row0)) {
                     // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                    AscendC::Adds(
-                        t2, idxF,
-                        static_cast<float>((-cuSeqlensKvS + cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
-                        ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t2.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t51[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((BLOCK_Q * i - cuSeqlensKvS + cuSeqlensKvS1 + cuSeqlensQS -
+                                                    cuSeqlensQS1 + row0) +
+                                                   r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t51[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -542,7 +543,7 @@ public:
                     // flash.py:247  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F,
                                                static_cast<float>((-cuSeqlensKvS + cuSeqlensKvS1)),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
@@ -557,7 +558,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
                     fadsl::RowMax(t6, t52, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -595,9 +596,9 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
-                AscendC::LocalTensor<float> t15 = tmp3Buf.Get<float>();
+                AscendC::LocalTensor<float> t15 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
                     fadsl::RowSum(t15, t11, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -799,10 +800,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9 (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_15 (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:215)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:217)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:223)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:219)

@@ -548,13 +548,7 @@ public:
                                  2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(
-            tmp0Buf,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
-                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
-                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
-                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
+        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
@@ -563,7 +557,14 @@ public:
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(inQue1, 1, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+        pipe_.InitBuffer(
+            tmp4Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
+                                                    16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp5Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t15PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
@@ -717,20 +718,21 @@ public:
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
                     (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                    AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t2.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t72[r * BLOCK_KV], mask, t71[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t72[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t71[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -755,7 +757,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t8, t73, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -763,9 +765,9 @@ public:
                 AscendC::Max(t9, m, t8, ROWS);
                 // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t11 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t11 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> dup = tmp4Buf.Get<float>();
+                    AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::CompareScalar(mask, t9, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
@@ -776,7 +778,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = t73.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t12, t73, t11, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -793,9 +795,9 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
-                AscendC::LocalTensor<float> t17 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowSum(t17, t13, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -818,7 +820,7 @@ public:
                     // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((jp - 1)) % 2));
@@ -844,7 +846,7 @@ public:
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((kvNumBlocksS - 1)) % 2));
@@ -889,7 +891,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t22 = tmp1Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t22, t21, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -899,7 +901,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t25 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::CompareScalar(mask, t23, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
@@ -910,7 +912,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t26 = t21.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t26, t21, t25, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -929,7 +931,7 @@ public:
                 AscendC::Mul(t30, l, t29, ROWS);
                 AscendC::LocalTensor<float> t31 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowSum(t31, t27, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -952,7 +954,7 @@ public:
                     // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((jf - 1)) % 2));
@@ -978,7 +980,7 @@ public:
                 // flash.py:223  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((fullKvNumBlocksS - 1)) % 2));
@@ -1007,7 +1009,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t37 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, t36, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
@@ -1036,14 +1038,15 @@ public:
 private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2 (flash.py:60)
+    AscendC::TBuf<AscendC::TPosition::VECCALC>
+        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_11, %t_17 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_22, %t_23 (flash.py:60)
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_14, %t_15, %t_28, %t_29 (flash.py:64)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %t_36 (flash.py:65)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         accBuf;  // state: %acc, %t_19, %acc_2, %t_33, %acc_5, %t_37 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_11, %t_17 (flash.py:196)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_7_1, %t_7_2, %t_7_3, %t_12, %t_13, %dot_1, %dot_2, %t_21, %t_26,
                 // %t_27, %dot_3 (flash.py:213)

@@ -397,7 +397,7 @@ public:
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(
             tmp3Buf,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q),
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q),
                                 4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
                                                                 (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
                                                         8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
@@ -505,20 +505,21 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:249  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
-                    AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t5.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t81[r * BLOCK_KV], mask, t3[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t81[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t3[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -551,9 +552,9 @@ public:
                 AscendC::Max(t10, m, t9, ROWS);
                 // flash.py:217  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12 = tmp3Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp4Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> dup = tmp4Buf.Get<float>();
+                    AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::CompareScalar(mask, t10, fadsl::NegInf(), AscendC::CMPMODE::EQ, ROWS);
@@ -564,7 +565,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t13, t82, t12, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -724,8 +725,8 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;      // state: %acc, %t_20, %acc_2, %t_24 (flash.py:66)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %idx_2_f, %t_9, %t_10 (flash.py:196)
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;      // staging: %dot, %t, %t_1, %dot_1 (flash.py:213)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_12 (flash.py:230)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_18 (flash.py:215)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5 (flash.py:230)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_12, %t_18 (flash.py:215)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;     // temp: temp (flash.py:217)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:223)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:219)
