@@ -881,7 +881,6 @@ public:
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot2);
                 dot2 = inQue.DeQue<float>();
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
                 // flash.py:216  m_new = fd.maximum(m, fd.row_max(s))

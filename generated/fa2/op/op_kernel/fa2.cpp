@@ -329,7 +329,6 @@ public:
                                       32 * BLOCK_KV);
                     inQue.EnQue(dot);
                     dot = inQue.DeQue<float>();
-                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                     AscendC::Muls(s, dot, tiling_.scale, 32 * BLOCK_KV);
                     // fa2.py:82  s = fd.where(keep, s, -fd.inf)
@@ -337,6 +336,7 @@ public:
                     // only a block that reaches past the bound has columns to mask
                     if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
                         // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
+                        AscendC::PipeBarrier<PIPE_V>();
                         AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
                         AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
