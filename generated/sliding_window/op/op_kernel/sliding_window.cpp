@@ -20,16 +20,16 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t T141WS_OFFSET = 262144;             // bytes: %t_14_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 196608;             // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t T141WS_OFFSET = 393216;             // bytes: %t_14_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 491520;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_T141 =
-    4;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class SlidingWindowCube {
@@ -45,11 +45,11 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -120,15 +120,15 @@ public:
                 vTQ.EnQue(vTSlot);
             }
             // flash.py:77  for j in fd.pipelined(lo, hi, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead =
                      ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                       (BLOCK_KV));
                  jAhead < fadsl::Min<int64_t>(
                               (((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                 (BLOCK_KV)) +
-                               1),
+                               2),
                               fadsl::Min<int64_t>(
                                   fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                   fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
@@ -178,7 +178,7 @@ public:
                     AscendC::Fixpipe(dotWsGm[((jAhead - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                                   (BLOCK_Q * i) - 256))) /
                                                          (BLOCK_KV)))) %
-                                             2 * BLOCK_KV * BLOCK_Q],
+                                             3 * BLOCK_KV * BLOCK_Q],
                                      cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
@@ -191,7 +191,7 @@ public:
                         FLAG_DOT + ((jAhead - ((fadsl::Max<int64_t>(
                                                    0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                (BLOCK_KV)))) %
-                                       2));
+                                       3));
                 }
                 // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
@@ -204,10 +204,10 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                for (int64_t jAhead = (j + 1);
+                for (int64_t jAhead = (j + 2);
                      jAhead <
                      fadsl::Min<int64_t>(
-                         (j + 2), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                         (j + 3), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                                       fadsl::CeilDiv<int64_t>(
                                                           fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
@@ -260,7 +260,7 @@ public:
                             dotWsGm[((jAhead - ((fadsl::Max<int64_t>(
                                                     0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                 (BLOCK_KV)))) %
-                                    2 * BLOCK_KV * BLOCK_Q],
+                                    3 * BLOCK_KV * BLOCK_Q],
                             cL0Tile,
                             AscendC::FixpipeParamsV220{
                                 fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
@@ -273,7 +273,7 @@ public:
                             FLAG_DOT + ((jAhead - ((fadsl::Max<int64_t>(
                                                        0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                    (BLOCK_KV)))) %
-                                           2));
+                                           3));
                     }
                     // flash.py:194  kt = fd.load(block_of(spec, k, t.b, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
@@ -307,13 +307,13 @@ public:
                     FLAG_T141 +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141,
                                   t141WsGm[((j - ((fadsl::Max<int64_t>(
                                                       0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                   (BLOCK_KV)))) %
-                                           2 * BLOCK_KV * BLOCK_Q],
+                                           3 * BLOCK_KV * BLOCK_Q],
                                   BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
                 t141L1.EnQue(t141);
                 t141 = t141L1.DeQue<half>();
@@ -339,7 +339,7 @@ public:
                     AscendC::Fixpipe(dot1WsGm[((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                               (BLOCK_Q * i) - 256))) /
                                                      (BLOCK_KV)))) %
-                                              2 * DV * BLOCK_Q],
+                                              3 * DV * BLOCK_Q],
                                      cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
@@ -352,7 +352,7 @@ public:
                         FLAG_DOT1 +
                         ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                (BLOCK_KV)))) %
-                            2));
+                            3));
                 }
                 t141L1.FreeTensor(t141);
                 // flash.py:195  vt = fd.load(block_of(spec, v, t.b, t.hk, cols, t.dv), pad=0)  [pipeline]
@@ -379,9 +379,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, Dv]
     AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;               // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -398,11 +398,11 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
@@ -463,13 +463,13 @@ public:
                     FLAG_DOT +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot,
                                   dotWsGm[((j - ((fadsl::Max<int64_t>(
                                                      0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                  (BLOCK_KV)))) %
-                                              2 * BLOCK_KV * BLOCK_Q +
+                                              3 * BLOCK_KV * BLOCK_Q +
                                           row0 * BLOCK_KV],
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
@@ -595,14 +595,14 @@ public:
                 AscendC::DataCopy(t141WsGm[((j - ((fadsl::Max<int64_t>(
                                                       0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                   (BLOCK_KV)))) %
-                                               2 * BLOCK_KV * BLOCK_Q +
+                                               3 * BLOCK_KV * BLOCK_Q +
                                            row0 * BLOCK_KV],
                                   t141, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(
                     FLAG_T141 +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 inQue.FreeTensor(t14);
                 outQue.FreeTensor(t141);
                 if (j > ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
@@ -624,14 +624,14 @@ public:
                         FLAG_DOT1 + (((j - 1) - ((fadsl::Max<int64_t>(
                                                      0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                  (BLOCK_KV)))) %
-                                        2));
+                                        3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                     AscendC::DataCopy(
                         dot1,
                         dot1WsGm[(((j - 1) - ((fadsl::Max<int64_t>(
                                                   0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                               (BLOCK_KV)))) %
-                                     2 * DV * BLOCK_Q +
+                                     3 * DV * BLOCK_Q +
                                  row0 * DV],
                         DV * ROWS);
                     inQue.EnQue(dot1);
@@ -678,7 +678,7 @@ public:
                        1) -
                       ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                        (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
@@ -690,7 +690,7 @@ public:
                                 1) -
                                ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                 (BLOCK_KV)))) %
-                                 2 * DV * BLOCK_Q +
+                                 3 * DV * BLOCK_Q +
                              row0 * DV],
                     DV * ROWS);
                 inQue.EnQue(dot1);
@@ -803,9 +803,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t141WsGm;   // GM workspace: %t_14_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t141WsGm;   // GM workspace: %t_14_1 (vector -> cube), ring of 3
 };
 
 }  // namespace
