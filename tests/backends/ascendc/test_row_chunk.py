@@ -17,7 +17,7 @@ from fadsl.driver.source import load_source
 ROOT = Path(__file__).resolve().parents[3]
 FA2 = ROOT / "examples" / "fa2.py"
 SHAPE = {"B": 1, "N": 8, "Sq": 4096, "Skv": 4096, "D": 128}
-HEAD = "pipelined(stages = 2, ring = 2, defer_update = true"
+HEAD = "pipelined(stages = 2, ring = 3, defer_update = true"
 
 
 @pytest.fixture(scope="module")
