@@ -34,9 +34,27 @@ def diag_guard(
     """The guard of ``op`` when its mask compares column positions with row positions
     plus an integer offset as above and it keeps a tile where the mask holds."""
     cmp = defs.get(op.cond) if isinstance(op.cond, ir.Value) else None
-    if not isinstance(cmp, (ir.Lt, ir.Le, ir.Gt, ir.Ge)):
+    if not isinstance(op.a, ir.Value) or not isinstance(cmp, ir.Binary):
         return None
-    if not isinstance(op.a, ir.Value):
+    d = diagonal(cmp, defs)
+    if d is None:
+        return None
+    col, row, row_off, strict, col_chain, row_chain = d
+    feeders = only_for([cmp, *col_chain], op, readers)
+    feeders = _merge(feeders, only_for(row_chain, op, readers, (cmp, *feeders)))
+    return TailGuard(op, col, row.start + row_off, strict, feeders, row.result)
+
+
+_Positions = tuple[ir.Arange, Expr, int, list[ir.Op]]
+_Diagonal = tuple[ir.Arange, ir.Arange, Expr, bool, list[ir.Op], list[ir.Op]]
+
+
+def diagonal(cmp: ir.Binary, defs: Mapping[ir.Value, ir.Op]) -> _Diagonal | None:
+    """(column arange, row arange, the integer added to the rows, strict, the column
+    and the row chains) when ``cmp`` is ``col <= row + offset`` as above (``<``; ``>=``
+    / ``>`` with the sides swapped): row r keeps the columns whose position is at most
+    (below, when strict) ``row.start + offset + r``."""
+    if not isinstance(cmp, (ir.Lt, ir.Le, ir.Gt, ir.Ge)):
         return None
     lhs, rhs = _positions(cmp.lhs, defs), _positions(cmp.rhs, defs)
     if lhs is None or rhs is None:
@@ -47,13 +65,7 @@ def diag_guard(
     row, row_off, row_axis, row_chain = rhs
     if col_axis != 0 or row_axis != 1 or col_off != 0:
         return None
-    strict = isinstance(cmp, (ir.Lt, ir.Gt))
-    feeders = only_for([cmp, *col_chain], op, readers)
-    feeders = _merge(feeders, only_for(row_chain, op, readers, (cmp, *feeders)))
-    return TailGuard(op, col, row.start + row_off, strict, feeders, row.result)
-
-
-_Positions = tuple[ir.Arange, Expr, int, list[ir.Op]]
+    return col, row, row_off, isinstance(cmp, (ir.Lt, ir.Gt)), col_chain, row_chain
 
 
 def _positions(v: object, defs: Mapping[ir.Value, ir.Op]) -> _Positions | None:

@@ -22,6 +22,10 @@ REPEAT_BYTES = 256
 BLOCK_BYTES = 32
 MAX_REPEAT_ROWS = 248
 """fadsl_tile.h ``MAX_REPEAT_ROWS``: rows per level-0 call of the row helpers."""
+MAX_BLOCK_REDUCE_REPEATS = 255
+"""fadsl_tile.h ``MAX_BLOCK_REDUCE_REPEATS``: repeats per BlockReduceMax/Sum call."""
+DIAG_PITCH = 256
+"""Bits of one row of a ``mask_diag`` mask: a row's CompareScalar writes 32-byte aligned."""
 LOAD_DATA_MAX_REPEAT = 255
 """Fractals per LoadData of the whole-tile transposing helpers (fadsl_tile.h)."""
 
@@ -48,6 +52,23 @@ class Calls:
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def block_levels(cols: int, itemsize: int) -> tuple[int, ...]:
+    """The row widths after each BlockReduce level of fadsl_tile.h ``RowReduceBlocks``
+    for a row of ``cols`` elements, or () where it does not apply: wider than one
+    256-byte repeat and a whole number of repeats at every level wider than one, the
+    last width whole 32-byte blocks (WholeReduce strides rows in blocks)."""
+    per, block = REPEAT_BYTES // itemsize, BLOCK_BYTES // itemsize
+    if cols <= per:
+        return ()
+    width, out = cols, []
+    while width > per:
+        if width % per:
+            return ()
+        width //= block
+        out.append(width)
+    return tuple(out) if width % block == 0 else ()
 
 
 def row_strips(rows: int) -> int:
@@ -77,14 +98,30 @@ def outer(rows: int, cols: int, itemsize: int) -> Calls:
 
 
 def row_reduce(rows: int, cols: int, itemsize: int) -> Calls:
-    """fadsl_tile.h ``RowReduce`` (RowMax / RowSum): WholeReduce per row strip and
-    column chunk; with more than one chunk, a barrier and a Max / Add per further chunk
-    with a barrier between them."""
+    """fadsl_tile.h ``RowReduce`` (RowMax / RowSum): where ``block_levels`` applies,
+    ``RowReduceBlocks``; else WholeReduce per row strip and column chunk; with more
+    than one chunk, a barrier and a Max / Add per further chunk with a barrier between
+    them."""
+    if block_levels(cols, itemsize):
+        return row_reduce_blocks(rows, cols, itemsize)
     chunks = _ceil(cols, REPEAT_BYTES // itemsize)
     whole = row_strips(rows) * chunks
     if chunks <= 1:
         return Calls(whole)
     return Calls(whole + chunks - 1, 1 + chunks - 2)
+
+
+def row_reduce_blocks(rows: int, cols: int, itemsize: int) -> Calls:
+    """fadsl_tile.h ``RowReduceBlocks``: per BlockReduce level, one call per 255
+    repeats of the flat tile and a barrier; then one WholeReduce per row strip."""
+    per = REPEAT_BYTES // itemsize
+    calls, width = 0, cols
+    levels = block_levels(cols, itemsize)
+    assert levels, f"no block reduction of {cols} columns"
+    for w in levels:
+        calls += _ceil(rows * width // per, MAX_BLOCK_REDUCE_REPEATS)
+        width = w
+    return Calls(calls + row_strips(rows), len(levels))
 
 
 def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> Calls:
@@ -121,6 +158,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         return dup + Calls(1, 2) + col_broadcast(rows, cols, itemsize) + Calls(2, 1)
     if form == "mask_cols":  # Compare, barrier, one Select per row
         return dup + Calls(1 + rows, 1)
+    if form == "mask_diag":  # per row CompareScalar; barrier; one Select (or one a row)
+        return Calls(rows + (1 if cols % DIAG_PITCH == 0 else rows), 1)
     if form == "mask_outer":  # per row: GetValue, CompareScalar, barrier, Select, barrier
         return dup + Calls(2, 2, 1).times(rows)
     if form == "philox":

@@ -38,8 +38,8 @@ cores; (3) in the loop body every stage-A result is first read by the vector cor
 before the first vector-made dot operand is written; (4) no cube tile is read by both
 stages; (5) the loop reads no GM scalar (``load_scalar``). The depth is the loop's
 ``ring`` attribute when the IR sets one (1 turns it off), else ``DEFAULT_DEPTH``; the
-flags of all exchanges (one per slot) must fit the 16 cross-core flag IDs, else the depth
-drops to 1.
+flags of all exchanges (one per slot) must fit the 16 cross-core flag IDs, else a depth
+the IR did not set drops to ``FALLBACK_DEPTH``, then the deferral goes, then the ring.
 """
 
 from __future__ import annotations
@@ -53,8 +53,12 @@ from fadsl.plan.defer import Deferral
 from fadsl.plan.sides import CUBE, Sides, queue_of, walk
 from fadsl.plan.slot_free import free_slots
 
-DEFAULT_DEPTH = 2
-"""Slots of a stage-A ring: the cube runs one iteration ahead."""
+DEFAULT_DEPTH = 3
+"""Slots of a stage-A ring: the cube runs two iterations ahead (issue 27: fa2 at B=1
+N=8 S=8K, 910B2, MODELLED: 1985 us with 2 slots, 1795 with 3, 1872 with 4)."""
+FALLBACK_DEPTH = 2
+"""The depth of a ring the IR does not size when ``DEFAULT_DEPTH`` slots' flags do
+not fit the flag IDs."""
 MAX_FLAGS = 16
 SYNC_ALL_FIRST_FLAG = 11
 """SyncAll on A2/A3 sets and waits on flag IDs 11-14 (asc-devkit dav_c220
@@ -238,10 +242,19 @@ def choose(
                 op, "the loop has no ring (ring = 1): the cube does not run ahead"
             )
     if flag_count(sides, out) > max_flags:
+        out = {k: _shallower(r) for k, r in out.items()}
+    if flag_count(sides, out) > max_flags:
         out = {k: replace(r, deferral=None) for k, r in out.items()}
     if flag_count(sides, out) > max_flags:
         return {}
     return out
+
+
+def _shallower(r: Ring) -> Ring:
+    """``r`` at ``FALLBACK_DEPTH`` slots unless the IR set its depth."""
+    if r.loop.ring or r.depth <= FALLBACK_DEPTH:
+        return r
+    return replace(r, depth=FALLBACK_DEPTH, lead=FALLBACK_DEPTH - 1)
 
 
 def _deferral(loop: ir.For, sides: Sides, stages: Stages) -> Deferral | None:

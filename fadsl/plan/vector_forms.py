@@ -12,10 +12,16 @@ A form names how the Ascend C backend computes an op on per-core tiles:
   outer                         [r, 1] op [1, c]: materialise the [r, 1] side first
   row_reduce                    row max / sum: fold column chunks into a [r, 64] f32
                                 temporary, then WholeReduceMax/Sum
+                                (rows of whole repeats: BlockReduceMax/Sum levels, then
+                                one WholeReduceMax/Sum a row)
   fused                         a comparison evaluated inside the where that reads it
   mask_full / mask_cols / mask_outer
                                 a where: Compare (or CompareScalar per row) into a bit
                                 mask temporary, then Select
+  mask_diag                     a causal diagonal (plan/diag_guard.py diagonal): a
+                                CompareScalar per row against a threshold the scalar
+                                unit computes from the positions (no UB read), one
+                                barrier, one Select over the tile
   tanh, sigmoid                 Exp, Adds and a Div of a temporary holding a constant
   view                          expand_dims: the same buffer seen with a unit axis
 The planner (vector_plan) allocates the temporaries; the backend emits the form.
@@ -34,6 +40,8 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, Shape
+from fadsl.plan.diag_guard import diagonal
+from fadsl.plan.instr_counts import DIAG_PITCH, block_levels
 
 REPEAT_BYTES = 256
 BLOCK_BYTES = 32
@@ -171,13 +179,23 @@ def _reduce_form(op: ir.Reduce, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> 
     per = elems_per_repeat(dt)
     if _le(s[1], per):
         return Form("row_reduce")
-    # one value per row and 256-byte column chunk, each chunk's rows padded to a
-    # 32-byte block (fadsl_tile.h RowReduce)
-    block = elems_per_block(dt)
-    rows = CeilDiv(s[0], block) * block
-    return Form(
-        "row_reduce", (TempSpec("reduce-work", (CeilDiv(s[1], per), rows), dt),)
-    )
+    return Form("row_reduce", (TempSpec("reduce-work", _reduce_work(s, dt), dt),))
+
+
+def _reduce_work(s: Shape, dt: DType) -> Shape:
+    """The work of fadsl_tile.h RowReduce: where its columns allow BlockReduce levels
+    (instr_counts.block_levels), rows x the widths of the levels; else one value per
+    row and 256-byte column chunk, each chunk's rows padded to a 32-byte block. With
+    the columns unknown here (a tile constant), room for whichever path it takes."""
+    per, block = elems_per_repeat(dt), elems_per_block(dt)
+    chunks = (CeilDiv(s[1], per), CeilDiv(s[0], block) * block)
+    cols = as_expr(s[1])
+    if cols.is_Integer:
+        levels = block_levels(int(cols), dt.itemsize)
+        return (s[0], as_expr(sum(levels))) if levels else chunks
+    # the widths sum to at most cols / block + 2 * cols / block**2
+    widths = CeilDiv(s[1], block) + 2 * CeilDiv(s[1], block * block)
+    return (as_expr(1), sympy.Max(chunks[0] * chunks[1], s[0] * widths))
 
 
 def _le(a: Expr, n: int) -> bool:
@@ -255,6 +273,10 @@ def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Fo
     temps: list[TempSpec] = []
     select = _select_mode(op, shape, sr, dt, temps)
     name = _mask_form(cmp, shape, sr, dt, temps)
+    if name == "mask_outer" and select == "ts" and diagonal(cmp, defs) is not None:
+        # a mask row per tile row, each padded to whole 32-byte blocks of bits
+        temps[-1] = TempSpec("mask", (sr[0], CeilDiv(sr[1], DIAG_PITCH) * DIAG_PITCH), DType.U8, bits=1)
+        name = "mask_diag"
     return Form(name, tuple(temps), select)
 
 

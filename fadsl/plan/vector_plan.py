@@ -55,6 +55,7 @@ _IN_PLACE = (
     "mask_full",
     "mask_cols",
     "mask_outer",
+    "mask_diag",
 )
 
 

@@ -18,16 +18,16 @@ constexpr int64_t STAGES = 2;                        // tile constant `stages`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                          // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 16384;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t T101WS_OFFSET = 32768;             // bytes: %t_10_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 40960;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                 // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 24576;             // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t T101WS_OFFSET = 49152;             // bytes: %t_10_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 61440;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_T101 =
-    4;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %t_10_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class DecodePagedCube {
@@ -47,11 +47,11 @@ public:
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kCacheTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vCacheTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -183,12 +183,12 @@ public:
                 vCacheTQ.EnQue(vCacheTSlot);
             }
             // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
                  jAhead <
                  fadsl::Min<int64_t>(
-                     1, fadsl::Min<int64_t>(
+                     2, fadsl::Min<int64_t>(
                             fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV)));
@@ -254,7 +254,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -262,7 +262,7 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
                 // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
@@ -273,9 +273,9 @@ public:
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                  ++j) {
-                for (int64_t jAhead = (j + 1);
+                for (int64_t jAhead = (j + 2);
                      jAhead < fadsl::Min<int64_t>(
-                                  (j + 2), fadsl::Min<int64_t>(
+                                  (j + 3), fadsl::Min<int64_t>(
                                                fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
                                                fadsl::CeilDiv<int64_t>(
                                                    fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
@@ -343,7 +343,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -352,7 +352,7 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
                     // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
@@ -403,9 +403,9 @@ public:
                 // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 3));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t101, t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                fadsl::CopyNdToNz(t101, t101WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
                                   BLOCK_Q);
                 t101L1.EnQue(t101);
                 t101 = t101L1.DeQue<half>();
@@ -428,7 +428,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 3 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -436,7 +436,7 @@ public:
                                          fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t101L1.FreeTensor(t101);
                 // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
@@ -466,9 +466,9 @@ private:
     AscendC::GlobalTensor<half> oGm;                    // out `o` f16[B, Sq, N, Dv]
     AscendC::GlobalTensor<float> o_partGm;              // scratch `o_part` f32[kv_splits, B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lse_partGm;            // scratch `lse_part` f32[kv_splits, B, Sq, N]
-    AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;               // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;              // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t101WsGm;               // GM workspace: %t_10_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -489,18 +489,16 @@ public:
         lse_partGm.SetGlobalBuffer((__gm__ float*)lse_part, tiling_.B * tiling_.N * tiling_.Sq * KV_SPLITS);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t101WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T101WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, 256);
         pipe_.InitBuffer(lBuf, 256);
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp1Buf, 768);
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, 256);
@@ -547,9 +545,9 @@ public:
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
                 AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
@@ -627,12 +625,11 @@ public:
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t12 =
+                    t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t12, t11, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t12,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
                 AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
@@ -648,9 +645,9 @@ public:
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
                 t101 = outQue.DeQue<half>();
-                AscendC::DataCopy(t101WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t101,
+                AscendC::DataCopy(t101WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t101,
                                   ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T101 + (j) % 2));
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T101 + (j) % 3));
                 inQue.FreeTensor(t10);
                 outQue.FreeTensor(t101);
                 if (j > 0) {
@@ -663,9 +660,9 @@ public:
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t16, acc, t12Prev, bcast, ROWS, DV, false);
                     }
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 3 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
@@ -693,7 +690,6 @@ public:
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -706,7 +702,7 @@ public:
                           fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                   BLOCK_KV)) -
                       1)) %
-                        2));
+                        3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
@@ -716,7 +712,7 @@ public:
                                        fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                        BLOCK_KV)) -
                                1)) %
-                                 2 * DV * BLOCK_Q +
+                                 3 * DV * BLOCK_Q +
                              row0 * DV],
                     DV * ROWS);
                 inQue.EnQue(dot1);
@@ -807,9 +803,9 @@ private:
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, Dv]
     AscendC::GlobalTensor<float> o_partGm;                  // scratch `o_part` f32[kv_splits, B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lse_partGm;                // scratch `lse_part` f32[kv_splits, B, Sq, N]
-    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t101WsGm;   // GM workspace: %t_10_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t101WsGm;   // GM workspace: %t_10_1 (vector -> cube), ring of 3
 };
 
 }  // namespace

@@ -545,20 +545,23 @@ public:
                                  2 * BLOCK_KV * BLOCK_Q);
         t271WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T271WS_OFFSET),
                                  2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q));
+        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(inQue1, 1, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf,
-                         fadsl::Max<int64_t>(4 * BLOCK_KV, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp4Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
+                                                    16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp5Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t15PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
@@ -712,20 +715,21 @@ public:
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
                     (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                    AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t2.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t72[r * BLOCK_KV], mask, t71[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t72[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t71[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -750,7 +754,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t8, t73, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -771,7 +775,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = t73.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t12, t73, t11, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -781,12 +785,11 @@ public:
                 AscendC::LocalTensor<float> t14 = mBuf.Get<float>();
                 AscendC::Sub(t14, m, t11, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t15 =
+                    t15PrevBuf.Get<float>()[(jp) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t15, t14, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t15PrevBuf.Get<float>()[(jp) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t15,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
                 AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
@@ -814,7 +817,7 @@ public:
                     // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((jp - 1)) % 2));
@@ -838,10 +841,9 @@ public:
                     t15PrevBuf
                         .Get<float>()[((kvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t19, acc, t15Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((kvNumBlocksS - 1)) % 2));
@@ -879,14 +881,13 @@ public:
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot2);
                 dot2 = inQue.DeQue<float>();
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
                 // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t22 = tmp1Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t22, t21, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -907,7 +908,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t26 = t21.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t26, t21, t25, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -917,17 +918,16 @@ public:
                 AscendC::LocalTensor<float> t28 = mBuf.Get<float>();
                 AscendC::Sub(t28, m, t25, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t29 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t29 =
+                    t29PrevBuf.Get<float>()[(jf) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t29, t28, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t29PrevBuf.Get<float>()[(jf) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t29,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Mul(t30, l, t29, ROWS);
                 AscendC::LocalTensor<float> t31 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowSum(t31, t27, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -950,7 +950,7 @@ public:
                     // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((jf - 1)) % 2));
@@ -974,10 +974,9 @@ public:
                     t29PrevBuf
                         .Get<float>()[((fullKvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t33, acc, t29Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT3 + ((fullKvNumBlocksS - 1)) % 2));
@@ -1006,7 +1005,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t37 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t37, acc, t36, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();

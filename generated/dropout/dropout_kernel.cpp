@@ -17,16 +17,16 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t T191WS_OFFSET = 262144;             // bytes: %t_19_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 196608;             // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t T191WS_OFFSET = 393216;             // bytes: %t_19_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 491520;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_T191 =
-    4;  // cross-core flag: vector -> cube: %t_19_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %t_19_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class DropoutCube {
@@ -43,11 +43,11 @@ public:
         offsetGm.SetGlobalBuffer((__gm__ int32_t*)offset, 1);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t191WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T191WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -149,12 +149,12 @@ public:
                 vTQ.EnQue(vTSlot);
             }
             // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
                  jAhead <
                  fadsl::Min<int64_t>(
-                     1, fadsl::Min<int64_t>(
+                     2, fadsl::Min<int64_t>(
                             fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
@@ -200,7 +200,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -208,7 +208,7 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
                 // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
@@ -220,10 +220,10 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                for (int64_t jAhead = (j + 1);
+                for (int64_t jAhead = (j + 2);
                      jAhead <
                      fadsl::Min<int64_t>(
-                         (j + 2), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                         (j + 3), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                                       fadsl::CeilDiv<int64_t>(
                                                           fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
@@ -272,7 +272,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -281,7 +281,7 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
                     // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
@@ -311,9 +311,9 @@ public:
                 // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T191 + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T191 + (j) % 3));
                 AscendC::LocalTensor<half> t191 = t191L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t191, t191WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                fadsl::CopyNdToNz(t191, t191WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
                                   BLOCK_Q);
                 t191L1.EnQue(t191);
                 t191 = t191L1.DeQue<half>();
@@ -336,7 +336,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 3 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -344,7 +344,7 @@ public:
                                          fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t191L1.FreeTensor(t191);
                 // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
@@ -372,9 +372,9 @@ private:
     AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<int32_t> seedGm;            // in `seed` i32[2]
     AscendC::GlobalTensor<int32_t> offsetGm;          // in `offset` i32[1]
-    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t191WsGm;             // GM workspace: %t_19_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t191WsGm;             // GM workspace: %t_19_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -392,19 +392,26 @@ public:
         offsetGm.SetGlobalBuffer((__gm__ int32_t*)offset, 1);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t191WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T191WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
+                                 3 * BLOCK_KV * BLOCK_Q);
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp2Buf, 1024);
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp3Buf, 32768);
+        pipe_.InitBuffer(
+            tmp3Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q),
+                                                    16 * BLOCK_Q * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp4Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(DV * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(t13PrevBuf, 128 * fadsl::CeilDiv<int64_t>(ROWS, 64) * sizeof(float));
@@ -485,9 +492,9 @@ public:
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
@@ -498,20 +505,21 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
-                    AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
-                    AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t2.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t51[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t51[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
@@ -522,7 +530,7 @@ public:
                     // flash.py:251  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -536,7 +544,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
                     fadsl::RowMax(t6, t52, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -567,12 +575,11 @@ public:
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Sub(t12, m, t9, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t13 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t13 =
+                    t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t13, t12, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t13,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
                 AscendC::LocalTensor<float> t15 = tmp2Buf.Get<float>();
@@ -607,9 +614,9 @@ public:
                 AscendC::Cast(t191, t19, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t191);
                 t191 = outQue.DeQue<half>();
-                AscendC::DataCopy(t191WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t191,
+                AscendC::DataCopy(t191WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t191,
                                   ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T191 + (j) % 2));
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T191 + (j) % 3));
                 inQue.FreeTensor(t19);
                 outQue.FreeTensor(t191);
                 if (j > 0) {
@@ -622,9 +629,9 @@ public:
                         AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t13Prev, bcast, ROWS, DV, false);
                     }
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 3 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
@@ -652,7 +659,6 @@ public:
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -665,7 +671,7 @@ public:
                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
                                                           BLOCK_KV)) -
                                   1)) %
-                                    2));
+                                    3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
@@ -675,7 +681,7 @@ public:
                                                                                    (BLOCK_Q * i) + BLOCK_Q)),
                                                            BLOCK_KV)) -
                                1)) %
-                                 2 * DV * BLOCK_Q +
+                                 3 * DV * BLOCK_Q +
                              row0 * DV],
                     DV * ROWS);
                 inQue.EnQue(dot1);
@@ -747,9 +753,9 @@ private:
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<int32_t> seedGm;                  // in `seed` i32[2]
     AscendC::GlobalTensor<int32_t> offsetGm;                // in `offset` i32[1]
-    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t191WsGm;   // GM workspace: %t_19_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t191WsGm;   // GM workspace: %t_19_1 (vector -> cube), ring of 3
 };
 
 }  // namespace

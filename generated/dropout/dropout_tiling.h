@@ -17,7 +17,7 @@ struct DropoutTiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t DROPOUT_WORKSPACE_BYTES_PER_CORE = 327680;
+constexpr int64_t DROPOUT_WORKSPACE_BYTES_PER_CORE = 491520;
 constexpr int64_t DROPOUT_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t DropoutCeilDiv(int64_t a, int64_t b)

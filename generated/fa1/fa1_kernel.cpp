@@ -16,14 +16,14 @@ constexpr int64_t BLOCK_Q = 64;                       // tile constant `block_q`
 constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 65536;              // bytes: %dot_1 (cube -> vector)
-constexpr int64_t P1WS_OFFSET = 98304;                // bytes: %p_1 (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 114688;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 98304;              // bytes: %dot_1 (cube -> vector)
+constexpr int64_t P1WS_OFFSET = 131072;               // bytes: %p_1 (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 147456;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
-constexpr uint16_t FLAG_DOT1 = 2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
-constexpr uint16_t FLAG_P1 = 3;    // cross-core flag: vector -> cube: %p_1 is in its workspace
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
+constexpr uint16_t FLAG_DOT1 = 3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace
+constexpr uint16_t FLAG_P1 = 4;    // cross-core flag: vector -> cube: %p_1 is in its workspace
 
 // The cube core (one per AI Core).
 class Fa1Cube {
@@ -41,7 +41,7 @@ public:
         l_runGm.SetGlobalBuffer((__gm__ float*)l_run, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
@@ -99,10 +99,10 @@ public:
                     qtQ.EnQue(qtSlot);
                 }
                 // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):
-                // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-                // iteration i_1 + 1, then stage B of i_1
+                // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+                // iteration i_1 + 2, then stage B of i_1
                 for (int64_t i1Ahead = 0;
-                     i1Ahead < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                     i1Ahead < fadsl::Min<int64_t>(2, fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
                      ++i1Ahead) {
                     // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):  [pipeline]
                     for (int64_t i1Pre1 = (i1Ahead + 1);
@@ -145,7 +145,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(i1Ahead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(i1Ahead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -154,15 +154,15 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 2));
+                            static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 3));
                     }
                     // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
                     qtQ.FreeTensor(qt);
                 }
                 for (int64_t i1 = 0; i1 < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i1) {
-                    for (int64_t i1Ahead = (i1 + 1);
+                    for (int64_t i1Ahead = (i1 + 2);
                          i1Ahead <
-                         fadsl::Min<int64_t>((i1 + 2), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                         fadsl::Min<int64_t>((i1 + 3), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
                          ++i1Ahead) {
                         // fa1.py:78  for i in fd.pipelined(first, n_q, stages=stages):  [pipeline]
                         for (int64_t i1Pre1 = (i1Ahead + 1);
@@ -206,7 +206,7 @@ public:
                             cL0.EnQue(cL0Tile);
                             cL0Tile = cL0.DeQue<float>();
                             AscendC::Fixpipe(
-                                dotWsGm[(i1Ahead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                dotWsGm[(i1Ahead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                 AscendC::FixpipeParamsV220{
                                     fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                     fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -215,7 +215,7 @@ public:
                                     QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                             cL0.FreeTensor(cL0Tile);
                             AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                                static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 2));
+                                static_cast<uint16_t>(FLAG_DOT + (i1Ahead) % 3));
                         }
                         // fa1.py:80  qt = fd.load(q[b, h, rows, :], pad=0)  [pipeline]
                         qtQ.FreeTensor(qt);
@@ -280,7 +280,7 @@ private:
     AscendC::GlobalTensor<float> o_runGm;           // scratch `o_run` f32[B, N, Sq, D]
     AscendC::GlobalTensor<float> m_runGm;           // scratch `m_run` f32[B, N, Sq]
     AscendC::GlobalTensor<float> l_runGm;           // scratch `l_run` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 3
     AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube)
 };
@@ -301,13 +301,13 @@ public:
         l_runGm.SetGlobalBuffer((__gm__ float*)l_run, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q));
-        pipe_.InitBuffer(tmp0Buf, 16384);
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 512);
         pipe_.InitBuffer(mRunTQ, 2, 256);
         pipe_.InitBuffer(lRunTQ, 2, 256);
@@ -315,11 +315,21 @@ public:
         pipe_.InitBuffer(
             inQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp2Buf, 256);
+        pipe_.InitBuffer(
+            tmp2Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * D * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf,
-                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp4Buf,
+            fadsl::Max<int64_t>(16 * BLOCK_Q,
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(
             outQue1, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
@@ -626,9 +636,9 @@ public:
                     // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> acc = accQ.DeQue<float>();
                     // fa1.py:84  s = fd.dot(qt, kt, transpose_b=True) * scale
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i1) % 2));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i1) % 3));
                     AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot, dotWsGm[(i1) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                    AscendC::DataCopy(dot, dotWsGm[(i1) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
                                       ROWS * BLOCK_KV);
                     inQue.EnQue(dot);
                     dot = inQue.DeQue<float>();
@@ -663,9 +673,9 @@ public:
                     AscendC::Max(mNew, mRunT, t3, ROWS);
                     // fa1.py:91  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> mSafe = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> mSafe = tmp0Buf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> dup = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::Duplicate(dup, 0.0f, ROWS);
                         AscendC::Duplicate(mNew[ROWS], 0.0f,
@@ -681,24 +691,24 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t7 = s1.ReinterpretCast<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::SUB>(t7, s1, mSafe, bcast, ROWS, BLOCK_KV, false);
                     }
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> p = t7.ReinterpretCast<float>();
                     AscendC::Exp(p, t7, ROWS * BLOCK_KV);
                     // fa1.py:93  alpha = fd.exp(m - m_safe)
-                    AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> t9 = tmp0Buf.Get<float>();
                     AscendC::Sub(t9, mRunT, mSafe, ROWS);
                     // fa1.py:81  m = fd.load(m_run[b, h, rows], pad=0)  [pipeline]
                     mRunTQ.FreeTensor(mRunT);
                     // fa1.py:93  alpha = fd.exp(m - m_safe)
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> alpha = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> alpha = tmp0Buf.Get<float>();
                     AscendC::Exp(alpha, t9, ROWS);
                     // fa1.py:94  fd.store(l_run[b, h, rows], l * alpha + fd.row_sum(p))
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> t11 = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> t11 = tmp2Buf.Get<float>();
                     AscendC::Mul(t11, lRunT, alpha, ROWS);
                     // fa1.py:82  l = fd.load(l_run[b, h, rows], pad=0)  [pipeline]
                     lRunTQ.FreeTensor(lRunT);
@@ -741,7 +751,7 @@ public:
                     }
                     outQue1.FreeTensor(t13);
                     // fa1.py:97  acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt),
-                    AscendC::LocalTensor<float> t14 = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> t14 = tmp2Buf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alpha, bcast, ROWS, D, false);
@@ -876,7 +886,7 @@ public:
                 AscendC::LocalTensor<float> lSafe = lRunT1.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp2Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 1.0f, ROWS);
                     AscendC::Duplicate(lRunT1[ROWS], 0.0f,
                                        (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
@@ -925,7 +935,8 @@ private:
     Fa1Tiling tiling_;
     AscendC::TQue<AscendC::TPosition::VECOUT, 1>
         outQue;  // result: %full, %full_1, %full_2, %m_new, %t_18_1 (fa1.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %kv_idx, %t_3, %t_11, %t_14 (fa1.py:73)
+    AscendC::TBuf<AscendC::TPosition::VECCALC>
+        tmp0Buf;  // temp: %kv_idx, %t_3, %m_safe, %t_9, %alpha (fa1.py:73)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %kv_idx_f (fa1.py:73)
     AscendC::TQue<AscendC::TPosition::VECIN, 2>
         mRunTQ;  // pipelined: %m_run_t_slot, %m_run_t_next, %m_run_t_slot_1, %m_run_t_next_1, %m_run_t
@@ -937,7 +948,7 @@ private:
         accQ;  // pipelined: %acc_slot, %acc_next, %acc_slot_1, %acc_next_1, %acc (fa1.py:83)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %s, %s_1, %t_7, %p, %dot_1, %l_run_t_1, %l_safe (fa1.py:84)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;    // temp: %m_safe, %t_9, %alpha (fa1.py:90)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;    // temp: %t_11, %t_14 (fa1.py:90)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;    // temp: %t_12 (fa1.py:91)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;    // temp: temp (fa1.py:94)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue1;  // result: %t_13, %p_1, %t_15 (fa1.py:94)
@@ -949,7 +960,7 @@ private:
     AscendC::GlobalTensor<float> o_runGm;                  // scratch `o_run` f32[B, N, Sq, D]
     AscendC::GlobalTensor<float> m_runGm;                  // scratch `m_run` f32[B, N, Sq]
     AscendC::GlobalTensor<float> l_runGm;                  // scratch `l_run` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                  // GM workspace: %dot (cube -> vector), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                  // GM workspace: %dot (cube -> vector), ring of 3
     AscendC::GlobalTensor<float> dot1WsGm;                 // GM workspace: %dot_1 (cube -> vector)
     AscendC::GlobalTensor<half> p1WsGm;                    // GM workspace: %p_1 (vector -> cube)
 };

@@ -16,7 +16,7 @@ struct Fa1Tiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t FA1_WORKSPACE_BYTES_PER_CORE = 114688;
+constexpr int64_t FA1_WORKSPACE_BYTES_PER_CORE = 147456;
 constexpr int64_t FA1_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t Fa1CeilDiv(int64_t a, int64_t b)

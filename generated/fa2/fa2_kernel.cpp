@@ -11,21 +11,21 @@
 
 namespace {
 
-constexpr int64_t BLOCK_KV = 512;                     // tile constant `block_kv`
-constexpr int64_t BLOCK_Q = 128;                      // tile constant `block_q`
-constexpr int64_t STAGES = 2;                         // tile constant `stages`
-constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
-constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 524288;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t P1WS_OFFSET = 655360;               // bytes: %p_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 917504;  // GM workspace bytes per AI core
+constexpr int64_t BLOCK_KV = 512;                      // tile constant `block_kv`
+constexpr int64_t BLOCK_Q = 128;                       // tile constant `block_q`
+constexpr int64_t STAGES = 2;                          // tile constant `stages`
+constexpr int64_t D = 128;                             // shape symbol `D`, fixed at compile time
+constexpr int64_t ROWS = BLOCK_Q / 2;                  // rows of a Q block each vector core owns
+constexpr int64_t DOT_WS_OFFSET = 0;                   // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 786432;              // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t P1WS_OFFSET = 983040;                // bytes: %p_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 1376256;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_P1 =
-    4;  // cross-core flag: vector -> cube: %p_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %p_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class Fa2Cube {
@@ -40,11 +40,11 @@ public:
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               2 * BLOCK_KV * BLOCK_Q);
+                               3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(ktQ, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vtQ, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -77,10 +77,10 @@ public:
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
-                 jAhead < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
+                 jAhead < fadsl::Min<int64_t>(2, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
@@ -110,7 +110,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
@@ -119,14 +119,14 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                     }
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 ktQ.FreeTensor(kt);
             }
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                for (int64_t jAhead = (j + 1);
-                     jAhead < fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
+                for (int64_t jAhead = (j + 2);
+                     jAhead < fadsl::Min<int64_t>((j + 3), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
                      ++jAhead) {
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
@@ -159,7 +159,7 @@ public:
                             cL0.EnQue(cL0Tile);
                             cL0Tile = cL0.DeQue<float>();
                             AscendC::Fixpipe(
-                                dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                                dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
                                 AscendC::FixpipeParamsV220{
                                     fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                     fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
@@ -169,7 +169,7 @@ public:
                             cL0.FreeTensor(cL0Tile);
                         }
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                     ktQ.FreeTensor(kt);
@@ -186,9 +186,9 @@ public:
                 vtQ.EnQue(vtSlot);
                 AscendC::LocalTensor<half> vt = vtQ.DeQue<half>();
                 // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + (j) % 3));
                 AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(p1, p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                fadsl::CopyNdToNz(p1, p1WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
                                   BLOCK_Q);
                 p1L1.EnQue(p1);
                 p1 = p1L1.DeQue<half>();
@@ -215,14 +215,14 @@ public:
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
                     AscendC::Fixpipe(
-                        dot1WsGm[(j) % 2 * D * BLOCK_Q], cL0Tile,
+                        dot1WsGm[(j) % 3 * D * BLOCK_Q], cL0Tile,
                         AscendC::FixpipeParamsV220{fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
                                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
                                                    fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"),
                                                    false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 p1L1.FreeTensor(p1);
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
@@ -248,9 +248,9 @@ private:
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> oGm;                // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;           // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;          // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> p1WsGm;             // GM workspace: %p_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -266,18 +266,21 @@ public:
         oGm.SetGlobalBuffer((__gm__ half*)o, tiling_.B * D * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               2 * BLOCK_KV * BLOCK_Q);
+                               3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, 512);
         pipe_.InitBuffer(lBuf, 512);
         pipe_.InitBuffer(accBuf, D * ROWS * sizeof(float));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(128 * BLOCK_KV, 2 * D * BLOCK_Q));
         pipe_.InitBuffer(tmp0Buf, 2048);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(1024, 4 * BLOCK_KV),
-                                                      128 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(
+                                      fadsl::Max<int64_t>(1024, 4 * BLOCK_KV),
+                                      4 * fadsl::Max<int64_t>((32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                               (64 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                              32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(tmp2Buf, 512);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(64 * BLOCK_KV, D * BLOCK_Q));
@@ -305,12 +308,13 @@ public:
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> mNew = tmp2Buf.Get<float>();
                 AscendC::Duplicate(mNew, 0.0f, (ROWS + 32));
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
-                AscendC::LocalTensor<float> alpha = mBuf.Get<float>();
+                AscendC::LocalTensor<float> alpha =
+                    alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::LocalTensor<float> l2 = lBuf.Get<float>();
                 // the row-wise work in chunks of 32 rows (row_chunk)
@@ -318,11 +322,10 @@ public:
                     // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                     AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                     AscendC::DataCopy(dot,
-                                      dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV],
+                                      dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV],
                                       32 * BLOCK_KV);
                     inQue.EnQue(dot);
                     dot = inQue.DeQue<float>();
-                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                     AscendC::Muls(s, dot, tiling_.scale, 32 * BLOCK_KV);
                     // fa2.py:82  s = fd.where(keep, s, -fd.inf)
@@ -330,6 +333,7 @@ public:
                     // only a block that reaches past the bound has columns to mask
                     if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
                         // fa2.py:78  kv_idx = fd.arange(j * block_kv, block_kv)
+                        AscendC::PipeBarrier<PIPE_V>();
                         AscendC::LocalTensor<int32_t> kvIdx = tmp0Buf.Get<int32_t>();
                         AscendC::CreateVecIndex(kvIdx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -384,11 +388,8 @@ public:
                     AscendC::Sub(t9[rc * 32], m[rc * 32], mSafe, 32);
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Exp(alpha[rc * 32], t9[rc * 32], 32);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::Muls(
-                        alphaPrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)][rc * 32],
-                        alpha[rc * 32], 1.0f, 32);  // kept for the update one iteration late
                     // fa2.py:87  l = l * alpha + fd.row_sum(p)
+                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Mul(t11[rc * 32], l[rc * 32], alpha[rc * 32], 32);
                     AscendC::LocalTensor<float> t12 = tmp0Buf.Get<float>();
                     {
@@ -402,26 +403,25 @@ public:
                     AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, 32 * BLOCK_KV);
                     outQue.EnQue(p1);
                     p1 = outQue.DeQue<half>();
-                    AscendC::DataCopy(p1WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV], p1,
+                    AscendC::DataCopy(p1WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV], p1,
                                       32 * BLOCK_KV);
                     inQue.FreeTensor(p);
                     outQue.FreeTensor(p1);
                 }
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_P1 + (j) % 2));
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_P1 + (j) % 3));
                 if (j > 0) {
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> alphaPrev =
                         alphaPrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                     // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                    AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                     }
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 3 * D * BLOCK_Q + row0 * D], D * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
@@ -440,18 +440,17 @@ public:
                     alphaPrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 *
                                               64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
-                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2));
+                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
-                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * D * BLOCK_Q +
+                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3 * D * BLOCK_Q +
                              row0 * D],
                     D * ROWS);
                 inQue.EnQue(dot1);
@@ -519,9 +518,9 @@ private:
     AscendC::GlobalTensor<half> kGm;                          // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                          // in `v` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> oGm;                          // out `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube), ring of 3
 };
 
 }  // namespace

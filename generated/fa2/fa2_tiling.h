@@ -16,7 +16,7 @@ struct Fa2Tiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t FA2_WORKSPACE_BYTES_PER_CORE = 917504;
+constexpr int64_t FA2_WORKSPACE_BYTES_PER_CORE = 1376256;
 constexpr int64_t FA2_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t Fa2CeilDiv(int64_t a, int64_t b)

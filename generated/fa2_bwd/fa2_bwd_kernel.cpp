@@ -383,8 +383,13 @@ public:
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_KV), 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q));
-        pipe_.InitBuffer(tmp4Buf, fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(D, 64) *
-                                                                        fadsl::CeilDiv<int64_t>(ROWS, 8)));
+        pipe_.InitBuffer(
+            tmp4Buf,
+            fadsl::Max<int64_t>(
+                16 * BLOCK_Q,
+                4 * fadsl::Max<int64_t>(
+                        ROWS * (fadsl::CeilDiv<int64_t>(D, 8) + (2 * fadsl::CeilDiv<int64_t>(D, 64))),
+                        8 * fadsl::CeilDiv<int64_t>(D, 64) * fadsl::CeilDiv<int64_t>(ROWS, 8))));
         pipe_.InitBuffer(tmp5Buf, 512);
         pipe_.InitBuffer(
             outQue, 1,

@@ -353,12 +353,14 @@ public:
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(inQue1, 1, ROWS * BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 256);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
-        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp1Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
+        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 2048);
         pipe_.InitBuffer(outQue, 1, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp4Buf, 256);
@@ -459,9 +461,9 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = lBuf.Get<float>();
                 AscendC::Mul(t12, l, t11, ROWS);
-                AscendC::LocalTensor<float> t13 = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> t13 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
                     fadsl::RowSum(t13, t9, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -504,10 +506,10 @@ public:
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * (2 * t + 1) + BLOCK_KV - 1) >= tiling_.Skv) {
                     // fa3.py:127  kv_idx = fd.arange(j * block_kv, block_kv)
-                    AscendC::LocalTensor<int32_t> idx2 = tmp1Buf.Get<int32_t>();
+                    AscendC::LocalTensor<int32_t> idx2 = tmp2Buf.Get<int32_t>();
                     AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * (2 * t + 1)), BLOCK_KV);
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
                     AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                     // fa3.py:128  keep = kv_idx[None, :] < Skv
                     AscendC::PipeBarrier<PIPE_V>();
@@ -524,17 +526,17 @@ public:
                 }
                 // fa3.py:132  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t20 = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> t20 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
                     fadsl::RowMax(t20, t19, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t21 = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> t21 = tmp2Buf.Get<float>();
                 AscendC::Max(t21, t5, t20, ROWS);
                 // fa3.py:133  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t23 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
                 {
                     AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
                     AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -563,9 +565,9 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t28 = lBuf.Get<float>();
                 AscendC::Mul(t28, t14, t27, ROWS);
-                AscendC::LocalTensor<float> t29 = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> t29 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
                     fadsl::RowSum(t29, t25, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -574,7 +576,7 @@ public:
                 // fa3.py:137  acc = acc * alpha[:, None] + fd.dot(fd.cast(p, mm), vt)
                 AscendC::LocalTensor<float> t31 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t31, acc2, t27, bcast, ROWS, D, false);
                 }
                 AscendC::LocalTensor<half> t251 = outQue.AllocTensor<half>();
@@ -650,10 +652,9 @@ private:
         inQue1;  // staging: %s1, %t_17, %t_19, %t_24, %t_25 (fa3.py:104)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp0Buf;  // temp: %idx_1, %t_4, %t_5, %t_26, %t_27 (fa3.py:127)
-    AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp1Buf;  // temp: %idx_1_f, %t_7, %t_13, %idx_2, %t_20, %t_21 (fa3.py:127)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;   // temp: %idx_2_f, %t_23, %t_29 (fa3.py:133)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;   // temp: temp (fa3.py:133)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_1_f, %t_7, %idx_2_f, %t_23 (fa3.py:127)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %t_13, %idx_2, %t_20, %t_21 (fa3.py:133)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %t_29 (fa3.py:133)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_9_1, %t_25_1, %t_35_1 (fa3.py:137)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: temp (fa3.py:133)
     AscendC::GlobalTensor<half> qGm;                      // in `q` f16[B, N, Sq, D]

@@ -17,16 +17,16 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t T81WS_OFFSET = 262144;              // bytes: %t_8_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 196608;             // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t T81WS_OFFSET = 393216;              // bytes: %t_8_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 491520;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_T81 =
-    4;  // cross-core flag: vector -> cube: %t_8_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %t_8_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class GqaCube {
@@ -42,11 +42,11 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t81WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T81WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -108,10 +108,10 @@ public:
                 vTQ.EnQue(vTSlot);
             }
             // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
-                 jAhead < fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
+                 jAhead < fadsl::Min<int64_t>(2, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
                 // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 <
@@ -147,7 +147,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -155,14 +155,14 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
                 // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
             }
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                for (int64_t jAhead = (j + 1);
-                     jAhead < fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
+                for (int64_t jAhead = (j + 2);
+                     jAhead < fadsl::Min<int64_t>((j + 3), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV));
                      ++jAhead) {
                     // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
@@ -201,7 +201,7 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 2 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -210,7 +210,7 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2));
+                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
                     // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
@@ -235,9 +235,9 @@ public:
                 // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T81 + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T81 + (j) % 3));
                 AscendC::LocalTensor<half> t81 = t81L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(t81, t81WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
+                fadsl::CopyNdToNz(t81, t81WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
                                   BLOCK_Q);
                 t81L1.EnQue(t81);
                 t81 = t81L1.DeQue<half>();
@@ -260,7 +260,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot1WsGm[(j) % 2 * DV * BLOCK_Q], cL0Tile,
+                    AscendC::Fixpipe(dot1WsGm[(j) % 3 * DV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -268,7 +268,7 @@ public:
                                          fadsl::Field<uint32_t>(DV, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 2));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t81L1.FreeTensor(t81);
                 // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
@@ -295,9 +295,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                 // in `v` f16[B, Skv, Nkv, Dv]
     AscendC::GlobalTensor<half> oGm;                 // out `o` f16[B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lseGm;              // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;            // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;           // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t81WsGm;             // GM workspace: %t_8_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;            // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;           // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t81WsGm;             // GM workspace: %t_8_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -314,22 +314,24 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t81WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T81WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
         pipe_.InitBuffer(tmp0Buf, 512);
-        pipe_.InitBuffer(tmp1Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(
+            tmp1Buf,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
+                                4 * fadsl::Max<int64_t>(ROWS * (fadsl::CeilDiv<int64_t>(BLOCK_KV, 8) +
+                                                                (2 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))),
+                                                        8 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
+                                                            fadsl::CeilDiv<int64_t>(BLOCK_KV, 64))));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(tmp2Buf,
-                         fadsl::Max<int64_t>(16 * BLOCK_Q, 32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                               fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf, 2048);
         pipe_.InitBuffer(tmp3Buf, 256);
         pipe_.InitBuffer(
             outQue, 1,
@@ -359,9 +361,9 @@ public:
             // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
                 // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 2));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                AscendC::DataCopy(dot, dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
                 dot = inQue.DeQue<float>();
@@ -425,17 +427,16 @@ public:
                 AscendC::LocalTensor<float> t9 = mBuf.Get<float>();
                 AscendC::Sub(t9, m, t6, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t10 = mBuf.Get<float>();
+                AscendC::LocalTensor<float> t10 =
+                    t10PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t10, t9, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(t10PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)], t10,
-                              1.0f, ROWS);  // kept for the update one iteration late
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = lBuf.Get<float>();
                 AscendC::Mul(t11, l, t10, ROWS);
-                AscendC::LocalTensor<float> t12 = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> t12 = tmp2Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp1Buf.Get<float>();
                     fadsl::RowSum(t12, t8, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -446,9 +447,9 @@ public:
                 AscendC::Cast(t81, t8, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t81);
                 t81 = outQue.DeQue<half>();
-                AscendC::DataCopy(t81WsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t81,
+                AscendC::DataCopy(t81WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV], t81,
                                   ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T81 + (j) % 2));
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_T81 + (j) % 3));
                 inQue.FreeTensor(t8);
                 outQue.FreeTensor(t81);
                 if (j > 0) {
@@ -461,9 +462,9 @@ public:
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, t10Prev, bcast, ROWS, DV, false);
                     }
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 2));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 2 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 3 * DV * BLOCK_Q + row0 * DV], DV * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
@@ -482,18 +483,17 @@ public:
                     t10PrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * 64 *
                                             fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, t10Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
-                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2));
+                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
-                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * DV * BLOCK_Q +
+                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3 * DV * BLOCK_Q +
                              row0 * DV],
                     DV * ROWS);
                 inQue.EnQue(dot1);
@@ -507,7 +507,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t17 = tmp0Buf.Get<float>();
             {
-                AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
+                AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
                 AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
@@ -595,10 +595,10 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;  // state: %acc, %t_14, %acc_2, %t_18 (flash.py:67)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp0Buf;  // temp: %idx_2, %t_3, %t_4, %t_17, %t_20 (flash.py:200)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6, %t_12 (flash.py:200)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_2_f, %t_6 (flash.py:200)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:217)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: temp (flash.py:221)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_12 (flash.py:221)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:221)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_8_1, %t_18_1, %t_22 (flash.py:227)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t10PrevBuf;  // state: %t_10 (flash.py:223)
@@ -607,9 +607,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Skv, Nkv, Dv]
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, Sq, N, Dv]
     AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t81WsGm;    // GM workspace: %t_8_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t81WsGm;    // GM workspace: %t_8_1 (vector -> cube), ring of 3
 };
 
 }  // namespace

@@ -17,16 +17,16 @@ constexpr int64_t STAGES = 2;                         // tile constant `stages`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                           // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
-constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 2
-constexpr int64_t DOT1WS_OFFSET = 131072;             // bytes: %dot_1 (cube -> vector), ring of 2
-constexpr int64_t T141WS_OFFSET = 262144;             // bytes: %t_14_1 (vector -> cube), ring of 2
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // GM workspace bytes per AI core
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DOT1WS_OFFSET = 196608;             // bytes: %dot_1 (cube -> vector), ring of 3
+constexpr int64_t T141WS_OFFSET = 393216;             // bytes: %t_14_1 (vector -> cube), ring of 3
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 491520;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT =
-    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (2 slots)
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_DOT1 =
-    2;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (2 slots)
+    3;  // cross-core flag: cube -> vector: %dot_1 is in its workspace ring slot s: this ID + s (3 slots)
 constexpr uint16_t FLAG_T141 =
-    4;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace ring slot s: this ID + s (2 slots)
+    6;  // cross-core flag: vector -> cube: %t_14_1 is in its workspace ring slot s: this ID + s (3 slots)
 
 // The cube core (one per AI Core).
 class SlidingWindowCube {
@@ -42,11 +42,11 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
+                                 3 * BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(kTQ, 2, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vTQ, 2, DV * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
@@ -117,15 +117,15 @@ public:
                 vTQ.EnQue(vTSlot);
             }
             // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
-            // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
-            // iteration j + 1, then stage B of j
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration j + 2, then stage B of j
             for (int64_t jAhead =
                      ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                       (BLOCK_KV));
                  jAhead < fadsl::Min<int64_t>(
                               (((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                 (BLOCK_KV)) +
-                               1),
+                               2),
                               fadsl::Min<int64_t>(
                                   fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                   fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
@@ -175,7 +175,7 @@ public:
                     AscendC::Fixpipe(dotWsGm[((jAhead - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                                   (BLOCK_Q * i) - 256))) /
                                                          (BLOCK_KV)))) %
-                                             2 * BLOCK_KV * BLOCK_Q],
+                                             3 * BLOCK_KV * BLOCK_Q],
                                      cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
@@ -188,7 +188,7 @@ public:
                         FLAG_DOT + ((jAhead - ((fadsl::Max<int64_t>(
                                                    0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                (BLOCK_KV)))) %
-                                       2));
+                                       3));
                 }
                 // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
@@ -201,10 +201,10 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                for (int64_t jAhead = (j + 1);
+                for (int64_t jAhead = (j + 2);
                      jAhead <
                      fadsl::Min<int64_t>(
-                         (j + 2), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
+                         (j + 3), fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
                                                       fadsl::CeilDiv<int64_t>(
                                                           fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
@@ -257,7 +257,7 @@ public:
                             dotWsGm[((jAhead - ((fadsl::Max<int64_t>(
                                                     0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                 (BLOCK_KV)))) %
-                                    2 * BLOCK_KV * BLOCK_Q],
+                                    3 * BLOCK_KV * BLOCK_Q],
                             cL0Tile,
                             AscendC::FixpipeParamsV220{
                                 fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
@@ -270,7 +270,7 @@ public:
                             FLAG_DOT + ((jAhead - ((fadsl::Max<int64_t>(
                                                        0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                    (BLOCK_KV)))) %
-                                           2));
+                                           3));
                     }
                     // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
@@ -304,13 +304,13 @@ public:
                     FLAG_T141 +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141,
                                   t141WsGm[((j - ((fadsl::Max<int64_t>(
                                                       0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                   (BLOCK_KV)))) %
-                                           2 * BLOCK_KV * BLOCK_Q],
+                                           3 * BLOCK_KV * BLOCK_Q],
                                   BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
                 t141L1.EnQue(t141);
                 t141 = t141L1.DeQue<half>();
@@ -336,7 +336,7 @@ public:
                     AscendC::Fixpipe(dot1WsGm[((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq +
                                                                               (BLOCK_Q * i) - 256))) /
                                                      (BLOCK_KV)))) %
-                                              2 * DV * BLOCK_Q],
+                                              3 * DV * BLOCK_Q],
                                      cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(DV, "FixpipeParamsV220.nSize"),
@@ -349,7 +349,7 @@ public:
                         FLAG_DOT1 +
                         ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                (BLOCK_KV)))) %
-                            2));
+                            3));
                 }
                 t141L1.FreeTensor(t141);
                 // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
@@ -376,9 +376,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Nkv, Skv, Dv]
     AscendC::GlobalTensor<half> oGm;                  // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;               // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;             // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;            // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t141WsGm;             // GM workspace: %t_14_1 (vector -> cube), ring of 3
 };
 
 // The vector cores (two per AI Core).
@@ -395,24 +395,20 @@ public:
         lseGm.SetGlobalBuffer((__gm__ float*)lse, tiling_.B * tiling_.N * tiling_.Sq);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
         dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                2 * BLOCK_KV * BLOCK_Q);
+                                3 * BLOCK_KV * BLOCK_Q);
         dot1WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 2 * DV * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT1WS_OFFSET), 3 * DV * BLOCK_Q);
         t141WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + T141WS_OFFSET),
-                                 2 * BLOCK_KV * BLOCK_Q);
-        pipe_.InitBuffer(tmp0Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+                                 3 * BLOCK_KV * BLOCK_Q);
+        pipe_.InitBuffer(tmp0Buf, 512);
         pipe_.InitBuffer(tmp1Buf, 256);
         pipe_.InitBuffer(mBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(lBuf, ROWS * sizeof(float));
         pipe_.InitBuffer(accBuf, DV * ROWS * sizeof(float));
-        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
-                                                      32 * fadsl::CeilDiv<int64_t>(ROWS, 8) *
-                                                          fadsl::CeilDiv<int64_t>(BLOCK_KV, 64)));
+        pipe_.InitBuffer(tmp2Buf, fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q));
         pipe_.InitBuffer(inQue, 1, fadsl::Max<int64_t>(2 * DV * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp3Buf, 256);
-        pipe_.InitBuffer(tmp4Buf, 256);
+        pipe_.InitBuffer(tmp4Buf, 5120);
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, DV * BLOCK_Q), BLOCK_KV * BLOCK_Q));
@@ -464,13 +460,13 @@ public:
                     FLAG_DOT +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot,
                                   dotWsGm[((j - ((fadsl::Max<int64_t>(
                                                      0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                  (BLOCK_KV)))) %
-                                              2 * BLOCK_KV * BLOCK_Q +
+                                              3 * BLOCK_KV * BLOCK_Q +
                                           row0 * BLOCK_KV],
                                   ROWS * BLOCK_KV);
                 inQue.EnQue(dot);
@@ -485,27 +481,28 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
                     // flash.py:257  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
-                    AscendC::LocalTensor<float> t5 = tmp3Buf.Get<float>();
-                    AscendC::Adds(t5, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                        // the row values are read by the scalar unit: wait for the vector unit
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                         for (int64_t r = 0; r < ROWS; ++r) {
-                            const float rowValue = t5.GetValue(r);
-                            AscendC::CompareScalar(mask, idx2F, rowValue, AscendC::CMPMODE::LE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
-                            AscendC::Select(t81[r * BLOCK_KV], mask, t[r * BLOCK_KV], fadsl::NegInf(),
+                            AscendC::CompareScalar(
+                                mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], idx2F,
+                                static_cast<float>((tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0) + r),
+                                AscendC::CMPMODE::LE, BLOCK_KV);
+                        }
+                        AscendC::PipeBarrier<PIPE_V>();
+                        for (int64_t r = 0; r < ROWS; ++r) {
+                            AscendC::Select(t81[r * BLOCK_KV],
+                                            mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)],
+                                            t[r * BLOCK_KV], fadsl::NegInf(),
                                             AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, BLOCK_KV);
-                            AscendC::PipeBarrier<PIPE_V>();
                         }
                     }
                 }
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t82 = t81.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                     // the row values are read by the scalar unit: wait for the vector unit
                     fadsl::SetWaitFlag<AscendC::HardEvent::V_S>();
                     for (int64_t r = 0; r < ROWS; ++r) {
@@ -524,7 +521,7 @@ public:
                     // flash.py:251  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
-                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                         AscendC::CompareScalar(mask, idx2F, static_cast<float>(tiling_.Skv),
                                                AscendC::CMPMODE::LT, BLOCK_KV);
                         AscendC::PipeBarrier<PIPE_V>();
@@ -538,7 +535,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp3Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp0Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowMax(t9, t83, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -559,7 +556,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t83.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t13, t83, t12, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -569,21 +566,19 @@ public:
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t16 = mBuf.Get<float>();
-                AscendC::Exp(t16, t15, ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::Muls(
+                AscendC::LocalTensor<float> t16 =
                     t16PrevBuf.Get<float>()[((j - ((fadsl::Max<int64_t>(
                                                        0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                    (BLOCK_KV)))) %
-                                            2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)],
-                    t16, 1.0f, ROWS);  // kept for the update one iteration late
+                                            2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
+                AscendC::Exp(t16, t15, ROWS);
                 // flash.py:224  l = l * alpha + fd.row_sum(p)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
                 AscendC::LocalTensor<float> t18 = tmp0Buf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> work = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
                     fadsl::RowSum(t18, t14, work, ROWS, BLOCK_KV);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -597,14 +592,14 @@ public:
                 AscendC::DataCopy(t141WsGm[((j - ((fadsl::Max<int64_t>(
                                                       0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                   (BLOCK_KV)))) %
-                                               2 * BLOCK_KV * BLOCK_Q +
+                                               3 * BLOCK_KV * BLOCK_Q +
                                            row0 * BLOCK_KV],
                                   t141, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(
                     FLAG_T141 +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                            (BLOCK_KV)))) %
-                        2));
+                        3));
                 inQue.FreeTensor(t14);
                 outQue.FreeTensor(t141);
                 if (j > ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
@@ -619,21 +614,21 @@ public:
                     // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
-                        AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                     }
                     AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
                         FLAG_DOT1 + (((j - 1) - ((fadsl::Max<int64_t>(
                                                      0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                                  (BLOCK_KV)))) %
-                                        2));
+                                        3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                     AscendC::DataCopy(
                         dot1,
                         dot1WsGm[(((j - 1) - ((fadsl::Max<int64_t>(
                                                   0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                               (BLOCK_KV)))) %
-                                     2 * DV * BLOCK_Q +
+                                     3 * DV * BLOCK_Q +
                                  row0 * DV],
                         DV * ROWS);
                     inQue.EnQue(dot1);
@@ -665,10 +660,9 @@ public:
                                 (BLOCK_KV)))) %
                              2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t20, acc, t16Prev, bcast, ROWS, DV, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
@@ -681,7 +675,7 @@ public:
                        1) -
                       ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                        (BLOCK_KV)))) %
-                        2));
+                        3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
@@ -693,7 +687,7 @@ public:
                                 1) -
                                ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                 (BLOCK_KV)))) %
-                                 2 * DV * BLOCK_Q +
+                                 3 * DV * BLOCK_Q +
                              row0 * DV],
                     DV * ROWS);
                 inQue.EnQue(dot1);
@@ -708,7 +702,7 @@ public:
             AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp3Buf.Get<float>();
-                AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, 1.0f, ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -718,7 +712,7 @@ public:
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
-                AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
+                AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
                 fadsl::RowBroadcast<fadsl::Bin::DIV>(t24, acc, t23, bcast, ROWS, DV, false);
             }
             AscendC::PipeBarrier<PIPE_V>();
@@ -750,7 +744,7 @@ public:
             AscendC::LocalTensor<float> t28 = outQue.AllocTensor<float>();
             {
                 AscendC::LocalTensor<float> dup = tmp1Buf.Get<float>();
-                AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
                 AscendC::Duplicate(dup, fadsl::NegInf(), ROWS);
                 AscendC::CompareScalar(mask, l, 0.0f, AscendC::CMPMODE::EQ, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -806,9 +800,9 @@ private:
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]
     AscendC::GlobalTensor<half> oGm;                        // out `o` f16[B, N, Sq, Dv]
     AscendC::GlobalTensor<float> lseGm;                     // out `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 2
-    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 2
-    AscendC::GlobalTensor<half> t141WsGm;   // GM workspace: %t_14_1 (vector -> cube), ring of 2
+    AscendC::GlobalTensor<float> dotWsGm;                   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot1WsGm;  // GM workspace: %dot_1 (cube -> vector), ring of 3
+    AscendC::GlobalTensor<half> t141WsGm;   // GM workspace: %t_14_1 (vector -> cube), ring of 3
 };
 
 }  // namespace

@@ -17,7 +17,7 @@ struct SlidingWindowTiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t SLIDING_WINDOW_WORKSPACE_BYTES_PER_CORE = 327680;
+constexpr int64_t SLIDING_WINDOW_WORKSPACE_BYTES_PER_CORE = 491520;
 constexpr int64_t SLIDING_WINDOW_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t SlidingWindowCeilDiv(int64_t a, int64_t b)

@@ -1103,7 +1103,7 @@ CATALOGUE += (
     ),
 )
 
-FA2_HEAD = "pipelined(ring = 2, defer_update = true, row_chunk = 32"
+FA2_HEAD = "pipelined(ring = 3, defer_update = true, row_chunk = 32"
 FA2_FIR = (EXAMPLES.parent / "generated" / "fa2" / "fa2.fir").read_text()
 assert FA2_HEAD in FA2_FIR, "generated/fa2/fa2.fir's KV loop changed: update FA2_HEAD"
 """fa2's textual IR as ``compile`` writes it (its KV loop has the ring and the

@@ -362,9 +362,14 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
     """
     split = t.split
     h = bq // 2 if split else bq
-    # row max / row sum over bkv columns: one f32 per row and 256 B column chunk, each
-    # chunk's rows padded to a 32 B block (fadsl_tile.h RowReduce); none for one chunk
-    work = 4 * -(-bkv // 64) * (-(-h // 8) * 8) if bkv > 64 else 0
+    # row max / row sum over bkv columns (fadsl_tile.h RowReduce): one f32 per row and
+    # 256 B column chunk, each chunk's rows padded to a 32 B block, or the BlockReduce
+    # levels' widths (bkv / 8 + bkv / 64 + ...), bounded by bkv / 8 + 2 * bkv / 64 a
+    # row: block_kv is a symbol to the plan, which leaves room for either (and for a
+    # single chunk, which needs none)
+    chunks = -(-bkv // 64) * (-(-h // 8) * 8)
+    levels = h * (-(-bkv // 8) + 2 * -(-bkv // 64))
+    work = 4 * max(chunks, levels)
     ub = sum(
         _pad(x, 256)
         for x in (
@@ -373,8 +378,8 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
             4 * h * d,  # acc: unnormalised output, f32
             max(4 * h * bkv, 4 * h * d),  # one VECIN queue: S, later P @ V (staging)
             max(4 * bkv, 4 * h),  # pooled f32 row / KV-position temporary
-            max(4 * bkv, 4 * h, work),  # KV positions, then the reductions' work
-            max(32 * h, work),  # broadcast scratch: one 32 B block per row
+            max(4 * bkv, 4 * h, work),  # KV positions, then both reductions' work
+            32 * h,  # broadcast scratch: one 32 B block per row
             -(-h // 8),  # row bit mask (fully masked rows)
             max(
                 2 * h * bkv, 2 * h * d
@@ -435,7 +440,7 @@ def test_real_plan_matches_hand_computation(
     report = cr.check(plan, t, env)
     assert {s.space: s.used for s in report.spaces} == _hand_fa2(bq, bkv, d, t)
     assert report.cores.tasks == 8 * -(-4096 // bq)
-    # S (f32) in a ring of two slots (plan/ring.py); with the deferred update
-    # (plan/defer.py) P @ V (f32) and P (fp16) get two slots too
-    want_ws = 2 * (4 * bq * bkv + 4 * bq * d + 2 * bq * bkv) if t.split else 0
+    # S (f32) in a ring of three slots (plan/ring.py DEFAULT_DEPTH); with the deferred
+    # update (plan/defer.py) P @ V (f32) and P (fp16) get three slots too
+    want_ws = 3 * (4 * bq * bkv + 4 * bq * d + 2 * bq * bkv) if t.split else 0
     assert report.workspace_bytes == want_ws

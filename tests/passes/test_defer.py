@@ -21,7 +21,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHAPE = dict(B=1, N=2, Sq=512, Skv=512, D=128)
 EARLY = "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)"
 LATE = "acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]"
-HEAD = "pipelined(stages = 2, ring = 2, defer_update = true)"
+HEAD = "pipelined(stages = 2, ring = 3, defer_update = true)"
 
 
 def _kernel(path: str, **consts: object):  # type: ignore[no-untyped-def]
@@ -75,7 +75,7 @@ def test_acc_rescaled_before_p_leaves_is_not_deferred(tmp_path) -> None:  # type
     (r,) = _lower(kernel).rings.values()
     assert r.deferral is None and r.slot_values == ("dot",)
     text = print_kernel(ring.annotate(kernel, _lower(kernel).rings))
-    assert "pipelined(stages = 2, ring = 2, defer_update = false)" in text
+    assert "pipelined(stages = 2, ring = 3, defer_update = false)" in text
     forced = text.replace("defer_update = false", "defer_update = true")
     with pytest.raises(ScheduleError) as exc:  # E85
         _lower(parse_kernel(forced))
@@ -99,7 +99,7 @@ def test_a_deferral_needs_a_ring() -> None:
     kernel = _kernel(_fa2())
     text = print_kernel(ring.annotate(kernel, _lower(kernel).rings))
     with pytest.raises(ScheduleError) as exc:
-        _lower(parse_kernel(text.replace("ring = 2", "ring = 1")))
+        _lower(parse_kernel(text.replace("ring = 3", "ring = 1")))
     assert "the loop has no ring" in exc.value.message
 
 

@@ -35,18 +35,29 @@ def _slots(low: Lowering) -> dict[str, int]:
     return {w.name: w.slots for w in low.plan.workspaces}
 
 
-def test_fa2_runs_the_cube_one_iteration_ahead_through_a_two_slot_ring() -> None:
+def test_fa2_runs_the_cube_two_iterations_ahead_through_a_three_slot_ring() -> None:
+    """ring.DEFAULT_DEPTH is 3 since issue 27 (2 before)."""
     low = _lower(_kernel("fa2"))
     (r,) = low.rings.values()
-    assert (r.depth, r.lead, r.loop.var) == (2, 1, "j")
+    assert (r.depth, r.lead, r.loop.var) == (3, 2, "j")
     assert r.stages.ring_values == ("dot",)
-    # the deferred update (plan/defer.py) gives the exchanges of stage B two slots too
+    # the deferred update (plan/defer.py) gives the exchanges of stage B three slots too
     assert r.slot_values == ("dot", "dot_1", "p_1")
-    assert _slots(low) == {"dotWs": 2, "dot1Ws": 2, "p1Ws": 2}
+    assert _slots(low) == {"dotWs": 3, "dot1Ws": 3, "p1Ws": 3}
     ws = {w.name: w for w in low.plan.workspaces}
-    assert str(ws["dotWs"].bytes()) == "8*block_kv*block_q"
-    assert "ring of 2" in ws["dotWs"].role
-    assert ring.flag_count(low.sides, low.rings) == 6
+    assert str(ws["dotWs"].bytes()) == "12*block_kv*block_q"
+    assert "ring of 3" in ws["dotWs"].role
+    assert ring.flag_count(low.sides, low.rings) == 9
+
+
+def test_a_default_ring_whose_flags_do_not_fit_falls_back_to_two_slots(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ring, "MAX_FLAGS", 8)  # 9 flags at 3 slots, 6 at 2
+    low = _lower(_kernel("fa2"))
+    (r,) = low.rings.values()
+    assert (r.depth, r.lead) == (2, 1) and r.deferral is not None
+    assert _slots(low) == {"dotWs": 2, "dot1Ws": 2, "p1Ws": 2}
 
 
 def test_coupled_chips_have_no_ring() -> None:
@@ -57,11 +68,11 @@ def test_coupled_chips_have_no_ring() -> None:
 def _fa2_text(attrs: str) -> str:
     low = _lower(_kernel("fa2"))
     text = print_kernel(ring.annotate(_kernel("fa2"), low.rings))
-    assert "pipelined(stages = 2, ring = 2, defer_update = true)" in text
-    return text.replace("ring = 2, defer_update = true", attrs)
+    assert "pipelined(stages = 2, ring = 3, defer_update = true)" in text
+    return text.replace("ring = 3, defer_update = true", attrs)
 
 
-@pytest.mark.parametrize("attrs, depth", [("ring = 1", None), ("ring = 3", 3)])
+@pytest.mark.parametrize("attrs, depth", [("ring = 1", None), ("ring = 2", 2)])
 def test_the_textual_ir_sets_the_ring(attrs: str, depth: int | None) -> None:
     low = _lower(parse_kernel(_fa2_text(attrs)))
     if depth is None:
@@ -112,11 +123,11 @@ def test_the_generated_project_shows_the_ring(tmp_path) -> None:  # type: ignore
         == 0
     )
     fir = (out / "fa2.fir").read_text()
-    assert "pipelined(stages = 2, ring = 2, defer_update = true)" in fir
+    assert "pipelined(stages = 2, ring = 3, defer_update = true)" in fir
     cpp = (out / "fa2_kernel.cpp").read_text()
-    assert "static_cast<uint16_t>(FLAG_DOT + (jAhead) % 2)" in cpp
-    assert "dotWsGm[(j) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV]" in cpp
-    assert "constexpr uint16_t FLAG_DOT1 = 2;" in " ".join(cpp.split())
+    assert "static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3)" in cpp
+    assert "dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV]" in cpp
+    assert "constexpr uint16_t FLAG_DOT1 = 3;" in " ".join(cpp.split())
 
 
 def test_q_stays_in_l0a_and_l0b_l0c_are_double_buffered_where_they_fit() -> None:
@@ -149,4 +160,4 @@ def test_the_model_follows_the_l0_plan() -> None:
     k = _kernel("fa2")
     env = {**kernel_env(k), **SHAPE, "scale": 0.088}
     s = KernelModel(k, targets.get("ascend910b1")).at(env).kv_schedule
-    assert (s.ring, s.resident_l0, s.l0_buffers) == (2, True, 2)
+    assert (s.ring, s.resident_l0, s.l0_buffers) == (3, True, 2)

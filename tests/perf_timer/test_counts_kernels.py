@@ -74,9 +74,10 @@ DECODE = "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages={}"
 def test_split_kv_decode_counts_equal_the_executed_ones() -> None:
     """decode_paged with kv_splits=3, sequences of 8 and 14 full pages (parts of
     3, 3, 2 and 5, 5, 4 blocks; 48 tasks both times). Every class is exact but the
-    vector calls: the emitter issues three the model does not charge (the padding
-    Duplicate of a row-wise where on 8 rows, the deferred update's saved alpha and
-    the loop-carried copy of m: ``backends/ascendc/vector_loop.py``): 29 against 26.
+    vector calls: the emitter issues two the model does not charge (the padding
+    Duplicate of a row-wise where on 8 rows and the loop-carried copy of m:
+    ``backends/ascendc/vector_loop.py``; the deferred update's alpha is written into
+    its saved slot since issue 27, no copy).
     Before the model charged a split-KV part's selects to every block it counted
     44."""
     ex, mo = per_iteration(
@@ -85,7 +86,7 @@ def test_split_kv_decode_counts_equal_the_executed_ones() -> None:
     for c in counts.CLASSES:
         if c != "vector":
             assert mo[c] == pytest.approx(ex[c], abs=1e-9), (c, ex, mo)
-    assert ex["vector"] - mo["vector"] == pytest.approx(3.0, abs=1e-9), (ex, mo)
+    assert ex["vector"] - mo["vector"] == pytest.approx(2.0, abs=1e-9), (ex, mo)
 
 
 @pytest.mark.slow

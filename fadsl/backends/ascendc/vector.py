@@ -35,6 +35,11 @@ from fadsl.plan.sides import CUBE
 from fadsl.plan.vector_forms import elems_per_repeat
 
 
+_DIRECT = ("unary", "cast", "full", "scalar", "rscalar")
+"""Forms of one call whose destination may be any UB tensor: a saved value they make
+is written into its slot directly."""
+
+
 class VectorEmitter(CoreEmitter):
     def setup(self) -> None:
         self.vec = self.low.vec
@@ -50,6 +55,8 @@ class VectorEmitter(CoreEmitter):
         """Cross-core waits before the chunk loop, flag sets after it."""
         self.saving: dict[str, str] = {}
         """Saved value -> its slot (C++), while emitting a deferred loop's body."""
+        self.saved_direct: set[str] = set()
+        """Saved values computed straight into their slot (no copy; ``_declare``)."""
         self.at: dict[int, int] = {}
         """id(op) -> the program point it was emitted at (``walk``)."""
 
@@ -267,8 +274,10 @@ class VectorEmitter(CoreEmitter):
             return [vector_temps.stmt(x) for x in vector_debug.lower(self, op)]
         raise BackendError(f"{ir.op_name(type(op))} has no vector lowering", op.loc)
 
-    def _declare(self, v: ir.Value) -> list[Stmt]:
-        """Bind ``v`` to its home; returns the declaration (if a new tensor variable)."""
+    def _declare(self, v: ir.Value, form: Any = None) -> list[Stmt]:
+        """Bind ``v`` to its home; returns the declaration (if a new tensor variable).
+        A value the deferred update reads one iteration late, made by a one-call form
+        (``form``), is bound to its saved slot instead: written there, no copy."""
         if v.name in self.vec.views or v.name not in self.vec.homes:
             return []
         slot = self.vec.homes[v.name]
@@ -280,7 +289,11 @@ class VectorEmitter(CoreEmitter):
         kind = next(b.kind for b in self.low.plan.in_space("UB") if b.name == slot)
         member = self.names.buf(slot)
         if kind == "tbuf":
-            decl = [Line(f"AscendC::LocalTensor<{ct}> {name} = {member}.Get<{ct}>();")]
+            home = f"{member}.Get<{ct}>()"
+            if v.name in self.saving and form is not None and form.name in _DIRECT:
+                home = self.saving[v.name]
+                self.saved_direct.add(v.name)
+            decl = [Line(f"AscendC::LocalTensor<{ct}> {name} = {home};")]
             return vector_chunk.hoisted(self, v.name, decl)
         prev = self.slot_var.get(slot)
         self.slot_var[slot] = name
@@ -305,7 +318,7 @@ class VectorEmitter(CoreEmitter):
         if guard is not None:
             late = self.late.pop(id(op), [])
             calls = lambda: self._calls(op, form, rule, pos, False)  # noqa: E731
-            return vector_guard.guarded(self, op, guard, late, calls)
+            return vector_guard.guarded(self, op, guard, late, calls, form.name)
         out = self._calls(op, form, rule, pos, True)
         if op.result in self.sides.to_cube:
             out += vector_io.send(self, op.result)
@@ -322,7 +335,7 @@ class VectorEmitter(CoreEmitter):
             self.vec.temps.get(pos, ())
         )
         out: list[Stmt] = list(self._barrier(touched))
-        out += self._declare(op.result) if declare else []
+        out += self._declare(op.result, form) if declare else []
         calls = [vector_temps.stmt(x) for x in rule(self, op, form, temps)]
         decls = [Line(t) for t in vector_temps.decls(self, pos, form)]
         out += [Block("", tuple(decls + calls))] if decls else calls

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
-from fadsl.plan.diag_guard import diag_guard
+from fadsl.plan.diag_guard import diag_guard, diagonal
 from fadsl.plan.tail_guard import TailGuard, tail_guard
 
-_FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard}
+_FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard, "mask_diag": diag_guard}
 """The guard each select form can have: the KV tail (a column mask), the causal
 diagonal (columns against rows, ``plan/diag_guard.py``)."""
 
@@ -66,13 +66,19 @@ def guarded(
     guard: TailGuard,
     feeders: list[tuple[ir.Op, int]],
     calls: Callable[[], list[Stmt]],
+    form: str = "",
 ) -> list[Stmt]:
     """The declaration of the select's result, then the branch: the deferred
-    ``feeders`` (op, position), then the select's own ``calls``."""
+    ``feeders`` (op, position), then the select's own ``calls``. A ``mask_diag``
+    select computes its row thresholds itself: the row positions' feeders are not
+    emitted (nothing else reads them)."""
     out = e._declare(op.result)
     before = set(e.dirty)
     inner: list[Stmt] = []
+    unread = _row_chain(e, op) if form == "mask_diag" else set()
     for f, pos in feeders:
+        if id(f) in unread:
+            continue
         inner += e._group(f.loc, e._located(f, pos))
     inner += calls()
     e.dirty |= before
@@ -90,3 +96,10 @@ def guarded(
         Line(f"// only {what} to mask"),
         Block(f"if ({cond})", tuple(inner)),
     ]
+
+
+def _row_chain(e: VectorEmitter, op: ir.Where) -> set[int]:
+    """``id``s of the ops that make a diagonal's row positions."""
+    cmp = e.sides.defs.get(op.cond) if isinstance(op.cond, ir.Value) else None
+    d = diagonal(cmp, e.sides.defs) if isinstance(cmp, ir.Binary) else None
+    return set() if d is None else {id(o) for o in d[5]}

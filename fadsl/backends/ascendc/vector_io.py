@@ -95,7 +95,19 @@ def receive(e: VectorEmitter, dot: ir.Dot) -> list[Stmt]:
         Line(f"AscendC::DataCopy({e.var(v)}, {e.ws[v.name]}[{at}], {e.count(v)});")
     )
     out += vector_chunk.after(e, [Line(x) for x in e.free_set(v.name)])
+    _fenced_by_queue(e, v)
     return out + _enque_deque(e, v)
+
+
+def _fenced_by_queue(e: VectorEmitter, v: ir.Value) -> None:
+    """A tile copied into a depth-1 VECIN queue: every vector instruction on the
+    buffer came before its last FreeTensor, which AllocTensor waited for (V -> MTE2),
+    and DeQue waits for the copy (MTE2 -> V): none is still pending, so the next
+    vector instruction on the buffer needs no PipeBarrier for them."""
+    home = e.vec.homes.get(v.name, "")
+    slot = next((s for s in e.vec.slots if s.name == home), None)
+    if slot is not None and slot.kind == "queue" and slot.position == "VECIN" and slot.buffers == 1:
+        e.dirty.discard(home)
 
 
 def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:

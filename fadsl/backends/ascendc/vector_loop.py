@@ -3,8 +3,9 @@
 A loop whose ring has a deferral (``plan/defer.py``) is emitted as
 
     for (j = start; j < stop; ++j) {
-        <the ops before the update>        // a saved value (alpha) is also copied into
-                                           // slot (j - start) % 2 of its buffer
+        <the ops before the update>        // a saved value (alpha) is written into slot
+                                           // (j - start) % 2 of its buffer (made by one
+                                           // call) or copied there
         if (j > start) { <the update of iteration j - 1> }
         <state copies>
     }
@@ -115,7 +116,7 @@ def _deferred(
     e.saving = {v.name: _slot(e, v, it) for v in d.saved}
     pending: list[ir.Dot] = []
     body = e.walk(op.body[: d.first], pending)
-    e.saving = {}
+    e.saving, e.saved_direct = {}, set()
     start_pos, waiting = e.pos, list(pending)
     late = {r.name for o in op.body if id(o) in d.ops for r in o.results()}
     var = e.names.var(op.var)
@@ -143,6 +144,7 @@ def _update(
     from that iteration's slot."""
     e.last_loc = None
     out: list[Stmt] = [Line("AscendC::PipeBarrier<PIPE_V>();")]
+    e.dirty = set()  # the barrier above fences every earlier vector instruction
     old = dict(e.vars)
     with e.rebound(op.var, iteration):
         it = isym(op.var) - op.start
@@ -166,7 +168,7 @@ def save(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
     out: list[Stmt] = []
     for r in op.results():
         dest = e.saving.get(r.name)
-        if dest is None:
+        if dest is None or r.name in e.saved_direct:
             continue
         dest += vector_chunk.rows_offset(e, r)
         out += e._barrier({e.vec.homes.get(r.name, "")})

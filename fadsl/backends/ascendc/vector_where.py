@@ -19,6 +19,8 @@ from fadsl.backends.ascendc.view import Line
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType
+from fadsl.plan.diag_guard import diagonal
+from fadsl.plan.instr_counts import DIAG_PITCH
 from fadsl.plan.vector_forms import Form, elems_per_repeat
 
 if TYPE_CHECKING:
@@ -35,6 +37,8 @@ def where(
         return _mask_full(e, op, cmp, form, temps)
     if form.name == "mask_cols":
         return _mask_cols(e, op, cmp, form, temps)
+    if form.name == "mask_diag":
+        return _mask_diag(e, op, cmp, form, temps)
     return _mask_outer(e, op, cmp, form, temps)
 
 
@@ -302,4 +306,42 @@ def _mask_outer(
     body += _row_loop(e, op, form, mask, a, b, dup, cols)
     body.append("AscendC::PipeBarrier<PIPE_V>();")
     lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(body)))  # type: ignore[arg-type]
+    return lines
+
+
+def _mask_diag(
+    e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    """A causal diagonal (``plan/diag_guard.py`` diagonal): row r keeps the columns
+    whose position is at most (below) the row's, ``first + r``, a threshold the scalar
+    unit computes (no read of UB, no V -> S wait): a CompareScalar per row into its own
+    row of mask bits (``DIAG_PITCH`` aligned), one barrier, and one Select over the
+    tile where the rows' bits are contiguous (else one a row)."""
+    d = diagonal(cmp, e.sides.defs)
+    assert d is not None and isinstance(op.a, ir.Value)
+    col, row, offset, strict, _, _ = d
+    mask = temps[-1]
+    shape = e.shape(op.result)
+    rows, cols = e.names.expr(shape[0]), e.names.expr(shape[1])
+    dt = _cmp_dtype(cmp)
+    pitch = CeilDiv(shape[1], DIAG_PITCH) * DIAG_PITCH // 8
+    first = row.start + offset + e.row_shift(row.result)
+    first_s = vector_chunk.row0(e, e.names.expr(first))
+    mode = "LT" if strict else "LE"
+    col_v = next(v for v in (cmp.lhs, cmp.rhs) if isinstance(v, ir.Value) and e.shape(v)[0] == 1)
+    lines = _pad_lanes(e, col_v, shape[1], dt)
+    compare = (
+        f"AscendC::CompareScalar({mask}[r * {e.names.expr(pitch)}], {e.var(col_v)}, "
+        f"static_cast<{ctype(dt)}>({first_s} + r), AscendC::CMPMODE::{mode}, "
+        f"{e.padded(shape[1], dt)});"
+    )
+    lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", (compare,)))  # type: ignore[arg-type]
+    lines.append("AscendC::PipeBarrier<PIPE_V>();")
+    dst, a = e.var(op.result), e.var(op.a)
+    if int(evaluate(shape[1], e.low.env)) % DIAG_PITCH == 0:
+        return lines + _select(e, op, form, dst, mask, a, None, None, e.count(op.result))
+    at = f"r * {cols}"
+    row_mask = f"{mask}[r * {e.names.expr(pitch)}]"
+    sel = _select(e, op, form, f"{dst}[{at}]", row_mask, f"{a}[{at}]", None, None, cols)
+    lines.append(("for (int64_t r = 0; r < " + rows + "; ++r)", tuple(sel)))  # type: ignore[arg-type]
     return lines

@@ -19,7 +19,7 @@ from fadsl.backends.ascendc import vector_chunk
 
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = "ascend910b1"
-HEAD = "pipelined(stages = 2, ring = 2, defer_update = true"
+HEAD = "pipelined(stages = 2, ring = 3, defer_update = true"
 
 pytestmark = [
     pytest.mark.cpu_runtime,

@@ -1,7 +1,9 @@
 """Row reductions keep one value per row and 256-byte column chunk in UB, not a
 256-byte row (fadsl_tile.h RowReduce), so FA2 with 128 rows per vector core -- the
 cube computing 256 rows of S per K/V load, as CANN's kernel does -- fits the 910B UB
-(issue 16, item 2). ``fadsl sim`` runs the new reduction with two and three chunks."""
+(issue 16, item 2). Rows of whole 256-byte repeats reduce by BlockReduce levels and one
+WholeReduce a row (RowReduceBlocks, issue 27): 128, 192 and 1024 columns (one and two
+levels); 80 columns take the chunk path. ``fadsl sim`` runs each against the interpreter."""
 
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ def test_fa2_with_128_rows_per_vector_core_fits_the_910b_ub(capsys) -> None:  # 
     [
         (("block_q=256", "block_kv=128"), "B=1,N=1,Sq=300,Skv=333,D=128"),  # 2 chunks
         (("block_kv=192",), "B=1,N=1,Sq=130,Skv=400,D=64"),  # 3 chunks
+        (("block_kv=80",), "B=1,N=1,Sq=130,Skv=200,D=64"),  # 64 + 16: chunks
+        (("block_kv=1024", "block_q=64"), "B=1,N=1,Sq=70,Skv=1500,D=32"),  # 2 levels
     ],
 )
 def test_sim_row_reductions_over_column_chunks(

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr size_t INPUTS = 5;
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 40960;  // cube <-> vector hand-over, per AI Core
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 61440;  // cube <-> vector hand-over, per AI Core
 
 // The runtime shape symbols (decode_paged_tiling.h); the kernel was compiled for D=128, Dv=128.
 struct Symbols {

@@ -18,7 +18,7 @@ struct DecodePagedTiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t DECODE_PAGED_WORKSPACE_BYTES_PER_CORE = 40960;
+constexpr int64_t DECODE_PAGED_WORKSPACE_BYTES_PER_CORE = 61440;
 constexpr int64_t DECODE_PAGED_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t DecodePagedCeilDiv(int64_t a, int64_t b)

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr size_t INPUTS = 3;
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 114688;  // cube <-> vector hand-over, per AI Core
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 147456;  // cube <-> vector hand-over, per AI Core
 
 // The runtime shape symbols (fa1_tiling.h); the kernel was compiled for D=128.
 struct Symbols {

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr size_t INPUTS = 3;
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 917504;  // cube <-> vector hand-over, per AI Core
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 1376256;  // cube <-> vector hand-over, per AI Core
 
 // The runtime shape symbols (fa2_tiling.h); the kernel was compiled for D=128.
 struct Symbols {

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr size_t INPUTS = 3;
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 327680;  // cube <-> vector hand-over, per AI Core
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 491520;  // cube <-> vector hand-over, per AI Core
 
 // The runtime shape symbols (gqa_tiling.h); the kernel was compiled for D=128, Dv=128.
 struct Symbols {

@@ -232,6 +232,69 @@ __aicore__ inline void WholeReduceRows(const AscendC::LocalTensor<T>& dst, const
     }
 }
 
+// Row reductions by blocks (cols a whole number of 256-byte repeats): each level folds every
+// 32-byte block to one value with BlockReduceMax/Sum over the whole tile at once (a row of w
+// values becomes w / perBlock, the rows stay contiguous), until a row fits one repeat; then one
+// WholeReduceMax/Sum per row. `work` holds rows x (the widths of all levels). A [32, 512] f32
+// tile: 2 BlockReduce calls (256 repeats), a barrier and 1 WholeReduce, where RowReduce issues
+// 8 WholeReduce, 7 Max/Add and 7 barriers. plan/vector_forms.py block_levels picks the widths.
+constexpr uint32_t MAX_BLOCK_REDUCE_REPEATS = 255;
+
+template <bool IS_MAX, typename T>
+__aicore__ inline void BlockReduceFlat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                       uint32_t repeats)
+{
+    constexpr int32_t perRepeat = 256 / sizeof(T);
+    for (uint32_t r0 = 0; r0 < repeats; r0 += MAX_BLOCK_REDUCE_REPEATS) {
+        const int32_t n = static_cast<int32_t>(Min(MAX_BLOCK_REDUCE_REPEATS, repeats - r0));
+        if constexpr (IS_MAX) {
+            AscendC::BlockReduceMax(dst[r0 * 8], src[r0 * perRepeat], n, perRepeat, 1, 1, 8);
+        } else {
+            AscendC::BlockReduceSum(dst[r0 * 8], src[r0 * perRepeat], n, perRepeat, 1, 1, 8);
+        }
+    }
+}
+
+template <bool IS_MAX, typename T>
+__aicore__ inline void RowReduceBlocks(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
+                                       const AscendC::LocalTensor<T>& work, uint32_t rows, uint32_t cols)
+{
+    constexpr uint32_t perBlock = 32 / sizeof(T);
+    constexpr uint32_t perRepeat = 256 / sizeof(T);
+    AscendC::LocalTensor<T> from = src;
+    uint32_t width = cols;
+    uint32_t at = 0;
+    while (width > perRepeat) {
+        BlockReduceFlat<IS_MAX>(work[at], from, rows * width / perRepeat);
+        AscendC::PipeBarrier<PIPE_V>();
+        from = work[at];
+        width /= perBlock;
+        at += rows * width;
+    }
+    WholeReduceRows<IS_MAX>(dst, from, rows, width, width);
+}
+
+// Whether RowReduceBlocks applies to rows of `cols` elements (plan/instr_counts.py block_levels):
+// wider than one repeat, a whole number of repeats at every level wider than one, the last
+// level's width whole 32-byte blocks.
+template <typename T>
+__aicore__ inline bool BlockLevelsFit(uint32_t cols)
+{
+    constexpr uint32_t perBlock = 32 / sizeof(T);
+    constexpr uint32_t perRepeat = 256 / sizeof(T);
+    if (cols <= perRepeat) {
+        return false;
+    }
+    uint32_t width = cols;
+    while (width > perRepeat) {
+        if (width % perRepeat != 0) {
+            return false;
+        }
+        width /= perBlock;
+    }
+    return width % perBlock == 0;
+}
+
 template <bool IS_MAX, typename T>
 __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                                  const AscendC::LocalTensor<T>& work, uint32_t rows, uint32_t cols)
@@ -240,6 +303,10 @@ __aicore__ inline void RowReduce(const AscendC::LocalTensor<T>& dst, const Ascen
     constexpr uint32_t perRepeat = 256 / sizeof(T);
     if (cols <= perRepeat) {
         WholeReduceRows<IS_MAX>(dst, src, rows, cols, cols);
+        return;
+    }
+    if (BlockLevelsFit<T>(cols)) {
+        RowReduceBlocks<IS_MAX>(dst, src, work, rows, cols);
         return;
     }
     const uint32_t rowsPad = (rows + perBlock - 1) / perBlock * perBlock;
