@@ -321,7 +321,7 @@ def compare_with_interpreter(
     from fadsl.passes import strip_debug
 
     # a --debug build's prints are the kernel's: the comparison does not repeat them
-    kernel = strip_debug.run(low.ir, low.target)
+    kernel = strip_debug.run(low.ir, low.binding.target)
     ref = interpret(kernel, low.binding.env(), inputs).outputs
     atomic = atomic_targets(low.ir)
     out = {}
