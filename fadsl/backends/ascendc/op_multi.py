@@ -18,8 +18,10 @@ laid out (ops-transformer's kernels: one ``extern "C"`` entry that branches on
   Aclnn算子工程化开发/算子包编译/算子工程编译.md).
 
 The configurations must share the tiling fields (the registered tiling class is one per
-operator); an attribute default (e.g. ``scale``, which defaults to ``D ** -0.5``) is
-the first configuration's: callers of a multi-D package pass it.
+operator). An attribute whose default differs between configurations (``scale``, which
+defaults to ``D ** -0.5``, in a package of two head dims) is REQUIRED in the shared OpDef:
+one default cannot be right for every key, and GE hands the tiling function the default
+when the caller leaves the attribute out, so an OPTIONAL one would be wrong silently.
 """
 
 from __future__ import annotations
@@ -164,8 +166,10 @@ def _opdef(host: str, hosts: list[str]) -> str:
         if row not in columns:
             columns.append(row)
     formats = ", ".join(["ge::FORMAT_ND"] * len(columns))
+    varying = _varying_defaults(hosts)
     lines = []
     for line in block.splitlines():
+        line = _required_if_varying(line, varying)
         hit = re.search(pattern, line)
         if hit is not None:
             i = ios.index((hit.group(1), hit.group(2)))
@@ -176,6 +180,32 @@ def _opdef(host: str, hosts: list[str]) -> str:
             line = line.replace("Format({ge::FORMAT_ND})", f"Format({{{formats}}})")
         lines.append(line)
     return "\n".join(lines)
+
+
+_ATTR = r'Attr\("(\w+)"\)\.AttrType\(OPTIONAL\)\.(\w+)\(([^)]*)\)'
+
+
+def _varying_defaults(hosts: list[str]) -> set[str]:
+    """The optional attributes whose default differs between configurations (``scale``
+    defaults to ``D ** -0.5``, so a D=64 key and a D=128 key disagree)."""
+    seen: dict[str, set[str]] = {}
+    for h in hosts:
+        for name, _, default in re.findall(_ATTR, h):
+            seen.setdefault(name, set()).add(default)
+    return {name for name, values in seen.items() if len(values) > 1}
+
+
+def _required_if_varying(line: str, varying: set[str]) -> str:
+    """An attribute with no one default is REQUIRED in the shared OpDef: an OPTIONAL one
+    would give every key the first key's default, a wrong value silently."""
+    hit = re.search(_ATTR, line)
+    if hit is None or hit.group(1) not in varying:
+        return line
+    name, kind = hit.group(1), hit.group(2)
+    return (
+        line.replace(hit.group(0), f'Attr("{name}").AttrType(REQUIRED).{kind}()')
+        + "  // its default differs between keys: callers pass it"
+    )
 
 
 def _dtype_of(host: str, kind: str, name: str) -> str:
