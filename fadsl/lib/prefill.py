@@ -42,7 +42,10 @@ def paged_prefill(
     block_kv: int = 128,
     stages: int = 2,
 ):
-    for b, h, i in fd.grid(B, N, fd.cdiv(Sq, block_q)):
+    # Q block outermost: the tasks that hold rows (the first blocks of every chunk)
+    # come first in grid order and are dealt evenly over the cores; the Q blocks past
+    # a chunk (the grid has cdiv(Sq, block_q) per sequence) come last and do no KV step
+    for i, b, h in fd.grid(fd.cdiv(Sq, block_q), B, N):
         q0 = fd.load_scalar(cu_seqlens_q[b])
         q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
         kv_len = fd.load_scalar(seqlens_kv[b])  # cached keys + this chunk's own
