@@ -24,20 +24,22 @@ def prefill_inputs(
     from fadsl.frontend.attention_inputs import paged_cache, split_lengths
 
     out = paged_cache(page, dict(shape), rng)
-    cu = split_lengths(shape["Sq"], shape["B"], rng)
+    limit, count, total = shape["MaxPages"] * page, shape["B"], shape["Sq"]
+    cu = split_lengths(total, count, rng)
+    if np.diff(cu).max() > limit:  # uneven chunks past the table: split evenly
+        cu = np.array([k * total // count for k in range(count + 1)], np.int32)
     chunks = np.diff(cu.astype(np.int64))
-    room = shape["MaxPages"] * page - chunks
-    if (room < 0).any():  # the seeded chunks must fit the table
-        b = int(np.flatnonzero(room < 0)[0])
+    if chunks.max() > limit:
         raise UsageError(
-            f"--shape: chunk {b} of the seeded inputs has {chunks[b]} query rows, more "
-            f"than a block table of MaxPages * page_size = {shape['MaxPages'] * page} "
-            "keys holds",
+            f"--shape: the seeded inputs cannot hold Sq = {total} query rows in B = "
+            f"{count} chunks: a chunk of {chunks.max()} rows, but a sequence has at "
+            f"most MaxPages * page_size = {limit} keys, the chunk's own included",
             None,
-            hint="give MaxPages >= Sq / (B * page_size), or pass cu_seqlens_q with "
-            "--inputs",
-            code="paged_length_past_table",
+            hint="give MaxPages >= Sq / (B * page_size), or pass the inputs "
+            "(cu_seqlens_q, seqlens_kv) yourself",
+            code="prefill_chunk_past_keys",
         )
+    room = limit - chunks
     cached = (rng.random(len(chunks)) * (room + 1)).astype(np.int64)
     out["seqlens_kv"] = (chunks + cached).astype(np.int32)
     out["cu_seqlens_q"] = cu

@@ -172,3 +172,37 @@ def test_result_depends_on_the_cached_prefix() -> None:
     moved = run(other)
     check(moved, other)
     assert np.abs(moved - got).max() > 0.05
+
+
+def test_seeded_inputs_are_chunks_after_cached_prefixes() -> None:
+    """`fadsl run` without --inputs: uneven chunks, each after a cached prefix
+    (seqlens_kv >= its rows), and the output passes against the reference above."""
+    from attkit import bind
+    from fadsl.backends.interp import interpret
+    from fadsl.io import runio
+    from fadsl.passes import run_pipeline
+
+    shape = dict(B=3, N=4, Nkv=2, Sq=300, D=64, Pages=64, MaxPages=24)
+    binding = bind(kernel(causal=True), shape)
+    data = runio.make_inputs(binding, 0)
+    chunks = np.diff(data["cu_seqlens_q"])
+    assert len(set(chunks)) > 1 and (data["seqlens_kv"] > chunks).any()
+    assert (data["seqlens_kv"] >= chunks).all()
+    out = interpret(run_pipeline(binding.kernel), binding.env(), data).outputs
+    got = np.asarray(out["o"]).astype(np.float64)
+    np.testing.assert_allclose(got, reference(data), atol=1.5e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_a_chunk_longer_than_its_keys_is_refused(given: bool) -> None:
+    """seqlens_kv[b] must count the chunk's own keys (E125): given inputs where it
+    does not, or a seeded shape whose chunks cannot fit the block table."""
+    if given:
+        data = make_case(CHUNKS[0], (8, 2), 64, seed=6)
+        data["seqlens_kv"][1] = 299  # its chunk has 300 rows
+        with pytest.raises(fd.FadslError, match=r"E125.*seqlens_kv\[1\] = 299"):
+            run(data)
+        return
+    shape = dict(B=1, N=2, Nkv=1, Sq=100, D=64, Pages=4, MaxPages=2)
+    with pytest.raises(fd.FadslError, match=r"E125.*100 rows.* = 32 keys"):
+        fd.interpret(kernel(causal=True), shape=shape, consts={"block_q": 64})
