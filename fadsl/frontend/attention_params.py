@@ -106,7 +106,12 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     out.append(scale)
     consts = [p for p in base if p.kind == "const"]
     if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
-        consts = [_paged_block_kv(p, spec.page_size) for p in consts]
+        block = spec.page_size
+        if spec.varlen:  # chunked prefill: pages up to 128 keys (prefill_args.py)
+            from fadsl.frontend.prefill_args import prefill_block_kv
+
+            block = prefill_block_kv(spec.page_size)
+        consts = [_paged_block_kv(p, block) for p in consts]
     out += consts
     check_extra_names(spec, out)
     return tuple(out)

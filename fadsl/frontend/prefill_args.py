@@ -55,6 +55,14 @@ def prefill_pack(pack_gqa: Any, loc: Loc) -> bool:
     return False
 
 
+def prefill_block_kv(page: int) -> int:
+    """The default KV block of a chunked prefill: the whole pages that make up to 128
+    keys (one page when it is larger). A prefill task is compute-bound: a block of
+    one 16-key page would spend each KV iteration's fixed costs on a [block_q, 16]
+    score tile (decode keeps one page, docs/decode.md)."""
+    return max(page, 128 // page * page)
+
+
 def prefill_scalars(shape: Mapping[str, int], page: int) -> dict[str, Any]:
     """The lengths the model assumes: B chunks of Sq // B rows each, every sequence
     as long as its block table allows (the chunk at the end of a full cache)."""

@@ -206,3 +206,13 @@ def test_a_chunk_longer_than_its_keys_is_refused(given: bool) -> None:
     shape = dict(B=1, N=2, Nkv=1, Sq=100, D=64, Pages=4, MaxPages=2)
     with pytest.raises(fd.FadslError, match=r"E125.*100 rows.* = 32 keys"):
         fd.interpret(kernel(causal=True), shape=shape, consts={"block_q": 64})
+
+
+@pytest.mark.parametrize("page, block", [(16, 128), (48, 96), (128, 128), (256, 256)])
+def test_default_kv_block_is_whole_pages_up_to_128_keys(page: int, block: int) -> None:
+    """A prefill task is compute-bound: its default KV block is the whole pages that
+    make up to 128 keys, not decode's one page (16 keys with vLLM's pages)."""
+    made = fd.attention(name="p", paged_kv=True, layout="TND", page_size=page)
+    assert made.const_defaults["block_kv"] == block
+    decode = fd.attention(name="d", paged_kv=True, page_size=page)
+    assert decode.const_defaults["block_kv"] == page
