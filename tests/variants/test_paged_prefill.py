@@ -216,3 +216,29 @@ def test_default_kv_block_is_whole_pages_up_to_128_keys(page: int, block: int) -
     assert made.const_defaults["block_kv"] == block
     decode = fd.attention(name="d", paged_kv=True, page_size=page)
     assert decode.const_defaults["block_kv"] == page
+
+
+def _alibi(score, b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return score - 0.01 * (h + 1) * (q_idx - kv_idx)
+
+
+def _recent(b, h, q_idx, kv_idx):  # type: ignore[no-untyped-def]
+    return (q_idx - kv_idx) < 100
+
+
+@pytest.mark.parametrize("kw", [dict(score_mod=_alibi), dict(mask_mod=_recent)])
+def test_mods_see_chunk_rows_and_cache_positions(kw: dict[str, Any]) -> None:
+    """A mod sees q_idx as the row within the chunk (0-based, as FlexAttention's)
+    and kv_idx as the cache position; checked by the tolerance rule against the
+    library's reference (fadsl/frontend/attention_ref.py) on seeded chunks."""
+    from attkit import bind
+    from fadsl.backends.interp import interpret
+    from fadsl.io import runio
+    from fadsl.passes import run_pipeline
+
+    made = kernel(causal=True, **kw)
+    binding = bind(made, dict(B=3, N=4, Nkv=2, Sq=300, D=64, Pages=64, MaxPages=24))
+    data = runio.make_inputs(binding, 0)
+    out = interpret(run_pipeline(binding.kernel), binding.env(), data).outputs
+    check = runio.check_outputs(binding, data, out)
+    assert check.passed, [v.line() for v in check.verdicts if not v.passed]
