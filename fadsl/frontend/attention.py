@@ -322,7 +322,9 @@ def attention(
         dtype: "fp16", "bf16" or "fp32".
         paged_kv: K and V come from a paged cache: the inputs ``k_cache``, ``v_cache``
             [Pages, page_size, Nkv, D], ``block_table`` (i32 [B, MaxPages]) and
-            ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md).
+            ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md). With
+            layout "TND": chunked prefill, ``cu_seqlens_q`` places each sequence's
+            chunk and ``seqlens_kv`` counts its own keys too (fadsl/lib/prefill.py).
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
         pack_gqa: paged: one task holds query heads of one KV head, at every
             position (BNSD) or one (BSND) (default: on unless a mod is given).
