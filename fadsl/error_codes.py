@@ -125,6 +125,8 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "prefill_chunk_past_keys": 125,
+    "prefill_pack_gqa": 126,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

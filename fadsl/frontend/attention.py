@@ -15,12 +15,7 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
-from fadsl.frontend.attention_params import (
-    BLOCK_MASK,
-    DEFAULT_SHAPE,
-    PAGED_SHAPE,
-    param_specs,
-)
+from fadsl.frontend.attention_params import BLOCK_MASK, param_specs
 from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
@@ -122,16 +117,11 @@ class AttentionKernel(KernelDef):
     """The ``fd.create_block_mask`` result its runs read (``block_mask=``), if any."""
 
     def __init__(self, spec: AttentionSpec, loc: Loc) -> None:
-        from fadsl.lib.flash import flash_attention
-        from fadsl.lib.paged import paged_attention
+        from fadsl.frontend.prefill_args import program_of
 
+        program, shape = program_of(spec)
         super().__init__(
-            paged_attention if spec.paged_kv else flash_attention,
-            spec.name,
-            spec.dtype,
-            {"spec": spec},
-            PAGED_SHAPE if spec.paged_kv else DEFAULT_SHAPE,
-            _bound_reference(spec),
+            program, spec.name, spec.dtype, {"spec": spec}, shape, _bound_reference(spec)
         )
         self.spec = spec
         self.loc = loc
@@ -223,6 +213,10 @@ class AttentionKernel(KernelDef):
         (``model_assumption`` says it in words): a paged kernel's sequences as long
         as the block table allows; packed (TND) sequences all of one length, the
         ``Sq`` and ``Skv`` tokens shared evenly (``cu_seqlens[b] = b * (S // B)``)."""
+        if self.spec.paged_kv and self.spec.varlen and {"B", "MaxPages"} <= set(shape):
+            from fadsl.frontend.prefill_args import prefill_scalars
+
+            return prefill_scalars(shape, self.spec.page_size)
         if self.spec.paged_kv and "MaxPages" in shape:
             return {"seqlens_kv": shape["MaxPages"] * self.spec.page_size}
         if self.spec.varlen and {"B", "Sq", "Skv"} <= set(shape):
@@ -236,6 +230,10 @@ class AttentionKernel(KernelDef):
     def model_assumption(self, shape: Mapping[str, int]) -> str | None:
         """``modelled_scalars`` in words, for the output of `tune` and `timeline`."""
         values = self.modelled_scalars(shape)
+        if "seqlens_kv" in values and "cu_seqlens_q" in values:
+            from fadsl.frontend.prefill_args import prefill_assumption
+
+            return prefill_assumption(shape, self.spec.page_size)
         if "seqlens_kv" in values:
             return (
                 "every sequence as long as its block table allows: seqlens_kv[b] = "
@@ -324,7 +322,9 @@ def attention(
         dtype: "fp16", "bf16" or "fp32".
         paged_kv: K and V come from a paged cache: the inputs ``k_cache``, ``v_cache``
             [Pages, page_size, Nkv, D], ``block_table`` (i32 [B, MaxPages]) and
-            ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md).
+            ``seqlens_kv`` (i32 [B]) replace ``k`` and ``v`` (docs/decode.md). With
+            layout "TND": chunked prefill, ``cu_seqlens_q`` places each sequence's
+            chunk and ``seqlens_kv`` counts its own keys too (fadsl/lib/prefill.py).
         page_size: rows of a page, a multiple of 16 from 16 to 512 (default 128).
         pack_gqa: paged: one task holds query heads of one KV head, at every
             position (BNSD) or one (BSND) (default: on unless a mod is given).

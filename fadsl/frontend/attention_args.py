@@ -176,16 +176,21 @@ def paged(
             loc,
             hint="a page is one KV block of the kernel: 128 is the usual size",
         )
-    if layout not in ("BNSD", "BSND") or dropout_p > 0.0 or max_scores:
+    if layout not in ("BNSD", "BSND", "TND") or dropout_p > 0.0 or max_scores:
         what = f"layout={layout!r}" if dropout_p == 0.0 else "dropout_p > 0"
         what = "return_max_scores=True" if max_scores else what
         raise UsageError(
             f"paged_kv=True with {what}: a paged kernel takes q in layout BNSD or "
-            "BSND, without dropout, and returns o (and lse)",
+            "BSND (decode), or TND (chunked prefill), without dropout, and returns o "
+            "(and lse)",
             loc,
-            hint='use layout="BNSD" or layout="BSND", dropout_p=0.0 and no '
+            hint='use layout="BNSD", "BSND" or "TND", dropout_p=0.0 and no '
             "return_max_scores",
         )
+    if layout == "TND":  # chunked prefill (fadsl/lib/prefill.py): never packed
+        from fadsl.frontend.prefill_args import prefill_pack
+
+        return True, size, prefill_pack(pack_gqa, loc)
     if pack_gqa is None:
         return True, size, not has_mods
     pack = flag(pack_gqa, "pack_gqa", loc)

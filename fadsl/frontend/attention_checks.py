@@ -36,6 +36,10 @@ def check_inputs(
         from fadsl.frontend.paged_checks import check_paged
 
         check_paged(spec.page_size, loc, shape, inputs)
+        if spec.varlen:  # chunked prefill: each chunk's keys are in the cache
+            from fadsl.frontend.prefill_inputs import check_prefill
+
+            check_prefill(loc, inputs, shape)
     if spec.block_sparse and any(n in inputs for n in _PAIRS):
         _block_mask(spec, loc, shape, consts, inputs)
 

@@ -27,9 +27,13 @@ def make_inputs(
 ) -> dict[str, np.ndarray]:
     """The special inputs of one seeded run (q, k, v are left to the caller's N(0, 1))."""
     out: dict[str, np.ndarray] = {}
-    if spec.paged_kv:
+    if spec.paged_kv and spec.varlen:  # chunked prefill (fadsl/lib/prefill.py)
+        from fadsl.frontend.prefill_inputs import prefill_inputs
+
+        out.update(prefill_inputs(spec.page_size, shape, rng))
+    elif spec.paged_kv:
         out.update(paged_cache(spec.page_size, shape, rng))
-    if spec.varlen:
+    elif spec.varlen:
         out["cu_seqlens_q"] = split_lengths(shape["Sq"], shape["B"], rng)
         out["cu_seqlens_kv"] = split_lengths(shape["Skv"], shape["B"], rng)
     if spec.dropout_p > 0.0:
@@ -202,6 +206,10 @@ def kv_block_pairs(
     inputs: Mapping[str, np.ndarray],
 ) -> int:
     """Q-block x KV-block pairs a dense kernel would compute, over batches and heads."""
+    if spec.paged_kv and spec.varlen:
+        from fadsl.frontend.prefill_inputs import prefill_block_pairs
+
+        return prefill_block_pairs(spec.page_size, shape, consts, inputs)
     if spec.paged_kv:
         return paged_block_pairs(spec, shape, consts, inputs)
     bq, bk = int(consts["block_q"]), int(consts["block_kv"])

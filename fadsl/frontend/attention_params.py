@@ -76,6 +76,7 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
         out.append(ParamSpec("max_scores", "out", dims, DType.F32))
     keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
+    keep -= {"cu_seqlens_kv"} if spec.paged_kv else set()  # prefill: seqlens_kv
     keep |= set(BLOCK_MASK) if spec.block_sparse else set()
     keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
     by_name = {p.name: p for p in base}
@@ -84,7 +85,7 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         for n in ("cu_seqlens_q", "cu_seqlens_kv") + BLOCK_MASK + ("seed", "offset")
         if n in keep
     ]
-    if spec.paged_kv:  # split-KV's partial results (kv_splits > 1; paged.py)
+    if spec.paged_kv and not spec.varlen:  # split-KV's parts (kv_splits; paged.py)
         # packed in BSND: heads adjacent ([.., Sq, N]); else positions ([.., N, Sq])
         rows = ("Sq", "N") if spec.pack_gqa and spec.layout == "BSND" else ("N", "Sq")
         part = ("kv_splits", "B") + rows
@@ -105,7 +106,12 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     out.append(scale)
     consts = [p for p in base if p.kind == "const"]
     if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
-        consts = [_paged_block_kv(p, spec.page_size) for p in consts]
+        block = spec.page_size
+        if spec.varlen:  # chunked prefill: pages up to 128 keys (prefill_args.py)
+            from fadsl.frontend.prefill_args import prefill_block_kv
+
+            block = prefill_block_kv(spec.page_size)
+        consts = [_paged_block_kv(p, block) for p in consts]
     out += consts
     check_extra_names(spec, out)
     return tuple(out)
@@ -165,8 +171,9 @@ def check_extra_names(spec: Any, params: list[ParamSpec]) -> None:
 def _library_names() -> frozenset[str]:
     """Shape symbols, and the module globals ``flash_attention`` reads (``fd``, its
     helpers): an extra tensor is a parameter of it, so it must not take these names."""
-    from fadsl.lib import flash, paged
+    from fadsl.lib import flash, paged, prefill
 
     read = set(flash.flash_attention.__code__.co_names) & set(vars(flash))
     read |= set(paged.paged_attention.__code__.co_names) & set(vars(paged))
+    read |= set(prefill.paged_prefill.__code__.co_names) & set(vars(prefill))
     return frozenset(DEFAULT_SHAPE) | {"Pages", "MaxPages", DV} | frozenset(read)

@@ -155,6 +155,11 @@ def paged_sequences(
             np.concatenate([inputs[c][p] for p in pages] + [inputs[c][:0, 0]])[:length]
             for c in ("k_cache", "v_cache")
         )
+        if spec.varlen:  # chunked prefill: the chunk's rows of the packed q
+            cq = inputs["cu_seqlens_q"]
+            rows = slice(int(cq[b]), int(cq[b + 1]))
+            yield Sequence(spec, b, q[rows], k, v, rows)
+            continue
         qb = q[b].transpose(1, 0, 2) if spec.layout == "BNSD" else q[b]
         yield Sequence(spec, b, qb, k, v, slice(None))
 

@@ -124,6 +124,18 @@ PAGED_FILES = {
     "inputs/seqlens_kv.bin": "i32:20,30",
 }
 """A paged decode kernel's inputs (pages of 16 rows), for the ``paged_`` mistakes."""
+PREFILL_SHAPE = "B=2,N=2,Nkv=1,Sq=40,D=64,Pages=4,MaxPages=2"
+PREFILL_FILES = {
+    "prefill.py": 'import fadsl as fd\n\nkernel = fd.attention(name="prefill", '
+    'paged_kv=True, page_size=16, layout="TND", causal=True)\n',
+    "inputs/q.bin": "zeros:10240",
+    "inputs/k_cache.bin": "zeros:8192",
+    "inputs/v_cache.bin": "zeros:8192",
+    "inputs/block_table.bin": "i32:0,1,2,3",
+    "inputs/seqlens_kv.bin": "i32:20,30",
+    "inputs/cu_seqlens_q.bin": "i32:0,30,40",
+}
+"""A chunked prefill's inputs: chunk 0 has 30 rows but its sequence 20 keys."""
 
 
 def out_meta(shape: list[int], same_error: float | None = None) -> str:
@@ -846,6 +858,32 @@ CATALOGUE: tuple[Mistake, ...] = (
         files=dict(PAGED_FILES, **{"inputs/seqlens_kv.bin": "i32:20,40"}),
         shown=f"fadsl run decode.py --shape {PAGED_SHAPE} --inputs inputs -o out"
         "   # inputs/seqlens_kv.bin holds 20, 40",
+    ),
+    Mistake(
+        "prefill_chunk_past_keys",
+        "A prefill chunk with more query rows than its sequence has keys",
+        "In chunked prefill (`paged_kv=True`, `layout=\"TND\"`) `seqlens_kv[b]` "
+        "counts the keys cached before the chunk plus the chunk's own rows: write "
+        "the chunk's K and V into the cache first and pass the new length.",
+        ("run", "prefill.py", "--shape", PREFILL_SHAPE)
+        + ("--inputs", "inputs", "-o", "out"),
+        files=PREFILL_FILES,
+        shown=f"fadsl run prefill.py --shape {PREFILL_SHAPE} --inputs inputs -o out"
+        "   # inputs/cu_seqlens_q.bin holds 0, 30, 40; seqlens_kv.bin 20, 30",
+    ),
+    Mistake(
+        "prefill_pack_gqa",
+        "Packed GQA heads in a chunked prefill",
+        "A prefill chunk's hundreds of rows of one head fill the Q tile; packing a "
+        "group's heads is decode's tiling (`layout=\"BNSD\"`). Leave `pack_gqa` "
+        "out with `layout=\"TND\"`.",
+        ("ir", "prefill.py"),
+        files={
+            "prefill.py": "import fadsl as fd\n\nkernel = fd.attention(name="
+            '"prefill", paged_kv=True, layout="TND", pack_gqa=True)\n'
+        },
+        shown='kernel = fd.attention(name="prefill", paged_kv=True, layout="TND", '
+        "pack_gqa=True)",
     ),
     Mistake(
         "score_mod_not_differentiable",

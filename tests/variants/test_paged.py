@@ -160,7 +160,7 @@ def test_a_length_past_the_block_table_is_refused() -> None:
     "kw, message",
     [
         (dict(page_size=100), "multiple of 16"),
-        (dict(layout="TND"), "layout BNSD or BSND"),
+        (dict(layout="BSH"), "layout BNSD or BSND"),  # TND: chunked prefill
         (dict(dropout_p=0.1), "without dropout"),
         (dict(score_mod=alibi, pack_gqa=True), "pack_gqa=True with a score_mod"),
     ],
