@@ -125,6 +125,8 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "v_from_k_needs_paged": 120,
+    "v_from_k_value_dim": 121,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 
