@@ -167,3 +167,19 @@ def test_mla_decode_4k_keys_through_fadsl_sim(tmp_path: Path) -> None:
     o = np.fromfile(out / "o.bin", np.float16).reshape(2, 1, 16, 512)
     ref = want(data["q"], data["k_cache"], data["block_table"])
     np.testing.assert_allclose(o[:, 0].astype(np.float64), ref, atol=2e-3)
+
+
+def test_modelled_mla_bandwidth_row() -> None:
+    """bench/mla_model.py's rows (MODELLED): split-KV chosen by the model, the 16 heads
+    of the latent head one task per part; 'moved' counts V's second read of K's rows."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from mla_model import mla_rows
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    short, long = mla_rows(((8, 16, 4096), (8, 16, 32768)))
+    for r in (short, long):
+        assert r.tasks == r.b * r.splits * (r.n // 16)
+        assert 0 < r.latent < r.moved <= 1
+        assert r.moved == pytest.approx(r.latent * (576 + 512) / 576)
+    assert long.latent > short.latent  # a longer cache spreads the launch and merge
