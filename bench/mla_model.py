@@ -3,9 +3,9 @@ generated kernel reaches, as a fraction of the SKU's, MODELLED (no NPU here).
 
 ``fd.attention(paged_kv=True, page_size=64, layout="BSND", v_from_k=True)``: one
 latent KV head, D = 576, Dv = 512, N query heads packed into the cube's M dimension
-(block_q = 16), pages of 64 rows, every sequence ``SKV`` keys long, fp16, on 910B2;
-kv_splits is the value ``fadsl tune`` would choose among its candidates (the smallest
-modelled time). Two fractions: "latent" counts the bytes a decode step must read (the
+(block_q = 16), pages of 64 rows (one a KV block), every sequence Skv keys long,
+fp16, on 910B2; kv_splits is the one of ``fadsl tune``'s candidates with the smallest
+modelled time. Two fractions: "latent" counts the bytes a decode step must read (the
 cache once: B * Skv * D * 2), "moved" the bytes the kernel loads (K's 576 columns,
 then V's 512 of the same rows a second time: fadsl/lib/paged.py loads V from
 ``k_cache`` rather than reusing K's tile in L1).
