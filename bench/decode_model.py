@@ -16,7 +16,8 @@ split count the model ranks first.
 
 Then Sq=4 (speculative decoding) at B=1 and B=8: a packed task holding one query
 position (the example, BSND) against one holding every (position, head) pair of its
-group ((s, g) packing, BNSD), each at the kv_splits tune would choose.
+group ((s, g) packing, BNSD), each at the kv_splits tune would choose. Then MLA
+decode (one latent KV head, D=576, Dv=512; bench/mla_model.py).
 
     python3 bench/decode_model.py
 """
@@ -211,6 +212,9 @@ def part3(spread: bool = True) -> None:
         "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV"
     )
     print_packing()
+    from mla_model import print_mla  # bench/mla_model.py (issue 30 item 3)
+
+    print_mla()
 
 
 if __name__ == "__main__":

@@ -125,6 +125,8 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "v_from_k_needs_paged": 120,
+    "v_from_k_value_dim": 121,
     "prefill_chunk_past_keys": 125,
     "prefill_pack_gqa": 126,
 }

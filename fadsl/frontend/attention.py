@@ -20,6 +20,7 @@ from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
 from fadsl.frontend.mod_tensors import find_tensors
+from fadsl.frontend.mla import v_from_k_flag
 from fadsl.frontend.mods import ExtraTensor, mod_loc
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.types import DType
@@ -50,6 +51,8 @@ class AttentionSpec:
     return_max_scores: bool = False
     """Adds the output ``max_scores``: each row's largest score after the mods and
     masks (FlexAttention's max_scores; -inf for a row that sees no key)."""
+    v_from_k: bool = False
+    """Paged MLA: no ``v_cache``; V is the first ``Dv`` columns of ``k_cache``."""
     pack_gqa: bool = False
     """Paged: one task's Q rows are query heads of one KV head: all (position, head)
     pairs of the group in BNSD ((s, g) packing), the heads at one position in BSND."""
@@ -150,7 +153,11 @@ class AttentionKernel(KernelDef):
         return block > 0 and block % self.spec.page_size == 0
 
     def check_shape(self, shape: Mapping[str, int]) -> None:
-        """N must be a multiple of Nkv (GQA / MQA)."""
+        """N must be a multiple of Nkv (GQA / MQA); v_from_k needs Dv <= D."""
+        if self.spec.v_from_k:
+            from fadsl.frontend.mla import check_value_columns
+
+            check_value_columns(shape, self.loc)
         n, nkv = shape.get("N"), shape.get("Nkv")
         if n is not None and nkv is not None and n % nkv:
             raise UsageError(
@@ -301,6 +308,7 @@ def attention(
     block_mask: Any = None,
     return_max_scores: bool = False,
     shared_kv: bool = False,
+    v_from_k: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -333,6 +341,8 @@ def attention(
             (-inf for a row that sees no key), as FlexAttention's; no gradient.
         shared_kv: k and v have batch 1, broadcast over the B query batches (a
             prefix shared by every sequence); not with TND or paged_kv.
+        v_from_k: paged MLA decode: no ``v_cache`` input; V is the first ``Dv``
+            columns of ``k_cache`` (the latent; docs/decode.md); needs paged_kv.
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
@@ -380,6 +390,7 @@ def attention(
         pack_gqa=page[2],
         return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
         shared_kv=args.shared_kv(shared_kv, layout, paged_kv, loc),
+        v_from_k=v_from_k_flag(v_from_k, paged_kv, loc),
     )
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

@@ -57,10 +57,9 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     out = [ParamSpec("q", "in", qo)]
     if spec.paged_kv:
         cache = ("Pages", spec.page_size, "Nkv", "D")
-        out += [
-            ParamSpec("k_cache", "in", cache),
-            ParamSpec("v_cache", "in", with_dv(cache)),
-        ]
+        out.append(ParamSpec("k_cache", "in", cache))
+        if not getattr(spec, "v_from_k", False):  # MLA: V is k_cache's first Dv
+            out.append(ParamSpec("v_cache", "in", with_dv(cache)))
         out += [
             ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),

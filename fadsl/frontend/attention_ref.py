@@ -148,13 +148,16 @@ def paged_sequences(
     ``seqlens_kv[b]`` (gathered here with numpy, not with the kernel's code)."""
     q, table, lengths = inputs["q"], inputs["block_table"], inputs["seqlens_kv"]
     page = spec.page_size
+    latent = bool(getattr(spec, "v_from_k", False))  # MLA: V is K's first Dv columns
     for b in range(shape["B"]):
         length = int(lengths[b])
         pages = table[b, : -(-length // page)].astype(np.int64)
         k, v = (
             np.concatenate([inputs[c][p] for p in pages] + [inputs[c][:0, 0]])[:length]
-            for c in ("k_cache", "v_cache")
+            for c in ("k_cache", "k_cache" if latent else "v_cache")
         )
+        if latent:
+            v = v[..., : value_dim(shape)]
         if spec.varlen:  # chunked prefill: the chunk's rows of the packed q
             cq = inputs["cu_seqlens_q"]
             rows = slice(int(cq[b]), int(cq[b + 1]))

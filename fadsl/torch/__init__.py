@@ -88,7 +88,8 @@ class TorchOp:
         arrays = {n: to_numpy(t) for n, t in zip(self.spec.inputs, tensors)}
         arrays.update({n: to_numpy(t) for n, t in blocks.items()})
         consts = {**self.consts, **given_scalars(self.spec, keywords)}
-        out = interpret(self.kernel, consts, self.dtype, arrays)
+        sizes = self.block_shape(tensors) if self.spec.given else None
+        out = interpret(self.kernel, consts, self.dtype, arrays, sizes)
         pairs = zip(self.spec.outputs, self.spec.output_dtypes)
         result = tuple(from_numpy(out[n], dt) for n, dt in pairs)
         return result[0] if len(result) == 1 else result
@@ -113,14 +114,16 @@ def op(
     *,
     consts: Mapping[str, Any] | None = None,
     dtype: Any = None,
+    shape: Mapping[str, int] | None = None,
 ) -> TorchOp:
     """Register ``forward`` (what ``@fd.kernel`` or ``fd.attention`` returns) as
     ``torch.ops.fadsl.<name>``; with ``backward`` (e.g. ``fd.attention_backward``),
     autograd runs it. ``consts`` fixes tile constants (as ``--set``); runtime scalars
-    are keyword arguments of each call. Registering the same kernel again returns the
-    operator already registered."""
+    are keyword arguments of each call. ``shape`` fixes shape symbols no input's dims
+    hold (``shape={"Dv": 512}`` for MLA with ``v_from_k``). Registering the same
+    kernel again returns the operator already registered."""
     _require_torch()
-    fwd = _register(forward, consts, dtype)
+    fwd = _register(forward, consts, dtype, shape)
     if backward is not None and fwd.backward is None:
         from fadsl.torch.autograd import attach
 
@@ -141,7 +144,12 @@ def _require_torch() -> None:
         ) from None
 
 
-def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> TorchOp:
+def _register(
+    kernel: Any,
+    consts: Mapping[str, Any] | None,
+    dtype: Any,
+    shape: Mapping[str, int] | None = None,
+) -> TorchOp:
     import torch
 
     import fadsl
@@ -166,6 +174,10 @@ def _register(kernel: Any, consts: Mapping[str, Any] | None, dtype: Any) -> Torc
     tiles = {k: v for k, v in (consts or {}).items() if k in kernel.const_defaults}
     derived = tuple(getattr(kernel, "derived", ()) or ())
     spec = spec_of(kernel.build(tiles, _dtype(dtype)), caller(), derived)
+    if shape:
+        from fadsl.torch.checks import given_shape
+
+        spec = given_shape(spec, shape)
     _check_consts(spec, kernel, consts or {})
     if not _LIBRARY:
         _LIBRARY.append(torch.library.Library("fadsl", "FRAGMENT"))

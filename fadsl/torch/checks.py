@@ -111,3 +111,20 @@ def check_tensors(spec: Spec, tensors: Sequence[Any]) -> list[list[int]]:
             code="torch_devices",
         )
     return spec.output_shapes([list(t.shape) for t in tensors], caller())
+
+
+def given_shape(spec: Spec, shape: Mapping[str, int]) -> Spec:
+    """``spec`` with the shape symbols of ``op(..., shape=)`` fixed: each must be a
+    shape symbol of the kernel, a positive int."""
+    from dataclasses import replace
+
+    syms = spec.kernel.shape_syms
+    for name, value in shape.items():
+        if name not in syms or not isinstance(value, int) or value <= 0:
+            raise UsageError(
+                f"fadsl.torch.op: shape={{{name!r}: {value!r}}}: expected a shape "
+                f"symbol of `{spec.name}` and a positive int",
+                caller(),
+                hint=f"its shape symbols: {', '.join(syms)}",
+            )
+    return replace(spec, given=tuple(sorted(shape.items())))

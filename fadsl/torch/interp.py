@@ -7,9 +7,16 @@ from typing import Any
 
 
 def interpret(
-    kernel: Any, consts: Mapping[str, Any], dtype: Any, arrays: Mapping[str, Any]
+    kernel: Any,
+    consts: Mapping[str, Any],
+    dtype: Any,
+    arrays: Mapping[str, Any],
+    shape: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The kernel's outputs by name for these inputs (``fd.interpret``)."""
+    """The kernel's outputs by name for these inputs (``fd.interpret``); ``shape``:
+    the symbols when some are fixed at registration (``op(..., shape=)``)."""
     import fadsl
 
-    return dict(fadsl.interpret(kernel, consts=dict(consts), dtype=dtype, **arrays))
+    return dict(
+        fadsl.interpret(kernel, shape=shape, consts=dict(consts), dtype=dtype, **arrays)
+    )

@@ -35,6 +35,9 @@ class Spec:
     derived: tuple[str, ...] = ()
     """Inputs the CPU implementation computes when not given (an attention block
     mask): optional tensors after the required ones, passed by keyword."""
+    given: tuple[tuple[str, int], ...] = ()
+    """Shape symbols fixed at registration (``op(..., shape=)``) that no input's
+    dims hold: MLA's ``Dv`` with ``v_from_k`` (only ``o`` is Dv wide)."""
 
     @property
     def schema(self) -> str:
@@ -85,11 +88,14 @@ class Spec:
             for n, v in k.consts
             if isinstance(v, int) and not isinstance(v, bool)
         }
+        fixed.update({isym(n): v for n, v in self.given})
         decl = [self._param(n).type.shape for n in self.inputs]
-        syms = [isym(s) for s in k.shape_syms]
+        given = dict(self.given)
+        syms = [isym(s) for s in k.shape_syms if s not in given]
         ranks = all(len(d) == len(s) for d, s in zip(decl, shapes))
         env = solve(syms, decl, shapes, fixed) if ranks else None
         if env is not None:
+            env.update(given)
             full = {**env, **dict(k.consts)}
             want = [[int(evaluate(d, full)) for d in dims] for dims in decl]
             env = env if want == [list(s) for s in shapes] else None

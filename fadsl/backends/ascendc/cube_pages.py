@@ -7,7 +7,10 @@ the block's bound is neither copied nor looked up (the loop stops there), so the
 kernel never reads a block-table column past the sequence's last page. Each read is
 guarded (``guards.py``): the column must be in ``[0, MaxPages)`` and the page in
 ``[0, Pages)``, else ``AscendC::Trap()``. Rows past the bound are zeroed where the
-tile is padded with 0 or contracted, as a single-block load's tail is.
+tile is padded with 0 or contracted, as a single-block load's tail is. A block of
+the first columns of each row (``k_cache[pages, keys, h, fd.ds(0, Dv)]``: MLA's V, the
+latent part of K) copies ``Valid(0, Dv, D)`` columns of each row; columns past them
+(none while Dv <= D, which ``fd.attention(v_from_k=True)`` checks) are zeroed.
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ def pages_nz(
     for s in (i, pg, col, valid, n_rows):
         names.local(s.name)
     a = gm.access(src, (ir.Point(pg), ir.Slice(as_expr(0), page)) + op.index[2:], names)
-    if a.col_tail:
+    if a.col_tail and (op.pad is None or op.pad != 0):
         raise BackendError(
-            f"a paged load of `{op.src}` with a head-dim tail",
+            f"a paged load of `{op.src}` with a head-dim tail padded with {op.pad}; "
+            "the cube pads with 0",
             op.loc,
-            hint="load whole head dims (`:`)",
+            hint="load it with pad=0, or load whole head dims (`:`)",
         )
     ex, tshape = names.expr, table.type.shape  # type: ignore[union-attr]
     flat = sum(
@@ -80,6 +84,12 @@ def pages_nz(
             tuple(loop),
         ),
     ]
+    if a.col_tail:  # a column prefix (MLA's V: K's first Dv): columns past it are 0
+        out.append(
+            Line(
+                f"fadsl::ZeroTailCols({var}, {a.valid_cols}, {a.cols}, {ex(rows.size)});"
+            )
+        )
     if zero_tail:
         out.append(
             Line(

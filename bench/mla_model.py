@@ -1,0 +1,121 @@
+"""MLA decode in the kernel model (issue 30 items 3 and 5): the HBM bandwidth the
+generated kernel reaches, as a fraction of the SKU's, MODELLED (no NPU here).
+
+``fd.attention(paged_kv=True, page_size=64, layout="BSND", v_from_k=True)``: one
+latent KV head, D = 576, Dv = 512, N query heads packed into the cube's M dimension
+(block_q = 16), pages of 64 rows (one a KV block), every sequence Skv keys long,
+fp16, on 910B2; kv_splits is the one of ``fadsl tune``'s candidates with the smallest
+modelled time. Two fractions: "latent" counts the bytes a decode step must read (the
+cache once: B * Skv * D * 2), "moved" the bytes the kernel loads (K's 576 columns,
+then V's 512 of the same rows a second time: fadsl/lib/paged.py loads V from
+``k_cache`` rather than reusing K's tile in L1).
+
+    python3 bench/mla_model.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from fadsl import target as targets  # noqa: E402
+
+TARGET = "ascend910b2"
+PAGE, D, DV = 64, 576, 512
+SOURCE = """import fadsl as fd
+
+kernel = fd.attention(name="mla", paged_kv=True, page_size=64, layout="BSND", v_from_k=True)
+"""
+
+
+@dataclass(frozen=True)
+class MlaRow:
+    b: int
+    n: int
+    skv: int
+    splits: int
+    seconds: float
+    latent: float
+    """latent bytes (the cache once) / time / HBM rate"""
+    moved: float
+    """K and V bytes the kernel loads / time / HBM rate"""
+    tasks: int
+    block_dim: int
+
+
+def model(file: str, b: int, n: int, skv: int, splits: int) -> MlaRow | None:
+    """The MLA kernel at batch b, N query heads, skv keys a sequence, ``splits`` KV
+    parts; None when that configuration does not fit the chip."""
+    from fadsl.commands import common
+    from fadsl.driver.lower import lower
+    from fadsl.perf.kernel import KernelModel
+
+    t = targets.get(TARGET)
+    pages = skv // PAGE
+    args = argparse.Namespace(
+        file=file,
+        kernel=None,
+        sets=[f"kv_splits={splits}"],
+        dtype=None,
+        shape=f"B={b},N={n},Nkv=1,Sq=1,D={D},Dv={DV},Pages={b * pages},"
+        f"MaxPages={pages}",
+    )
+    binding = common.build(args, target=t)
+    env = binding.model_env()
+    if not lower(binding, plan=False).check_at(env).ok:
+        return None
+    kt = KernelModel(binding.kernel, t).estimate(env)
+    rate = kt.time_s * t.rate("hbm_bytes_per_s")
+    latent = b * skv * D * 2
+    moved = b * skv * (D + DV) * 2
+    return MlaRow(
+        b, n, skv, splits, kt.time_s, latent / rate, moved / rate, kt.tasks, kt.block_dim
+    )
+
+
+def mla_rows(cases: tuple[tuple[int, int, int], ...]) -> list[MlaRow]:
+    """For each (B, N, Skv): the kv_splits the model ranks first."""
+    from fadsl.commands.tune_cmd import SPLIT_VALUES
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        file = os.path.join(tmp, "mla.py")
+        with open(file, "w") as f:
+            f.write(SOURCE)
+        for b, n, skv in cases:
+            rows = [model(file, b, n, skv, k) for k in SPLIT_VALUES]
+            out.append(min((r for r in rows if r is not None), key=lambda r: r.seconds))
+    return out
+
+
+CASES = ((1, 16, 4096), (8, 16, 4096), (8, 16, 32768), (8, 128, 32768))
+
+
+def print_mla() -> None:
+    print(
+        f"   MLA decode (v_from_k: one latent cache), MODELLED on {TARGET}: Nkv=1, "
+        f"D={D}, Dv={DV}, Sq=1, pages of {PAGE}, fp16, block_q=16"
+    )
+    print(
+        f"{'B':>3} {'N':>4} {'Skv':>6} {'kv_splits':>9} {'tasks':>5} {'cores':>5} "
+        f"{'time':>11} {'latent':>7} {'moved':>6}"
+    )
+    for r in mla_rows(CASES):
+        print(
+            f"{r.b:>3} {r.n:>4} {r.skv:>6} {r.splits:>9} {r.tasks:>5} "
+            f"{r.block_dim:>5} {r.seconds * 1e6:8.1f} us {r.latent:7.3f} {r.moved:6.3f}"
+        )
+    print(
+        "   latent: the cache's bytes (read once, as a decode step must) / modelled "
+        "time, as a fraction of HBM; moved: the bytes the kernel loads (V's 512 "
+        "columns read again after K's 576)"
+    )
+
+
+if __name__ == "__main__":
+    print_mla()
