@@ -74,7 +74,15 @@ def model(file: str, b: int, n: int, skv: int, splits: int) -> MlaRow | None:
     latent = b * skv * D * 2
     moved = b * skv * (D + DV) * 2
     return MlaRow(
-        b, n, skv, splits, kt.time_s, latent / rate, moved / rate, kt.tasks, kt.block_dim
+        b,
+        n,
+        skv,
+        splits,
+        kt.time_s,
+        latent / rate,
+        moved / rate,
+        kt.tasks,
+        kt.block_dim,
     )
 
 
