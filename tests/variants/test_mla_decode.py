@@ -183,7 +183,7 @@ def test_modelled_mla_bandwidth_row() -> None:
         sys.path.remove(str(ROOT / "bench"))
     short, long = mla_rows(((8, 16, 4096), (8, 16, 32768)))
     for r in (short, long):
-        assert r.tasks == r.b * r.splits * (r.n // 16)
+        assert r.block_q == 16 and r.tasks == r.b * r.splits * (r.n // 16)
         assert 0 < r.latent < r.moved <= 1
         assert r.moved == pytest.approx(r.latent * (576 + 512) / 576)
     assert long.latent > short.latent  # a longer cache spreads the launch and merge
@@ -234,3 +234,21 @@ def test_v_from_k_with_gqa_causal_lse(layout: str, pack_gqa: bool, splits: int) 
             )
             lse = np.log(p.sum(-1)) + sc.max(axis=-1)
             np.testing.assert_allclose(out["lse"][s, h], lse, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", ["ascend910b2", "ascend910_9392"])
+def test_128_heads_in_tasks_of_64(target: str, tmp_path: Path) -> None:
+    """N=128 with 64 heads a Q tile (no split-KV): Q K^T as sub-dots over D."""
+    src = tmp_path / "mla.py"
+    src.write_text(SOURCE)
+    shape = ",".join(f"{k}={v}" for k, v in dict(MLA, B=8, N=128, Pages=512).items())
+    cmd = [sys.executable, "-m", "fadsl", "check", str(src), "--shape", shape]
+    cmd += ["--target", target, "--json", "--set", "block_q=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["fits"] is True and report["cores"]["tasks"] == 8 * 2
+    l1 = {s["space"]: s["used"] for s in report["spaces"]}["L1"]
+    assert l1 == footprint(64, 64, 576, 512)["L1"]
+    dot = next(d for d in report["sub_dots"] if d["dot"] == "dot")  # Q K^T
+    assert (dot["m"], dot["k"], dot["counts"]) == (64, 192, [1, 1, 3])  # 3 x 192 = D
