@@ -39,6 +39,7 @@ class MlaRow:
     n: int
     skv: int
     splits: int
+    block_q: int
     seconds: float
     latent: float
     """latent bytes (the cache once) / time / HBM rate"""
@@ -48,9 +49,11 @@ class MlaRow:
     block_dim: int
 
 
-def model(file: str, b: int, n: int, skv: int, splits: int) -> MlaRow | None:
+def model(
+    file: str, b: int, n: int, skv: int, splits: int, block_q: int = 16
+) -> MlaRow | None:
     """The MLA kernel at batch b, N query heads, skv keys a sequence, ``splits`` KV
-    parts; None when that configuration does not fit the chip."""
+    parts, ``block_q`` heads a task; None when that does not fit the chip."""
     from fadsl.commands import common
     from fadsl.driver.lower import lower
     from fadsl.perf.kernel import KernelModel
@@ -60,7 +63,7 @@ def model(file: str, b: int, n: int, skv: int, splits: int) -> MlaRow | None:
     args = argparse.Namespace(
         file=file,
         kernel=None,
-        sets=[f"kv_splits={splits}"],
+        sets=[f"kv_splits={splits}", f"block_q={block_q}"],
         dtype=None,
         shape=f"B={b},N={n},Nkv=1,Sq=1,D={D},Dv={DV},Pages={b * pages},"
         f"MaxPages={pages}",
@@ -74,12 +77,24 @@ def model(file: str, b: int, n: int, skv: int, splits: int) -> MlaRow | None:
     latent = b * skv * D * 2
     moved = b * skv * (D + DV) * 2
     return MlaRow(
-        b, n, skv, splits, kt.time_s, latent / rate, moved / rate, kt.tasks, kt.block_dim
+        b,
+        n,
+        skv,
+        splits,
+        block_q,
+        kt.time_s,
+        latent / rate,
+        moved / rate,
+        kt.tasks,
+        kt.block_dim,
     )
 
 
-def mla_rows(cases: tuple[tuple[int, int, int], ...]) -> list[MlaRow]:
-    """For each (B, N, Skv): the kv_splits the model ranks first."""
+def mla_rows(
+    cases: tuple[tuple[int, int, int], ...], heads: tuple[int, ...] = (16,)
+) -> list[MlaRow]:
+    """For each (B, N, Skv): the kv_splits and block_q (of ``heads``, at most N) the
+    model ranks first among those that fit."""
     from fadsl.commands.tune_cmd import SPLIT_VALUES
 
     out = []
@@ -88,32 +103,42 @@ def mla_rows(cases: tuple[tuple[int, int, int], ...]) -> list[MlaRow]:
         with open(file, "w") as f:
             f.write(SOURCE)
         for b, n, skv in cases:
-            rows = [model(file, b, n, skv, k) for k in SPLIT_VALUES]
+            rows = [
+                model(file, b, n, skv, k, q)
+                for k in SPLIT_VALUES
+                for q in heads
+                if q <= n
+            ]
             out.append(min((r for r in rows if r is not None), key=lambda r: r.seconds))
     return out
 
 
 CASES = ((1, 16, 4096), (8, 16, 4096), (8, 16, 32768), (8, 128, 32768))
+HEADS = (16, 32, 64, 128)
+"""block_q tried for N=128 (the last row): more heads a task read the cache fewer
+times, but the UB of the split-KV merge ([block_q, Dv] f32) limits them."""
 
 
 def print_mla() -> None:
     print(
         f"   MLA decode (v_from_k: one latent cache), MODELLED on {TARGET}: Nkv=1, "
-        f"D={D}, Dv={DV}, Sq=1, pages of {PAGE}, fp16, block_q=16"
+        f"D={D}, Dv={DV}, Sq=1, pages of {PAGE}, fp16"
     )
     print(
-        f"{'B':>3} {'N':>4} {'Skv':>6} {'kv_splits':>9} {'tasks':>5} {'cores':>5} "
+        f"{'B':>3} {'N':>4} {'Skv':>6} {'block_q':>7} {'kv_splits':>9} {'tasks':>5} "
+        f"{'cores':>5} "
         f"{'time':>11} {'latent':>7} {'moved':>6}"
     )
-    for r in mla_rows(CASES):
+    for r in mla_rows(CASES, (16,)) + mla_rows(CASES[-1:], HEADS):
         print(
-            f"{r.b:>3} {r.n:>4} {r.skv:>6} {r.splits:>9} {r.tasks:>5} "
+            f"{r.b:>3} {r.n:>4} {r.skv:>6} {r.block_q:>7} {r.splits:>9} {r.tasks:>5} "
             f"{r.block_dim:>5} {r.seconds * 1e6:8.1f} us {r.latent:7.3f} {r.moved:6.3f}"
         )
     print(
         "   latent: the cache's bytes (read once, as a decode step must) / modelled "
         "time, as a fraction of HBM; moved: the bytes the kernel loads (V's 512 "
-        "columns read again after K's 576)"
+        "columns read again after K's 576); block_q=16 in every row but the last, "
+        "whose block_q is the one the model ranks first of 16, 32, 64, 128"
     )
 
 

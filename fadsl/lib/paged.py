@@ -95,8 +95,8 @@ def paged_attention(
         if kv_splits > 1:
             lo, hi = split_range(lo, hi, part, kv_splits)
         for j in fd.pipelined(lo, hi, stages=stages):
-            if spec.v_from_k:  # MLA: no v_cache, V is K's first Dv columns
-                kv = (k_cache, k_cache, block_table, block_kv)
+            if spec.v_from_k:  # MLA: no v_cache (block_step reads V from k_cache)
+                kv = (k_cache, None, block_table, block_kv)
             else:
                 kv = (k_cache, v_cache, block_table, block_kv)
             m, l, acc = block_step(spec, t, kv, j, m, l, acc)
@@ -257,7 +257,7 @@ def block_step(
     keys = fd.ds(0, block_kv, t.kv_len - j * block_kv)  # past the sequence: a tail
     kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)
     if spec.v_from_k:  # the latent: V is the first Dv columns of each K row
-        vt = fd.load(v_cache[pages, keys, t.hk, fd.ds(0, t.dv)], pad=0)
+        vt = fd.load(k_cache[pages, keys, t.hk, fd.ds(0, t.dv)], pad=0)
     else:
         vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)
     kv_idx = positions(j * block_kv, block_kv, 1)

@@ -1525,7 +1525,7 @@ CATALOGUE += (
 
 MLA_FILE = (
     'import fadsl as fd\n\nkernel = fd.attention(name="mla", paged_kv=True, '
-    'page_size=64, v_from_k=True)\n'
+    "page_size=64, v_from_k=True)\n"
 )
 CATALOGUE += (
     Mistake(
@@ -1535,16 +1535,22 @@ CATALOGUE += (
         "(MLA decode, docs/decode.md): add `paged_kv=True`, or give a dense kernel "
         "its own `v`.",
         ("check", "mla.py"),
-        files={"mla.py": 'import fadsl as fd\n\nkernel = fd.attention(name="mla", '
-               "v_from_k=True)\n"},
+        files={
+            "mla.py": 'import fadsl as fd\n\nkernel = fd.attention(name="mla", '
+            "v_from_k=True)\n"
+        },
     ),
     Mistake(
         "v_from_k_value_dim",
         "`v_from_k=True` with a value head dim wider than the key's",
         "V is the first `Dv` of `k_cache`'s `D` columns, so `Dv <= D` (DeepSeek MLA: "
         "`D=576`, `Dv=512`).",
-        ("check", "mla.py", "--shape", "B=1,N=16,Nkv=1,Sq=1,D=64,Dv=128,Pages=8,"
-         "MaxPages=4"),
+        (
+            "check",
+            "mla.py",
+            "--shape",
+            "B=1,N=16,Nkv=1,Sq=1,D=64,Dv=128,Pages=8," "MaxPages=4",
+        ),
         files={"mla.py": MLA_FILE},
     ),
 )

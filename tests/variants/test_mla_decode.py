@@ -82,7 +82,9 @@ def test_v_from_k_reads_v_from_the_latent() -> None:
         "seqlens_kv",
     ]
     got = out["o"][:, 0].astype(np.float64)
-    np.testing.assert_allclose(got, want(data["q"], data["k_cache"], data["block_table"]), atol=2e-3)
+    np.testing.assert_allclose(
+        got, want(data["q"], data["k_cache"], data["block_table"]), atol=2e-3
+    )
     check = runio.check_outputs(b, data, out)  # the library's own reference agrees
     assert check.passed, [v.line() for v in check.verdicts]
     two = dict(data, v_cache=np.ascontiguousarray(data["k_cache"][..., :512]))
@@ -111,7 +113,9 @@ def footprint(block_q: int, block_kv: int, d: int, dv: int) -> dict[str, int]:
     the larger of a K sub-dot (32 keys x D; a [64, 576] K does not fit 64 KiB) and a V
     [block_kv, Dv]; L0C two f32 results, the larger being P @ V [block_q, Dv]."""
     return {
-        "L1": 2 * 2 * block_kv * d + 2 * 2 * block_kv * dv + 2 * block_q * d
+        "L1": 2 * 2 * block_kv * d
+        + 2 * 2 * block_kv * dv
+        + 2 * block_q * d
         + 2 * block_q * block_kv,
         "L0A": 2 * block_q * d + 2 * 2 * block_q * block_kv,
         "L0B": 2 * max(32 * d, block_kv * dv),
@@ -179,7 +183,72 @@ def test_modelled_mla_bandwidth_row() -> None:
         sys.path.remove(str(ROOT / "bench"))
     short, long = mla_rows(((8, 16, 4096), (8, 16, 32768)))
     for r in (short, long):
-        assert r.tasks == r.b * r.splits * (r.n // 16)
+        assert r.block_q == 16 and r.tasks == r.b * r.splits * (r.n // 16)
         assert 0 < r.latent < r.moved <= 1
         assert r.moved == pytest.approx(r.latent * (576 + 512) / 576)
     assert long.latent > short.latent  # a longer cache spreads the launch and merge
+
+
+SMALL = dict(B=2, N=8, Nkv=2, Sq=3, D=192, Dv=128, Pages=12, MaxPages=4)
+
+
+@pytest.mark.parametrize(
+    "layout, pack_gqa, splits",
+    [("BNSD", True, 2), ("BSND", True, 1), ("BNSD", False, 3)],
+)
+def test_v_from_k_with_gqa_causal_lse(layout: str, pack_gqa: bool, splits: int) -> None:
+    """Every packing (the (s, g) pairs in BNSD, one position in BSND, unpacked) with
+    two latent heads, Sq=3 causal rows and the LSE: float64 with V = K[..., :Dv]."""
+    kdef = fd.attention(
+        name="mla_small",
+        paged_kv=True,
+        page_size=64,
+        layout=layout,
+        causal=True,
+        return_lse=True,
+        pack_gqa=pack_gqa,
+        v_from_k=True,
+    )
+    kernel = kdef.build({"block_q": 16, "kv_splits": splits}, DType.F16)
+    b = Binding(kernel, symbol_values(kernel, SMALL), {"scale": 192**-0.5}, kdef)
+    data = runio.make_inputs(b, 0)
+    data["block_table"] = np.random.default_rng(4).permutation(12)[:8].reshape(2, 4)
+    data["block_table"] = data["block_table"].astype(np.int32)
+    data["seqlens_kv"] = np.array([200, 3], np.int32)
+    out = interpret(run_pipeline(kernel), b.env(), data).outputs
+    assert "v_cache" not in data and out["o"].shape[-1] == 128
+    for s, n in enumerate(data["seqlens_kv"]):
+        k = np.concatenate([data["k_cache"][p] for p in data["block_table"][s]])[:n]
+        for h in range(8):
+            q = data["q"][s, h] if layout == "BNSD" else data["q"][s, :, h]
+            o = out["o"][s, h] if layout == "BNSD" else out["o"][s, :, h]
+            kh = k[:, h // 4].astype(np.float64)
+            sc = q.astype(np.float64) @ kh.T * 192**-0.5
+            keep = np.arange(n)[None, :] <= np.arange(3)[:, None] + n - 3
+            sc = np.where(keep, sc, -np.inf)
+            p = np.exp(sc - sc.max(axis=-1, keepdims=True))
+            np.testing.assert_allclose(
+                o.astype(np.float64),
+                p / p.sum(-1, keepdims=True) @ kh[:, :128],
+                atol=2e-3,
+            )
+            lse = np.log(p.sum(-1)) + sc.max(axis=-1)
+            np.testing.assert_allclose(out["lse"][s, h], lse, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", ["ascend910b2", "ascend910_9392"])
+def test_128_heads_in_tasks_of_64(target: str, tmp_path: Path) -> None:
+    """N=128 with 64 heads a Q tile (no split-KV): Q K^T as sub-dots over D."""
+    src = tmp_path / "mla.py"
+    src.write_text(SOURCE)
+    shape = ",".join(f"{k}={v}" for k, v in dict(MLA, B=8, N=128, Pages=512).items())
+    cmd = [sys.executable, "-m", "fadsl", "check", str(src), "--shape", shape]
+    cmd += ["--target", target, "--json", "--set", "block_q=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["fits"] is True and report["cores"]["tasks"] == 8 * 2
+    l1 = {s["space"]: s["used"] for s in report["spaces"]}["L1"]
+    assert l1 == footprint(64, 64, 576, 512)["L1"]
+    dot = next(d for d in report["sub_dots"] if d["dot"] == "dot")  # Q K^T
+    assert (dot["m"], dot["k"], dot["counts"]) == (64, 192, [1, 1, 3])  # 3 x 192 = D

@@ -120,7 +120,7 @@ public:
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                  ++jPre) {
-                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t kCacheTNextRows =
@@ -152,7 +152,7 @@ public:
                     fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(kCacheTNextRows), D, BLOCK_KV);
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t vCacheTNextRows =
@@ -204,7 +204,7 @@ public:
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t kCacheTNext1Rows =
@@ -240,7 +240,7 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
@@ -267,7 +267,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
-                // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0;
@@ -292,7 +292,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                          ++jPre1) {
-                        // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t kCacheTNext1Rows =
@@ -329,7 +329,7 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
@@ -357,7 +357,7 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
-                    // paged.py:255  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
                 // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
@@ -367,7 +367,7 @@ public:
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t vCacheTNext1Rows =
@@ -403,7 +403,7 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
                 // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 3));
@@ -442,7 +442,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:256  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -453,8 +453,8 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:255)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:256)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:258)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:262)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:83)
     AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:227)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:83)
@@ -541,7 +541,7 @@ public:
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                  ++j) {
-                // paged.py:257  kv_idx = positions(j * block_kv, block_kv, 1)
+                // paged.py:263  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -790,8 +790,8 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:91)
     AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:92)
     AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:93)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:257)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:257)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:263)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:263)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:217)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:221)
