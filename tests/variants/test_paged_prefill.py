@@ -37,7 +37,12 @@ def kernel(**kw: Any) -> Any:
 
 
 def make_case(
-    seqs: list[tuple[int, int]], heads: tuple[int, int], d: int, seed: int = 0
+    seqs: list[tuple[int, int]],
+    heads: tuple[int, int],
+    d: int,
+    seed: int = 0,
+    page: int = PAGE,
+    pages: int = NUM_BLOCKS,
 ) -> dict[str, Any]:
     """vLLM's inputs: q [sum(query_lens), N, D], caches [num_blocks, 16, Nkv, D]."""
     rng = np.random.default_rng(seed)
@@ -45,16 +50,13 @@ def make_case(
     kv_lens = [s[1] for s in seqs]
     n, nkv = heads
     bf16 = ml_dtypes.bfloat16
-    max_pages = -(-max(kv_lens) // PAGE)
+    max_pages = -(-max(kv_lens) // page)
+    cache = (pages, page, nkv, d)
     return dict(
         q=rng.standard_normal((sum(q_lens), n, d), np.float32).astype(bf16),
-        k_cache=rng.standard_normal((NUM_BLOCKS, PAGE, nkv, d), np.float32).astype(
-            bf16
-        ),
-        v_cache=rng.standard_normal((NUM_BLOCKS, PAGE, nkv, d), np.float32).astype(
-            bf16
-        ),
-        block_table=rng.integers(0, NUM_BLOCKS, (len(seqs), max_pages), np.int32),
+        k_cache=rng.standard_normal(cache, np.float32).astype(bf16),
+        v_cache=rng.standard_normal(cache, np.float32).astype(bf16),
+        block_table=rng.integers(0, pages, (len(seqs), max_pages), np.int32),
         seqlens_kv=np.array(kv_lens, np.int32),
         cu_seqlens_q=np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32),
     )
@@ -141,6 +143,33 @@ def test_chunks_after_a_cached_prefix(chunks: int, heads: tuple[int, int]) -> No
     is the whole sequence: seqlens_kv = its rows)."""
     data = make_case(CHUNKS[chunks], heads, 128, seed=2)
     check(run(data), data)
+
+
+DAO_PAIRS = [(1, 239), (3, 799), (127, 512), (127, 513), (113, 203), (128, 217)]
+DAO_PAIRS += [(113, 211), (108, 256), (256, 512), (1023, 1024)]
+
+
+DAO_CASES = [(q, k, 256) for q, k in DAO_PAIRS] + [(127, 513, 512), (1023, 1024, 512)]
+
+
+@pytest.mark.parametrize("seqlen_q, seqlen_k, page", DAO_CASES)
+def test_dao_varlen_causal_with_pages(seqlen_q: int, seqlen_k: int, page: int) -> None:
+    """Dao's ``test_flash_attn_varlen_causal`` (tests/test_flash_attn.py) with
+    ``paged_kv_block_size`` 256 (and 512 for two pairs, to keep the run short): batch 8, 9 heads, d=128, bf16, lengths
+    drawn as its random padding masks draw them (seqlen - 20 .. seqlen), causal.
+    Unlike Dao, seqlens_kv counts the chunk's keys, so a drawn key length below its
+    query length is raised to it (E125 refuses the other); swap_sq_sk is left out
+    for the same reason."""
+    rng = np.random.default_rng(seqlen_q * 7 + seqlen_k + page)
+    q_lens = rng.integers(max(1, seqlen_q - 20), seqlen_q + 1, 8)
+    k_lens = np.maximum(rng.integers(max(1, seqlen_k - 20), seqlen_k + 1, 8), q_lens)
+    seqs = [(int(a), int(b)) for a, b in zip(q_lens, k_lens)]
+    data = make_case(seqs, (9, 9), 128, seed=8, page=page, pages=64)
+    made = fd.attention(
+        name="dao", paged_kv=True, page_size=page, layout="TND", causal=True
+    )
+    got = fd.interpret(made, consts={"block_q": 128}, dtype="bf16", **data)["o"]
+    check(np.asarray(got).astype(np.float64), data)
 
 
 def test_a_sequence_reads_only_its_own_pages() -> None:
