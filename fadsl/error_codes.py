@@ -125,6 +125,7 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "kv_quant_keywords": 110,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

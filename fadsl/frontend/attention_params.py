@@ -56,11 +56,14 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
     out = [ParamSpec("q", "in", qo)]
     if spec.paged_kv:
+        from fadsl.frontend.attention_quant import cache_dtype, quant_params
+
         cache = ("Pages", spec.page_size, "Nkv", "D")
         out += [
-            ParamSpec("k_cache", "in", cache),
-            ParamSpec("v_cache", "in", with_dv(cache)),
+            ParamSpec("k_cache", "in", cache, cache_dtype(spec)),
+            ParamSpec("v_cache", "in", with_dv(cache), cache_dtype(spec)),
         ]
+        out += quant_params(spec)  # an int8 cache's scales (and offsets)
         out += [
             ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
@@ -106,6 +109,9 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     consts = [p for p in base if p.kind == "const"]
     if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
         consts = [_paged_block_kv(p, spec.page_size) for p in consts]
+        from fadsl.frontend.attention_quant import quant_consts
+
+        consts = quant_consts(spec, consts)
     out += consts
     check_extra_names(spec, out)
     return tuple(out)
@@ -140,6 +146,7 @@ _RESERVED = frozenset(
     )
     + BLOCK_MASK
     + PAGED
+    + ("k_scale", "v_scale", "k_offset", "v_offset")
 )
 
 

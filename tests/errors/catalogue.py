@@ -1484,3 +1484,17 @@ CATALOGUE += (
         ),
     ),
 )
+
+CATALOGUE += (
+    Mistake(
+        "kv_quant_keywords",
+        "An int8 KV cache without its scale granularity (or int8 keywords that do not fit)",
+        'An int8 cache needs `paged_kv=True`, `kv_dtype="int8"` and `kv_scale="channel"` '
+        "(fp32 `k_scale` [Nkv, D], `v_scale` [Nkv, Dv]) or `kv_scale=\"token\"` "
+        "(`[Pages, page_size, Nkv]`); `kv_offset=True` adds `k_offset` / `v_offset` of "
+        "the same shapes. Dequantised = `(x + offset) * scale` (docs/decode.md).",
+        (),
+        script='import fadsl as fd\n\nkernel = fd.attention(name="q8", paged_kv=True, '
+        'kv_dtype="int8")\n',
+    ),
+)
