@@ -18,6 +18,9 @@ Then Sq=4 (speculative decoding) at B=1 and B=8: a packed task holding one query
 position (the example, BSND) against one holding every (position, head) pair of its
 group ((s, g) packing, BNSD), each at the kv_splits tune would choose.
 
+Last, the int8 KV cache (bench/decode_int8.py): int8 pages dequantised after each load,
+per channel and per token, against the fp16 cache at the same page size.
+
     python3 bench/decode_model.py
 """
 
@@ -211,6 +214,15 @@ def part3(spread: bool = True) -> None:
         "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV"
     )
     print_packing()
+    print_int8()
+
+
+def print_int8() -> None:
+    """The int8 KV-cache rows (issue 30; bench/decode_int8.py)."""
+    import decode_int8
+
+    print("   ", end="")
+    decode_int8.main()
 
 
 if __name__ == "__main__":

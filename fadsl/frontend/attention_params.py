@@ -63,11 +63,11 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
             ParamSpec("k_cache", "in", cache, cache_dtype(spec)),
             ParamSpec("v_cache", "in", with_dv(cache), cache_dtype(spec)),
         ]
-        out += quant_params(spec)  # an int8 cache's scales (and offsets)
         out += [
             ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
         ]
+        out += quant_params(spec)  # an int8 cache's scales (and offsets)
     else:
         kv = (1,) + kv[1:] if spec.shared_kv else kv
         out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
