@@ -209,3 +209,13 @@ def test_bad_keywords_are_refused_at_the_call(kw: dict[str, Any], words: str) ->
 def test_int8_needs_a_paged_cache() -> None:
     with pytest.raises(fd.FadslError, match="without paged_kv=True"):
         fd.attention(name="q8", kv_dtype="int8", kv_scale="channel")
+
+
+def test_compiling_an_int8_cache_is_refused_not_miscompiled(tmp_path: Any) -> None:
+    """The Ascend C backend has no vector-core dequantisation of pages yet: compile
+    says so (and what runs it) rather than emitting code the toolchain would reject."""
+    kernel, _, shape = _small("token", True)
+    with pytest.raises(fd.FadslError) as err:
+        fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
+    text = str(err.value)
+    assert "`k_cache` is an int8 paged KV cache" in text and "interpreter" in text
