@@ -283,12 +283,13 @@ def _bound_reference(spec: AttentionSpec) -> Callable[..., dict[str, Any]]:
 
 
 def quant_fields(
-    kv_dtype: Any, kv_scale: Any, kv_offset: Any, paged_kv: bool, loc: Loc
+    kv_dtype: Any, kv_scale: Any, kv_offset: Any, cache: tuple[Any, ...], loc: Loc
 ) -> dict[str, Any]:
-    """The int8-cache fields of the spec (fadsl/frontend/attention_quant.py)."""
+    """The int8-cache fields of the spec (fadsl/frontend/attention_quant.py);
+    ``cache``: (paged_kv, layout, shared_kv)."""
     from fadsl.frontend.attention_quant import quant_keywords
 
-    dtype, scale, offset = quant_keywords(kv_dtype, kv_scale, kv_offset, paged_kv, loc)
+    dtype, scale, offset = quant_keywords(kv_dtype, kv_scale, kv_offset, cache, loc)
     return {"kv_dtype": dtype, "kv_scale": scale, "kv_offset": offset}
 
 
@@ -355,10 +356,12 @@ def attention(
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
-        kv_dtype: "int8": paged_kv's k_cache / v_cache are int8, dequantised as
-            ``(x + offset) * scale`` after each load (docs/decode.md).
+        kv_dtype: "int8": k_cache / v_cache (or k / v, layout BNSD or BSND) are
+            int8, dequantised as ``(x + offset) * scale`` after each load
+            (docs/decode.md).
         kv_scale: with kv_dtype: "channel" (fp32 k_scale [Nkv, D], v_scale
-            [Nkv, Dv]) or "token" (k_scale / v_scale [Pages, page_size, Nkv]).
+            [Nkv, Dv]) or "token" (k_scale / v_scale [Pages, page_size, Nkv];
+            contiguous k / v: [B, Nkv, Skv]).
         kv_offset: with kv_dtype: adds the inputs k_offset / v_offset (shaped as
             the scales).
 
@@ -405,7 +408,7 @@ def attention(
         pack_gqa=page[2],
         return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
         shared_kv=args.shared_kv(shared_kv, layout, paged_kv, loc),
-        **quant_fields(kv_dtype, kv_scale, kv_offset, paged_kv is True, loc),
+        **quant_fields(kv_dtype, kv_scale, kv_offset, (paged_kv, layout, shared_kv), loc),
     )
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

@@ -30,7 +30,7 @@ def make_inputs(
     out: dict[str, np.ndarray] = {}
     if spec.paged_kv:
         out.update(paged_cache(spec.page_size, shape, rng))
-        out.update(quant_inputs(spec, shape, rng))  # an int8 cache and its scales
+    out.update(quant_inputs(spec, shape, rng))  # an int8 cache and its scales
     if spec.varlen:
         out["cu_seqlens_q"] = split_lengths(shape["Sq"], shape["B"], rng)
         out["cu_seqlens_kv"] = split_lengths(shape["Skv"], shape["B"], rng)

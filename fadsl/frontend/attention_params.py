@@ -69,8 +69,14 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
         ]
         out += quant_params(spec)  # an int8 cache's scales (and offsets)
     else:
+        from fadsl.frontend.attention_quant import cache_dtype, quant_params
+
         kv = (1,) + kv[1:] if spec.shared_kv else kv
-        out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
+        out += [
+            ParamSpec("k", "in", kv, cache_dtype(spec)),
+            ParamSpec("v", "in", with_dv(kv), cache_dtype(spec)),
+        ]
+        out += quant_params(spec)  # an int8 k / v: its scales (and offsets)
     out.append(ParamSpec("o", "out", with_dv(qo)))
     if spec.return_lse:
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
@@ -109,9 +115,9 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     consts = [p for p in base if p.kind == "const"]
     if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
         consts = [_paged_block_kv(p, spec.page_size) for p in consts]
-        from fadsl.frontend.attention_quant import quant_consts
+    from fadsl.frontend.attention_quant import quant_consts
 
-        consts = quant_consts(spec, consts)
+    consts = quant_consts(spec, consts)
     out += consts
     check_extra_names(spec, out)
     return tuple(out)

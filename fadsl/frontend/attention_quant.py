@@ -29,10 +29,12 @@ KV_SCALES = ("channel", "token")
 
 
 def quant_keywords(
-    kv_dtype: Any, kv_scale: Any, kv_offset: Any, paged_kv: bool, loc: Loc
+    kv_dtype: Any, kv_scale: Any, kv_offset: Any, cache: tuple[Any, ...], loc: Loc
 ) -> tuple[str, str, bool]:
     """``(kv_dtype, kv_scale, kv_offset)``, normalised: ``("", "", False)`` for a
-    float cache. int8 needs a paged cache and a scale granularity."""
+    float cache. int8 needs a scale granularity, and a paged cache or k / v of one
+    batch each in layout BNSD or BSND (``cache``: paged_kv, layout, shared_kv)."""
+    paged_kv, layout, shared = cache
     if kv_dtype is None:
         if kv_scale is not None or kv_offset not in (None, False):
             raise _keywords(
@@ -43,9 +45,10 @@ def quant_keywords(
         return "", "", False
     if kv_dtype not in KV_DTYPES:
         raise _keywords(f"kv_dtype must be 'int8' (or left out), got {kv_dtype!r}", loc)
-    if not paged_kv:
+    if paged_kv is not True and (layout not in ("BNSD", "BSND") or shared is True):
         raise _keywords(
-            'kv_dtype="int8" without paged_kv=True: fadsl dequantises paged caches only',
+            f'kv_dtype="int8" with layout={layout!r}, shared_kv={shared!r}: an int8 '
+            "cache is paged (paged_kv=True) or k / v in layout BNSD or BSND",
             loc,
         )
     if kv_scale not in KV_SCALES:
@@ -73,6 +76,8 @@ def scale_dims(spec: Any, head_dim: str) -> tuple[str | int, ...]:
     """Dims of one scale (or offset) input: per channel or per cached token."""
     if spec.kv_scale == "channel":
         return ("Nkv", head_dim)
+    if not spec.paged_kv:
+        return ("B", "Nkv", "Skv")
     return ("Pages", spec.page_size, "Nkv")
 
 
@@ -119,19 +124,54 @@ def quant_inputs(
     N(0, 1) values: 1/40 .. 1/80 per channel or token; offsets of a few units."""
     if not spec.kv_dtype:
         return {}
-    pages, page, nkv = shape["Pages"], spec.page_size, shape["Nkv"]
+    nkv = shape["Nkv"]
     d, dv = shape["D"], int(shape.get("Dv", shape["D"]))
     out: dict[str, np.ndarray] = {}
     for name, width in (("k", d), ("v", dv)):
-        out[f"{name}_cache"] = rng.integers(
-            -127, 128, size=(pages, page, nkv, width)
-        ).astype(np.int8)
-        dims = (nkv, width) if spec.kv_scale == "channel" else (pages, page, nkv)
+        cache, rows = _cache_dims(spec, shape, width)
+        out[_cache(spec, name)] = rng.integers(-127, 128, size=cache).astype(np.int8)
+        dims = (nkv, width) if spec.kv_scale == "channel" else rows
         out[f"{name}_scale"] = (1.0 / rng.uniform(40.0, 80.0, dims)).astype(np.float32)
         if spec.kv_offset:
             off = rng.uniform(-4.0, 4.0, dims)
             out[f"{name}_offset"] = off.astype(np.float32)
     return out
+
+
+def _cache(spec: Any, name: str) -> str:
+    """The name of the K or V cache: k_cache / v_cache when paged, else k / v."""
+    return f"{name}_cache" if spec.paged_kv else name
+
+
+def _cache_dims(
+    spec: Any, shape: Mapping[str, int], width: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(cache dims, per-token scale dims) of one of K / V."""
+    nkv = shape["Nkv"]
+    if spec.paged_kv:
+        pages, page = shape["Pages"], spec.page_size
+        return (pages, page, nkv, width), (pages, page, nkv)
+    b, skv = shape["B"], shape["Skv"]
+    if spec.layout == "BSND":
+        return (b, skv, nkv, width), (b, nkv, skv)
+    return (b, nkv, skv, width), (b, nkv, skv)
+
+
+def _per_token(spec: Any, x: np.ndarray) -> np.ndarray:
+    """A per-token scale (or offset) spread over the head dim of its cache: [Pages,
+    P, Nkv] or [B, Nkv, Skv] (BNSD) as they are; [B, Nkv, Skv] for BSND's [B, Skv,
+    Nkv, D] transposed."""
+    if not spec.paged_kv and spec.layout == "BSND":
+        x = x.transpose(0, 2, 1)
+    return x[..., None]
+
+
+def _per_channel(spec: Any, x: np.ndarray) -> np.ndarray:
+    """A per-channel scale [Nkv, D] over its cache: as it is for the caches whose
+    last two dims are [Nkv, D]; [Nkv, 1, D] for BNSD's [B, Nkv, Skv, D]."""
+    if not spec.paged_kv and spec.layout == "BNSD":
+        return x[:, None, :]
+    return x
 
 
 def dequantised(
@@ -147,12 +187,12 @@ def dequantised(
     wide = np.float64 if dtype is None else np.float32
     out = dict(inputs)
     for name in ("k", "v"):
-        x = np.asarray(inputs[f"{name}_cache"]).astype(wide)
+        x = np.asarray(inputs[_cache(spec, name)]).astype(wide)
         scale = np.asarray(inputs[f"{name}_scale"]).astype(wide)
         offset = np.asarray(inputs.get(f"{name}_offset", 0.0)).astype(wide)
-        if spec.kv_scale == "token":  # [Pages, P, Nkv] -> over the head dim
-            scale = scale[..., None]
-            offset = offset[..., None] if offset.ndim else offset
+        spread = _per_token if spec.kv_scale == "token" else _per_channel
+        scale = spread(spec, scale)
+        offset = spread(spec, offset) if offset.ndim else offset
         value = (x + offset) * scale
-        out[f"{name}_cache"] = value if dtype is None else quantize(value, dtype)
+        out[_cache(spec, name)] = value if dtype is None else quantize(value, dtype)
     return out

@@ -16,11 +16,19 @@ from typing import Any
 import fadsl as fd
 
 
+def with_quant(t: Any, quant: Any) -> Any:
+    """Task ``t`` with the antiquant tensors of an int8 k / v (what kv_step reads)."""
+    t.quant = quant
+    return t
+
+
 def dequant_kv(
     spec: Any, t: Any, quant: Any, pages: Any, keys: Any, kt: Any, vt: Any, dtype: Any
 ) -> tuple[Any, Any]:
     """The loaded int8 tiles kt [block_kv, D] and vt [block_kv, Dv], dequantised to
-    ``dtype``. ``quant`` holds k_scale, v_scale (and k_offset, v_offset)."""
+    ``dtype``. ``quant`` holds k_scale, v_scale (and k_offset, v_offset); ``pages``,
+    ``keys``: the block's pages and keys of a paged cache, or (contiguous k / v,
+    ``fadsl/lib/flash.py``) None and the block's columns ``cols`` of batch t.b."""
     k_scale, v_scale = quant[0], quant[1]
     k_off, v_off = None, None
     if spec.kv_offset:
@@ -46,6 +54,10 @@ def dequant(
         if spec.kv_offset:
             wide = wide + fd.load(offset[t.hk, :])[None, :]
         wide = wide * fd.load(scale[t.hk, :])[None, :]
+    elif pages is None:  # contiguous: [B, Nkv, Skv], the block's keys contiguous
+        if spec.kv_offset:
+            wide = wide + fd.load(offset[t.b, t.hk, keys], pad=0)[:, None]
+        wide = wide * fd.load(scale[t.b, t.hk, keys], pad=0)[:, None]
     else:  # one value per key: [block_kv] of the block's pages
         if spec.kv_offset:
             wide = wide + token_values(offset, pages, keys, t.hk)[:, None]

@@ -206,9 +206,10 @@ def test_bad_keywords_are_refused_at_the_call(kw: dict[str, Any], words: str) ->
     assert "test_paged_int8.py" in str(err.value)  # names the user's line
 
 
-def test_int8_needs_a_paged_cache() -> None:
-    with pytest.raises(fd.FadslError, match="without paged_kv=True"):
-        fd.attention(name="q8", kv_dtype="int8", kv_scale="channel")
+@pytest.mark.parametrize("kw", [dict(layout="TND"), dict(shared_kv=True)])
+def test_int8_needs_a_paged_cache_or_plain_k_and_v(kw: dict[str, Any]) -> None:
+    with pytest.raises(fd.FadslError, match="an int8 cache is paged"):
+        fd.attention(name="q8", kv_dtype="int8", kv_scale="channel", **kw)
 
 
 def test_compiling_an_int8_cache_is_refused_not_miscompiled(tmp_path: Any) -> None:
