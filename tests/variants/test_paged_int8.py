@@ -220,3 +220,14 @@ def test_compiling_an_int8_cache_is_refused_not_miscompiled(tmp_path: Any) -> No
         fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
     text = str(err.value)
     assert "`k_cache` is an int8 paged KV cache" in text and "interpreter" in text
+
+
+def test_int8_ir_round_trips_through_its_text() -> None:
+    """The i8 dtype prints and parses back (the textual IR of an int8 kernel)."""
+    from fadsl.ir.text.parser import parse_kernel
+    from fadsl.ir.text.printer import print_kernel
+
+    kernel, _, _ = _small("token", True)
+    text = print_kernel(kernel.build())
+    assert "i8[" in text
+    assert print_kernel(parse_kernel(text)) == text
