@@ -19,6 +19,9 @@ position (the example, BSND) against one holding every (position, head) pair of 
 group ((s, g) packing, BNSD), each at the kv_splits tune would choose. Then MLA
 decode (one latent KV head, D=576, Dv=512; bench/mla_model.py).
 
+Last, the int8 KV cache (bench/decode_int8.py): int8 pages dequantised after each load,
+per channel and per token, against the fp16 cache at the same page size.
+
     python3 bench/decode_model.py
 """
 
@@ -215,6 +218,15 @@ def part3(spread: bool = True) -> None:
     from mla_model import print_mla  # bench/mla_model.py (issue 30 item 3)
 
     print_mla()
+    print_int8()
+
+
+def print_int8() -> None:
+    """The int8 KV-cache rows (issue 30; bench/decode_int8.py)."""
+    import decode_int8
+
+    print("   ", end="")
+    decode_int8.main()
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from fadsl.frontend.dtypes import (
     float8_e4m3,
     float8_e5m2,
     i32,
+    i8,
     inf,
 )
 from fadsl.frontend.kernel import In, KernelDef, Out, Scalar, Scratch, kernel
@@ -117,6 +118,7 @@ __all__ = [
     "floordiv",
     "full",
     "i32",
+    "i8",
     "inf",
     "load",
     "load_scalar",

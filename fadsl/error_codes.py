@@ -129,6 +129,8 @@ CODES: dict[str, int] = {
     "v_from_k_value_dim": 121,
     "prefill_chunk_past_keys": 125,
     "prefill_pack_gqa": 126,
+    "kv_quant_keywords": 127,
+    "int8_cache_not_compiled": 128,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

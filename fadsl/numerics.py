@@ -25,7 +25,7 @@ from fadsl.ir.types import DType
 RTOL_FACTOR = 2.0
 
 
-_NUMPY_DTYPES = (DType.F16, DType.F32, DType.I32, DType.U8, DType.BOOL)
+_NUMPY_DTYPES = (DType.F16, DType.F32, DType.I32, DType.I8, DType.U8, DType.BOOL)
 """The dtypes numpy has itself (the others come from ml_dtypes)."""
 
 
@@ -37,6 +37,8 @@ def np_dtype(dtype: DType) -> np.dtype:
         return np.dtype(np.float32)
     if dtype is DType.I32:
         return np.dtype(np.int32)
+    if dtype is DType.I8:
+        return np.dtype(np.int8)
     if dtype is DType.U8:
         return np.dtype(np.uint8)
     if dtype is DType.BOOL:

@@ -133,7 +133,6 @@ def golden(request: pytest.FixtureRequest) -> Golden:
     return Golden(request)
 
 
-
 SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
 
 
@@ -142,7 +141,9 @@ def _slow_ids() -> set[str]:
     return {s for s in (line.strip() for line in lines) if s and not s.startswith("#")}
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m / -k deselect: `-m "not slow"` sees the marks
+@pytest.hookimpl(
+    tryfirst=True
+)  # before -m / -k deselect: `-m "not slow"` sees the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[Any]) -> None:
     """Marks the tests tests/slow_tests.txt lists ``slow`` (the README's test command
     leaves them out). A listed test that its module, collected whole, does not hold is a

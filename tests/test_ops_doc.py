@@ -60,7 +60,17 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 """The page's sections, in order, and the exported functions in each."""
 
-CONSTANTS = ("f16", "bf16", "f32", "i32", "bool_", "float8_e4m3", "float8_e5m2", "inf")
+CONSTANTS = (
+    "f16",
+    "bf16",
+    "f32",
+    "i32",
+    "i8",
+    "bool_",
+    "float8_e4m3",
+    "float8_e5m2",
+    "inf",
+)
 """Exported values (no docstring): listed in one table."""
 
 ELSEWHERE: dict[str, str] = {

@@ -44,7 +44,9 @@ def test_the_busiest_causal_core_is_near_the_longest_task_or_the_mean(
     trips = model.cost.trips(env, extents).reshape(-1)
     timer = model.timer(env)
     each = {  # each trip count at a grid point that has it, as estimate() times it
-        int(t): model.task_seconds(model._timer_at(timer, env, extents, trips == t), int(t))
+        int(t): model.task_seconds(
+            model._timer_at(timer, env, extents, trips == t), int(t)
+        )
         for t in np.unique(trips)
     }
     per_task = np.array([timer.engines.task_s + each[int(t)] for t in trips])

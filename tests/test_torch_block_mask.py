@@ -53,9 +53,7 @@ def op() -> object:
 
 def _qkv(seed: int) -> list:
     g = torch.Generator().manual_seed(seed)
-    return [
-        torch.randn((1, 2, S, 32), generator=g).requires_grad_() for _ in range(3)
-    ]
+    return [torch.randn((1, 2, S, 32), generator=g).requires_grad_() for _ in range(3)]
 
 
 def _reference(q, k, v):  # type: ignore[no-untyped-def]

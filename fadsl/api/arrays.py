@@ -175,7 +175,9 @@ def resolve_shape(
     if "Nkv" in syms and "Nkv" not in values and "N" in values:
         values["Nkv"] = values["N"]
     if "Dv" in syms and "Dv" not in values and "D" in values:
-        values["Dv"] = values["D"]  # the value head dim defaults to D (docs/variants.md)
+        values["Dv"] = values[
+            "D"
+        ]  # the value head dim defaults to D (docs/variants.md)
     missing = [s for s in syms if s not in values]
     if missing:
         raise UsageError(

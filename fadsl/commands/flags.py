@@ -169,7 +169,9 @@ def parse_shape(
     if "Nkv" in symbols and "Nkv" not in values and "N" in values:
         values["Nkv"] = values["N"]
     if "Dv" in symbols and "Dv" not in values and "D" in values:
-        values["Dv"] = values["D"]  # the value head dim defaults to D (docs/variants.md)
+        values["Dv"] = values[
+            "D"
+        ]  # the value head dim defaults to D (docs/variants.md)
     missing = [s for s in symbols if s not in values]
     if missing:
         raise UsageError(

@@ -56,6 +56,12 @@ class AttentionSpec:
     pack_gqa: bool = False
     """Paged: one task's Q rows are query heads of one KV head: all (position, head)
     pairs of the group in BNSD ((s, g) packing), the heads at one position in BSND."""
+    kv_dtype: str = ""
+    """"int8": the paged cache is int8, dequantised after each load (attention_quant)."""
+    kv_scale: str = ""
+    """"channel" or "token": the granularity of k_scale / v_scale (int8 caches)."""
+    kv_offset: bool = False
+    """int8 caches: k_offset / v_offset are added before the scale."""
 
     @property
     def varlen(self) -> bool:
@@ -124,7 +130,12 @@ class AttentionKernel(KernelDef):
 
         program, shape = program_of(spec)
         super().__init__(
-            program, spec.name, spec.dtype, {"spec": spec}, shape, _bound_reference(spec)
+            program,
+            spec.name,
+            spec.dtype,
+            {"spec": spec},
+            shape,
+            _bound_reference(spec),
         )
         self.spec = spec
         self.loc = loc
@@ -281,6 +292,17 @@ def _bound_reference(spec: AttentionSpec) -> Callable[..., dict[str, Any]]:
     return reference
 
 
+def quant_fields(
+    kv_dtype: Any, kv_scale: Any, kv_offset: Any, cache: tuple[Any, ...], loc: Loc
+) -> dict[str, Any]:
+    """The int8-cache fields of the spec (fadsl/frontend/attention_quant.py);
+    ``cache``: (paged_kv, layout, shared_kv)."""
+    from fadsl.frontend.attention_quant import quant_keywords
+
+    dtype, scale, offset = quant_keywords(kv_dtype, kv_scale, kv_offset, cache, loc)
+    return {"kv_dtype": dtype, "kv_scale": scale, "kv_offset": offset}
+
+
 def _divisor(n: int, nkv: int) -> int:
     return max(d for d in range(1, nkv + 1) if n % d == 0)
 
@@ -309,6 +331,9 @@ def attention(
     return_max_scores: bool = False,
     shared_kv: bool = False,
     v_from_k: bool = False,
+    kv_dtype: str | None = None,
+    kv_scale: str | None = None,
+    kv_offset: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -346,6 +371,14 @@ def attention(
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
+        kv_dtype: "int8": k_cache / v_cache (or k / v, layout BNSD or BSND) are
+            int8, dequantised as ``(x + offset) * scale`` after each load
+            (docs/decode.md).
+        kv_scale: with kv_dtype: "channel" (fp32 k_scale [Nkv, D], v_scale
+            [Nkv, Dv]) or "token" (k_scale / v_scale [Pages, page_size, Nkv];
+            contiguous k / v: [B, Nkv, Skv]).
+        kv_offset: with kv_dtype: adds the inputs k_offset / v_offset (shaped as
+            the scales).
 
     Returns:
         The kernel (assign it at module level for the fadsl CLI).
@@ -391,6 +424,9 @@ def attention(
         return_max_scores=args.flag(return_max_scores, "return_max_scores", loc),
         shared_kv=args.shared_kv(shared_kv, layout, paged_kv, loc),
         v_from_k=v_from_k_flag(v_from_k, paged_kv, loc),
+        **quant_fields(
+            kv_dtype, kv_scale, kv_offset, (paged_kv, layout, shared_kv), loc
+        ),
     )
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)

@@ -134,7 +134,9 @@ def dtype(value: Any, loc: Loc) -> DType:
         dt = None
     if dt not in (DType.F16, DType.BF16, DType.F32):
         raise UsageError(
-            f"dtype must be fp16, bf16 or fp32, got {value!r}", loc, code="unknown_dtype"
+            f"dtype must be fp16, bf16 or fp32, got {value!r}",
+            loc,
+            code="unknown_dtype",
         )
     return dt
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fadsl.frontend.attention_quant import quant_inputs
 from fadsl.frontend.attention_ref import keep_mask
 from fadsl.frontend.mods import eager_tensors
 from fadsl.numerics import np_dtype
@@ -36,6 +37,7 @@ def make_inputs(
     elif spec.varlen:
         out["cu_seqlens_q"] = split_lengths(shape["Sq"], shape["B"], rng)
         out["cu_seqlens_kv"] = split_lengths(shape["Skv"], shape["B"], rng)
+    out.update(quant_inputs(spec, shape, rng))  # an int8 cache and its scales
     if spec.dropout_p > 0.0:
         out["seed"] = rng.integers(-(2**31), 2**31, size=2, dtype=np.int64).astype(
             np.int32
@@ -172,7 +174,8 @@ def transpose_blocks(
     part: np.ndarray, full: np.ndarray, bq: int, sq: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (partial, full) maps [.., nq, nk] transposed for the backward's KV-major
-    loop ([.., nk, nq]): a block with a Q tail is never full (partial blocks mask it)."""
+    loop ([.., nk, nq]): a block with a Q tail is never full (partial blocks mask it).
+    """
     nq = part.shape[-2]
     whole_rows = (np.minimum(bq, sq - bq * np.arange(nq)) == bq)[:, None]
     t_part = np.swapaxes(part | (full & ~whole_rows), -1, -2)

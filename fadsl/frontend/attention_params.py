@@ -56,17 +56,26 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
     qo, kv = QO_DIMS[spec.layout], KV_DIMS[spec.layout]
     out = [ParamSpec("q", "in", qo)]
     if spec.paged_kv:
+        from fadsl.frontend.attention_quant import cache_dtype, quant_params
+
         cache = ("Pages", spec.page_size, "Nkv", "D")
-        out.append(ParamSpec("k_cache", "in", cache))
+        out.append(ParamSpec("k_cache", "in", cache, cache_dtype(spec)))
         if not getattr(spec, "v_from_k", False):  # MLA: V is k_cache's first Dv
-            out.append(ParamSpec("v_cache", "in", with_dv(cache)))
+            out.append(ParamSpec("v_cache", "in", with_dv(cache), cache_dtype(spec)))
         out += [
             ParamSpec("block_table", "in", ("B", "MaxPages"), DType.I32),
             ParamSpec("seqlens_kv", "in", ("B",), DType.I32),
         ]
+        out += quant_params(spec)  # an int8 cache's scales (and offsets)
     else:
+        from fadsl.frontend.attention_quant import cache_dtype, quant_params
+
         kv = (1,) + kv[1:] if spec.shared_kv else kv
-        out += [ParamSpec("k", "in", kv), ParamSpec("v", "in", with_dv(kv))]
+        out += [
+            ParamSpec("k", "in", kv, cache_dtype(spec)),
+            ParamSpec("v", "in", with_dv(kv), cache_dtype(spec)),
+        ]
+        out += quant_params(spec)  # an int8 k / v: its scales (and offsets)
     out.append(ParamSpec("o", "out", with_dv(qo)))
     if spec.return_lse:
         dims = ("N", "Sq") if spec.varlen else ("B", "N", "Sq")
@@ -111,6 +120,9 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
 
             block = prefill_block_kv(spec.page_size)
         consts = [_paged_block_kv(p, block) for p in consts]
+    from fadsl.frontend.attention_quant import quant_consts
+
+    consts = quant_consts(spec, consts)
     out += consts
     check_extra_names(spec, out)
     return tuple(out)
@@ -145,6 +157,7 @@ _RESERVED = frozenset(
     )
     + BLOCK_MASK
     + PAGED
+    + ("k_scale", "v_scale", "k_offset", "v_offset")
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fadsl.frontend.attention_quant import dequantised
 from fadsl.frontend.mods import eager_tensors
 from fadsl.ir.types import DType
 from fadsl.numerics import quantize
@@ -30,6 +31,7 @@ def reference(
 ) -> dict[str, np.ndarray]:
     """Outputs ``o`` (and ``lse``) of the kernel ``spec`` on ``inputs``, as float64."""
     acc = np.float64 if dtype is None else np.float32
+    inputs = dequantised(spec, inputs, dtype)  # an int8 cache: (x + offset) * scale
     scale = consts.get("scale") or shape["D"] ** -0.5
     o = np.zeros(o_shape(spec, inputs["q"].shape, shape), np.float64)
     lse = np.zeros(_lse_shape(spec, shape), np.float64)

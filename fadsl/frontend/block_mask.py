@@ -89,7 +89,9 @@ def create_block_mask(
     fn = mod(mask_mod, 4, "mask_mod", loc or Loc("<unknown>", 1))
     sizes = [_size(v, n, loc, n in "BH") for n, v in (("B", B), ("H", H))]
     sq, skv = _size(Sq, "Sq", loc, False), _size(Skv, "Skv", loc, False)
-    bq, bk = _size(block_q, "block_q", loc, False), _size(block_kv, "block_kv", loc, False)
+    bq, bk = _size(block_q, "block_q", loc, False), _size(
+        block_kv, "block_kv", loc, False
+    )
     tensors = _tensors(fn, inputs or {}, loc)
     part, full = _maps(fn, sizes[0] or 1, sizes[1] or 1, sq, skv, bq, bk, tensors)
     arrays = dict(zip(FORWARD, block_lists(part) + block_lists(full)))
@@ -111,7 +113,11 @@ def transposed_lists(
 def _size(value: Any, name: str, loc: Loc | None, optional: bool) -> Any:
     if optional and value is None:
         return None
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0:
+    if (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, bool)
+        and value > 0
+    ):
         return int(value)
     raise UsageError(
         f"fd.create_block_mask: {name}={value!r} is not a positive int"

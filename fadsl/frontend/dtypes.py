@@ -11,6 +11,7 @@ f16 = DType.F16
 bf16 = DType.BF16
 f32 = DType.F32
 i32 = DType.I32
+i8 = DType.I8
 bool_ = DType.BOOL
 float8_e4m3 = DType.F8E4M3
 float8_e5m2 = DType.F8E5M2

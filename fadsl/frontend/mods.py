@@ -40,8 +40,8 @@ Init = Callable[[tuple[int, ...], Any], Any]
 _EAGER: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
     "fadsl_mod_tensors", default=None
 )
-_EAGER_SHAPE: contextvars.ContextVar[Mapping[str, int] | None] = (
-    contextvars.ContextVar("fadsl_mod_shape", default=None)
+_EAGER_SHAPE: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar(
+    "fadsl_mod_shape", default=None
 )
 
 

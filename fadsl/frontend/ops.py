@@ -29,6 +29,7 @@ from fadsl.frontend.dtypes import (  # noqa: F401 (the DSL's names, re-exported)
     float8_e4m3,
     float8_e5m2,
     i32,
+    i8,
     inf,
 )
 

@@ -41,7 +41,8 @@ def program_of(spec: Any) -> tuple[Callable[..., Any], dict[str, int]]:
 
 def prefill_pack(pack_gqa: Any, loc: Loc) -> bool:
     """GQA packing is decode's tiling (a few query rows per head); a prefill chunk has
-    hundreds of rows per head, which fill a Q tile on their own: refuse pack_gqa=True."""
+    hundreds of rows per head, which fill a Q tile on their own: refuse pack_gqa=True.
+    """
     if pack_gqa is True:
         raise UsageError(
             'pack_gqa=True with paged_kv=True and layout="TND": chunked prefill tiles '

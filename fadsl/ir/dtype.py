@@ -17,6 +17,7 @@ class DType(Enum):
     BF16 = "bf16"
     F32 = "f32"
     I32 = "i32"
+    I8 = "i8"
     U8 = "u8"
     BOOL = "i1"
     F8E4M3 = "f8e4m3"
@@ -38,7 +39,7 @@ class DType(Enum):
 
     @property
     def is_int(self) -> bool:
-        return self in (DType.I32, DType.U8)
+        return self in (DType.I32, DType.I8, DType.U8)
 
     @staticmethod
     def parse(text: str) -> DType:
@@ -55,6 +56,7 @@ _ITEMSIZE = {
     DType.BF16: 2,
     DType.F32: 4,
     DType.I32: 4,
+    DType.I8: 1,
     DType.U8: 1,
     DType.BOOL: 1,
     DType.F8E4M3: 1,
@@ -72,6 +74,7 @@ _ALIASES.update(
         "float32": DType.F32,
         "float": DType.F32,
         "int32": DType.I32,
+        "int8": DType.I8,
         "bool": DType.BOOL,
         "uint8": DType.U8,
         "fp8e4m3": DType.F8E4M3,

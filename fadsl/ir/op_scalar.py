@@ -62,5 +62,6 @@ class ScalarDef(Op):
             )
         if self.dtype not in (DType.F32, DType.I32):
             raise DTypeError(
-                f"scalar_def defines f32 or i32 values, not {self.dtype.value}", self.loc
+                f"scalar_def defines f32 or i32 values, not {self.dtype.value}",
+                self.loc,
             )

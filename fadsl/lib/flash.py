@@ -21,6 +21,7 @@ from typing import Any
 
 import fadsl as fd
 from fadsl.frontend.mods import positions
+from fadsl.lib.paged_quant import dequant_kv, with_quant
 
 
 def flash_attention(
@@ -42,6 +43,10 @@ def flash_attention(
     ),
     seed: fd.In(2, dtype=fd.i32),
     offset: fd.In(1, dtype=fd.i32),
+    k_scale: fd.In("Nkv", "D", dtype=fd.f32),  # int8 k / v (paged_quant.py)
+    v_scale: fd.In("Nkv", "Dv", dtype=fd.f32),
+    k_offset: fd.In("Nkv", "D", dtype=fd.f32),
+    v_offset: fd.In("Nkv", "Dv", dtype=fd.f32),
     scale: fd.Scalar = "D ** -0.5",
     spec: object = None,
     block_q: int = 128,
@@ -62,6 +67,10 @@ def flash_attention(
         t = task(b, h, h // (N // Nkv), q0, kv0, q_len, kv_len, qt, q_idx, D, scale, Dv)
         if spec.dropout_p > 0.0:
             t = with_rng(t, seed, offset, b * N + h)
+        if spec.kv_offset:  # int8 k / v: their scales and offsets
+            t = with_quant(t, (k_scale, v_scale, k_offset, v_offset))
+        elif spec.kv_dtype:
+            t = with_quant(t, (k_scale, v_scale))
         m = fd.full((block_q,), -fd.inf, fd.f32)
         l = fd.zeros((block_q,), fd.f32)
         acc = fd.zeros((block_q, Dv), fd.f32)
@@ -197,6 +206,8 @@ def kv_step(
     kb = 0 if spec.shared_kv else t.b  # shared_kv: one KV batch for every b
     kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
     vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
+    if spec.kv_dtype:  # int8: dequantised in UB to q's dtype
+        kt, vt = dequant_kv(spec, t, t.quant, None, cols, kt, vt, t.qt.dtype)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, masked)
 

@@ -100,7 +100,9 @@ def flash_attention_backward(
                             dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
                         for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
                             i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
-                            dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
+                            dk_acc, dv_acc = q_step(
+                                spec, w, h, i_full, dk_acc, dv_acc, False
+                            )
                     else:
                         for i in range(lo, hi):
                             dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
@@ -114,7 +116,9 @@ def flash_attention_backward(
                         dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
                     for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
                         i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
-                        dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
+                        dk_acc, dv_acc = q_step(
+                            spec, w, h, i_full, dk_acc, dv_acc, False
+                        )
                 else:
                     for i in range(lo, hi):
                         dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)

@@ -32,6 +32,7 @@ from typing import Any
 import fadsl as fd
 from fadsl.frontend.mods import positions
 from fadsl.lib.flash import finish, kv_blocks, softmax_step, task
+from fadsl.lib.paged_quant import dequant_kv
 
 
 def paged_attention(
@@ -40,6 +41,10 @@ def paged_attention(
     v_cache: fd.In("Pages", 128, "Nkv", "Dv"),
     block_table: fd.In("B", "MaxPages", dtype=fd.i32),
     seqlens_kv: fd.In("B", dtype=fd.i32),
+    k_scale: fd.In("Nkv", "D", dtype=fd.f32),  # int8 caches (paged_quant.py)
+    v_scale: fd.In("Nkv", "Dv", dtype=fd.f32),
+    k_offset: fd.In("Nkv", "D", dtype=fd.f32),
+    v_offset: fd.In("Nkv", "Dv", dtype=fd.f32),
     o: fd.Out("B", "N", "Sq", "Dv"),
     lse: fd.Out("B", "N", "Sq", dtype=fd.f32),
     o_part: fd.Scratch("kv_splits", "B", "N", "Sq", "Dv", dtype=fd.f32),
@@ -99,6 +104,10 @@ def paged_attention(
                 kv = (k_cache, None, block_table, block_kv)
             else:
                 kv = (k_cache, v_cache, block_table, block_kv)
+            if spec.kv_offset:  # an int8 cache: its scales and offsets
+                kv = kv + ((k_scale, v_scale, k_offset, v_offset),)
+            elif spec.kv_dtype:
+                kv = kv + ((k_scale, v_scale),)
             m, l, acc = block_step(spec, t, kv, j, m, l, acc)
         if kv_splits > 1:
             if packs_positions(spec):  # parts as o: [part, B, N * Sq(, D)]
@@ -252,7 +261,7 @@ def block_step(
     """KV block j of sequence t.b: block_kv / P pages, the first of them
     block_table[t.b, j * block_kv / P]; one copy per page into one tile each of K
     and V (pages past the sequence's last are not read)."""
-    k_cache, v_cache, block_table, block_kv = kv
+    k_cache, v_cache, block_table, block_kv = kv[:4]
     pages = fd.pages(block_table[t.b, fd.floordiv(j * block_kv, spec.page_size)])
     keys = fd.ds(0, block_kv, t.kv_len - j * block_kv)  # past the sequence: a tail
     kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)
@@ -260,6 +269,8 @@ def block_step(
         vt = fd.load(k_cache[pages, keys, t.hk, fd.ds(0, t.dv)], pad=0)
     else:
         vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)
+    if spec.kv_dtype:  # int8: dequantised in UB to q's dtype
+        kt, vt = dequant_kv(spec, t, kv[4], pages, keys, kt, vt, t.qt.dtype)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, True)
 

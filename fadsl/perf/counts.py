@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-
 CLASSES = (
     "vector",
     "PipeBarrier",

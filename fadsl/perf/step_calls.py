@@ -182,7 +182,9 @@ def _compares(v: ir.Value, defs: dict[ir.Value, ir.Op]) -> list[ir.Value]:
     return [v]
 
 
-def _call(op: ir.ValueOp, f: Any, name: str, barrier: bool, times: Mapping[int, Any]) -> VectorCall:
+def _call(
+    op: ir.ValueOp, f: Any, name: str, barrier: bool, times: Mapping[int, Any]
+) -> VectorCall:
     if True:
         t = _tile(op.result)
         shape = t.shape if t is not None else ()

@@ -152,7 +152,9 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
     dup = Calls(1) if select in ("st", "ss") else Calls()
     if form == "mask_full":  # Compare, barrier, Select
         return dup + Calls(2, 1)
-    if form == "mask_full_row":  # the [r, 1] side spread first (vector_where._materialise)
+    if (
+        form == "mask_full_row"
+    ):  # the [r, 1] side spread first (vector_where._materialise)
         return dup + Calls(1, 2) + row_broadcast(rows, cols, itemsize) + Calls(2, 1)
     if form == "mask_full_col":
         return dup + Calls(1, 2) + col_broadcast(rows, cols, itemsize) + Calls(2, 1)
@@ -160,7 +162,9 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         return dup + Calls(1 + rows, 1)
     if form == "mask_diag":  # per row CompareScalar; barrier; one Select (or one a row)
         return Calls(rows + (1 if cols % DIAG_PITCH == 0 else rows), 1)
-    if form == "mask_outer":  # per row: GetValue, CompareScalar, barrier, Select, barrier
+    if (
+        form == "mask_outer"
+    ):  # per row: GetValue, CompareScalar, barrier, Select, barrier
         return dup + Calls(2, 2, 1).times(rows)
     if form == "philox":
         return Calls()  # a scalar-unit loop writing UB (no vector call)

@@ -275,7 +275,9 @@ def _where_form(op: ir.Where, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Fo
     name = _mask_form(cmp, shape, sr, dt, temps)
     if name == "mask_outer" and select == "ts" and diagonal(cmp, defs) is not None:
         # a mask row per tile row, each padded to whole 32-byte blocks of bits
-        temps[-1] = TempSpec("mask", (sr[0], CeilDiv(sr[1], DIAG_PITCH) * DIAG_PITCH), DType.U8, bits=1)
+        temps[-1] = TempSpec(
+            "mask", (sr[0], CeilDiv(sr[1], DIAG_PITCH) * DIAG_PITCH), DType.U8, bits=1
+        )
         name = "mask_diag"
     return Form(name, tuple(temps), select)
 

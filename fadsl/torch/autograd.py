@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 NO_GRADIENT = frozenset({"max_scores"})
 """Outputs without a gradient (FlexAttention's max_scores): autograd marks them."""
 

@@ -17,6 +17,7 @@ TORCH_DTYPE = {
     DType.BF16: "bfloat16",
     DType.F32: "float32",
     DType.I32: "int32",
+    DType.I8: "int8",
     DType.U8: "uint8",
     DType.BOOL: "bool",
 }

@@ -95,7 +95,7 @@ public:
             const int64_t h = (((groupPoints * taskGroup + ((taskInGroup) % (groupSize)))) % (tiling_.N));
             const int64_t i =
                 (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - ((taskInGroup) / (groupSize)) - 1);
-            // flash.py:60  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
+            // flash.py:65  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             fadsl::CopyNdToNz(qt,
                               qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.N * BLOCK_Q * i) + (D * h))],
@@ -109,7 +109,7 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(
                             fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
@@ -117,7 +117,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV));
                  ++jPre) {
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kTSlot,
@@ -129,7 +129,7 @@ public:
                     kTSlot, static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jPre, BLOCK_KV, tiling_.Skv)), D,
                     BLOCK_KV);
                 kTQ.EnQue(kTSlot);
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vTSlot,
@@ -142,7 +142,7 @@ public:
                     BLOCK_KV);
                 vTQ.EnQue(vTSlot);
             }
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
             // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
@@ -154,7 +154,7 @@ public:
                                 fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                 BLOCK_KV)));
                  ++jAhead) {
-                // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 <
                      fadsl::Min<int64_t>(
@@ -163,7 +163,7 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kTSlot1,
@@ -176,9 +176,9 @@ public:
                         D, BLOCK_KV);
                     kTQ.EnQue(kTSlot1);
                 }
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -203,7 +203,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
             }
             for (int64_t j = 0;
@@ -222,7 +222,7 @@ public:
                                                                                   (BLOCK_Q * i) + BLOCK_Q)),
                                                           BLOCK_KV)));
                      ++jAhead) {
-                    // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -232,7 +232,7 @@ public:
                                  fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                                  BLOCK_KV));
                          ++jPre1) {
-                        // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                        // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                         // [pipeline]
                         AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                         fadsl::CopyNdToNz(
@@ -247,9 +247,9 @@ public:
                             BLOCK_KV);
                         kTQ.EnQue(kTSlot1);
                     }
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -275,10 +275,10 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
                 }
-                // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)),
@@ -286,7 +286,7 @@ public:
                                                                                  (BLOCK_Q * i) + BLOCK_Q)),
                                                          BLOCK_KV));
                      ++jPre1) {
-                    // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                    // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         vTSlot1,
@@ -299,9 +299,9 @@ public:
                         DV, BLOCK_KV);
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T141 + (j) % 3));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141, t141WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -338,7 +338,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t141L1.FreeTensor(t141);
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -349,14 +349,14 @@ public:
 private:
     AscendC::TPipe pipe_;
     SoftcapTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:198)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:199)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:217)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, Sq, D*N]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[B, Skv, D*Nkv]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[B, Skv, Dv*Nkv]
@@ -445,22 +445,22 @@ public:
             const int64_t i =
                 (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) - ((taskInGroup) / (groupSize)) - 1);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // flash.py:61  q_idx = positions(i * block_q, block_q, 0)
+            // flash.py:66  q_idx = positions(i * block_q, block_q, 0)
             AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
             AscendC::CreateVecIndex(idx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
             AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, ROWS);
-            // flash.py:65  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // flash.py:74  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // flash.py:66  l = fd.zeros((block_q,), fd.f32)
+            // flash.py:75  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:67  acc = fd.zeros((block_q, Dv), fd.f32)
+            // flash.py:76  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, DV * ROWS);
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
                          fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV),
@@ -468,13 +468,13 @@ public:
                              fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + BLOCK_Q)),
                              BLOCK_KV));
                  ++j) {
-                // flash.py:200  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:211  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -483,7 +483,7 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:234  s = spec.softcap * fd.tanh(s / spec.softcap)
+                // flash.py:245  s = spec.softcap * fd.tanh(s / spec.softcap)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t1 = t.ReinterpretCast<float>();
                 AscendC::Muls(t1, t, 0.03333333333333333f, ROWS * BLOCK_KV);
@@ -497,11 +497,11 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t3 = tmp0Buf.Get<float>();
                 AscendC::Muls(t3, t2, 30.0f, ROWS * BLOCK_KV);
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t81 = tmp0Buf.Get<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -520,11 +520,11 @@ public:
                         }
                     }
                 }
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t82 = tmp0Buf.Get<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:251  ok = kv_idx < t.kv_len
+                    // flash.py:262  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -537,7 +537,7 @@ public:
                         }
                     }
                 }
-                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:231  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -547,7 +547,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = tmp2Buf.Get<float>();
                 AscendC::Max(t10, m, t9, ROWS);
-                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:232  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = tmp4Buf.Get<float>();
                 {
@@ -558,7 +558,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t12, mask, dup, t10, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:222  p = fd.exp(s - m_safe[:, None])
+                // flash.py:233  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = tmp0Buf.Get<float>();
                 {
@@ -568,14 +568,14 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = tmp0Buf.Get<float>();
                 AscendC::Exp(t14, t13, ROWS * BLOCK_KV);
-                // flash.py:223  alpha = fd.exp(m - m_safe)
+                // flash.py:234  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t15 = mBuf.Get<float>();
                 AscendC::Sub(t15, m, t12, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 =
                     t16PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t16, t15, ROWS);
-                // flash.py:224  l = l * alpha + fd.row_sum(p)
+                // flash.py:235  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t17 = lBuf.Get<float>();
                 AscendC::Mul(t17, l, t16, ROWS);
@@ -587,7 +587,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t141 = outQue.AllocTensor<half>();
                 AscendC::Cast(t141, t14, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t141);
@@ -600,7 +600,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t16Prev =
                         t16PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -635,7 +635,7 @@ public:
                                                       BLOCK_KV)) -
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -668,7 +668,7 @@ public:
                 AscendC::Add(acc2, dot1, t20, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
-            // flash.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // flash.py:99  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t23 = lBuf.Get<float>();
             {
@@ -679,7 +679,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t23, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:91  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+            // flash.py:100  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t24 = accBuf.Get<float>();
             {
@@ -715,18 +715,18 @@ private:
     AscendC::TPipe pipe_;
     SoftcapTiling tiling_;
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_3, %t_8_1, %t_8_2, %t_13, %t_14 (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;     // temp: %idx_f (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;        // state: %m, %t_15, %t_16 (flash.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;        // state: %l, %t_17, %t_19, %t_23 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;      // state: %acc, %t_20, %acc_2, %t_24 (flash.py:67)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %idx_2_f, %t_9, %t_10 (flash.py:200)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;      // staging: %dot, %t, %t_1, %dot_1 (flash.py:217)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5 (flash.py:234)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_12, %t_18 (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;     // temp: temp (flash.py:221)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:227)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:223)
+        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_3, %t_8_1, %t_8_2, %t_13, %t_14 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;     // temp: %idx_f (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;        // state: %m, %t_15, %t_16 (flash.py:74)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;        // state: %l, %t_17, %t_19, %t_23 (flash.py:75)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;      // state: %acc, %t_20, %acc_2, %t_24 (flash.py:76)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %idx_2_f, %t_9, %t_10 (flash.py:211)
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;      // staging: %dot, %t, %t_1, %dot_1 (flash.py:228)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5 (flash.py:245)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_12, %t_18 (flash.py:230)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;     // temp: temp (flash.py:232)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:238)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, D*N]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Skv, D*Nkv]
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Skv, Dv*Nkv]

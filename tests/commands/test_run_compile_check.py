@@ -22,7 +22,9 @@ from fadsl.errors import FadslError
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")
 SHAPE = "B=1,N=1,Sq=64,Skv=64,D=32"
-WARNING = "fadsl: warning: the interpreter runs these tile constants, but `fadsl compile`"
+WARNING = (
+    "fadsl: warning: the interpreter runs these tile constants, but `fadsl compile`"
+)
 
 
 def cli(*argv: str) -> tuple[int, str]:
@@ -60,7 +62,7 @@ def test_run_is_quiet_about_constants_compile_takes(
     assert code == 0 and "warning" not in err, err
 
 
-UNSTORED = '''
+UNSTORED = """
 import fadsl as fd
 
 
@@ -70,7 +72,7 @@ def copy(x: fd.In("M", "K"), y: fd.Out("M", "K"), z: fd.Out("M", "K"), bm: int =
     for (i,) in fd.grid(fd.cdiv(M, bm)):
         rows = fd.ds(i * bm, bm)
         fd.store(y[rows, :], fd.load(x[rows, :]))
-'''
+"""
 
 
 def test_an_output_nothing_stores_is_an_error_in_the_api(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ fwd = fd.attention(name="fwd", causal=True, return_lse=True)
 bwd = fd.attention_backward(name="bwd", causal=True)
 """
 
-TILES = '''\
+TILES = """\
 import fadsl as fd
 
 
@@ -35,7 +35,7 @@ def copy_bwd(dy: fd.In("M"), dx: fd.Out("M"), bm: int = 16):
 def copy(x: fd.In("M"), y: fd.Out("M"), bm: int = 16):
     for (i,) in fd.grid(fd.cdiv(x.shape[0], bm)):
         fd.store(y[fd.ds(i * bm, bm)], fd.load(x[fd.ds(i * bm, bm)]))
-'''
+"""
 
 
 def _chosen(tmp_path: Path, text: str, kernel: str | None = None) -> str:
@@ -60,4 +60,6 @@ def test_two_forwards_need_kernel_and_the_hint_lists_both(tmp_path: Path) -> Non
         _chosen(tmp_path, two)
     assert caught.value.code == "several_kernels"
     assert caught.value.hint is not None
-    assert "--kernel fwd, --kernel bwd (a backward), --kernel other" in caught.value.hint
+    assert (
+        "--kernel fwd, --kernel bwd (a backward), --kernel other" in caught.value.hint
+    )

@@ -862,7 +862,7 @@ CATALOGUE: tuple[Mistake, ...] = (
     Mistake(
         "prefill_chunk_past_keys",
         "A prefill chunk with more query rows than its sequence has keys",
-        "In chunked prefill (`paged_kv=True`, `layout=\"TND\"`) `seqlens_kv[b]` "
+        'In chunked prefill (`paged_kv=True`, `layout="TND"`) `seqlens_kv[b]` '
         "counts the keys cached before the chunk plus the chunk's own rows: write "
         "the chunk's K and V into the cache first and pass the new length.",
         ("run", "prefill.py", "--shape", PREFILL_SHAPE)
@@ -876,7 +876,7 @@ CATALOGUE: tuple[Mistake, ...] = (
         "Packed GQA heads in a chunked prefill",
         "A prefill chunk's hundreds of rows of one head fill the Q tile; packing a "
         "group's heads is decode's tiling (`layout=\"BNSD\"`). Leave `pack_gqa` "
-        "out with `layout=\"TND\"`.",
+        'out with `layout="TND"`.',
         ("ir", "prefill.py"),
         files={
             "prefill.py": "import fadsl as fd\n\nkernel = fd.attention(name="
@@ -1552,5 +1552,31 @@ CATALOGUE += (
             "B=1,N=16,Nkv=1,Sq=1,D=64,Dv=128,Pages=8," "MaxPages=4",
         ),
         files={"mla.py": MLA_FILE},
+    ),
+)
+
+CATALOGUE += (
+    Mistake(
+        "kv_quant_keywords",
+        "An int8 KV cache without its scale granularity (or int8 keywords that do not fit)",
+        'An int8 cache needs `paged_kv=True`, `kv_dtype="int8"` and `kv_scale="channel"` '
+        '(fp32 `k_scale` [Nkv, D], `v_scale` [Nkv, Dv]) or `kv_scale="token"` '
+        "(`[Pages, page_size, Nkv]`); `kv_offset=True` adds `k_offset` / `v_offset` of "
+        "the same shapes. Dequantised = `(x + offset) * scale` (docs/decode.md).",
+        (),
+        script='import fadsl as fd\n\nkernel = fd.attention(name="q8", paged_kv=True, '
+        'kv_dtype="int8")\n',
+    ),
+    Mistake(
+        "int8_cache_not_compiled",
+        "Compiling an int8 KV cache",
+        "An int8 cache is dequantised on the vector cores, which the Ascend C backend "
+        "cannot hand to the cube yet: run it in the interpreter (`fadsl run`, "
+        "`fd.interpret`, `fadsl.torch` ops), or compile an fp16 / bf16 cache.",
+        ("compile", "q8.py", "-o", "out"),
+        files={
+            "q8.py": 'import fadsl as fd\n\nkernel = fd.attention(name="q8", '
+            'paged_kv=True, page_size=64, kv_dtype="int8", kv_scale="channel")\n'
+        },
     ),
 )

@@ -41,7 +41,7 @@ def test_gqa_bsnd_row_stride_over_uint16_is_refused(capsys) -> None:  # type: ig
     assert "would be 66,560, the GM row stride of `q` [B, Sq, N, D]" in err
     assert "srcDValue = D*N = 66,560 elements at D=128, N=520" in err
     assert "66,560 mod 65,536 = 1,024" in err
-    assert "flash.py:60" in err  # the load of q
+    assert "flash.py:65" in err  # the load of q
     assert "N <= 511 keeps it in range" in err
     assert 'layout="BNSD"' in err
     assert "D <=" not in err  # the head dim is a tile dimension, not a fix

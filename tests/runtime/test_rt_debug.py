@@ -1,5 +1,6 @@
 """AscendC::printf and ascendc_assert on the CPU runtime (fadsl_rt/debug.h): only the documented
-conversions, each core's lines together after the launch, an assert stops the core like Trap()."""
+conversions, each core's lines together after the launch, an assert stops the core like Trap().
+"""
 
 import pytest
 
@@ -46,8 +47,12 @@ def test_assert_that_holds_prints_nothing(exe):
 
 def test_assert_failure_names_the_core_and_aborts(exe):
     res = run(exe, "assert_fails")
-    msg = assert_aborted(res, "ascendc_assert on AIV 1", "GetBlockIdx() == 0", ".cpp:28)")
-    assert "[ASSERT] " in res.stdout and "Assertion `GetBlockIdx() == 0' " in res.stdout, res.stdout
+    msg = assert_aborted(
+        res, "ascendc_assert on AIV 1", "GetBlockIdx() == 0", ".cpp:28)"
+    )
+    assert (
+        "[ASSERT] " in res.stdout and "Assertion `GetBlockIdx() == 0' " in res.stdout
+    ), res.stdout
     assert "[AIV Block 1/2] before on 1\n[ASSERT] " in res.stdout
 
 

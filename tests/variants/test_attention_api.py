@@ -42,7 +42,9 @@ def test_parameters_follow_the_variant() -> None:
     shapes = {p.name: str(p.type) for p in kernel.params}
     assert shapes["q"] == "f16[Sq, N, D]" and shapes["lse"] == "f32[N, Sq]"
     assert shapes["cu_seqlens_q"] == "i32[B + 1]"
-    assert sorted(kernel.shape_syms) == sorted(["B", "N", "Nkv", "Sq", "Skv", "D", "Dv"])
+    assert sorted(kernel.shape_syms) == sorted(
+        ["B", "N", "Nkv", "Sq", "Skv", "D", "Dv"]
+    )
 
 
 def test_bsh_declares_hidden_size_n_times_d() -> None:

@@ -56,7 +56,9 @@ def test_the_lists_equal_the_kernels_own_block_mask_forward_and_backward() -> No
     """A mod reading a tensor, with a head- and batch-dependent band, at Q and KV tails."""
     mod = fd.and_masks(same_document, head_band)
     ids = np.repeat(np.arange(4), 25).astype(np.int32)
-    bm = fd.create_block_mask(mod, 2, 2, 100, 100, inputs={"document_id": ids}, **BLOCKS)
+    bm = fd.create_block_mask(
+        mod, 2, 2, 100, 100, inputs={"document_id": ids}, **BLOCKS
+    )
     kernel = fd.attention(name="bm_doc", mask_mod=mod, dtype="fp32")
     spec = kernel.spec
     want = fwd_derived(spec, SHAPE, BLOCKS, {"document_id": ids})
@@ -87,7 +89,10 @@ def test_a_kernel_given_the_block_mask_computes_what_it_computes_without() -> No
     bm = fd.create_block_mask(mod, None, None, 100, 100, **BLOCKS)
     bound = fd.attention(name="bm_prefix_bound", block_mask=bm, dtype="fp32")
     assert bound.spec.mask_mod is mod
-    assert (bound.const_defaults["block_q"], bound.const_defaults["block_kv"]) == (32, 16)
+    assert (bound.const_defaults["block_q"], bound.const_defaults["block_kv"]) == (
+        32,
+        16,
+    )
     x = _qkv(SHAPE)
     plain = fd.interpret(kernel, consts=BLOCKS, **x)["o"]
     given = fd.interpret(kernel, consts=BLOCKS, block_mask=bm, **x)["o"]

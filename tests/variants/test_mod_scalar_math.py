@@ -32,7 +32,10 @@ def alibi_pow(score, b, h, q_idx, kv_idx):
 def mixed(score, b, h, q_idx, kv_idx):
     a = fd.sqrt(fd.log2(h + 2.0)) * fd.log(fd.exp(h * 0.25) + 1.0)
     c = fd.minimum(fd.abs(h - 1.5), 1.0) + fd.maximum(h // 2, 1) + (h % 2) ** 2
-    w = fd.where(h * 2 >= fd.shape.N, a, c) + fd.cast(h, fd.f32) / fd.shape.Sq * fd.shape.Skv
+    w = (
+        fd.where(h * 2 >= fd.shape.N, a, c)
+        + fd.cast(h, fd.f32) / fd.shape.Sq * fd.shape.Skv
+    )
     k = fd.cast(w * 3.0, fd.i32)
     rel = kv_idx - q_idx
     return (
@@ -223,7 +226,9 @@ def test_scalar_unit_math_is_close_to_float64(tmp_path: Path) -> None:
 
     text = HEADER.read_text()
     start = text.index("// Scalar math of mods")
-    section = text[text.rindex("// ----", 0, start) : text.index("}  // namespace fadsl")]
+    section = text[
+        text.rindex("// ----", 0, start) : text.index("}  // namespace fadsl")
+    ]
     src = tmp_path / "scalar.cpp"
     src.write_text(STUBS + section + MAIN)
     exe = tmp_path / "scalar"
@@ -241,7 +246,9 @@ def test_scalar_unit_math_is_close_to_float64(tmp_path: Path) -> None:
     y[::3] = np.round(y[::3])
     inp = "\n".join(f"{float(a).hex()} {float(b).hex()}" for a, b in zip(x, y))
     out = subprocess.run([str(exe)], input=inp, capture_output=True, text=True).stdout
-    got = np.array([[float.fromhex(v) for v in line.split()] for line in out.splitlines()])
+    got = np.array(
+        [[float.fromhex(v) for v in line.split()] for line in out.splitlines()]
+    )
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     with np.errstate(all="ignore"):
         wants = [np.exp(x64), np.exp2(x64), np.log(x64), np.log2(x64), np.sqrt(x64)]

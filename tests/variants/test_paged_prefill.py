@@ -124,9 +124,7 @@ def test_vllm_varlen_with_paged_kv(seqs: int, heads: tuple[int, int], d: int) ->
     check(run(data), data)
 
 
-@pytest.mark.parametrize(
-    "window, softcap", [(256, None), (None, 50.0), (256, 50.0)]
-)
+@pytest.mark.parametrize("window, softcap", [(256, None), (None, 50.0), (256, 50.0)])
 def test_vllm_window_and_softcap(window: int | None, softcap: float | None) -> None:
     data = make_case(VLLM_SEQS[0], (8, 2), 128, seed=1)
     kw: dict[str, Any] = {}

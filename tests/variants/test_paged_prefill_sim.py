@@ -31,7 +31,7 @@ kernel = fd.attention(name="prefill_sim", paged_kv=True, page_size=16, layout="T
                       causal=True, {variant})
 """
 VARIANTS = {  # fp16 with LSE; bf16 with vLLM's sliding window 256 and softcap 50
-    "fp16": ('return_lse=True', np.float16, {}),
+    "fp16": ("return_lse=True", np.float16, {}),
     "bf16": (
         'dtype="bf16", window=(255, 0), softcap=50.0',
         ml_dtypes.bfloat16,

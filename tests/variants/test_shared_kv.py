@@ -48,7 +48,9 @@ def _inputs(dtype: str, seed: int = 0) -> dict:
 
 
 def _repeated(x: dict) -> dict:
-    return {n: np.repeat(a, SHAPE["B"], axis=0) if n in "kv" else a for n, a in x.items()}
+    return {
+        n: np.repeat(a, SHAPE["B"], axis=0) if n in "kv" else a for n, a in x.items()
+    }
 
 
 def _backward_inputs(dtype: str) -> dict:
@@ -102,7 +104,11 @@ def test_shared_kv_in_the_cpu_runtime(dtype: str) -> None:
     dv 4.9e-4 apart: at most one unit of the largest value; dq adds atomically in
     another order)."""
     x = _inputs(dtype)
-    _close(fd.sim(FWD, consts=BLOCKS, **x)["o"], fd.interpret(FWD, consts=BLOCKS, **x)["o"], 1)
+    _close(
+        fd.sim(FWD, consts=BLOCKS, **x)["o"],
+        fd.interpret(FWD, consts=BLOCKS, **x)["o"],
+        1,
+    )
     g = _backward_inputs(dtype)
     got, want = fd.sim(BWD, consts=BLOCKS, **g), fd.interpret(BWD, consts=BLOCKS, **g)
     for name in ("dq", "dk", "dv"):

@@ -161,7 +161,9 @@ def cast_phase(e: VectorEmitter) -> tuple[Stmt, ...]:
                 "static_cast<uint32_t>(len));"
             ),
             Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
-            Line("// the next chunk's DataCopyPad into sums (MTE2) after this Cast (V) read it"),
+            Line(
+                "// the next chunk's DataCopyPad into sums (MTE2) after this Cast (V) read it"
+            ),
             Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();"),
             Line(
                 f"AscendC::DataCopyPad({e.names.gm(a.output)}[at], rounded, {_params(ct)});"

@@ -21,6 +21,7 @@ CTYPE = {
     DType.BF16: "bfloat16_t",
     DType.F32: "float",
     DType.I32: "int32_t",
+    DType.I8: "int8_t",
     DType.U8: "uint8_t",
 }
 

@@ -26,6 +26,7 @@ GE_DTYPE = {
     DType.BF16: "ge::DT_BF16",
     DType.F32: "ge::DT_FLOAT",
     DType.I32: "ge::DT_INT32",
+    DType.I8: "ge::DT_INT8",
     DType.U8: "ge::DT_UINT8",
 }
 SHORT_SOC = (("ascend910b", "ascend910b"), ("ascend910_93", "ascend910_93"))

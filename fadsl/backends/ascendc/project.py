@@ -196,6 +196,7 @@ NUMPY_NAMES = {
     "bf16": "bfloat16",
     "f32": "float32",
     "i32": "int32",
+    "i8": "int8",
     "u8": "uint8",
     "i1": "bool",
     "f8e4m3": "float8_e4m3fn",

@@ -34,7 +34,6 @@ from fadsl.plan.row_chunk import ChunkRegion
 from fadsl.plan.sides import CUBE
 from fadsl.plan.vector_forms import elems_per_repeat
 
-
 _DIRECT = ("unary", "cast", "full", "scalar", "rscalar")
 """Forms of one call whose destination may be any UB tensor: a saved value they make
 is written into its slot directly."""

@@ -10,7 +10,7 @@ from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
-from fadsl.ir.types import TileType
+from fadsl.ir.types import DType, TileType
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -106,7 +106,12 @@ def _fenced_by_queue(e: VectorEmitter, v: ir.Value) -> None:
     vector instruction on the buffer needs no PipeBarrier for them."""
     home = e.vec.homes.get(v.name, "")
     slot = next((s for s in e.vec.slots if s.name == home), None)
-    if slot is not None and slot.kind == "queue" and slot.position == "VECIN" and slot.buffers == 1:
+    if (
+        slot is not None
+        and slot.kind == "queue"
+        and slot.position == "VECIN"
+        and slot.buffers == 1
+    ):
         e.dirty.discard(home)
 
 
@@ -268,6 +273,16 @@ def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
 
 
 def _cube_only(op: ir.Load) -> None:
+    if isinstance(op, ir.LoadPages) and _tile_dtype(op) is DType.I8:
+        raise BackendError(
+            f"`{op.src}` is an int8 paged KV cache: its pages are dequantised on the "
+            "vector cores and passed to the cube, which the Ascend C backend does not "
+            "generate yet (issue 30)",
+            op.loc,
+            hint="run int8 caches in the interpreter (fadsl run, fd.interpret, "
+            "fadsl.torch ops); compile an fp16 / bf16 cache (leave kv_dtype out)",
+            code="int8_cache_not_compiled",
+        )
     if isinstance(op, ir.LoadPages):
         raise BackendError(
             f"the pages of `{op.src}` are loaded for the vector cores; a load through "
@@ -308,3 +323,8 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         ]
     assert isinstance(op, ir.FreeTensor)
     return [Line(f"{e.names.queue(op.queue.name)}.FreeTensor({e.var(op.x)});")]
+
+
+def _tile_dtype(op: ir.Load) -> DType | None:
+    t = op.result.type
+    return t.dtype if isinstance(t, TileType) else None

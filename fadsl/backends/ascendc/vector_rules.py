@@ -89,7 +89,8 @@ def cast(
     e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]
 ) -> list[str]:
     src, dst = tile_dtype(op.x), op.dtype
-    mode = "CAST_NONE" if dst is DType.F32 else "CAST_RINT"
+    # widening casts are exact and take CAST_NONE only (Cast.md: int8_t -> half)
+    mode = "CAST_NONE" if dst is DType.F32 or src is DType.I8 else "CAST_RINT"
     return (
         [
             f"AscendC::Cast({e.var(op.result)}, {e.var(op.x)}, AscendC::RoundMode::{mode}, "

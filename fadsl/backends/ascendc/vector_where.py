@@ -328,7 +328,9 @@ def _mask_diag(
     first = row.start + offset + e.row_shift(row.result)
     first_s = vector_chunk.row0(e, e.names.expr(first))
     mode = "LT" if strict else "LE"
-    col_v = next(v for v in (cmp.lhs, cmp.rhs) if isinstance(v, ir.Value) and e.shape(v)[0] == 1)
+    col_v = next(
+        v for v in (cmp.lhs, cmp.rhs) if isinstance(v, ir.Value) and e.shape(v)[0] == 1
+    )
     lines = _pad_lanes(e, col_v, shape[1], dt)
     compare = (
         f"AscendC::CompareScalar({mask}[r * {e.names.expr(pitch)}], {e.var(col_v)}, "
@@ -339,7 +341,9 @@ def _mask_diag(
     lines.append("AscendC::PipeBarrier<PIPE_V>();")
     dst, a = e.var(op.result), e.var(op.a)
     if int(evaluate(shape[1], e.low.env)) % DIAG_PITCH == 0:
-        return lines + _select(e, op, form, dst, mask, a, None, None, e.count(op.result))
+        return lines + _select(
+            e, op, form, dst, mask, a, None, None, e.count(op.result)
+        )
     at = f"r * {cols}"
     row_mask = f"{mask}[r * {e.names.expr(pitch)}]"
     sel = _select(e, op, form, f"{dst}[{at}]", row_mask, f"{a}[{at}]", None, None, cols)

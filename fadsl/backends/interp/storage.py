@@ -156,6 +156,7 @@ def nan_of(dtype: DType) -> Any:
 
 POISON: dict[DType, Any] = {
     DType.I32: np.iinfo(np.int32).min,
+    DType.I8: np.iinfo(np.int8).min,
     DType.U8: np.iinfo(np.uint8).max,
     DType.BOOL: True,
 }

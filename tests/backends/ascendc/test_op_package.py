@@ -260,7 +260,9 @@ def test_op_host_tiling_equals_main_cpp(
     aligned = sum(-(-size[a] // GM_ALIGN) * GM_ALIGN for a in scratch)
     assert got["workspace"] == SYS_WORKSPACE + aligned + size["workspace"]
     # SyncAll waits for every core of the launch: batch mode (issue 28), and only then
-    syncs = "AscendC::SyncAll<" in (_project(kernel) / f"{kernel}_kernel.cpp").read_text()
+    syncs = (
+        "AscendC::SyncAll<" in (_project(kernel) / f"{kernel}_kernel.cpp").read_text()
+    )
     assert got["schedmode"] == (1 if syncs else 0)
 
 

@@ -37,7 +37,8 @@ def test_a_ring_one_slot_too_shallow_fails_in_the_cpu_runtime(
     def shallow(*args, **kwargs):  # type: ignore[no-untyped-def]
         rings = chosen(*args, **kwargs)
         assert rings and all(
-            r.depth == ring.DEFAULT_DEPTH and r.lead == r.depth - 1 for r in rings.values()
+            r.depth == ring.DEFAULT_DEPTH and r.lead == r.depth - 1
+            for r in rings.values()
         )
         return {k: dataclasses.replace(r, depth=r.lead) for k, r in rings.items()}
 

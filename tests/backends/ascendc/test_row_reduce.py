@@ -3,7 +3,8 @@
 cube computing 256 rows of S per K/V load, as CANN's kernel does -- fits the 910B UB
 (issue 16, item 2). Rows of whole 256-byte repeats reduce by BlockReduce levels and one
 WholeReduce a row (RowReduceBlocks, issue 27): 128, 192 and 1024 columns (one and two
-levels); 80 columns take the chunk path. ``fadsl sim`` runs each against the interpreter."""
+levels); 80 columns take the chunk path. ``fadsl sim`` runs each against the interpreter.
+"""
 
 from __future__ import annotations
 

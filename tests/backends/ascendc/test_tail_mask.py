@@ -48,7 +48,9 @@ def test_the_causal_select_runs_only_in_blocks_crossing_the_diagonal(tmp_path) -
     )
     assert cpp.count(guard) == 1
     inside = cpp[cpp.index(guard) : cpp.index("only a block that reaches past")]
-    assert _flat("CompareScalar(mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], kvIdxF") in _flat(inside)
+    assert _flat(
+        "CompareScalar(mask[r * 32 * fadsl::CeilDiv<int64_t>(BLOCK_KV, 256)], kvIdxF"
+    ) in _flat(inside)
     before = cpp[cpp.index("class Fa2Vector") : cpp.index(guard)]
     assert "CMPMODE::LE" not in before
 
@@ -64,7 +66,9 @@ def test_the_causal_diagonal_is_one_mask_and_one_select_per_chunk(tmp_path) -> N
     assert main(argv + ["-o", str(out)]) == 0
     cpp = (out / "fa2_kernel.cpp").read_text()
     vector = cpp[cpp.index("class Fa2Vector") :]
-    diag = vector[vector.index("crosses the diagonal") : vector.index("reaches past the bound")]
+    diag = vector[
+        vector.index("crosses the diagonal") : vector.index("reaches past the bound")
+    ]
     assert "GetValue" not in vector and "HardEvent::V_S" not in vector
     flat = _flat(diag)
     assert "Adds(t2,qIdxF" not in flat

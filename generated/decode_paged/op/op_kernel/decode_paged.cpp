@@ -77,9 +77,9 @@ public:
             const int64_t x = task / (tiling_.Sq) %
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
-            // paged.py:70  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:75  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:83  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
+            // paged.py:88  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid(
@@ -113,14 +113,14 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(
                             fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                  ++jPre) {
-                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t kCacheTNextRows =
@@ -152,7 +152,7 @@ public:
                     fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(kCacheTNextRows), D, BLOCK_KV);
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t vCacheTNextRows =
@@ -185,7 +185,7 @@ public:
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
-            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
             // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
@@ -196,7 +196,7 @@ public:
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV)));
                  ++jAhead) {
-                // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 <
                      fadsl::Min<int64_t>(
@@ -204,7 +204,7 @@ public:
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t kCacheTNext1Rows =
@@ -240,9 +240,9 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -267,7 +267,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
-                // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0;
@@ -284,7 +284,7 @@ public:
                                                    fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                    BLOCK_KV)));
                      ++jAhead) {
-                    // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -292,7 +292,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                          ++jPre1) {
-                        // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t kCacheTNext1Rows =
@@ -329,9 +329,9 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
-                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kCacheT, D, BLOCK_KV);
@@ -357,17 +357,17 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
-                    // paged.py:258  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
-                // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t vCacheTNext1Rows =
@@ -403,9 +403,9 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 3));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t101, t101WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -442,7 +442,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:262  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -453,14 +453,14 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:258)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:262)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:83)
-    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:217)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:267)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:271)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:88)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:88)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:228)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                    // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;              // in `k_cache` f16[Pages, 128, Nkv, D]
     AscendC::GlobalTensor<half> v_cacheGm;              // in `v_cache` f16[Pages, 128, Nkv, Dv]
@@ -523,31 +523,31 @@ public:
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // paged.py:70  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:75  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:91  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // paged.py:96  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // paged.py:92  l = fd.zeros((block_q,), fd.f32)
+            // paged.py:97  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:93  acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
+            // paged.py:98  acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, DV * ROWS);
-            // paged.py:97  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
                          fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                  ++j) {
-                // paged.py:263  kv_idx = positions(j * block_kv, block_kv, 1)
+                // paged.py:274  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
                 AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -556,11 +556,11 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (-tiling_.Sq + seqlensKvS + y)) {
-                    // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -573,11 +573,11 @@ public:
                         }
                     }
                 }
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= seqlensKvS) {
-                    // flash.py:251  ok = kv_idx < t.kv_len
+                    // flash.py:262  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -590,7 +590,7 @@ public:
                         }
                     }
                 }
-                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:231  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t5 = tmp0Buf.Get<float>();
                 {
@@ -600,7 +600,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 AscendC::Max(t6, m, t5, ROWS);
-                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:232  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp1Buf.Get<float>();
                 {
@@ -614,7 +614,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t8, mask, dup, t6, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:222  p = fd.exp(s - m_safe[:, None])
+                // flash.py:233  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = t42.ReinterpretCast<float>();
                 {
@@ -624,14 +624,14 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t9.ReinterpretCast<float>();
                 AscendC::Exp(t10, t9, ROWS * BLOCK_KV);
-                // flash.py:223  alpha = fd.exp(m - m_safe)
+                // flash.py:234  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t11 = mBuf.Get<float>();
                 AscendC::Sub(t11, m, t8, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 =
                     t12PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t12, t11, ROWS);
-                // flash.py:224  l = l * alpha + fd.row_sum(p)
+                // flash.py:235  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Mul(t13, l, t12, ROWS);
@@ -643,7 +643,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
@@ -657,7 +657,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t12Prev =
                         t12PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -692,7 +692,7 @@ public:
                                                 BLOCK_KV)) -
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -725,7 +725,7 @@ public:
                 AscendC::Add(acc2, dot1, t16, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
-            // flash.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // flash.py:99  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
             {
@@ -739,7 +739,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t19, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:91  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+            // flash.py:100  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
             {
@@ -787,17 +787,17 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:91)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:92)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:93)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:263)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:263)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:96)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:97)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:98)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:274)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:274)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:217)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:221)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:221)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:227)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:223)
+        inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:228)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:232)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:232)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:238)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;                  // in `k_cache` f16[Pages, 128, Nkv, D]
     AscendC::GlobalTensor<half> v_cacheGm;                  // in `v_cache` f16[Pages, 128, Nkv, Dv]

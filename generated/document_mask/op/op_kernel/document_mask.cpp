@@ -97,7 +97,7 @@ public:
                 task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-            // flash.py:60  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
+            // flash.py:65  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             fadsl::CopyNdToNz(
                 qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
@@ -110,15 +110,15 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // flash.py:70  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
+            // flash.py:79  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             const int64_t kvNumBlocksS = static_cast<int64_t>(
                 kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                           (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
-            // flash.py:70  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
+            // flash.py:79  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration jp + 1, then stage B of jp
             for (int64_t jpAhead = 0; jpAhead < fadsl::Min<int64_t>(1, kvNumBlocksS); ++jpAhead) {
-                // flash.py:71  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                // flash.py:80  j = fd.load_scalar(kv_indices[b, h, i, jp])
                 if (jpAhead < 0 || jpAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -129,7 +129,7 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT,
@@ -143,7 +143,7 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT);
                 kT = kTL1.DeQue<half>();
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -173,7 +173,7 @@ public:
             for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
                 for (int64_t jpAhead = (jp + 1); jpAhead < fadsl::Min<int64_t>((jp + 2), kvNumBlocksS);
                      ++jpAhead) {
-                    // flash.py:71  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                    // flash.py:80  j = fd.load_scalar(kv_indices[b, h, i, jp])
                     if (jpAhead < 0 || jpAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                         // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                         AscendC::Trap();
@@ -184,7 +184,7 @@ public:
                          (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                           fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                          (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jpAhead)));
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                     AscendC::LocalTensor<half> kT = kTL1.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kT,
@@ -198,7 +198,7 @@ public:
                         D, BLOCK_KV);
                     kTL1.EnQue(kT);
                     kT = kTL1.DeQue<half>();
-                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -226,7 +226,7 @@ public:
                     }
                     kTL1.FreeTensor(kT);
                 }
-                // flash.py:71  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                // flash.py:80  j = fd.load_scalar(kv_indices[b, h, i, jp])
                 if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -237,7 +237,7 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
                 AscendC::LocalTensor<half> vT = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT,
@@ -251,7 +251,7 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT);
                 vT = vTL1.DeQue<half>();
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T131 + (jp) % 2));
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t131, t131WsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -290,15 +290,15 @@ public:
                 vTL1.FreeTensor(vT);
                 t131L1.FreeTensor(t131);
             }
-            // flash.py:73  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
+            // flash.py:82  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             const int64_t fullKvNumBlocksS = static_cast<int64_t>(
                 full_kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                                (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
-            // flash.py:73  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
+            // flash.py:82  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             // ring of 2 workspace slots: the cube runs 1 iteration ahead, stage A (no vector input) of
             // iteration jf + 1, then stage B of jf
             for (int64_t jfAhead = 0; jfAhead < fadsl::Min<int64_t>(1, fullKvNumBlocksS); ++jfAhead) {
-                // flash.py:74  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                // flash.py:83  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
                 if (jfAhead < 0 || jfAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -309,7 +309,7 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                 AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     kT1,
@@ -324,7 +324,7 @@ public:
                     BLOCK_KV);
                 kTL1.EnQue(kT1);
                 kT1 = kTL1.DeQue<half>();
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
@@ -354,7 +354,7 @@ public:
             for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
                 for (int64_t jfAhead = (jf + 1); jfAhead < fadsl::Min<int64_t>((jf + 2), fullKvNumBlocksS);
                      ++jfAhead) {
-                    // flash.py:74  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                    // flash.py:83  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
                     if (jfAhead < 0 || jfAhead >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                         // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                         AscendC::Trap();
@@ -365,7 +365,7 @@ public:
                          (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                           fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                          (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jfAhead)));
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                     AscendC::LocalTensor<half> kT1 = kTL1.AllocTensor<half>();
                     fadsl::CopyNdToNz(
                         kT1,
@@ -380,7 +380,7 @@ public:
                         D, BLOCK_KV);
                     kTL1.EnQue(kT1);
                     kT1 = kTL1.DeQue<half>();
-                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT1, D, BLOCK_KV);
@@ -408,7 +408,7 @@ public:
                     }
                     kTL1.FreeTensor(kT1);
                 }
-                // flash.py:74  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                // flash.py:83  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
                 if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -419,7 +419,7 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)
                 AscendC::LocalTensor<half> vT1 = vTL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
                     vT1,
@@ -434,7 +434,7 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT1);
                 vT1 = vTL1.DeQue<half>();
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T271 + (jf) % 2));
                 AscendC::LocalTensor<half> t271 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t271, t271WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -481,14 +481,14 @@ public:
 private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:198)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:199)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:217)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:207)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:208)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:228)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                // in `v` f16[B, Nkv, Skv, Dv]
@@ -581,28 +581,28 @@ public:
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // flash.py:61  q_idx = positions(i * block_q, block_q, 0)
+            // flash.py:66  q_idx = positions(i * block_q, block_q, 0)
             AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
             AscendC::CreateVecIndex(idx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
             AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, ROWS);
-            // flash.py:65  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // flash.py:74  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // flash.py:66  l = fd.zeros((block_q,), fd.f32)
+            // flash.py:75  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:67  acc = fd.zeros((block_q, Dv), fd.f32)
+            // flash.py:76  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, DV * ROWS);
-            // flash.py:70  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
+            // flash.py:79  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             const int64_t kvNumBlocksS = static_cast<int64_t>(
                 kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                           (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
-            // flash.py:70  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
+            // flash.py:79  for jp in range(fd.load_scalar(kv_num_blocks[b, h, i])):
             for (int64_t jp = 0; jp < kvNumBlocksS; ++jp) {
-                // flash.py:71  j = fd.load_scalar(kv_indices[b, h, i, jp])
+                // flash.py:80  j = fd.load_scalar(kv_indices[b, h, i, jp])
                 if (jp < 0 || jp >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -613,13 +613,13 @@ public:
                                            (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                                             fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                                            (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jp)));
-                // flash.py:200  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:211  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * kvIndicesS), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (jp) % 2));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -696,7 +696,7 @@ public:
                 AscendC::LocalTensor<float> docT2F = tmp4Buf.Get<float>();
                 AscendC::Cast(docT2F, docT2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
                 inQue1.FreeTensor(docT2);
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t71 = t.ReinterpretCast<float>();
                 {
@@ -712,12 +712,12 @@ public:
                         AscendC::PipeBarrier<PIPE_V>();
                     }
                 }
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t72 = t71.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
                     (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -736,11 +736,11 @@ public:
                         }
                     }
                 }
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t73 = t72.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:251  ok = kv_idx < t.kv_len
+                    // flash.py:262  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
@@ -753,7 +753,7 @@ public:
                         }
                     }
                 }
-                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:231  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t8 = tmp3Buf.Get<float>();
                 {
@@ -763,7 +763,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp3Buf.Get<float>();
                 AscendC::Max(t9, m, t8, ROWS);
-                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:232  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = tmp0Buf.Get<float>();
                 {
@@ -774,7 +774,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t11, mask, dup, t9, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:222  p = fd.exp(s - m_safe[:, None])
+                // flash.py:233  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t12 = t73.ReinterpretCast<float>();
                 {
@@ -784,14 +784,14 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = t12.ReinterpretCast<float>();
                 AscendC::Exp(t13, t12, ROWS * BLOCK_KV);
-                // flash.py:223  alpha = fd.exp(m - m_safe)
+                // flash.py:234  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t14 = mBuf.Get<float>();
                 AscendC::Sub(t14, m, t11, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 =
                     t15PrevBuf.Get<float>()[(jp) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t15, t14, ROWS);
-                // flash.py:224  l = l * alpha + fd.row_sum(p)
+                // flash.py:235  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Mul(t16, l, t15, ROWS);
@@ -803,7 +803,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t18 = lBuf.Get<float>();
                 AscendC::Add(t18, t16, t17, ROWS);
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t131 = outQue.AllocTensor<half>();
                 AscendC::Cast(t131, t13, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t131);
@@ -817,7 +817,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t15Prev =
                         t15PrevBuf.Get<float>()[((jp - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -843,7 +843,7 @@ public:
                 AscendC::LocalTensor<float> t15Prev =
                     t15PrevBuf
                         .Get<float>()[((kvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -860,13 +860,13 @@ public:
                 AscendC::Add(acc2, dot1, t19, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
-            // flash.py:73  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
+            // flash.py:82  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             const int64_t fullKvNumBlocksS = static_cast<int64_t>(
                 full_kv_num_blocksGm.GetValue((tiling_.N * b * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q) +
                                                (h * fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) + i)));
-            // flash.py:73  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
+            // flash.py:82  for jf in range(fd.load_scalar(full_kv_num_blocks[b, h, i])):
             for (int64_t jf = 0; jf < fullKvNumBlocksS; ++jf) {
-                // flash.py:74  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
+                // flash.py:83  j_full = fd.load_scalar(full_kv_indices[b, h, i, jf])
                 if (jf < 0 || jf >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
                     // fadsl guard: full_kv_indices index 3 out of [0, CeilDiv(Skv, block_kv))
                     AscendC::Trap();
@@ -877,7 +877,7 @@ public:
                      (h * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) *
                       fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) +
                      (i * fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) + jf)));
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT2 + (jf) % 2));
                 AscendC::LocalTensor<float> dot2 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot2, dot2WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -886,7 +886,7 @@ public:
                 dot2 = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t21 = dot2.ReinterpretCast<float>();
                 AscendC::Muls(t21, dot2, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:231  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t22 = tmp1Buf.Get<float>();
                 {
@@ -896,7 +896,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
                 AscendC::Max(t23, m, t22, ROWS);
-                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:232  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t25 = tmp3Buf.Get<float>();
                 {
@@ -907,7 +907,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t25, mask, dup, t23, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:222  p = fd.exp(s - m_safe[:, None])
+                // flash.py:233  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t26 = t21.ReinterpretCast<float>();
                 {
@@ -917,14 +917,14 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t27 = t26.ReinterpretCast<float>();
                 AscendC::Exp(t27, t26, ROWS * BLOCK_KV);
-                // flash.py:223  alpha = fd.exp(m - m_safe)
+                // flash.py:234  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t28 = mBuf.Get<float>();
                 AscendC::Sub(t28, m, t25, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t29 =
                     t29PrevBuf.Get<float>()[(jf) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t29, t28, ROWS);
-                // flash.py:224  l = l * alpha + fd.row_sum(p)
+                // flash.py:235  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t30 = lBuf.Get<float>();
                 AscendC::Mul(t30, l, t29, ROWS);
@@ -936,7 +936,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t32 = lBuf.Get<float>();
                 AscendC::Add(t32, t30, t31, ROWS);
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t271 = outQue.AllocTensor<half>();
                 AscendC::Cast(t271, t27, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t271);
@@ -950,7 +950,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t29Prev =
                         t29PrevBuf.Get<float>()[((jf - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -976,7 +976,7 @@ public:
                 AscendC::LocalTensor<float> t29Prev =
                     t29PrevBuf
                         .Get<float>()[((fullKvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -993,7 +993,7 @@ public:
                 AscendC::Add(acc5, dot3, t33, DV * ROWS);
                 inQue.FreeTensor(dot3);
             }
-            // flash.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // flash.py:99  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t36 = lBuf.Get<float>();
             {
@@ -1004,7 +1004,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t36, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:91  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+            // flash.py:100  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t37 = accBuf.Get<float>();
             {
@@ -1038,25 +1038,25 @@ private:
     AscendC::TPipe pipe_;
     DocumentMaskTiling tiling_;
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_11, %t_17 (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_22, %t_23 (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_14, %t_15, %t_28, %t_29 (flash.py:65)
+        tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_11, %t_17 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_22, %t_23 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;  // state: %m, %t_14, %t_15, %t_28, %t_29 (flash.py:74)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %t_36 (flash.py:66)
+        lBuf;  // state: %l, %t_16, %t_18, %t_30, %t_32, %t_36 (flash.py:75)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
-        accBuf;  // state: %acc, %t_19, %acc_2, %t_33, %acc_5, %t_37 (flash.py:67)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:200)
+        accBuf;  // state: %acc, %t_19, %acc_2, %t_33, %acc_5, %t_37 (flash.py:76)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:211)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_7_1, %t_7_2, %t_7_3, %t_12, %t_13, %dot_1, %dot_2, %t_21, %t_26,
-                // %t_27, %dot_3 (flash.py:217)
+                // %t_27, %dot_3 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue1;  // staging: %doc_t, %doc_t_2 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC>
         tmp3Buf;  // temp: %doc_t_f, %t_8, %t_9, %t_25, %t_31 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %doc_t_2_f (document_mask.py:30)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:219)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:227)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:223)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:223)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:230)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:238)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:234)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[B, Nkv, Skv, Dv]

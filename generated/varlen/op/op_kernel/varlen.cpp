@@ -70,15 +70,15 @@ public:
                 task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-            // flash.py:55  q0 = fd.load_scalar(cu_seqlens_q[b])
+            // flash.py:60  q0 = fd.load_scalar(cu_seqlens_q[b])
             const int64_t cuSeqlensQS = static_cast<int64_t>(cu_seqlens_qGm.GetValue(b));
-            // flash.py:56  q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
+            // flash.py:61  q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
             const int64_t cuSeqlensQS1 = static_cast<int64_t>(cu_seqlens_qGm.GetValue((b + 1)));
-            // flash.py:57  kv0 = fd.load_scalar(cu_seqlens_kv[b])
+            // flash.py:62  kv0 = fd.load_scalar(cu_seqlens_kv[b])
             const int64_t cuSeqlensKvS = static_cast<int64_t>(cu_seqlens_kvGm.GetValue(b));
-            // flash.py:58  kv_len = fd.load_scalar(cu_seqlens_kv[b + 1]) - kv0
+            // flash.py:63  kv_len = fd.load_scalar(cu_seqlens_kv[b + 1]) - kv0
             const int64_t cuSeqlensKvS1 = static_cast<int64_t>(cu_seqlens_kvGm.GetValue((b + 1)));
-            // flash.py:60  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
+            // flash.py:65  qt = fd.load(block_of(spec, q, b, h, rows, D), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid((BLOCK_Q * i + cuSeqlensQS), BLOCK_Q,
@@ -97,7 +97,7 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre <
                  fadsl::Min<int64_t>(
@@ -110,7 +110,7 @@ public:
                                                             cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
                                     BLOCK_KV)));
                  ++jPre) {
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kTSlot = kTQ.AllocTensor<half>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_KV * jPre + cuSeqlensKvS), BLOCK_KV,
@@ -126,7 +126,7 @@ public:
                     }
                 }
                 kTQ.EnQue(kTSlot);
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vTSlot = vTQ.AllocTensor<half>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_KV * jPre + cuSeqlensKvS), BLOCK_KV,
@@ -143,7 +143,7 @@ public:
                 }
                 vTQ.EnQue(vTSlot);
             }
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
             // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
@@ -158,7 +158,7 @@ public:
                                                             cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
                                     BLOCK_KV)));
                  ++jAhead) {
-                // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 <
                      fadsl::Min<int64_t>(
@@ -172,7 +172,7 @@ public:
                                      BLOCK_KV)),
                          (jAhead + 2));
                      ++jPre1) {
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -190,9 +190,9 @@ public:
                     }
                     kTQ.EnQue(kTSlot1);
                 }
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -217,7 +217,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
-                // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                 kTQ.FreeTensor(kT);
             }
             for (int64_t j = 0;
@@ -243,7 +243,7 @@ public:
                                                              cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
                                      BLOCK_KV)));
                      ++jAhead) {
-                    // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -257,7 +257,7 @@ public:
                                          BLOCK_KV)),
                              (jAhead + 2));
                          ++jPre1) {
-                        // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
+                        // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)
                         // [pipeline]
                         AscendC::LocalTensor<half> kTSlot1 = kTQ.AllocTensor<half>();
                         {
@@ -277,9 +277,9 @@ public:
                         }
                         kTQ.EnQue(kTSlot1);
                     }
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kT = kTQ.DeQue<half>();
-                    // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                    // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                         fadsl::LoadBTransposed(bL0Tile, kT, D, BLOCK_KV);
@@ -305,10 +305,10 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
-                    // flash.py:198  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
+                    // flash.py:207  kt = fd.load(block_of(spec, k, kb, t.hk, cols, t.d), pad=0)  [pipeline]
                     kTQ.FreeTensor(kT);
                 }
-                // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 <
                      fadsl::Min<int64_t>(
@@ -322,7 +322,7 @@ public:
                                      BLOCK_KV)),
                          (j + 2));
                      ++jPre1) {
-                    // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                    // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vTSlot1 = vTQ.AllocTensor<half>();
                     {
                         const int64_t validRows =
@@ -341,9 +341,9 @@ public:
                     }
                     vTQ.EnQue(vTSlot1);
                 }
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T111 + (j) % 3));
                 AscendC::LocalTensor<half> t111 = t111L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t111, t111WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -380,7 +380,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t111L1.FreeTensor(t111);
-                // flash.py:199  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
+                // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 vTQ.FreeTensor(vT);
             }
             qtL1.FreeTensor(qt);
@@ -391,14 +391,14 @@ public:
 private:
     AscendC::TPipe pipe_;
     VarlenTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:198)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:199)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:60)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:227)
-    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:217)
-    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:217)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
+    AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                  // in `k` f16[Skv, Nkv, D]
     AscendC::GlobalTensor<half> vGm;                  // in `v` f16[Skv, Nkv, Dv]
@@ -464,30 +464,30 @@ public:
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // flash.py:55  q0 = fd.load_scalar(cu_seqlens_q[b])
+            // flash.py:60  q0 = fd.load_scalar(cu_seqlens_q[b])
             const int64_t cuSeqlensQS = static_cast<int64_t>(cu_seqlens_qGm.GetValue(b));
-            // flash.py:56  q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
+            // flash.py:61  q_len = fd.load_scalar(cu_seqlens_q[b + 1]) - q0
             const int64_t cuSeqlensQS1 = static_cast<int64_t>(cu_seqlens_qGm.GetValue((b + 1)));
-            // flash.py:57  kv0 = fd.load_scalar(cu_seqlens_kv[b])
+            // flash.py:62  kv0 = fd.load_scalar(cu_seqlens_kv[b])
             const int64_t cuSeqlensKvS = static_cast<int64_t>(cu_seqlens_kvGm.GetValue(b));
-            // flash.py:58  kv_len = fd.load_scalar(cu_seqlens_kv[b + 1]) - kv0
+            // flash.py:63  kv_len = fd.load_scalar(cu_seqlens_kv[b + 1]) - kv0
             const int64_t cuSeqlensKvS1 = static_cast<int64_t>(cu_seqlens_kvGm.GetValue((b + 1)));
-            // flash.py:61  q_idx = positions(i * block_q, block_q, 0)
+            // flash.py:66  q_idx = positions(i * block_q, block_q, 0)
             AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
             AscendC::CreateVecIndex(idx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> idxF = tmp1Buf.Get<float>();
             AscendC::Cast(idxF, idx, AscendC::RoundMode::CAST_NONE, ROWS);
-            // flash.py:65  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // flash.py:74  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // flash.py:66  l = fd.zeros((block_q,), fd.f32)
+            // flash.py:75  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // flash.py:67  acc = fd.zeros((block_q, Dv), fd.f32)
+            // flash.py:76  acc = fd.zeros((block_q, Dv), fd.f32)
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, DV * ROWS);
-            // flash.py:78  for j in fd.pipelined(lo, hi, stages=stages):
+            // flash.py:87  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
                          1, fadsl::Max<int64_t>(0, (-(BLOCK_Q * i) - cuSeqlensQS + cuSeqlensQS1))) *
@@ -498,13 +498,13 @@ public:
                                                          cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1)),
                                  BLOCK_KV));
                  ++j) {
-                // flash.py:200  kv_idx = positions(j * block_kv, block_kv, 1)
+                // flash.py:211  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx2 = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx2, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> idx2F = tmp2Buf.Get<float>();
                 AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                // flash.py:217  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
+                // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
                 AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
                 AscendC::DataCopy(dot, dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
@@ -513,12 +513,12 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t51 = t.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >
                     (BLOCK_Q * i - cuSeqlensKvS + cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1 + row0)) {
-                    // flash.py:253  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
@@ -539,11 +539,11 @@ public:
                         }
                     }
                 }
-                // flash.py:219  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
+                // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t52 = t51.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= (-cuSeqlensKvS + cuSeqlensKvS1)) {
-                    // flash.py:251  ok = kv_idx < t.kv_len
+                    // flash.py:262  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -557,7 +557,7 @@ public:
                         }
                     }
                 }
-                // flash.py:220  m_new = fd.maximum(m, fd.row_max(s))
+                // flash.py:231  m_new = fd.maximum(m, fd.row_max(s))
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t6 = tmp0Buf.Get<float>();
                 {
@@ -567,7 +567,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t7 = tmp0Buf.Get<float>();
                 AscendC::Max(t7, m, t6, ROWS);
-                // flash.py:221  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
+                // flash.py:232  m_safe = fd.where(m_new == -fd.inf, 0.0, m_new)  # fully masked rows so far
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t9 = tmp2Buf.Get<float>();
                 {
@@ -578,7 +578,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::Select(t9, mask, dup, t7, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
                 }
-                // flash.py:222  p = fd.exp(s - m_safe[:, None])
+                // flash.py:233  p = fd.exp(s - m_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t10 = t52.ReinterpretCast<float>();
                 {
@@ -588,14 +588,14 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = t10.ReinterpretCast<float>();
                 AscendC::Exp(t11, t10, ROWS * BLOCK_KV);
-                // flash.py:223  alpha = fd.exp(m - m_safe)
+                // flash.py:234  alpha = fd.exp(m - m_safe)
                 AscendC::LocalTensor<float> t12 = mBuf.Get<float>();
                 AscendC::Sub(t12, m, t9, ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 =
                     t13PrevBuf.Get<float>()[(j) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
                 AscendC::Exp(t13, t12, ROWS);
-                // flash.py:224  l = l * alpha + fd.row_sum(p)
+                // flash.py:235  l = l * alpha + fd.row_sum(p)
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t14 = lBuf.Get<float>();
                 AscendC::Mul(t14, l, t13, ROWS);
@@ -607,7 +607,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t111 = outQue.AllocTensor<half>();
                 AscendC::Cast(t111, t11, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t111);
@@ -621,7 +621,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t13Prev =
                         t13PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -664,7 +664,7 @@ public:
                                        BLOCK_KV)) -
                            1)) %
                          2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:227  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -705,7 +705,7 @@ public:
                 AscendC::Add(acc2, dot1, t17, DV * ROWS);
                 inQue.FreeTensor(dot1);
             }
-            // flash.py:90  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
+            // flash.py:99  l_safe = fd.where(l == 0.0, 1.0, l)  # rows that saw no key: acc is 0, output 0
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t20 = tmp1Buf.Get<float>();
             {
@@ -716,7 +716,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::Select(t20, mask, dup, l, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, ROWS);
             }
-            // flash.py:91  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
+            // flash.py:100  fd.store(o_block, fd.cast(acc / l_safe[:, None], dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<float> t21 = accBuf.Get<float>();
             {
@@ -743,7 +743,7 @@ public:
                 }
             }
             outQue.FreeTensor(t211);
-            // flash.py:93  fd.store(lse_block, fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
+            // flash.py:102  fd.store(lse_block, fd.where(l == 0.0, -fd.inf, m + fd.log(l_safe)))
             AscendC::LocalTensor<float> t23 = tmp1Buf.Get<float>();
             AscendC::Ln(t23, t20, ROWS);
             AscendC::PipeBarrier<PIPE_V>();
@@ -798,18 +798,18 @@ public:
 private:
     AscendC::TPipe pipe_;
     VarlenTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_6, %t_7 (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_20, %t_23 (flash.py:61)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:65)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:66)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:67)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:200)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %idx_2, %t_2, %t_6, %t_7 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_20, %t_23 (flash.py:66)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_12, %t_13, %t_24 (flash.py:74)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_14, %t_16 (flash.py:75)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_17, %acc_2, %t_21 (flash.py:76)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f, %t_9, %t_15 (flash.py:211)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:217)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:219)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:221)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:227)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:223)
+        inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:228)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:230)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:232)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:238)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[Skv, Nkv, D]
     AscendC::GlobalTensor<half> vGm;                        // in `v` f16[Skv, Nkv, Dv]

@@ -104,6 +104,7 @@ constexpr unsigned CastModes() {
     if (std::is_same<U, half>::value && std::is_same<T, int32_t>::value) return R5;
     if (std::is_same<U, bfloat16_t>::value && std::is_same<T, int32_t>::value) return R5;
     if (std::is_same<U, int16_t>::value && std::is_same<T, float>::value) return NONE;
+    if (std::is_same<U, int8_t>::value && std::is_same<T, half>::value) return NONE;
     return 0;
 }
 template <typename T>
@@ -172,7 +173,7 @@ __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src
     constexpr unsigned modes = CastModes<T, U>();
     static_assert(modes != 0, "fadsl-cpu-runtime: this Cast type pair is not supported (supported: half->float, "
                               "bfloat16_t->float, float->half, float->bfloat16_t, float->int32_t, float->float, "
-                              "int32_t->float, half->int32_t, bfloat16_t->int32_t, int16_t->float)");
+                              "int32_t->float, half->int32_t, bfloat16_t->int32_t, int16_t->float, int8_t->half)");
     const std::string api = Str("Cast<", TypeName<T>::Get(), ", ", TypeName<U>::Get(), ">(", RoundName(roundMode), ")");
     const unsigned mi = static_cast<unsigned>(roundMode);
     if (mi > 6 || !(modes & (1u << mi))) {

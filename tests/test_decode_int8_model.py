@@ -1,0 +1,40 @@
+"""The kernel model reads an int8 KV cache as 1 byte per element (issue 30 item 5):
+the modelled HBM bytes of an int8 decode kernel are half the fp16 kernel's (plus the
+scales), at bench/decode_int8.py's shape with fewer pages."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fadsl import target as targets
+from fadsl.commands import common
+from fadsl.perf.kernel import KernelModel
+
+KERNEL = """import fadsl as fd
+
+kernel = fd.attention(name="decode_q", paged_kv=True, page_size=64, causal=True{quant})
+"""
+
+
+def _hbm_bytes(tmp: Path, quant: str) -> int:
+    src = tmp / "decode_q.py"
+    src.write_text(KERNEL.format(quant=quant))
+    args = argparse.Namespace(
+        file=str(src),
+        kernel=None,
+        sets=["kv_splits=2"],
+        dtype=None,
+        shape="B=2,N=32,Nkv=8,Sq=1,D=128,Pages=128,MaxPages=64",
+    )
+    t = targets.get("ascend910b2")
+    binding = common.build(args, target=t)
+    return KernelModel(binding.kernel, t).estimate(binding.model_env()).hbm_bytes
+
+
+def test_int8_cache_is_modelled_at_one_byte_per_element(tmp_path: Path) -> None:
+    fp16 = _hbm_bytes(tmp_path, "")
+    int8 = _hbm_bytes(tmp_path, ', kv_dtype="int8", kv_scale="channel"')
+    cache16 = 2 * 2 * 64 * 64 * 8 * 128 * 2  # K and V: B * Skv * Nkv * D, 2 bytes
+    assert fp16 >= cache16
+    assert 0.45 < int8 / fp16 < 0.55, (int8, fp16)
