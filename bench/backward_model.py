@@ -7,7 +7,9 @@ non-causal and causal. The useful work of a backward is five matmuls per visible
 (query, key) pair (S = Q K^T recomputed, dV += P^T dO, dP = dO V^T, dQ += dS K,
 dK += dS^T Q): 5 * 2 * D FLOPs per pair, with S(S+1)/2 pairs per head when causal, as
 FlashAttention counts them (2.5 times the forward's two matmuls).
-TFLOPS = those FLOPs / the modelled kernel time (fadsl/perf/kernel.py).
+TFLOPS = those FLOPs / the modelled kernel time (fadsl/perf/kernel.py). The native
+reference is CANN's FlashAttentionScoreGrad as coded (fadsl/perf/native_bwd.py), charged
+from the same cost table; ratio = native time / generated time (> 1: generated faster).
 
     python3 bench/backward_model.py [--set block_q=64 --set block_kv=64 ...]
 """
@@ -55,18 +57,27 @@ def models(sets: list[str]) -> list[tuple[bool, int, object, dict]]:
     return out
 
 
+def native_s(causal: bool, s: int, t: object) -> float:
+    """The native backward's modelled seconds (fadsl/perf/native_bwd.py)."""
+    from fadsl.perf import native_bwd
+
+    shape = native_bwd.Shape(B, N, s, D, causal)
+    return native_bwd.estimate(shape, t).time_s  # type: ignore[arg-type]
+
+
 def tflops_ranges(sets: list[str]) -> list[object]:
-    """Each shape's TFLOPS as a range (fadsl/perf/ranges.py)."""
+    """Each shape's TFLOPS, then each shape's generated/native ratio, as ranges
+    (fadsl/perf/ranges.py): every uncertain entry moves both kernels together."""
     from fadsl.perf import ranges
 
     cases = models(sets)
 
     def figures(get: object) -> list[float]:
         t = get(TARGET)  # type: ignore[operator]
-        return [
-            useful_flops(c, s) / m.retarget(t).estimate(env).time_s / 1e12
-            for c, s, m, env in cases
-        ]
+        secs = [m.retarget(t).estimate(env).time_s for c, s, m, env in cases]
+        tf = [useful_flops(c, s) / x / 1e12 for (c, s, _, _), x in zip(cases, secs)]
+        ratio = [native_s(c, s, t) / x for (c, s, _, _), x in zip(cases, secs)]
+        return tf + ratio
 
     return ranges.parallel(figures)
 
@@ -115,18 +126,29 @@ def main() -> int:
     )
     print(
         "TFLOPS C [L, H]: central, lowest and highest with every uncertain cost-table "
-        "entry at x0.5 and x2\n(fadsl/perf/ranges.py); no native backward reference "
-        "yet, so no ratio"
+        "entry at x0.5 and x2\n(fadsl/perf/ranges.py); native = CANN's "
+        "FlashAttentionScoreGrad as coded (fadsl/perf/native_bwd.py),\nsame table; "
+        "ratio = native time / generated time (generated/native speed), C [L, H] likewise"
     )
     print(
-        f"{'causal':>6} {'S':>6}  {'time ms':>8}  {'TFLOPS C [L, H]':>22}  {'tasks':>5}  "
+        f"{'causal':>6} {'S':>6}  {'time ms':>8}  {'TFLOPS C [L, H]':>22}  "
+        f"{'native ms':>9}  {'native TF':>9}  {'ratio C [L, H]':>20}  {'tasks':>5}  "
         "blockDim"
     )
-    for k, (causal, s, secs, tflops, tasks, block_dim) in enumerate(rows(sets)):
+    t = targets.get(TARGET)
+    table = rows(sets)
+    for k, (causal, s, secs, tflops, tasks, block_dim) in enumerate(table):
         span = spans[k].text(".1f") if spans else f"{tflops:.1f}"  # type: ignore[attr-defined]
+        nat = native_s(causal, s, t)
+        ratio = (
+            spans[len(table) + k].text(".2f")  # type: ignore[attr-defined]
+            if spans
+            else f"{nat / secs:.2f}"
+        )
         print(
             f"{'yes' if causal else 'no':>6} {s:>6}  {secs * 1e3:8.3f}  {span:>22}  "
-            f"{tasks:>5}  {block_dim}"
+            f"{nat * 1e3:9.3f}  {useful_flops(causal, s) / nat / 1e12:9.1f}  "
+            f"{ratio:>20}  {tasks:>5}  {block_dim}"
         )
     print("every figure above is MODELLED, not measured (no NPU here)")
     return 0
