@@ -88,32 +88,20 @@ def flash_attention_backward(
         dk_acc = fd.zeros((block_kv, D), fd.f32)
         dv_acc = fd.zeros((block_kv, D), fd.f32)
         lo, hi = q_blocks(spec, j, q_len, kv_len, block_q, block_kv)
-        if spec.shared_kv:  # the one KV batch: dK, dV sum over every query batch
-            for bq in range(B):
-                w = with_inputs(w, b=bq)
-                for g_s in range(N // Nkv):
-                    h = hk * (N // Nkv) + g_s
-                    if spec.block_sparse:
-                        # the forward's block mask transposed: Q blocks per KV block
-                        for ip in range(fd.load_scalar(q_num_blocks[bq, h, j])):
-                            i = fd.load_scalar(q_indices[bq, h, j, ip])
-                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-                        for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
-                            i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
-                            dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
-                    else:
-                        for i in range(lo, hi):
-                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-        else:
+        # shared_kv: the one KV batch's dK, dV sum over every query batch; else the
+        # task's own batch b (a loop of one trip)
+        for bs in range(B if spec.shared_kv else 1):
+            bq = bs if spec.shared_kv else b
+            w = with_inputs(w, b=bq)
             for g in range(N // Nkv):
                 h = hk * (N // Nkv) + g
                 if spec.block_sparse:
                     # the forward's block mask transposed: Q blocks per KV block
-                    for ip in range(fd.load_scalar(q_num_blocks[b, h, j])):
-                        i = fd.load_scalar(q_indices[b, h, j, ip])
+                    for ip in range(fd.load_scalar(q_num_blocks[bq, h, j])):
+                        i = fd.load_scalar(q_indices[bq, h, j, ip])
                         dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-                    for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
-                        i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
+                    for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
+                        i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
                         dk_acc, dv_acc = q_step(spec, w, h, i_full, dk_acc, dv_acc, False)
                 else:
                     for i in range(lo, hi):
