@@ -28,6 +28,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = "ascend910b2"
 B, N, D = 1, 8, 128
 SHAPES = [(False, 4096), (True, 4096), (False, 8192), (True, 8192)]
+TARGET_RATIO = 0.8
+"""Issue 27 item 6: the backward at >= 0.8 of the native backward (the exit status is
+1 while a row misses it)."""
 
 
 def useful_flops(causal: bool, s: int) -> float:
@@ -137,6 +140,7 @@ def main() -> int:
     )
     t = targets.get(TARGET)
     table = rows(sets)
+    missed = 0
     for k, (causal, s, secs, tflops, tasks, block_dim) in enumerate(table):
         span = spans[k].text(".1f") if spans else f"{tflops:.1f}"  # type: ignore[attr-defined]
         nat = native_s(causal, s, t)
@@ -150,8 +154,13 @@ def main() -> int:
             f"{nat * 1e3:9.3f}  {useful_flops(causal, s) / nat / 1e12:9.1f}  "
             f"{ratio:>20}  {tasks:>5}  {block_dim}"
         )
+        missed += nat / secs < TARGET_RATIO
+    print(
+        f"issue 27 item 6 target: central ratio >= {TARGET_RATIO}; "
+        f"{missed} of {len(table)} rows miss it"
+    )
     print("every figure above is MODELLED, not measured (no NPU here)")
-    return 0
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
