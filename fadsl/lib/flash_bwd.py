@@ -150,11 +150,13 @@ def q_step(
     if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
         pd = dropout(spec, t, p, w.j * w.block_kv)
         dp = dropout(spec, t, dp, w.j * w.block_kv)
-    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
     ds = p * (dp - delta[:, None])
     if dscore is not None:  # softcap's and score_mod's chain rule
         ds = ds * dscore
     ds_in = fd.cast(ds, qt.dtype)
+    # dV's dot after dS (examples/fa2_bwd.py): it joins dK's and dQ's, and the vector
+    # cores hand P and dS over together
+    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
     dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
     dq_part = fd.dot(ds_in, w.kt) * w.scale
     fd.atomic_add(block_of(spec, w.dq, w.b, h, rows, w.d), dq_part)
