@@ -99,9 +99,12 @@ def fa2_bwd(
             s = fd.where(keep, s, -fd.inf)
             lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see no key
             p = fd.exp(s - lse_safe[:, None])
-            dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+            # dP and dS before dV's dot: the cube computes dP while the vector cores
+            # compute P, and dV's dot joins dK's and dQ's after dS (3 cube <-> vector
+            # hand-overs in a Q step's chain, not 5)
             dp = fd.dot(dot, vt, transpose_b=True)
             ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
+            dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
             dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
             fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
         fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))

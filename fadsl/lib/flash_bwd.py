@@ -88,34 +88,20 @@ def flash_attention_backward(
         dk_acc = fd.zeros((block_kv, D), fd.f32)
         dv_acc = fd.zeros((block_kv, D), fd.f32)
         lo, hi = q_blocks(spec, j, q_len, kv_len, block_q, block_kv)
-        if spec.shared_kv:  # the one KV batch: dK, dV sum over every query batch
-            for bq in range(B):
-                w = with_inputs(w, b=bq)
-                for g_s in range(N // Nkv):
-                    h = hk * (N // Nkv) + g_s
-                    if spec.block_sparse:
-                        # the forward's block mask transposed: Q blocks per KV block
-                        for ip in range(fd.load_scalar(q_num_blocks[bq, h, j])):
-                            i = fd.load_scalar(q_indices[bq, h, j, ip])
-                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-                        for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
-                            i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
-                            dk_acc, dv_acc = q_step(
-                                spec, w, h, i_full, dk_acc, dv_acc, False
-                            )
-                    else:
-                        for i in range(lo, hi):
-                            dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-        else:
+        # shared_kv: the one KV batch's dK, dV sum over every query batch; else the
+        # task's own batch b (a loop of one trip)
+        for bs in range(B if spec.shared_kv else 1):
+            bq = bs if spec.shared_kv else b
+            w = with_inputs(w, b=bq)
             for g in range(N // Nkv):
                 h = hk * (N // Nkv) + g
                 if spec.block_sparse:
                     # the forward's block mask transposed: Q blocks per KV block
-                    for ip in range(fd.load_scalar(q_num_blocks[b, h, j])):
-                        i = fd.load_scalar(q_indices[b, h, j, ip])
+                    for ip in range(fd.load_scalar(q_num_blocks[bq, h, j])):
+                        i = fd.load_scalar(q_indices[bq, h, j, ip])
                         dk_acc, dv_acc = q_step(spec, w, h, i, dk_acc, dv_acc, True)
-                    for jf in range(fd.load_scalar(full_q_num_blocks[b, h, j])):
-                        i_full = fd.load_scalar(full_q_indices[b, h, j, jf])
+                    for jf in range(fd.load_scalar(full_q_num_blocks[bq, h, j])):
+                        i_full = fd.load_scalar(full_q_indices[bq, h, j, jf])
                         dk_acc, dv_acc = q_step(
                             spec, w, h, i_full, dk_acc, dv_acc, False
                         )
@@ -166,11 +152,13 @@ def q_step(
     if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
         pd = dropout(spec, t, p, w.j * w.block_kv)
         dp = dropout(spec, t, dp, w.j * w.block_kv)
-    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
     ds = p * (dp - delta[:, None])
     if dscore is not None:  # softcap's and score_mod's chain rule
         ds = ds * dscore
     ds_in = fd.cast(ds, qt.dtype)
+    # dV's dot after dS (examples/fa2_bwd.py): it joins dK's and dQ's, and the vector
+    # cores hand P and dS over together
+    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
     dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
     dq_part = fd.dot(ds_in, w.kt) * w.scale
     fd.atomic_add(block_of(spec, w.dq, w.b, h, rows, w.d), dq_part)

@@ -20,21 +20,21 @@ constexpr int64_t D = 128;                            // shape symbol `D`, fixed
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t ROWS_BLOCK_KV = BLOCK_KV / 2;       // rows of a `block_kv` row block each vector core owns
 constexpr int64_t DOT2WS_OFFSET = 0;                  // bytes: %dot_2 (cube -> vector)
-constexpr int64_t DOT3WS_OFFSET = 32768;              // bytes: %dot_3 (cube -> vector)
-constexpr int64_t DP_WS_OFFSET = 98304;               // bytes: %dp (cube -> vector)
+constexpr int64_t DP_WS_OFFSET = 32768;               // bytes: %dp (cube -> vector)
+constexpr int64_t DOT4WS_OFFSET = 65536;              // bytes: %dot_4 (cube -> vector)
 constexpr int64_t DOT5WS_OFFSET = 131072;             // bytes: %dot_5 (cube -> vector)
 constexpr int64_t DOT6WS_OFFSET = 196608;             // bytes: %dot_6 (cube -> vector)
-constexpr int64_t P1WS_OFFSET = 229376;               // bytes: %p_1 (vector -> cube)
-constexpr int64_t DOT_WS_OFFSET = 245760;             // bytes: %dot (vector -> cube)
+constexpr int64_t DOT_WS_OFFSET = 229376;             // bytes: %dot (vector -> cube)
+constexpr int64_t P1WS_OFFSET = 245760;               // bytes: %p_1 (vector -> cube)
 constexpr int64_t DS_WS_OFFSET = 262144;              // bytes: %ds (vector -> cube)
 constexpr int64_t WORKSPACE_BYTES_PER_CORE = 278528;  // GM workspace bytes per AI core
 constexpr uint16_t FLAG_DOT2 = 0;  // cross-core flag: cube -> vector: %dot_2 is in its workspace
-constexpr uint16_t FLAG_DOT3 = 1;  // cross-core flag: cube -> vector: %dot_3 is in its workspace
-constexpr uint16_t FLAG_DP = 2;    // cross-core flag: cube -> vector: %dp is in its workspace
+constexpr uint16_t FLAG_DP = 1;    // cross-core flag: cube -> vector: %dp is in its workspace
+constexpr uint16_t FLAG_DOT4 = 2;  // cross-core flag: cube -> vector: %dot_4 is in its workspace
 constexpr uint16_t FLAG_DOT5 = 3;  // cross-core flag: cube -> vector: %dot_5 is in its workspace
 constexpr uint16_t FLAG_DOT6 = 4;  // cross-core flag: cube -> vector: %dot_6 is in its workspace
-constexpr uint16_t FLAG_P1 = 5;    // cross-core flag: vector -> cube: %p_1 is in its workspace
-constexpr uint16_t FLAG_DOT = 6;   // cross-core flag: vector -> cube: %dot is in its workspace
+constexpr uint16_t FLAG_DOT = 5;   // cross-core flag: vector -> cube: %dot is in its workspace
+constexpr uint16_t FLAG_P1 = 6;    // cross-core flag: vector -> cube: %p_1 is in its workspace
 constexpr uint16_t FLAG_DS = 7;    // cross-core flag: vector -> cube: %ds is in its workspace
 
 // The cube core (one per AI Core).
@@ -58,24 +58,25 @@ public:
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             BLOCK_KV * BLOCK_Q);
-        dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_KV);
         dpWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DP_WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
+        dot4WsGm.SetGlobalBuffer(
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT4WS_OFFSET), D * BLOCK_KV);
         dot5WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_KV);
         dot6WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT6WS_OFFSET), D * BLOCK_Q);
-        p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
         dotWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 D * BLOCK_Q);
+        p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
+                               BLOCK_KV * BLOCK_Q);
         dsWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DS_WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         pipe_.InitBuffer(ktL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vtL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(dotL1, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(dsL1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
         pipe_.InitBuffer(bL0, 2, fadsl::Max<int64_t>(D * BLOCK_KV, D * BLOCK_Q) * sizeof(half));
@@ -154,48 +155,12 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT2);
                 }
-                // fa2_bwd.py:102  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
-                AscendC::CrossCoreWaitFlag(FLAG_P1);
-                AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(p1, p1WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
-                p1L1.EnQue(p1);
-                p1 = p1L1.DeQue<half>();
+                // fa2_bwd.py:105  dp = fd.dot(dot, vt, transpose_b=True)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT);
                 AscendC::LocalTensor<half> dot = dotL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(dot, dotWsGm, BLOCK_Q, D, D, BLOCK_Q);
                 dotL1.EnQue(dot);
                 dot = dotL1.DeQue<half>();
-                {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadATransposed(aL0Tile, p1, BLOCK_KV, BLOCK_Q);
-                    aL0.EnQue(aL0Tile);
-                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, dot, BLOCK_Q, D);
-                    bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
-                    bL0Tile = bL0.DeQue<half>();
-                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(D, "MmadParams.n"),
-                                            fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
-                    bL0.FreeTensor(bL0Tile);
-                    cL0.EnQue(cL0Tile);
-                    cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot3WsGm, cL0Tile,
-                                     AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.mSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
-                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
-                    cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
-                }
-                p1L1.FreeTensor(p1);
-                // fa2_bwd.py:103  dp = fd.dot(dot, vt, transpose_b=True)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, dot, BLOCK_Q, D);
@@ -225,13 +190,49 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DP);
                 }
+                // fa2_bwd.py:107  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+                AscendC::CrossCoreWaitFlag(FLAG_P1);
+                AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
+                fadsl::CopyNdToNz(p1, p1WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                p1L1.EnQue(p1);
+                p1 = p1L1.DeQue<half>();
+                {
+                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                    fadsl::LoadATransposed(aL0Tile, p1, BLOCK_KV, BLOCK_Q);
+                    aL0.EnQue(aL0Tile);
+                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                    fadsl::LoadB(bL0Tile, dot, BLOCK_Q, D);
+                    bL0.EnQue(bL0Tile);
+                    aL0Tile = aL0.DeQue<half>();
+                    bL0Tile = bL0.DeQue<half>();
+                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                    AscendC::Mmad(
+                        cL0Tile, aL0Tile, bL0Tile,
+                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.m"),
+                                            fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                            fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.k"), 0, false, true});
+                    aL0.FreeTensor(aL0Tile);
+                    bL0.FreeTensor(bL0Tile);
+                    cL0.EnQue(cL0Tile);
+                    cL0Tile = cL0.DeQue<float>();
+                    AscendC::Fixpipe(dot4WsGm, cL0Tile,
+                                     AscendC::FixpipeParamsV220{
+                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.mSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.srcStride"),
+                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                    cL0.FreeTensor(cL0Tile);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT4);
+                }
                 dotL1.FreeTensor(dot);
-                // fa2_bwd.py:105  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
+                p1L1.FreeTensor(p1);
+                // fa2_bwd.py:108  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
                 AscendC::CrossCoreWaitFlag(FLAG_DS);
-                AscendC::LocalTensor<half> ds = p1L1.AllocTensor<half>();
+                AscendC::LocalTensor<half> ds = dsL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(ds, dsWsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
-                p1L1.EnQue(ds);
-                ds = p1L1.DeQue<half>();
+                dsL1.EnQue(ds);
+                ds = dsL1.DeQue<half>();
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadATransposed(aL0Tile, ds, BLOCK_KV, BLOCK_Q);
@@ -262,7 +263,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT5);
                 }
                 qtL1.FreeTensor(qt);
-                // fa2_bwd.py:106  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
+                // fa2_bwd.py:109  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, ds, BLOCK_Q, BLOCK_KV);
@@ -292,7 +293,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT6);
                 }
-                p1L1.FreeTensor(ds);
+                dsL1.FreeTensor(ds);
             }
             ktL1.FreeTensor(kt);
             vtL1.FreeTensor(vt);
@@ -307,14 +308,15 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 1> ktL1;   // L1 operand: %kt (fa2_bwd.py:78)
     AscendC::TQue<AscendC::TPosition::B1, 1> vtL1;   // L1 operand: %vt (fa2_bwd.py:79)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;   // L1 operand: %qt (fa2_bwd.py:89)
-    AscendC::TQue<AscendC::TPosition::B1, 1> dotL1;  // L1 operand: %dot (fa2_bwd.py:90)
-    AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;   // L1 operand: %p_1, %ds (fa2_bwd.py:102)
+    AscendC::TQue<AscendC::TPosition::A1, 1> dotL1;  // L1 operand: %dot (fa2_bwd.py:90)
+    AscendC::TQue<AscendC::TPosition::A1, 1> dsL1;   // L1 operand: %ds (fa2_bwd.py:106)
+    AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;   // L1 operand: %p_1 (fa2_bwd.py:107)
     AscendC::TQue<AscendC::TPosition::A2, 2>
-        aL0;  // L0A operand: %dot_2, %dot_3, %dp, %dot_5, %dot_6 (fa2_bwd.py:95)
+        aL0;  // L0A operand: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:95)
     AscendC::TQue<AscendC::TPosition::B2, 2>
-        bL0;  // L0B operand: %dot_2, %dot_3, %dp, %dot_5, %dot_6 (fa2_bwd.py:95)
+        bL0;  // L0B operand: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:95)
     AscendC::TQue<AscendC::TPosition::CO1, 2>
-        cL0;                             // L0C result: %dot_2, %dot_3, %dp, %dot_5, %dot_6 (fa2_bwd.py:102)
+        cL0;                             // L0C result: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:107)
     AscendC::GlobalTensor<half> qGm;     // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;     // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;     // in `v` f16[B, N, Skv, D]
@@ -325,12 +327,12 @@ private:
     AscendC::GlobalTensor<half> dkGm;    // out `dk` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> dvGm;    // out `dv` f16[B, N, Skv, D]
     AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector)
-    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
     AscendC::GlobalTensor<float> dpWsGm;    // GM workspace: %dp (cube -> vector)
+    AscendC::GlobalTensor<float> dot4WsGm;  // GM workspace: %dot_4 (cube -> vector)
     AscendC::GlobalTensor<float> dot5WsGm;  // GM workspace: %dot_5 (cube -> vector)
     AscendC::GlobalTensor<float> dot6WsGm;  // GM workspace: %dot_6 (cube -> vector)
-    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube)
     AscendC::GlobalTensor<half> dotWsGm;    // GM workspace: %dot (vector -> cube)
+    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube)
     AscendC::GlobalTensor<half> dsWsGm;     // GM workspace: %ds (vector -> cube)
 };
 
@@ -355,18 +357,18 @@ public:
         dot2WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
             BLOCK_KV * BLOCK_Q);
-        dot3WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_KV);
         dpWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DP_WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
+        dot4WsGm.SetGlobalBuffer(
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT4WS_OFFSET), D * BLOCK_KV);
         dot5WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_KV);
         dot6WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT6WS_OFFSET), D * BLOCK_Q);
-        p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
         dotWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
                                 D * BLOCK_Q);
+        p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
+                               BLOCK_KV * BLOCK_Q);
         dsWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DS_WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         dqSumGm.SetGlobalBuffer(
@@ -380,10 +382,12 @@ public:
         pipe_.InitBuffer(dkAccBuf, D * ROWS_BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(dvAccBuf, D * ROWS_BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(inQue, 1, D * ROWS * sizeof(half));
-        pipe_.InitBuffer(inQue1, 1, fadsl::Max<int64_t>(2 * D * BLOCK_Q, 2 * BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(
+            inQue1, 1,
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * D * BLOCK_KV, D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(
             inQue2, 1,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_KV), 2 * BLOCK_KV * BLOCK_Q));
+            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
         pipe_.InitBuffer(tmp3Buf, fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q));
         pipe_.InitBuffer(
@@ -397,6 +401,7 @@ public:
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(D * BLOCK_KV, 2 * D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
+        pipe_.InitBuffer(outQue1, 1, ROWS * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(atomicSumBuf, 1024 * sizeof(float));
         pipe_.InitBuffer(atomicCastBuf, 1024 * sizeof(half));
     }
@@ -610,68 +615,67 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> p = t9.ReinterpretCast<float>();
                 AscendC::Exp(p, t9, ROWS * BLOCK_KV);
-                // fa2_bwd.py:102  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<half> p1 = outQue.AllocTensor<half>();
-                AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
-                outQue.EnQue(p1);
-                p1 = outQue.DeQue<half>();
-                AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
-                outQue.FreeTensor(p1);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT3);
-                AscendC::LocalTensor<float> dot3 = inQue2.AllocTensor<float>();
-                AscendC::DataCopy(dot3, dot3WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
-                inQue2.EnQue(dot3);
-                dot3 = inQue2.DeQue<float>();
-                AscendC::LocalTensor<float> dvAcc2 = dvAccBuf.Get<float>();
-                AscendC::Add(dvAcc2, dvAcc, dot3, D * ROWS_BLOCK_KV);
-                inQue2.FreeTensor(dot3);
-                inQue.FreeTensor(dot);
-                // fa2_bwd.py:103  dp = fd.dot(dot, vt, transpose_b=True)
+                // fa2_bwd.py:105  dp = fd.dot(dot, vt, transpose_b=True)
                 AscendC::CrossCoreWaitFlag(FLAG_DP);
                 AscendC::LocalTensor<float> dp = inQue2.AllocTensor<float>();
                 AscendC::DataCopy(dp, dpWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
                 inQue2.EnQue(dp);
                 dp = inQue2.DeQue<float>();
-                // fa2_bwd.py:104  ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
-                AscendC::LocalTensor<float> t12 = dp.ReinterpretCast<float>();
+                // fa2_bwd.py:106  ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
+                AscendC::LocalTensor<float> t11 = dp.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t12, dp, delta, bcast, ROWS, BLOCK_KV, false);
+                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t11, dp, delta, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t13 = p.ReinterpretCast<float>();
-                AscendC::Mul(t13, p, t12, ROWS * BLOCK_KV);
-                inQue2.FreeTensor(t12);
+                AscendC::LocalTensor<float> t12 = t11.ReinterpretCast<float>();
+                AscendC::Mul(t12, p, t11, ROWS * BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<half> ds = outQue.AllocTensor<half>();
-                AscendC::Cast(ds, t13, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
+                AscendC::Cast(ds, t12, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(ds);
                 ds = outQue.DeQue<half>();
                 AscendC::DataCopy(dsWsGm[row0 * BLOCK_KV], ds, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DS);
-                inQue1.FreeTensor(t13);
-                // fa2_bwd.py:105  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
+                inQue2.FreeTensor(t12);
+                // fa2_bwd.py:107  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+                AscendC::LocalTensor<half> p1 = outQue1.AllocTensor<half>();
+                AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
+                outQue1.EnQue(p1);
+                p1 = outQue1.DeQue<half>();
+                AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
+                inQue1.FreeTensor(p);
+                inQue.FreeTensor(dot);
+                outQue1.FreeTensor(p1);
+                AscendC::CrossCoreWaitFlag(FLAG_DOT4);
+                AscendC::LocalTensor<float> dot4 = inQue1.AllocTensor<float>();
+                AscendC::DataCopy(dot4, dot4WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
+                inQue1.EnQue(dot4);
+                dot4 = inQue1.DeQue<float>();
+                AscendC::LocalTensor<float> dvAcc2 = dvAccBuf.Get<float>();
+                AscendC::Add(dvAcc2, dvAcc, dot4, D * ROWS_BLOCK_KV);
+                inQue1.FreeTensor(dot4);
+                // fa2_bwd.py:108  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT5);
-                AscendC::LocalTensor<float> dot5 = inQue2.AllocTensor<float>();
+                AscendC::LocalTensor<float> dot5 = inQue1.AllocTensor<float>();
                 AscendC::DataCopy(dot5, dot5WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
-                inQue2.EnQue(dot5);
-                dot5 = inQue2.DeQue<float>();
+                inQue1.EnQue(dot5);
+                dot5 = inQue1.DeQue<float>();
                 AscendC::LocalTensor<float> dkAcc2 = dkAccBuf.Get<float>();
                 AscendC::Add(dkAcc2, dkAcc, dot5, D * ROWS_BLOCK_KV);
-                inQue2.FreeTensor(dot5);
+                inQue1.FreeTensor(dot5);
                 outQue.FreeTensor(ds);
-                // fa2_bwd.py:106  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
+                // fa2_bwd.py:109  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
                 AscendC::CrossCoreWaitFlag(FLAG_DOT6);
-                AscendC::LocalTensor<float> dot6 = inQue1.AllocTensor<float>();
+                AscendC::LocalTensor<float> dot6 = inQue2.AllocTensor<float>();
                 AscendC::DataCopy(dot6, dot6WsGm[row0 * D], D * ROWS);
-                inQue1.EnQue(dot6);
-                dot6 = inQue1.DeQue<float>();
+                inQue2.EnQue(dot6);
+                dot6 = inQue2.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = outQue.AllocTensor<float>();
                 AscendC::Muls(t15, dot6, tiling_.scale, D * ROWS);
-                inQue1.FreeTensor(dot6);
+                inQue2.FreeTensor(dot6);
                 outQue.EnQue(t15);
                 t15 = outQue.DeQue<float>();
                 {
@@ -691,7 +695,7 @@ public:
                 }
                 outQue.FreeTensor(t15);
             }
-            // fa2_bwd.py:107  fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
+            // fa2_bwd.py:110  fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
             AscendC::LocalTensor<float> t16 = dkAccBuf.Get<float>();
             AscendC::Muls(t16, dkAcc, tiling_.scale, D * ROWS_BLOCK_KV);
             AscendC::PipeBarrier<PIPE_V>();
@@ -713,7 +717,7 @@ public:
                 }
             }
             outQue.FreeTensor(t161);
-            // fa2_bwd.py:108  fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))
+            // fa2_bwd.py:111  fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> dvAcc31 = outQue.AllocTensor<half>();
             AscendC::Cast(dvAcc31, dvAcc, AscendC::RoundMode::CAST_RINT, D * ROWS_BLOCK_KV);
@@ -779,17 +783,18 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> dvAccBuf;  // state: %dv_acc, %dv_acc_2 (fa2_bwd.py:82)
     AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;    // staging: %dot (fa2_bwd.py:90)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue1;  // staging: %ot, %dot_2, %s, %s_1_1, %s_1_2, %t_9, %p, %t_13, %dot_6 (fa2_bwd.py:91)
+        inQue1;  // staging: %ot, %dot_2, %s, %s_1_1, %s_1_2, %t_9, %p, %dot_4, %dot_5 (fa2_bwd.py:91)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue2;  // staging: %lse_t, %lse_safe, %dot_3, %dp, %t_12, %dot_5 (fa2_bwd.py:92)
+        inQue2;  // staging: %lse_t, %lse_safe, %dp, %t_11, %t_12, %dot_6 (fa2_bwd.py:92)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %q_idx_f (fa2_bwd.py:93)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %ot_1, %delta (fa2_bwd.py:94)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;  // temp: temp (fa2_bwd.py:94)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;  // temp: temp (fa2_bwd.py:99)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1>
-        outQue;  // result: %p_1, %ds, %t_15, %t_16_1, %dv_acc_3_1 (fa2_bwd.py:102)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicSumBuf;   // atomic sum: atomic sum (fa2_bwd.py:106)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicCastBuf;  // atomic sum: atomic sum (fa2_bwd.py:106)
+        outQue;  // result: %ds, %t_15, %t_16_1, %dv_acc_3_1 (fa2_bwd.py:106)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue1;      // result: %p_1 (fa2_bwd.py:107)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicSumBuf;   // atomic sum: atomic sum (fa2_bwd.py:109)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicCastBuf;  // atomic sum: atomic sum (fa2_bwd.py:109)
     AscendC::GlobalTensor<half> qGm;                           // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                           // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                           // in `v` f16[B, N, Skv, D]
@@ -800,14 +805,14 @@ private:
     AscendC::GlobalTensor<half> dkGm;                          // out `dk` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> dvGm;                          // out `dv` f16[B, N, Skv, D]
     AscendC::GlobalTensor<float> dot2WsGm;                     // GM workspace: %dot_2 (cube -> vector)
-    AscendC::GlobalTensor<float> dot3WsGm;                     // GM workspace: %dot_3 (cube -> vector)
     AscendC::GlobalTensor<float> dpWsGm;                       // GM workspace: %dp (cube -> vector)
+    AscendC::GlobalTensor<float> dot4WsGm;                     // GM workspace: %dot_4 (cube -> vector)
     AscendC::GlobalTensor<float> dot5WsGm;                     // GM workspace: %dot_5 (cube -> vector)
     AscendC::GlobalTensor<float> dot6WsGm;                     // GM workspace: %dot_6 (cube -> vector)
-    AscendC::GlobalTensor<half> p1WsGm;                        // GM workspace: %p_1 (vector -> cube)
     AscendC::GlobalTensor<half> dotWsGm;                       // GM workspace: %dot (vector -> cube)
+    AscendC::GlobalTensor<half> p1WsGm;                        // GM workspace: %p_1 (vector -> cube)
     AscendC::GlobalTensor<half> dsWsGm;                        // GM workspace: %ds (vector -> cube)
-    AscendC::GlobalTensor<float> dqSumGm;  // f32 sums of atomic_add into `dq` (fa2_bwd.py:106)
+    AscendC::GlobalTensor<float> dqSumGm;  // f32 sums of atomic_add into `dq` (fa2_bwd.py:109)
 };
 
 }  // namespace
