@@ -125,6 +125,8 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "gather_index_unbounded": 138,
+    "gather_index_out_of_range": 139,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -1,0 +1,158 @@
+"""Gathers by a computed index in mods (issue 29, item 2): the attention-gym mods that
+index a captured tensor with something other than ``q_idx`` / ``kv_idx`` themselves.
+
+Relative-position bias ``rel[q_idx - kv_idx + Skv - 1]``, T5 buckets
+``bias[h, bucket(q_idx - kv_idx)]`` and document offsets
+``offsets[document_id[q_idx]]``, checked against float64 attention written out here
+in numpy (not the mods' own eager run), in the interpreter with GQA, causal and tails.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from attkit import bind, run
+
+import fadsl as fd
+from fadsl.errors import ExecutionError, KernelSyntaxError
+from fadsl.ir import nodes as ir
+
+NB, MAX_DIST = 32, 128  # T5: buckets per head, distance where the log buckets end
+rel = fd.tensor(
+    "rel", "Sq + Skv - 1", dtype="fp32", init=lambda s, g: g.standard_normal(s)
+)
+t5 = fd.tensor("t5", "N", NB, dtype="fp32", init=lambda s, g: g.standard_normal(s))
+document_id = fd.tensor(
+    "document_id", "Sq", dtype="i32", init=lambda s, g: np.arange(s[0]) * 4 // s[0]
+)
+offsets = fd.tensor("offsets", 5, dtype="i32", init=lambda s, g: np.arange(s[0]) * 50)
+
+
+def rel_bias(score, b, h, q_idx, kv_idx):
+    return score + rel[q_idx - kv_idx + fd.shape.Skv - 1]
+
+
+def bucket(rel_pos):
+    """T5's bidirectional bucket of ``rel_pos`` (attention-gym / mesh-tensorflow)."""
+    half, exact = NB // 2, NB // 4
+    side = fd.cast(rel_pos > 0, fd.i32) * half
+    d = fd.abs(rel_pos)
+    big = exact + fd.cast(
+        fd.log(fd.cast(fd.maximum(d, 1), fd.f32) / exact)
+        / math.log(MAX_DIST / exact)
+        * (half - exact),
+        fd.i32,
+    )
+    return side + fd.where(d < exact, d, fd.minimum(big, half - 1))
+
+
+def t5_bias(score, b, h, q_idx, kv_idx):
+    return score + t5[h, bucket(kv_idx - q_idx)]
+
+
+def doc_offset(score, b, h, q_idx, kv_idx):
+    start = offsets[document_id[q_idx]]
+    return score - 0.01 * fd.cast(q_idx - start, fd.f32)
+
+
+def np_bucket(r: np.ndarray) -> np.ndarray:
+    half, exact = NB // 2, NB // 4
+    side = np.where(r > 0, half, 0)
+    d = np.abs(r)
+    big = exact + np.trunc(
+        np.log(np.maximum(d, 1).astype(np.float32) / exact)
+        / math.log(MAX_DIST / exact)
+        * (half - exact)
+    ).astype(np.int64)
+    return side + np.where(d < exact, d, np.minimum(big, half - 1))
+
+
+def reference(name: str, x: dict[str, np.ndarray], causal: bool) -> np.ndarray:
+    q, k, v = (x[n].astype(np.float64) for n in ("q", "k", "v"))
+    k, v = (np.repeat(t, q.shape[1] // t.shape[1], axis=1) for t in (k, v))
+    s = q @ k.transpose(0, 1, 3, 2) * q.shape[-1] ** -0.5
+    _, n, sq, skv = s.shape
+    qi, ki = np.arange(sq)[:, None], np.arange(skv)[None, :]
+    if name == "rel_bias":
+        s = s + x["rel"].astype(np.float64)[qi - ki + skv - 1]
+    elif name == "t5_bias":
+        s = s + x["t5"].astype(np.float64)[:, np_bucket(ki - qi)]
+    elif name == "doc_offset":
+        start = x["offsets"][x["document_id"]][:, None]
+        s = s - 0.01 * (qi - start)
+    if causal:
+        s = np.where(ki <= qi + (skv - sq), s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - np.where(np.isneginf(m), 0.0, m))
+    l = p.sum(axis=-1, keepdims=True)
+    return (p @ v) / np.where(l == 0.0, 1.0, l)
+
+
+KERNELS = {
+    "rel_bias": fd.attention(name="rel_bias", score_mod=rel_bias, causal=True),
+    "t5_bias": fd.attention(name="t5_bias", score_mod=t5_bias),
+    "doc_offset": fd.attention(name="doc_offset", score_mod=doc_offset, causal=True),
+}
+SHAPE = dict(B=1, N=4, Nkv=2, Sq=200, Skv=300, D=32)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_gathers_match_float64(name: str, dtype: str) -> None:
+    shape = dict(SHAPE, Skv=200) if name == "doc_offset" else SHAPE
+    r = run(KERNELS[name], shape, dtype, sets=dict(block_q=64, block_kv=64))
+    ref = reference(name, r.inputs, causal=KERNELS[name].spec.causal)
+    atol = 4e-3 if dtype == "fp16" else 2.5e-2
+    np.testing.assert_allclose(r.out["o"].astype(np.float64), ref, rtol=0, atol=atol)
+
+
+def _gathers(kdef, shape) -> list[ir.Gather]:
+    kernel = bind(kdef, shape, sets=dict(block_q=64, block_kv=64)).kernel
+    found: list[ir.Gather] = []
+
+    def walk(body) -> None:
+        for op in body:
+            if isinstance(op, ir.Gather):
+                found.append(op)
+            walk(getattr(op, "body", ()))
+
+    walk(kernel.body)
+    return found
+
+
+def test_a_relative_position_window_is_block_q_plus_block_kv_minus_one_wide() -> None:
+    (g, *_) = _gathers(KERNELS["rel_bias"], SHAPE)
+    (width,) = g.table.type.shape
+    # block_q + block_kv - 1 in whole 32-byte blocks, not the table's Sq + Skv - 1
+    assert str(width) == "16*CeilDiv(block_kv + block_q - 1, 16)"
+
+
+def test_t5_buckets_read_the_whole_row_and_are_proven_in_range() -> None:
+    (g, *_) = _gathers(KERNELS["t5_bias"], SHAPE)
+    assert g.table.type.shape == (NB,) and g.proven
+
+
+def test_an_index_outside_the_table_stops_the_interpreter() -> None:
+    short = fd.tensor("rel", "Skv", dtype="fp32")
+
+    def bad(score, b, h, q_idx, kv_idx):
+        return score + short[q_idx - kv_idx + fd.shape.Skv - 1]
+
+    with pytest.raises(ExecutionError) as info:
+        run(fd.attention(name="bad_rel", score_mod=bad), SHAPE)
+    assert info.value.code == "gather_index_out_of_range"
+    assert info.value.loc.line == bad.__code__.co_firstlineno + 1
+
+
+def test_an_unbounded_index_into_a_symbolic_dimension_is_refused() -> None:
+    table = fd.tensor("table", "Skv", dtype="fp32")
+    ids = fd.tensor("ids", "Sq", dtype="i32")
+
+    def unbounded(score, b, h, q_idx, kv_idx):
+        return score + table[ids[q_idx]]
+
+    with pytest.raises(KernelSyntaxError) as info:
+        bind(fd.attention(name="unbounded", score_mod=unbounded), SHAPE)
+    assert info.value.code == "gather_index_unbounded"
