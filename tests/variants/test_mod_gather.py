@@ -9,11 +9,15 @@ in numpy (not the mods' own eager run), in the interpreter with GQA, causal and 
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from attkit import bind, run
+from attkit import NEEDS_GXX, ROOT, bind, run
 
 import fadsl as fd
 from fadsl.errors import ExecutionError, KernelSyntaxError
@@ -156,3 +160,94 @@ def test_an_unbounded_index_into_a_symbolic_dimension_is_refused() -> None:
     with pytest.raises(KernelSyntaxError) as info:
         bind(fd.attention(name="unbounded", score_mod=unbounded), SHAPE)
     assert info.value.code == "gather_index_unbounded"
+
+
+SIM_SOURCE = """
+import math
+
+import numpy as np
+
+import fadsl as fd
+
+NB, MAX_DIST = 32, 128
+rel = fd.tensor("rel", "Sq + Skv - 1", init=lambda s, g: g.standard_normal(s))
+t5 = fd.tensor("t5", "N", NB, init=lambda s, g: g.standard_normal(s))
+document_id = fd.tensor(
+    "document_id", "Sq", dtype="i32", init=lambda s, g: np.arange(s[0]) * 4 // s[0]
+)
+offsets = fd.tensor("offsets", 5, dtype="i32", init=lambda s, g: np.arange(s[0]) * 50)
+
+
+def bucket(rel_pos):
+    half, exact = NB // 2, NB // 4
+    side = fd.cast(rel_pos > 0, fd.i32) * half
+    d = fd.abs(rel_pos)
+    big = exact + fd.cast(
+        fd.log(fd.cast(fd.maximum(d, 1), fd.f32) / exact)
+        / math.log(MAX_DIST / exact)
+        * (half - exact),
+        fd.i32,
+    )
+    return side + fd.where(d < exact, d, fd.minimum(big, half - 1))
+
+
+def gathers(score, b, h, q_idx, kv_idx):
+    start = offsets[document_id[q_idx]]
+    score = score + rel[q_idx - kv_idx + fd.shape.Skv - 1] + t5[h, bucket(kv_idx - q_idx)]
+    return score - 0.01 * fd.cast(q_idx - start, fd.f32)
+
+
+kernel = fd.attention(name="gathers", score_mod=gathers, causal=True)
+"""
+ULP = {"fp16": 2.0**-10, "bf16": 2.0**-7}
+
+
+def read_bin(path: Path, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == "fp16":
+        return np.fromfile(path, np.float16).astype(np.float64).reshape(shape)
+    bits = np.fromfile(path, np.uint16).astype(np.uint32) << 16
+    return bits.view(np.float32).astype(np.float64).reshape(shape)
+
+
+def all_three(x: dict[str, np.ndarray]) -> np.ndarray:
+    """float64 attention with the three gathers of SIM_SOURCE, causal."""
+    q, k, v = x["q"], x["k"], x["v"]
+    k, v = (np.repeat(t, q.shape[1] // t.shape[1], axis=1) for t in (k, v))
+    s = q @ k.transpose(0, 1, 3, 2) * q.shape[-1] ** -0.5
+    _, n, sq, skv = s.shape
+    qi, ki = np.arange(sq)[:, None], np.arange(skv)[None, :]
+    start = x["offsets"][x["document_id"]][:, None]
+    s = s + x["rel"].astype(np.float64)[qi - ki + skv - 1]
+    s = s + x["t5"].astype(np.float64)[:, np_bucket(ki - qi)] - 0.01 * (qi - start)
+    s = np.where(ki <= qi + (skv - sq), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return (p @ v) / p.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.cpu_runtime
+@NEEDS_GXX
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_gathers_in_the_cpu_runtime(dtype: str, tmp_path: Path) -> None:
+    """One build per dtype: relative positions, T5 buckets and document offsets in
+    one score_mod; GQA, causal, tails in Sq and Skv (blocks of 64)."""
+    src = tmp_path / "kernel.py"
+    src.write_text(SIM_SOURCE)
+    out = tmp_path / "sim"
+    shape = "B=1,N=4,Nkv=2,Sq=200,Skv=300,D=64"
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(out), "--shape"]
+    cmd += [shape, "--dtype", dtype, "--set", "block_q=64", "--set", "block_kv=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert all(v["passed"] for v in meta["check"].values()), meta["check"]
+    assert meta["vs_interpreter"]["o"]["max_abs_diff"] <= 4 * ULP[dtype]
+    dims = {"q": (1, 4, 200, 64), "k": (1, 2, 300, 64), "v": (1, 2, 300, 64)}
+    data = {n: read_bin(out / f"{n}.bin", dtype, s) for n, s in dims.items()}
+    data["rel"] = np.fromfile(out / "rel.bin", np.float32)
+    data["t5"] = np.fromfile(out / "t5.bin", np.float32).reshape(4, NB)
+    data["document_id"] = np.fromfile(out / "document_id.bin", np.int32)
+    data["offsets"] = np.fromfile(out / "offsets.bin", np.int32)
+    assert data["rel"].shape == (499,) and data["document_id"].shape == (200,)
+    o = read_bin(out / "o.bin", dtype, dims["q"])
+    atol = 4e-3 if dtype == "fp16" else 2.5e-2
+    np.testing.assert_allclose(o, all_three(data), rtol=0, atol=atol)
