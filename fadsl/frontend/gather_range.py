@@ -46,8 +46,6 @@ def _of(x: ir.Operand, defs: Defs, known: Known, valid: bool) -> Interval | None
     return interval(x, defs, known, valid)
 
 
-
-
 def _binary(combine: Callable[[Interval, Interval], Interval | None]) -> Callable:
     def rule(op: ir.Binary, sub: Sub) -> Interval | None:
         a, b = sub(op.lhs), sub(op.rhs)
@@ -180,7 +178,8 @@ def constant_width(lo: Expr, hi: Expr, consts: Mapping[Any, Any]) -> Expr | None
 
 def proven(fact: Expr) -> bool:
     """True where ``fact >= 0`` holds for every value of its symbols: sympy proves
-    it from the symbols' assumptions, or a constant lower bound of ``fact`` (``const_bound``) is >= 0."""
+    it from the symbols' assumptions, or a constant lower bound of ``fact`` (``const_bound``) is >= 0.
+    """
     low = const_bound(fact, upper=False)
     if low is not None:
         return bool(low >= 0)
@@ -197,7 +196,9 @@ def const_bound(e: Expr, upper: bool) -> sympy.Rational | None:
         known = [p for p in parts if p is not None]
         if isinstance(e, sympy.Min) == upper:  # min's upper / max's lower: any one
             return min(known) if upper and known else (max(known) if known else None)
-        return None if len(known) < len(parts) else (max(known) if upper else min(known))
+        return (
+            None if len(known) < len(parts) else (max(known) if upper else min(known))
+        )
     if isinstance(e, sympy.Add):
         parts = [const_bound(a, upper) for a in e.args]
         return None if None in parts else sum(parts, sympy.Integer(0))

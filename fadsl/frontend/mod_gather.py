@@ -145,7 +145,11 @@ def _window(
         return sympy.Integer(0), size, None, None
     raise KernelSyntaxError(
         f"cannot bound the index of `{t.name}`: its range over a tile is "
-        + ("unknown" if whole is None else f"{whole[0]} .. {whole[1]}, not a constant width")
+        + (
+            "unknown"
+            if whole is None
+            else f"{whole[0]} .. {whole[1]}, not a constant width"
+        )
         + f", and the indexed dimension ({size}) is not an integer up to {MAX_WINDOW}",
         tracer.here(),
         hint="build the index from q_idx / kv_idx with + - * // % and constants, "

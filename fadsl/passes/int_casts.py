@@ -26,7 +26,9 @@ def applies(op: ir.ValueOp) -> bool:
     return isinstance(t, TileType) and (t.dtype.is_float or t.dtype is DType.BOOL)
 
 
-def lower(op: ir.Cast, fresh: Fresh, ctx: ir.TypeContext) -> tuple[list[ir.Op], ir.Value]:
+def lower(
+    op: ir.Cast, fresh: Fresh, ctx: ir.TypeContext
+) -> tuple[list[ir.Op], ir.Value]:
     """The f32 ops truncating ``op.x`` and the value holding the result."""
     b = _Emitter(op, fresh, ctx)
     x = op.x

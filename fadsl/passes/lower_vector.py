@@ -74,9 +74,7 @@ class _Rewriter:
 
     def retype(self, old: ir.ValueOp, op: ir.ValueOp) -> list[ir.Op]:
         if isinstance(op, (ir.FloorDivide, ir.Remainder)) or int_casts.applies(op):
-            lower = (
-                int_casts.lower if isinstance(op, ir.Cast) else int_division.lower
-            )
+            lower = int_casts.lower if isinstance(op, ir.Cast) else int_division.lower
             ops, value = lower(op, self.fresh, self.kernel)  # type: ignore[arg-type]
             self.defs.update({o.result: o for o in ops if isinstance(o, ir.ValueOp)})
             self.vmap[old.result] = value

@@ -127,14 +127,14 @@ def _gathers(kdef, shape) -> list[ir.Gather]:
 
 
 def test_a_relative_position_window_is_block_q_plus_block_kv_minus_one_wide() -> None:
-    (g, *_) = _gathers(KERNELS["rel_bias"], SHAPE)
+    g, *_ = _gathers(KERNELS["rel_bias"], SHAPE)
     (width,) = g.table.type.shape
     # block_q + block_kv - 1 in whole 32-byte blocks, not the table's Sq + Skv - 1
     assert str(width) == "16*CeilDiv(block_kv + block_q - 1, 16)"
 
 
 def test_t5_buckets_read_the_whole_row_and_are_proven_in_range() -> None:
-    (g, *_) = _gathers(KERNELS["t5_bias"], SHAPE)
+    g, *_ = _gathers(KERNELS["t5_bias"], SHAPE)
     assert g.table.type.shape == (NB,) and g.proven
 
 
@@ -160,6 +160,30 @@ def test_an_unbounded_index_into_a_symbolic_dimension_is_refused() -> None:
     with pytest.raises(KernelSyntaxError) as info:
         bind(fd.attention(name="unbounded", score_mod=unbounded), SHAPE)
     assert info.value.code == "gather_index_unbounded"
+
+
+def test_check_reports_each_gathers_window_and_range_check(tmp_path: Path) -> None:
+    src = tmp_path / "kernel.py"
+    src.write_text(SIM_SOURCE)
+    cmd = [sys.executable, "-m", "fadsl", "check", str(src), "--shape"]
+    cmd += ["B=1,N=4,Nkv=2,Sq=200,Skv=300,D=64", "--set", "block_q=64"]
+    proc = subprocess.run(
+        cmd + ["--set", "block_kv=64"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = {
+        ln.split("`")[1]: ln
+        for ln in proc.stdout.splitlines()
+        if ln.startswith("gather `")
+    }
+    assert (
+        "128 x f32 = 512 B" in lines["rel"] and "checked once per block" in lines["rel"]
+    )
+    assert "32 x f32 = 128 B" in lines["t5"] and "proven" in lines["t5"]
+    assert (
+        "16 x f32 = 64 B" in lines["offsets"]
+        and "read from a tensor" in lines["offsets"]
+    )
 
 
 SIM_SOURCE = """
