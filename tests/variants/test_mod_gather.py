@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from attkit import NEEDS_GXX, ROOT, bind, run
+from attkit import NEEDS_GXX, ROOT, assert_passes, bind, run
 
 import fadsl as fd
 from fadsl.errors import ExecutionError, KernelSyntaxError
@@ -275,3 +275,44 @@ def test_gathers_in_the_cpu_runtime(dtype: str, tmp_path: Path) -> None:
     o = read_bin(out / "o.bin", dtype, dims["q"])
     atol = 4e-3 if dtype == "fp16" else 2.5e-2
     np.testing.assert_allclose(o, all_three(data), rtol=0, atol=atol)
+
+
+BACKWARD = {
+    name: fd.attention_backward(name=name + "_bwd", score_mod=mod, causal=causal)
+    for name, mod, causal in (
+        ("rel_bias", rel_bias, True),
+        ("t5_bias", t5_bias, False),
+        ("doc_offset", doc_offset, True),
+    )
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_backward_of_gathering_mods_matches_float64(name: str, dtype: str) -> None:
+    """dq, dk, dv of fd.attention_backward with each gather, by the tolerance rule
+    against attention_grad_ref (the float64 gradients; finite differences below)."""
+    shape = dict(SHAPE, Skv=200) if name == "doc_offset" else SHAPE
+    r = run(BACKWARD[name], shape, dtype, sets=dict(block_q=64, block_kv=64))
+    assert_passes(r)
+    assert sorted(v.name for v in r.check.verdicts) == ["dk", "dq", "dv"]
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_float64_gradients_of_gathering_mods_equal_finite_differences(
+    name: str,
+) -> None:
+    from test_attention_grad_ref import _finite_difference, _inputs
+
+    from fadsl.frontend import attention_grad_ref
+
+    spec = KERNELS[name].spec
+    shape = {"B": 1, "N": 2, "Nkv": 1, "Sq": 5, "Skv": 5 if name == "doc_offset" else 4}
+    shape["D"] = 3
+    data = _inputs(spec, shape)
+    with np.errstate(all="ignore"):
+        grads = attention_grad_ref.reference(spec, data, shape, {})
+    for x, grad in (("q", "dq"), ("k", "dk"), ("v", "dv")):
+        fd_grad = _finite_difference(spec, data, shape, x)
+        assert np.abs(fd_grad).max() > 1e-3, f"{grad}: the loss does not depend on it"
+        np.testing.assert_allclose(grads[grad], fd_grad, rtol=1e-5, atol=1e-7)
