@@ -316,3 +316,27 @@ def test_float64_gradients_of_gathering_mods_equal_finite_differences(
         fd_grad = _finite_difference(spec, data, shape, x)
         assert np.abs(fd_grad).max() > 1e-3, f"{grad}: the loss does not depend on it"
         np.testing.assert_allclose(grads[grad], fd_grad, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.cpu_runtime
+@NEEDS_GXX
+def test_backward_of_gathers_in_the_cpu_runtime(tmp_path: Path) -> None:
+    """The three gathers of SIM_SOURCE in fd.attention_backward (GQA, causal, tails):
+    dq, dk, dv by the tolerance rule and against the interpreter."""
+    src = tmp_path / "kernel.py"
+    src.write_text(
+        SIM_SOURCE.replace(
+            'fd.attention(name="gathers"', 'fd.attention_backward(name="gathers_bwd"'
+        )
+    )
+    out = tmp_path / "sim"
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(out), "--shape"]
+    cmd += ["B=1,N=4,Nkv=2,Sq=200,Skv=300,D=64", "--set", "block_q=64"]
+    cmd += ["--set", "block_kv=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert sorted(meta["check"]) == ["dk", "dq", "dv"]
+    assert all(v["passed"] for v in meta["check"].values()), meta["check"]
+    for name in ("dq", "dk", "dv"):
+        assert meta["vs_interpreter"][name]["max_abs_diff"] <= 4 * ULP["fp16"]
