@@ -340,3 +340,23 @@ def test_backward_of_gathers_in_the_cpu_runtime(tmp_path: Path) -> None:
     assert all(v["passed"] for v in meta["check"].values()), meta["check"]
     for name in ("dq", "dk", "dv"):
         assert meta["vs_interpreter"][name]["max_abs_diff"] <= 4 * ULP["fp16"]
+
+
+def truncating(score, b, h, q_idx, kv_idx):
+    return score + 0.05 * fd.cast(
+        fd.cast(fd.cast(kv_idx - q_idx, fd.f32) * 0.37, fd.i32), fd.f32
+    )
+
+
+def test_a_cast_of_a_float_tile_to_i32_truncates_toward_zero() -> None:
+    """lower_vector keeps integer tiles in f32: the cast is where(x >= 0, floor(x),
+    -floor(-x)) there (int_casts.py), numpy's truncation for negative values too."""
+    shape = dict(B=1, N=2, Sq=70, Skv=90, D=32)
+    r = run(fd.attention(name="trunc", score_mod=truncating), shape, "fp16")
+    q, k, v = (r.inputs[n].astype(np.float64) for n in ("q", "k", "v"))
+    s = q @ k.transpose(0, 1, 3, 2) * 32**-0.5
+    ki, qi = np.arange(90)[None, :], np.arange(70)[:, None]
+    s = s + 0.05 * np.trunc(((ki - qi).astype(np.float32) * np.float32(0.37)))
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ref = (p @ v) / p.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(r.out["o"].astype(np.float64), ref, rtol=0, atol=4e-3)
