@@ -360,3 +360,32 @@ def test_a_cast_of_a_float_tile_to_i32_truncates_toward_zero() -> None:
     p = np.exp(s - s.max(axis=-1, keepdims=True))
     ref = (p @ v) / p.sum(axis=-1, keepdims=True)
     np.testing.assert_allclose(r.out["o"].astype(np.float64), ref, rtol=0, atol=4e-3)
+
+
+SHORT_TABLE = """
+import fadsl as fd
+
+rel = fd.tensor("rel", "Skv")  # one entry short of every q_idx - kv_idx + Skv - 1
+
+
+def rel_bias(score, b, h, q_idx, kv_idx):
+    return score + rel[q_idx - kv_idx + fd.shape.Skv - 1]
+
+
+kernel = fd.attention(name="short_rel", score_mod=rel_bias, causal=True)
+"""
+
+
+@pytest.mark.cpu_runtime
+@NEEDS_GXX
+def test_an_unproven_range_outside_the_tensor_traps_in_the_generated_kernel(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "kernel.py"
+    src.write_text(SHORT_TABLE)
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(tmp_path / "o")]
+    cmd += ["--shape", "B=1,N=2,Sq=100,Skv=100,D=64", "--set", "block_q=64"]
+    cmd += ["--set", "block_kv=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "Trap on AIV" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
