@@ -131,6 +131,8 @@ CODES: dict[str, int] = {
     "prefill_pack_gqa": 126,
     "kv_quant_keywords": 127,
     "int8_cache_not_compiled": 128,
+    "gather_index_unbounded": 129,
+    "gather_index_out_of_range": 130,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -15,8 +15,8 @@ Extra inputs are declared once, as module-level (or closure) objects the mod ind
 ``fd.attention`` finds them in the mods' globals and closures and adds them as kernel
 inputs. Index them with ``b``, ``h`` (a scalar load: f32 or integer tensors) and
 ``q_idx`` / ``kv_idx`` (a block load of the positions the tile covers, e.g.
-``doc[q_idx] == doc[kv_idx]``); a computed index such as ``doc[q_idx + 1]`` is a
-gather, which fadsl does not do.
+``doc[q_idx] == doc[kv_idx]``); a computed index such as ``rel[q_idx - kv_idx + 7]``
+is a gather (``mod_gather.py``).
 """
 
 from __future__ import annotations
@@ -177,12 +177,12 @@ class Positions(ops.Tile):
 
 def positions(start: Any, size: Any, axis: int, stop: Any = None) -> Positions:
     """Position tile ``start + arange(size)`` as [size, 1] (axis 0) or [1, size] (axis 1)."""
-    tile = (
-        tile_ops.arange(start, size)[:, None]
-        if axis == 0
-        else tile_ops.arange(start, size)[None, :]
-    )
+    from fadsl.frontend.mod_gather import record_positions
+
+    flat = tile_ops.arange(start, size)
     stop_e = None if stop is None else ops.as_expr(stop)
+    record_positions(flat.value, ops.as_expr(start), ops.as_expr(size), stop_e, axis)
+    tile = flat[:, None] if axis == 0 else flat[None, :]
     return Positions(tile.value, ops.as_expr(start), ops.as_expr(size), stop_e, axis)
 
 
@@ -243,7 +243,9 @@ class ExtraTensor:
 
     def _eager(self, arr: Any, items: tuple[Any, ...]) -> Any:
         try:
-            return arr[tuple(_numpy_index(x) for x in items)]
+            key = tuple(_numpy_index(x) for x in items)
+            _no_negative(key)
+            return arr[key]
         except IndexError as exc:
             raise UsageError(
                 f"a mod reads `{self.name}` (shape {list(arr.shape)}) outside its "
@@ -296,6 +298,16 @@ def eager_tensors(
         _EAGER.reset(token)
 
 
+def _no_negative(key: tuple[Any, ...]) -> None:
+    """numpy wraps a negative index around; a kernel's gather refuses it."""
+    import numpy as np
+
+    for x in key:
+        a = np.asarray(x)
+        if a.dtype.kind in "iu" and a.size and int(a.min()) < 0:
+            raise IndexError(f"index {int(a.min())} is negative")
+
+
 def _numpy_index(x: Any) -> Any:
     if isinstance(x, ops.Tile):
         raise KernelSyntaxError("a tile index inside an eager (numpy) evaluation", None)
@@ -318,6 +330,10 @@ def _traced_index(t: ExtraTensor, items: tuple[Any, ...]) -> Any:
             tracer.here(),
             hint=f"declared as {t!r}",
         )
+    if any(isinstance(x, ops.Tile) and not isinstance(x, Positions) for x in items):
+        from fadsl.frontend.mod_gather import gather
+
+        return gather(t, ref, items)
     index = tuple(_item(t, x, tracer) for x in items)
     if all(not isinstance(x, ops.Ds) for x in index):
         return ModScalar(tile_ops.load_scalar(ref[index]))
@@ -340,14 +356,6 @@ def _param_of(t: ExtraTensor, tracer: ops.Tracer) -> ir.Param:
 def _item(t: ExtraTensor, x: Any, tracer: ops.Tracer) -> Any:
     if isinstance(x, Positions):
         return ops.ds(x.start, x.size, x.stop)
-    if isinstance(x, ops.Tile):
-        raise KernelSyntaxError(
-            f"`{t.name}` is indexed with a computed tile; extra tensors take b, h, "
-            "q_idx or kv_idx themselves (a gather by computed positions is not "
-            "supported)",
-            tracer.here(),
-            hint="store the values you need per position, e.g. doc[q_idx] == doc[kv_idx]",
-        )
     if isinstance(x, (int, sympy.Basic)) and not isinstance(x, bool):
         return x
     raise KernelSyntaxError(

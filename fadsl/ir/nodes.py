@@ -25,6 +25,7 @@ from fadsl.ir.op_base import *  # noqa: F401,F403
 from fadsl.ir.op_base import Op, Param, ParamKind, Value
 from fadsl.ir.op_debug import *  # noqa: F401,F403
 from fadsl.ir.op_elementwise import *  # noqa: F401,F403
+from fadsl.ir.op_gather import *  # noqa: F401,F403
 from fadsl.ir.op_memory import *  # noqa: F401,F403
 from fadsl.ir.op_scalar import *  # noqa: F401,F403
 from fadsl.ir.op_tile import *  # noqa: F401,F403

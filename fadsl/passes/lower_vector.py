@@ -8,7 +8,8 @@ rewrite is checked numerically) in which
   * integer tiles (position indices, loaded int tensors) are converted to f32 right
     after they are made, so comparisons and arithmetic run on the float vector unit
     (exact below 2**24, i.e. for sequences up to 16M positions); integer // and % by a
-    scalar become exact f32 sequences (int_division.py);
+    scalar become exact f32 sequences (int_division.py), a cast of a float tile to
+    an integer the f32 truncation (int_casts.py);
   * ops left without users are dropped.
 
 Non-goals: choosing instructions or buffers (plan_buffers / the backend).
@@ -21,7 +22,7 @@ from dataclasses import replace
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
-from fadsl.passes import int_division
+from fadsl.passes import int_casts, int_division
 from fadsl.passes.fresh import FreshNames
 
 NAME = "lower_vector"
@@ -72,8 +73,9 @@ class _Rewriter:
         return self.retype(op, mapped)
 
     def retype(self, old: ir.ValueOp, op: ir.ValueOp) -> list[ir.Op]:
-        if isinstance(op, (ir.FloorDivide, ir.Remainder)):
-            ops, value = int_division.lower(op, self.fresh, self.kernel)
+        if isinstance(op, (ir.FloorDivide, ir.Remainder)) or int_casts.applies(op):
+            lower = int_casts.lower if isinstance(op, ir.Cast) else int_division.lower
+            ops, value = lower(op, self.fresh, self.kernel)  # type: ignore[arg-type]
             self.defs.update({o.result: o for o in ops if isinstance(o, ir.ValueOp)})
             self.vmap[old.result] = value
             return ops

@@ -244,6 +244,13 @@ def _elementwise(op: ir.ValueOp, w: Work, at: At) -> None:
     w.add("vector_ops", at.times * elems(op.result.type))
 
 
+@cost(ir.Gather)
+def _gather(op: ir.Gather, w: Work, at: At) -> None:
+    """Six element-operations per result element: the offsets (Cast, Adds, Maxs,
+    Mins, Muls) and the Gather (vector_rules.gather)."""
+    w.add("vector_ops", at.times * 6 * elems(op.result.type))
+
+
 def cross(v: ir.Value, w: Work, times: Expr) -> None:
     """A value made on one unit and read on the other travels through GM once."""
     if v.name not in w.crossing:

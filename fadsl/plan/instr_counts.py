@@ -166,6 +166,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         form == "mask_outer"
     ):  # per row: GetValue, CompareScalar, barrier, Select, barrier
         return dup + Calls(2, 2, 1).times(rows)
+    if form == "gather":  # Cast, Adds, Maxs, Mins, Muls, Gather with barriers between
+        return Calls(6, 5)
     if form == "philox":
         return Calls()  # a scalar-unit loop writing UB (no vector call)
     raise ValueError(f"no call count for vector form {form!r}")

@@ -28,6 +28,7 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, Shape, TileType
+from fadsl.plan.gather_notes import gather_notes
 from fadsl.plan.api_fields import field_uses
 from fadsl.passes import pad_dims
 from fadsl.plan import phases, ring, row_chunk
@@ -202,7 +203,9 @@ def _lower_phase(
         row_chunks=tuple(
             (c.loop.var, c.loop.loc.short(), c.rows, c.core_rows) for c in vec.chunks
         ),
-        notes=_sub_dot_notes(sides, l0.sub_dots) + _free_notes(sides, free),
+        notes=_sub_dot_notes(sides, l0.sub_dots)
+        + _free_notes(sides, free)
+        + gather_notes(grid, env),
         sub_dots=tuple(
             (d.result.name, d.loc.short(), l0.sub_dots[d.result.name])
             for d in sides.dots

@@ -4,6 +4,8 @@ A form names how the Ascend C backend computes an op on per-core tiles:
 
   unary, cast, dup, iota        one level-2 instruction over the whole tile
   philox                        random_uniform: a scalar-unit loop (fadsl::PhiloxUniform)
+  gather                        gather: the f32 index cast to an i32 temporary of byte
+                                offsets into the window (clamped), then Gather from UB
   full                          binary op, both tiles of the result's shape
   scalar / rscalar / rdiv       binary op with a scalar operand (Adds, Muls, Maxs, Mins)
   row_bcast                     [r, c] op [r, 1]: Brcb the row vector into a [r, 8] block
@@ -143,6 +145,12 @@ _FIXED = {
 @form(*_FIXED)
 def _fixed(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
     return Form(_FIXED[type(op)])
+
+
+@form(ir.Gather)
+def _gather(op: ir.Gather, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
+    """Byte offsets (i32, the result's shape), then one Gather from the window."""
+    return Form("gather", (TempSpec("offsets", _result_shape(op, shape), DType.I32),))
 
 
 @form(ir.Tanh, ir.Sigmoid)

@@ -901,6 +901,47 @@ CATALOGUE: tuple[Mistake, ...] = (
         shown="def stepped(score, b, h, q_idx, kv_idx):\n    return fd.floor(score)\n\n"
         'kernel = fd.attention_backward(name="stepped", score_mod=stepped)',
     ),
+    Mistake(
+        "gather_index_unbounded",
+        "A mod indexing a tensor with a value whose range fadsl cannot bound",
+        "A gather (a tensor indexed with a computed tile) reads one window of the "
+        "tensor into UB, so its width must be a constant: build the index from "
+        "`q_idx` / `kv_idx` with + - * // % and constants (`rel[q_idx - kv_idx + "
+        "fd.shape.Skv - 1]`: `block_q + block_kv - 1` elements), clamp it with "
+        "`fd.minimum` / `fd.maximum`, or declare the indexed dimension with an "
+        'integer (`fd.tensor("offsets", 9, dtype="i32")`) to read it whole.',
+        ("ir", "gather.py"),
+        files={
+            "gather.py": "import fadsl as fd\n\n"
+            'table = fd.tensor("table", "Skv")\n'
+            'ids = fd.tensor("ids", "Sq", dtype="i32")\n\n\n'
+            "def bias(score, b, h, q_idx, kv_idx):\n"
+            "    return score + table[ids[q_idx]]\n\n\n"
+            'kernel = fd.attention(name="gathered", score_mod=bias)\n'
+        },
+        shown='table = fd.tensor("table", "Skv")\nids = fd.tensor("ids", "Sq", '
+        'dtype="i32")\n\n\ndef bias(score, b, h, q_idx, kv_idx):\n'
+        "    return score + table[ids[q_idx]]",
+    ),
+    Mistake(
+        "gather_index_out_of_range",
+        "A mod reading a tensor outside its shape through a computed index",
+        "Size the tensor for every index the mod computes at valid positions "
+        "(`q_idx < Sq`, `kv_idx < Skv`): a relative-position table "
+        "`rel[q_idx - kv_idx + Skv - 1]` has `Sq + Skv - 1` entries. The "
+        "interpreter checks the index range of each tile (or each index read from a "
+        "tensor); the generated kernel calls `Trap()` where the range is not proven.",
+        ("run", "gather.py", "--shape", SHAPE, "-o", "out"),
+        files={
+            "gather.py": "import fadsl as fd\n\n"
+            'rel = fd.tensor("rel", "Skv")\n\n\n'
+            "def bias(score, b, h, q_idx, kv_idx):\n"
+            "    return score + rel[q_idx - kv_idx + fd.shape.Skv - 1]\n\n\n"
+            'kernel = fd.attention(name="gathered", score_mod=bias)\n'
+        },
+        shown='rel = fd.tensor("rel", "Skv")\n\n\ndef bias(score, b, h, q_idx, '
+        "kv_idx):\n    return score + rel[q_idx - kv_idx + fd.shape.Skv - 1]",
+    ),
     # --- the Python API (docs/api.md) ----------------------------------------------
     api(
         "api_unknown_input",

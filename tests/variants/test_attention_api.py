@@ -114,16 +114,19 @@ def test_mask_mod_must_return_a_mask() -> None:
     assert err.value.loc.file == __file__
 
 
-def test_computed_index_of_an_extra_tensor_is_refused_at_the_mod() -> None:
-    def shifted(b, h, q_idx, kv_idx):
-        return ids[kv_idx + 1] == 0
+def test_an_unboundable_gather_is_refused_at_the_mod() -> None:
+    """``ids[kv_idx + 1]`` is a gather (test_mod_gather.py); an index read from a
+    tensor into a dimension of runtime size cannot be given a UB window."""
 
-    k = fd.attention(name="g", mask_mod=shifted)
-    with pytest.raises(KernelSyntaxError, match="computed tile") as err:
+    def chased(b, h, q_idx, kv_idx):
+        return ids[ids[kv_idx]] == 0
+
+    k = fd.attention(name="g", mask_mod=chased)
+    with pytest.raises(KernelSyntaxError, match="cannot bound the index") as err:
         k.build({})
     assert (
         err.value.loc.file == __file__
-        and "ids[kv_idx + 1]" in err.value.loc.source_line()
+        and "ids[ids[kv_idx]]" in err.value.loc.source_line()
     )
 
 

@@ -84,6 +84,53 @@ def random_uniform(
     ]
 
 
+@rule(ir.Gather)
+def gather(
+    e: VectorEmitter, op: ir.Gather, form: Form, temps: tuple[str, ...]
+) -> list[str]:
+    """Byte offsets of the index into the window (``index - base``, clamped to the
+    window, times the element width) in an i32 temporary, then the level-2 Gather
+    (asc-devkit kernel_operator_vec_gather_intf.h: offsets in bytes from src)."""
+    off, n = temps[0], e.count(op.result)
+    dt = tile_dtype(op.result)
+    width = e.shape(op.table)[0]
+    idx = e.var(op.index)
+    if tile_dtype(op.index) is DType.F32:
+        cast = f"AscendC::Cast({off}, {idx}, AscendC::RoundMode::CAST_RINT, {n});"
+    else:
+        cast = f"AscendC::Adds({off}, {idx}, static_cast<int32_t>(0), {n});"
+    step = "AscendC::PipeBarrier<PIPE_V>();"
+    return _gather_guard(e, op) + [
+        cast,
+        step,
+        f"AscendC::Adds({off}, {off}, static_cast<int32_t>(-({e.names.expr(op.base)})), {n});",
+        step,
+        f"AscendC::Maxs({off}, {off}, static_cast<int32_t>(0), {n});",
+        step,
+        f"AscendC::Mins({off}, {off}, static_cast<int32_t>({e.names.expr(width)} - 1), {n});",
+        step,
+        f"AscendC::Muls({off}, {off}, static_cast<int32_t>({dt.itemsize}), {n});",
+        step,
+        f"AscendC::Gather({e.var(op.result)}, {e.var(op.table)}, "
+        f"{off}.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(0), "
+        f"static_cast<uint32_t>({n}));",
+    ]
+
+
+def _gather_guard(e: VectorEmitter, op: ir.Gather) -> list[str]:
+    """``Trap()`` unless the index range the frontend computed lies in the tensor
+    (none where it proved it, or where the index is read from a tensor: there the
+    clamp keeps the read inside the window and the interpreter checks each index)."""
+    if op.proven or op.lo is None or op.hi is None:
+        return []
+    lo, hi, ext = (e.names.expr(x) for x in (op.lo, op.hi, op.extent))
+    return [
+        f"if (({lo}) < 0 || ({hi}) >= ({ext})) {{  // fadsl guard: `{op.src}` index",
+        "    AscendC::Trap();",
+        "}",
+    ]
+
+
 @rule(ir.Cast)
 def cast(
     e: VectorEmitter, op: ir.Cast, form: Form, temps: tuple[str, ...]

@@ -32,6 +32,7 @@ IMPLS: OpTable[Impl] = OpTable(
             "cube",
             "debug",
             "elementwise",
+            "gather",
             "memory",
             "pages",
             "queues",

@@ -25,6 +25,7 @@
 #include "fadsl_rt/init_const.h"
 #include "fadsl_rt/mmad.h"
 #include "fadsl_rt/vector.h"
+#include "fadsl_rt/gather.h"
 #include "fadsl_rt/cmpsel.h"
 #include "fadsl_rt/vector_l0.h"
 #include "fadsl_rt/reduce.h"
