@@ -39,6 +39,7 @@ from fadsl.plan.dot_checks import check_fractal, check_transposed_a
 from fadsl.plan.l0_plan import L0Plan, plan_l0
 from fadsl.plan.l0_split import SubDots
 from fadsl.plan.l1_share import share
+from fadsl.plan.search.vec_memo import vector_plan
 from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
 from fadsl.plan.sides import CUBE, Sides, classify, grid_of
 from fadsl.plan.row_split import RowSplit, row_split
@@ -177,7 +178,11 @@ def _lower_phase(
         sides,
         split.core_shape,
         env,
-        lambda c: VectorPlanner(grid, sides, split.core_shape, queues, c).plan(env),
+        lambda c: vector_plan(
+            (kernel, target, c),
+            lambda: VectorPlanner(grid, sides, split.core_shape, queues, c),
+            env,
+        ),
         lambda v: _ub_used(_ub_buffers(v, vcore) + list(other_ub), target, env),
         target.capacity("UB"),
     )

@@ -203,7 +203,24 @@ def _reduce_work(s: Shape, dt: DType) -> Shape:
         return (s[0], as_expr(sum(levels))) if levels else chunks
     # the widths sum to at most cols / block + 2 * cols / block**2
     widths = CeilDiv(s[1], block) + 2 * CeilDiv(s[1], block * block)
-    return (as_expr(1), sympy.Max(chunks[0] * chunks[1], s[0] * widths))
+    return (as_expr(1), _max(chunks[0] * chunks[1], s[0] * widths))
+
+
+_MAXES: dict[tuple[Any, Any], Expr] = {}
+"""sympy.Max of symbolic sizes, by its arguments: building one simplifies (factor_terms
+of every pair), about 15 ms each, and tune plans the same symbolic tile shapes at
+every configuration (block sizes are symbols in its IR). Sympy expressions are
+immutable, so a remembered Max is the one building it again would give."""
+
+
+def _max(a: Expr, b: Expr) -> Expr:
+    k = (a, b)
+    out = _MAXES.get(k)
+    if out is None:
+        if len(_MAXES) > 4096:  # a long-lived process: keep it bounded
+            _MAXES.clear()
+        out = _MAXES[k] = sympy.Max(a, b)
+    return out
 
 
 def _le(a: Expr, n: int) -> bool:

@@ -33,10 +33,13 @@ _PLANS: ContextVar[dict[Key, Any] | None] = ContextVar("fadsl_tune_plans", defau
 @contextmanager
 def sharing_plans() -> Iterator[dict[Key, Any]]:
     """Within the block, equal questions to the planner get the first answer."""
-    token = _PLANS.set({})
+    from fadsl.plan.search import vec_memo
+
+    token, vectors = _PLANS.set({}), vec_memo.start()
     try:
         yield _PLANS.get() or {}
     finally:
+        vec_memo.stop(vectors)
         _PLANS.reset(token)
 
 
