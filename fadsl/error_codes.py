@@ -125,6 +125,9 @@ CODES: dict[str, int] = {
     "block_mask_unfit": 107,
     "debug_operand_not_printable": 108,
     "configs_syntax": 109,
+    "inplace_alias": 115,
+    "append_unsupported": 116,
+    "append_inputs": 117,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

@@ -101,6 +101,8 @@ class ParamSpec:
     dtype: DType | None = None
     default: Any = None
     has_default: bool = False
+    alias: str | None = None
+    """out only: the input it updates in place (``ir.Param.alias``)."""
 
 
 class KernelDef:

@@ -1,5 +1,5 @@
 """Rotary position embedding of a tile, written in the DSL (``rotary="interleaved" |
-"half"`` of ``fd.attention(..., append_kv=True)``; design.md 1.7).
+"half"`` of ``fd.attention(..., append_kv=True)``; docs/decode.md).
 
 A row ``x`` of head dim ``D`` at position ``p`` becomes, for the first ``rotary_dim``
 columns taken in pairs (``(2i, 2i + 1)`` interleaved, GPT-J; ``(i, i + rotary_dim / 2)``
