@@ -163,11 +163,9 @@ def lower(
     has no hint without ``hints`` (which only saves the search for sizes that fit).
     """
     from fadsl.errors import ErrorGroup
-    from fadsl.ir.aliases import check_aliases
     from fadsl.passes.lint import unwritten_outputs, warnings
 
     kernel = run_passes(binding)
-    check_aliases(binding.kernel)
     ErrorGroup(unwritten_outputs(binding.kernel)).raise_if_any()
     whole_pages(kernel)
     found = tuple(warnings(binding.kernel))

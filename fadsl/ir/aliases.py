@@ -22,22 +22,18 @@ def check_aliases(kernel: Kernel) -> None:
         if p.alias is None:
             continue
         src = params.get(p.alias)
-        if p.kind is not ParamKind.OUT or src is None or src.kind is not ParamKind.IN:
-            raise UsageError(
-                f"`{p.name}` aliases `{p.alias}`: an in-place output must be an "
-                "output aliasing an input of the same kernel",
-                p.loc,
-                hint="give alias= to an fd.Out, naming an fd.In parameter",
-                code="inplace_alias",
-            )
-        if src.type != p.type:
-            raise UsageError(
-                f"`{p.name}` ({p.type}) aliases `{p.alias}` ({src.type}): an "
-                "in-place output has its input's shape and dtype",
-                p.loc,
-                hint=f"declare `{p.name}` with the dims and dtype of `{p.alias}`",
-                code="inplace_alias",
-            )
+        ok = p.kind is ParamKind.OUT and src is not None and src.kind is ParamKind.IN
+        if ok and src is not None and src.type == p.type:
+            continue
+        got = "" if src is None else f" ({src.kind.value} {src.type})"
+        raise UsageError(
+            f"`{p.name}` ({p.kind.value} {p.type}) aliases `{p.alias}`{got}: an "
+            "in-place output is an fd.Out aliasing an fd.In of the same shape and dtype",
+            p.loc,
+            hint=f"name an input parameter declared with the dims and dtype of "
+            f"`{p.name}`, or drop alias=",
+            code="inplace_alias",
+        )
 
 
 def aliased(kernel: Kernel) -> dict[str, str]:

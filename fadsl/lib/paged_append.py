@@ -102,15 +102,26 @@ def paged_append_attention(
         p0 = fd.floordiv(old, spec.page_size)
         p1 = (fd.floordiv(old + Sq - 1, spec.page_size) + 1) * writer
         for pi in range(p0, fd.maximum(p0, p1)):
-            at = fd.load_scalar(block_table[b, pi])
-            slot = fd.maximum(old - pi * spec.page_size, 0)
-            tok = pi * spec.page_size + slot - old  # first new token in this page
-            span = fd.ds(slot, spec.page_size, fd.minimum(spec.page_size, slot + Sq - tok))
-            in_page = fd.ds(tok, spec.page_size, Sq)
-            rows_k = new_keys(spec, k_new, tables, b, hk, in_page, old, D)
-            fd.store(k_cache_out[at, span, hk, :], rows_k)
-            fd.store(v_cache_out[at, span, hk, :], fd.load(row_block(spec, v_new, b, hk, in_page), pad=0))
+            at, slot, tok, end = page_slots(block_table, b, pi, old, Sq, spec.page_size)
+            for c in range(fd.cdiv(spec.page_size, block_q)):
+                # block_q rows at a time: on a split chip each vector core writes half
+                span = fd.ds(slot + c * block_q, block_q, end)
+                news = fd.ds(tok + c * block_q, block_q, Sq)
+                kw = new_keys(spec, k_new, tables, b, hk, news, old, D)
+                fd.store(k_cache_out[at, span, hk, :], kw)
+                vw = fd.load(row_block(spec, v_new, b, hk, news), pad=0)
+                fd.store(v_cache_out[at, span, hk, :], vw)
 
+
+def page_slots(
+    block_table: Any, b: Any, pi: Any, old: Any, sq: Any, page: int
+) -> tuple[Any, Any, Any, Any]:
+    """Page column pi of sequence b: its page, its first new slot, the new token in
+    that slot, and the slot bound (the page's end or the last new token's)."""
+    at = fd.load_scalar(block_table[b, pi])
+    slot = fd.maximum(old - pi * page, 0)
+    tok = pi * page + slot - old
+    return at, slot, tok, fd.minimum(page, slot + sq - tok)
 
 def step(
     qt: Any, kt: Any, vt: Any, seen: Any, scale: Any, m: Any, l: Any, acc: Any

@@ -1498,15 +1498,12 @@ kernel = fd.attention(name="append", paged_kv=True, page_size=16, append_kv=True
 CATALOGUE += (
     Mistake(
         "inplace_alias",
-        "An in-place output in a generated project",
-        "`fd.attention(..., append_kv=True)` updates its caches in place (outputs "
-        "`k_cache_out` / `v_cache_out` alias the inputs `k_cache` / `v_cache`). The "
-        "generated Ascend C project does not hand an input's memory to an output yet: "
-        "run the kernel with the interpreter (`fd.interpret`, `fadsl run`); `fadsl "
-        "check` proves its buffers fit.",
-        (),
-        script=APPEND_CALL.format(
-            call='fd.compile(kernel, target="ascend910b1", out_dir="out")'
+        "An in-place output that does not alias an input of its shape",
+        "`fd.Out(..., alias=\"x\")` updates the input `x` in place: the output starts "
+        "as `x`'s data and on a device is its memory. Name an `fd.In` parameter with "
+        "the output's dims and dtype.",
+        edits=(
+            ('o: fd.Out("B", "N", "Sq", "D")', 'o: fd.Out("B", "N", "Sq", "D", alias="qq")'),
         ),
     ),
     Mistake(

@@ -59,11 +59,9 @@ def build_project(
     from fadsl.plan.ring import annotate
 
     from fadsl.backends.ascendc.emit import require_codegen
-    from fadsl.backends.ascendc.inplace import refuse_inplace
 
     binding, target = low.binding, low.target
     require_codegen(target, binding.kernel)
-    refuse_inplace(binding.kernel)
     if prove_fit:
         low.require_fit()
     assert low.lowering is not None and low.report is not None

@@ -11,6 +11,7 @@ from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import TileType
+from fadsl.plan.sides import walk
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -68,15 +69,26 @@ def _copy_out(e: VectorEmitter, v: ir.Value) -> tuple[list[Stmt], list[Stmt]]:
     before it writes that buffer again."""
     position = _queue_position(e, v)
     if position == "VECIN":
+        after = [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();")]
+        if _padded_load(e, v):  # the next load's pad (Duplicate, PIPE_V) writes it
+            after.append(Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"))
         return (
             [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE2_MTE3>();")],
-            [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();")],
+            after,
         )
     if position is not None:
         return _enque_deque(e, v), []
     return (
         [Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();")],
         [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();")],
+    )
+
+
+def _padded_load(e: VectorEmitter, v: ir.Value) -> bool:
+    """``v`` is (the slot of) a load with a pad: each load first fills the slot."""
+    return any(
+        isinstance(op, ir.Load) and op.pad is not None and v in (op.result, op.into)
+        for op in walk(e.low.kernel.body)
     )
 
 
