@@ -15,9 +15,9 @@ in f32) and ``C`` / ``S`` the tables' rows expanded to ``D`` columns by a 0/1 ma
 both matrices are built from ``fd.arange`` (no extra inputs). Frames in this file count
 as user code.
 
-Backends: the interpreter runs it. The Ascend C backend refuses it today: the two
-matrices are vector-made cube operands held whole by each vector core, and the
-backend sends only row-split ones (``backends/ascendc/vector_io.py``).
+Backends: the interpreter and the generated Ascend C (``fadsl sim``). The two matrices
+are vector-made cube operands that both vector cores of a split chip hold whole; each
+sends half their rows to the cube (``backends/ascendc/vector_io.py``).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fadsl as fd
+from attkit import NEEDS_GXX
 from fadsl.lib.rotary import rotate
 from tests.variants.kvcache_ref import apply_rotary
 
@@ -58,3 +59,22 @@ def test_rotary_matches_apply_rotary_emb(interleaved: bool, d: int, fraction: fl
     assert verdict.passed, verdict
     # the columns past rotary_dim pass through bit for bit
     np.testing.assert_array_equal(got[..., rotary_dim:], x[..., rotary_dim:])
+
+
+@NEEDS_GXX
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_rotary_through_sim(interleaved: bool) -> None:
+    """The generated Ascend C in the CPU runtime: the pairing matrices are held whole
+    by both vector cores, and each sends half their rows to the cube."""
+    rng = np.random.default_rng(7)
+    d, rotary_dim = 64, 32
+    x = rng.standard_normal((2, 40, 3, d)).astype(np.float16)
+    angle = rng.random((96, rotary_dim // 2)) * 2 * np.pi
+    cos, sin = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
+    offsets = np.array([0, 37], np.int32)
+    got = fd.sim(rope, consts=dict(interleaved=interleaved), x=x, cos=cos, sin=sin,
+                 offsets=offsets)["o"]
+    want = apply_rotary(x.astype(np.float64), cos.astype(np.float64),
+                        sin.astype(np.float64), offsets, interleaved)
+    verdict = fd.verify(got, want, "fp16")
+    assert verdict.passed, verdict

@@ -128,11 +128,17 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     cols = e.names.expr(shape[1])
     out, after = _copy_out(e, v)
     ring = e.ring_slot(v.name)
-    row = f"{_row0(e, v)} * {cols}"
+    src, count, first = e.var(v), e.count(v), None
+    if e.low.split.blocks and e.low.split.block_of(v) is None:
+        # held whole by both vector cores (a matrix made from fd.arange): each
+        # sends half its rows, as it would its own rows of a split tile
+        half = e.names.expr(shape[0] / 2)
+        first = f"static_cast<int64_t>(AscendC::GetSubBlockIdx()) * {half}"
+        src = f"{src}[{first} * {cols}]"
+        count = e.names.count((shape[0] / 2,) + tuple(shape[1:]))
+    row = f"{first if first is not None else _row0(e, v)} * {cols}"
     at = f"{ring[1]} + {row}" if ring else row
-    out.append(
-        Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {e.var(v)}, {e.count(v)});")
-    )
+    out.append(Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {src}, {count});"))
     out += after
     flag = Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});")
     return out + vector_chunk.after(e, [flag])
