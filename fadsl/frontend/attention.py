@@ -404,9 +404,9 @@ def _append(name: str, loc: Loc, kw: dict[str, Any], page: Any) -> Any:
                     return_lse=False, dropout_p=0.0, block_mask=None,
                     return_max_scores=False, shared_kv=False, pack_gqa=None)
     refused = {k: kw[k] for k, v in defaults.items() if kw[k] != v}
-    if not kw["append_kv"] or not kw["paged_kv"]:
-        refused["append_kv"] = kw["append_kv"]
-        refused["paged_kv"] = kw["paged_kv"]
+    if not kw["append_kv"] or not kw["paged_kv"]:  # rotary / leftpad need both
+        flags = ("append_kv", "paged_kv")
+        refused = {k: kw[k] for k in flags if not kw[k]}
     keywords = dict(kw, layout=args.layout(kw["layout"], loc),
                     dtype=args.dtype(kw["dtype"], loc), page_size=page[1],
                     causal=args.flag(kw["causal"], "causal", loc),

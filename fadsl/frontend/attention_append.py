@@ -122,8 +122,14 @@ def append_attention(
     """The append kernel of ``fd.attention``'s keywords (already validated by it:
     name, causal, scale, layout, dtype, page_size), or E116 for what it lacks."""
     for key, value in refused.items():
+        what = (
+            f"append_kv, rotary and leftpad need append_kv=True and paged_kv=True "
+            f"(a paged cache to append to), got {key}={value!r}"
+            if key in ("append_kv", "paged_kv")
+            else f"fd.attention(append_kv=True) does not take {key}={value!r} yet"
+        )
         raise UsageError(
-            f"fd.attention(append_kv=True) does not take {key}={value!r} yet",
+            what,
             loc,
             hint="append_kv supports causal, scale, layout BNSD / BSND, dtype, "
             "page_size, rotary and leftpad (docs/decode.md)",

@@ -125,3 +125,18 @@ def test_dao_kvcache_new_kv(case: tuple) -> None:
         assert np.array_equal(
             before[keep].view(np.uint16), after[keep].view(np.uint16)
         ), f"{name}: a slot outside the appended positions changed"
+
+
+@pytest.mark.parametrize(
+    "keywords,named",
+    [
+        (dict(rotary="half"), "append_kv=False"),
+        (dict(append_kv=True), "paged_kv=False"),
+        (dict(paged_kv=True, append_kv=True, rotary="full"), "rotary='full'"),
+        (dict(paged_kv=True, append_kv=True, window=(8, 0)), "window=(8, 0)"),
+    ],
+)
+def test_append_keywords_refused(keywords: dict, named: str) -> None:
+    with pytest.raises(fd.FadslError, match="E116") as err:
+        fd.attention(name="append_bad", **keywords)
+    assert named in str(err.value)
