@@ -29,7 +29,7 @@ import fadsl as fd
 from fadsl.frontend.mods import positions
 from fadsl.lib.flash import finish
 from fadsl.lib.paged import row_block
-from fadsl.lib.rotary import rotate
+from fadsl.lib.rotary import pairing, rotate_with
 
 
 def paged_append_attention(
@@ -63,12 +63,13 @@ def paged_append_attention(
         qt = fd.load(row_block(spec, q, b, x, rows), pad=0)
         tables = None
         if spec.rotary is not None:
-            tables = (rotary_cos, rotary_sin)
+            mats = pairing(D, 2 * RotaryHalf, spec.rotary == "interleaved")
+            tables = (rotary_cos, rotary_sin, mats)
             first = old + y * block_q if spec.causal else old
             count = block_q if spec.causal else 1
             cos_q = fd.load(rotary_cos[fd.ds(first, count), :], pad=0)
             sin_q = fd.load(rotary_sin[fd.ds(first, count), :], pad=0)
-            turned = rotate(qt, cos_q, sin_q, D, 2 * RotaryHalf, spec.rotary == "interleaved")
+            turned = rotate_with(qt, cos_q, sin_q, mats)
             qt = fd.cast(turned, q.dtype)
         q_idx = positions(y * block_q, block_q, 0)  # new-token index of each row
         m = fd.full((block_q,), -fd.inf, fd.f32)
@@ -144,9 +145,8 @@ def new_keys(
     kt = fd.load(row_block(spec, k_new, b, hk, news), pad=0)
     if spec.rotary is None:
         return kt
-    cos, sin = tables
+    cos, sin, mats = tables
     rows = fd.ds(old + news.start, news.size)
     cos_k = fd.load(cos[rows, :], pad=0)
     sin_k = fd.load(sin[rows, :], pad=0)
-    half = cos.shape[1]
-    return fd.cast(rotate(kt, cos_k, sin_k, d, 2 * half, spec.rotary == "interleaved"), kt.dtype)
+    return fd.cast(rotate_with(kt, cos_k, sin_k, mats), kt.dtype)

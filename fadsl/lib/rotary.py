@@ -27,10 +27,17 @@ from typing import Any
 import fadsl as fd
 
 
-def rotate(x: Any, cos_t: Any, sin_t: Any, d: Any, rotary_dim: int, interleaved: bool) -> Any:
+def rotate(x: Any, cos_t: Any, sin_t: Any, d: Any, rotary_dim: Any, interleaved: bool) -> Any:
     """``x`` [rows, D] rotated at each row's position; ``cos_t`` / ``sin_t`` are the
     f32 table rows of those positions, [rows, rotary_dim / 2] (or [1, ...] when every
     row sits at one position). Returns an f32 [rows, D] tile."""
+    return rotate_with(x, cos_t, sin_t, pairing(d, rotary_dim, interleaved))
+
+
+def pairing(d: Any, rotary_dim: Any, interleaved: bool) -> tuple[Any, Any, Any]:
+    """The matrices of ``rotate_with``: the table expansion [D, R] and the signed pair
+    swap [D, D] (both transposed, as B operands), and the row of 1s past rotary_dim.
+    Made once per task, they serve every rotation of it."""
     half = rotary_dim // 2
     col = fd.arange(0, d)[:, None]  # output column c, as a row of the B^T matrices
     ones = fd.full((d, 1), 1.0, fd.f32)
@@ -42,6 +49,12 @@ def rotate(x: Any, cos_t: Any, sin_t: Any, d: Any, rotary_dim: int, interleaved:
     swap_t = fd.where(swap, sign + fd.zeros((d, d), fd.f32), 0.0)  # [D, D]
     row = fd.arange(0, d)[None, :]
     keep = fd.where(row < rotary_dim, 0.0, fd.full((1, d), 1.0, fd.f32))
+    return expand_t, swap_t, keep
+
+
+def rotate_with(x: Any, cos_t: Any, sin_t: Any, mats: tuple[Any, Any, Any]) -> Any:
+    """``rotate`` with the matrices of ``pairing``."""
+    expand_t, swap_t, keep = mats
     cos_full = fd.dot(cos_t, expand_t, transpose_b=True) + keep
     sin_full = fd.dot(sin_t, expand_t, transpose_b=True)
     xf = fd.cast(x, fd.f32)

@@ -1,7 +1,7 @@
 """``fd.attention(..., append_kv=True)`` built with g++ into fadsl's CPU runtime
 (``fadsl sim``): one of Dao's test_flash_attn_kvcache new_kv cases (GQA, causal,
-leftpad, a 16-row page table; no rotary: with rotary the kernel needs more of the
-AIC's event IDs than it has, docs/decode.md) with the cache poisoned past each
+leftpad, a 16-row page table; no rotary: with rotary the kernel needs more
+cross-core flag IDs than it may use, docs/decode.md) with the cache poisoned past each
 sequence's length. The output passes the tolerance rule against the float64
 reference, and the updated caches equal the interpreter's bit for bit, poison
 included: the generated kernel writes only the appended slots (and the CPU runtime
