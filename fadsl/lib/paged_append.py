@@ -104,7 +104,7 @@ def paged_append_attention(
         p1 = (fd.floordiv(old + Sq - 1, spec.page_size) + 1) * writer
         for pi in range(p0, fd.maximum(p0, p1)):
             at, slot, tok, end = page_slots(block_table, b, pi, old, Sq, spec.page_size)
-            for c in range(fd.cdiv(spec.page_size, block_q)):
+            for c in range(fd.cdiv(end - slot, block_q)):
                 # block_q rows at a time: on a split chip each vector core writes half
                 span = fd.ds(slot + c * block_q, block_q, end)
                 news = fd.ds(tok + c * block_q, block_q, Sq)

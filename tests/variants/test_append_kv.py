@@ -35,6 +35,7 @@ CASES = [
     (3, 128, 64, 16, "gqa", True, 0.0, False, True),
     (8, 256, 64, 64, "gqa", True, 0.5, True, True),
     (1, 128, 128, 16, "mqa", False, 0.5, True, True),
+    (64, 256, 64, 16, "mqa", True, 0.0, False, False),  # 64 new tokens over 5 pages
 ]
 
 

@@ -10,6 +10,7 @@ refuses two cores writing one GM byte without a wait between them)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from attkit import NEEDS_GXX
 
 import fadsl as fd
@@ -17,8 +18,16 @@ from tests.variants.test_append_kv import dao_case, poisoned
 
 
 @NEEDS_GXX
-def test_dao_kvcache_new_kv_through_sim() -> None:
-    c = dao_case((3, 128, 64, 16, "gqa", True, 0.0, False, True))
+@pytest.mark.parametrize(
+    "case",
+    [
+        (3, 128, 64, 16, "gqa", True, 0.0, False, True),
+        (64, 256, 64, 16, "mqa", True, 0.0, False, False),  # appends span 5 pages
+    ],
+    ids=lambda c: "-".join(map(str, c)),
+)
+def test_dao_kvcache_new_kv_through_sim(case: tuple) -> None:
+    c = dao_case(case)
     inputs = dict(c["inputs"])
     table, lens = inputs["block_table"], inputs["seqlens_kv"]
     for name in ("k_cache", "v_cache"):
