@@ -48,7 +48,8 @@ class AppendKernel(KernelDef):
         if spec.rotary is not None:
             shape.update(MaxPos=shape["MaxPages"] * spec.page_size, RotaryHalf=32)
         super().__init__(
-            paged_append_attention, spec.name, spec.dtype, {"spec": spec}, shape
+            paged_append_attention, spec.name, spec.dtype, {"spec": spec}, shape,
+            _bound_reference(spec),
         )
         self.spec = spec
         self.loc = loc
@@ -66,6 +67,17 @@ class AppendKernel(KernelDef):
         inputs: Mapping[str, Any],
     ) -> None:
         check_append_inputs(self.spec, self.loc, shape, inputs)
+
+
+def _bound_reference(spec: AppendSpec) -> Any:
+    def reference(
+        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
+    ) -> dict[str, Any]:
+        from fadsl.frontend.append_ref import reference as ref
+
+        return ref(spec, inputs, shape, consts, dtype)
+
+    return reference
 
 
 def append_specs(spec: AppendSpec, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]:

@@ -141,3 +141,12 @@ def test_append_keywords_refused(keywords: dict, named: str) -> None:
     with pytest.raises(fd.FadslError, match="E116") as err:
         fd.attention(name="append_bad", **keywords)
     assert named in str(err.value)
+
+
+@pytest.mark.parametrize("case", CASES[:3] + CASES[4:5], ids=lambda c: "-".join(map(str, c)))
+def test_fadsl_reference_agrees_with_dao(case: tuple) -> None:
+    """The kernel's own float64 reference (fadsl/frontend/append_ref.py, what `fadsl
+    run` and `fadsl sim` check against) equals Dao's reference of this file."""
+    c = dao_case(case)
+    got = c["kernel"].reference(c["inputs"], {}, {}, None)["o"]
+    np.testing.assert_allclose(got, c["ref"][0], rtol=1e-9, atol=1e-9)
