@@ -133,6 +133,9 @@ CODES: dict[str, int] = {
     "int8_cache_not_compiled": 128,
     "gather_index_unbounded": 129,
     "gather_index_out_of_range": 130,
+    "inplace_alias": 131,
+    "append_unsupported": 132,
+    "append_inputs": 133,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

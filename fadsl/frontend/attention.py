@@ -334,6 +334,9 @@ def attention(
     kv_dtype: str | None = None,
     kv_scale: str | None = None,
     kv_offset: bool = False,
+    append_kv: bool = False,
+    rotary: str | None = None,
+    leftpad: bool = False,
 ) -> AttentionKernel:
     """A FlashAttention-2 forward kernel for one attention variant.
 
@@ -368,6 +371,11 @@ def attention(
             prefix shared by every sequence); not with TND or paged_kv.
         v_from_k: paged MLA decode: no ``v_cache`` input; V is the first ``Dv``
             columns of ``k_cache`` (the latent; docs/decode.md); needs paged_kv.
+        append_kv: with paged_kv: write the inputs ``k_new`` / ``v_new`` into the
+            cache at each sequence's length first (outputs ``k_cache_out`` /
+            ``v_cache_out``, the caches in place); ``rotary`` ("interleaved" or
+            "half", inputs ``rotary_cos`` / ``rotary_sin``) rotates Q and the new
+            keys; ``leftpad`` adds the input ``leftpad`` (docs/decode.md).
         block_mask: what ``fd.create_block_mask`` returns: the kernel's mask_mod is
             its mask_mod, its block sizes and default shape the BlockMask's, and its
             runs read the BlockMask instead of computing one.
@@ -405,6 +413,8 @@ def attention(
         loc,
         args.flag(return_max_scores, "return_max_scores", loc),
     )
+    if append_kv or rotary is not None or leftpad:
+        return _append(name, loc, locals(), page)  # type: ignore[return-value]
     spec = AttentionSpec(
         name=name,
         score_mod=args.mod(score_mod, 5, "score_mod", loc),
@@ -431,3 +441,34 @@ def attention(
     kernel = AttentionKernel(spec, loc)
     bind_block_mask(kernel, block_mask)
     return kernel
+
+
+def _append(name: str, loc: Loc, kw: dict[str, Any], page: Any) -> Any:
+    """``append_kv=True`` (fadsl/frontend/attention_append.py)."""
+    from fadsl.frontend.attention_append import append_attention
+
+    defaults = dict(
+        score_mod=None,
+        mask_mod=None,
+        window=None,
+        softcap=None,
+        return_lse=False,
+        dropout_p=0.0,
+        block_mask=None,
+        return_max_scores=False,
+        shared_kv=False,
+        pack_gqa=None,
+    )
+    refused = {k: kw[k] for k, v in defaults.items() if kw[k] != v}
+    if not kw["append_kv"] or not kw["paged_kv"]:  # rotary / leftpad need both
+        flags = ("append_kv", "paged_kv")
+        refused = {k: kw[k] for k in flags if not kw[k]}
+    keywords = dict(
+        kw,
+        layout=args.layout(kw["layout"], loc),
+        dtype=args.dtype(kw["dtype"], loc),
+        page_size=page[1],
+        causal=args.flag(kw["causal"], "causal", loc),
+        scale=args.positive(kw["scale"], "scale", loc),
+    )
+    return append_attention(name, loc, keywords, refused)

@@ -54,9 +54,23 @@ class In:
 
 
 class Out(In):
-    """Annotation of an output tensor (written with fd.store); arguments as ``In``."""
+    """Annotation of an output tensor (written with fd.store); arguments as ``In``.
+
+    ``alias="k_cache"`` makes it an in-place update of that input (same dims and
+    dtype): it starts as the input's data, and on a device it is that memory; the
+    kernel must not read a position of the input that it writes (fadsl/ir/aliases.py).
+    """
 
     kind = "out"
+
+    def __init__(
+        self,
+        *dims: str | int,
+        dtype: DType | str | None = None,
+        alias: str | None = None,
+    ) -> None:
+        super().__init__(*dims, dtype=dtype)
+        self.alias = alias
 
 
 class Scratch(In):
@@ -101,6 +115,8 @@ class ParamSpec:
     dtype: DType | None = None
     default: Any = None
     has_default: bool = False
+    alias: str | None = None
+    """out only: the input it updates in place (``ir.Param.alias``)."""
 
 
 class KernelDef:
@@ -190,7 +206,11 @@ class KernelDef:
                     hint=f"its constants are: {known}",
                 )
             values[key] = val
-        return build_kernel(self, values, dtype or self.dtype)
+        from fadsl.ir.aliases import check_aliases
+
+        kernel = build_kernel(self, values, dtype or self.dtype)
+        check_aliases(kernel)
+        return kernel
 
 
 def frame_loc_of(fn: Callable[..., Any]) -> Loc:
@@ -213,7 +233,8 @@ def _spec(p: inspect.Parameter, fn: Callable[..., Any], loc: Loc) -> ParamSpec:
     has_default = p.default is not inspect.Parameter.empty
     default = p.default if has_default else None
     if isinstance(ann, In):
-        return ParamSpec(p.name, ann.kind, ann.dims, ann.dtype)
+        alias = getattr(ann, "alias", None)
+        return ParamSpec(p.name, ann.kind, ann.dims, ann.dtype, alias=alias)
     if ann is Scalar or isinstance(ann, Scalar):
         dtype = ann.dtype if isinstance(ann, Scalar) else DType.F32
         return ParamSpec(

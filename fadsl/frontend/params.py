@@ -56,6 +56,7 @@ class ParamBinder:
             kind=ir.ParamKind(spec.kind),
             type=TensorType(shape, spec.dtype or self.dtype),
             loc=loc,
+            alias=spec.alias,
         )
         self.params.append(p)
         self.env[spec.name] = ops.TensorRef(p)

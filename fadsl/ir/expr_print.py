@@ -142,6 +142,9 @@ def _cxx(e: Expr, names: Mapping[str, str]) -> str:
         return _cxx_add(e, names)
     if isinstance(e, sympy.Mul):
         return _cxx_mul(e, names)
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
+        # a square tile's element count (D * D) is a power: repeat the factor
+        return "(" + " * ".join([_cxx_paren(e.base, names)] * int(e.exp)) + ")"
     if isinstance(e, CeilDiv):
         a, b = (_cxx(x, names) for x in e.args)
         return f"fadsl::CeilDiv<{CXX_INT}>({a}, {b})"

@@ -98,6 +98,10 @@ class Param:
     default: Expr | None = None
     """Scalars only: value used when the caller gives none (may use shape symbols)."""
     loc: Loc = field(compare=False)
+    alias: str | None = None
+    """Outputs only: the input whose memory this output is (an in-place update, such
+    as ``append_kv``'s caches): it starts as that input's data. The kernel reads the
+    input and writes the output, never a position of both (ir/aliases.py)."""
 
 
 class TypeContext(Protocol):

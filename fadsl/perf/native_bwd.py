@@ -97,8 +97,7 @@ def estimate(shape: Shape, target: Target) -> NativeBwdTime:
     mm1, dqkv = (c / tb.clock for c in cube_cycles(shape.D, hit, cores, tb))
     vec = {m: vec_cycles(m, tb) / tb.clock for m in (False, True)}
     ends = [
-        _ring([vec[m] for m in blocks[c :: cores]], mm1, dqkv, e)
-        for c in range(cores)
+        _ring([vec[m] for m in blocks[c::cores]], mm1, dqkv, e) for c in range(cores)
     ]
     busiest = max(range(cores), key=lambda c: ends[c] + c * e.dispatch_s)
     start = e.launch_s - e.dispatch_s * max(0, cores - 1) + busiest * e.dispatch_s
@@ -203,7 +202,9 @@ def vec_cycles(masked: bool, tb: CostTable) -> float:
     read_s = nr.copy_cycles(elems * 4, l2, tb) + nr.copy_cycles(CHUNK_ROWS * 64, l2, tb)
     if masked:
         read_s += nr.copy_cycles(elems, l2, tb)
-    read_dp = nr.copy_cycles(elems * 4, l2, tb) + nr.copy_cycles(CHUNK_ROWS * 32, l2, tb)
+    read_dp = nr.copy_cycles(elems * 4, l2, tb) + nr.copy_cycles(
+        CHUNK_ROWS * 32, l2, tb
+    )
     write = nr.copy_cycles(elems * 2, tb["mte3_bytes_per_cycle"], tb)
     a, a_bar, b, b_bar = chunk_calls(masked)
     va, vb = nr.vector_cycles(a, a_bar, tb), nr.vector_cycles(b, b_bar, tb)

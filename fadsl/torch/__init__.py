@@ -48,7 +48,10 @@ class TorchOp:
         check_arguments(self.spec, tensors, keywords)
         if block_mask is not None:
             keywords.update(self.block_mask_tensors(block_mask, tensors))
-        return getattr(torch.ops.fadsl, self.name)(*tensors, **keywords)
+        from fadsl.torch.inplace import write_back
+
+        result = getattr(torch.ops.fadsl, self.name)(*tensors, **keywords)
+        return write_back(self.spec, tensors, result)  # in-place outputs (append_kv)
 
     def block_mask_tensors(self, block_mask: Any, tensors: tuple) -> dict[str, Any]:
         """The kernel's block-mask inputs from ``block_mask``, on the inputs' device."""

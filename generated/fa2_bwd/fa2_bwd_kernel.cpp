@@ -470,6 +470,7 @@ public:
                 fadsl::SetWaitFlag<AscendC::HardEvent::MTE2_MTE3>();
                 AscendC::DataCopy(dotWsGm[row0 * D], dot, D * ROWS);
                 fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
+                fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DOT);
                 // fa2_bwd.py:91  ot = fd.load(o[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<half> ot = inQue1.AllocTensor<half>();

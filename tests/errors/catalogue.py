@@ -1621,3 +1621,57 @@ CATALOGUE += (
         },
     ),
 )
+
+APPEND_CALL = """\
+import numpy as np
+
+import fadsl as fd
+
+kernel = fd.attention(name="append", paged_kv=True, page_size=16, append_kv=True)
+{call}
+"""
+"""A golden test's append_kv kernel (docs/decode.md) and one call of it."""
+
+CATALOGUE += (
+    Mistake(
+        "inplace_alias",
+        "An in-place output that does not alias an input of its shape",
+        '`fd.Out(..., alias="x")` updates the input `x` in place: the output starts '
+        "as `x`'s data and on a device is its memory. Name an `fd.In` parameter with "
+        "the output's dims and dtype.",
+        edits=(
+            (
+                'o: fd.Out("B", "N", "Sq", "D")',
+                'o: fd.Out("B", "N", "Sq", "D", alias="qq")',
+            ),
+        ),
+    ),
+    Mistake(
+        "append_unsupported",
+        "A keyword that append_kv does not take",
+        "`append_kv=True` takes causal, scale, layout BNSD or BSND, dtype, page_size, "
+        '`rotary` ("interleaved", "half" or None) and `leftpad`, with '
+        "`paged_kv=True`; drop the other keyword, or attend without appending.",
+        (),
+        script='import fadsl as fd\n\nkernel = fd.attention(name="append", '
+        "paged_kv=True, append_kv=True, softcap=30.0)\n",
+    ),
+    Mistake(
+        "append_inputs",
+        "An append that does not fit its sequence's pages",
+        "Sequence b appends its Sq new tokens at positions seqlens_kv[b] .. "
+        "seqlens_kv[b] + Sq - 1: that end must fit its block table row (MaxPages * "
+        "page_size), the columns it uses must hold pages of the cache, the pages it "
+        "writes must be its own, leftpad[b] <= seqlens_kv[b], and with rotary the "
+        "cos / sin tables must reach its last position.",
+        (),
+        script=APPEND_CALL.format(
+            call="z = np.zeros\n"
+            "out = fd.interpret(kernel, q=z((1, 2, 1, 64), np.float16), "
+            "k_cache=z((4, 16, 2, 64), np.float16), v_cache=z((4, 16, 2, 64), "
+            "np.float16), block_table=np.array([[0, 1]], np.int32), "
+            "seqlens_kv=np.array([32], np.int32), k_new=z((1, 2, 1, 64), np.float16), "
+            "v_new=z((1, 2, 1, 64), np.float16))"
+        ),
+    ),
+)

@@ -30,7 +30,9 @@ def test_blocks_are_dealt_one_per_cube_core_per_wave() -> None:
     assert (small.blocks, small.cores, small.tasks_per_core) == (16, 16, 1)
 
 
-def test_the_ring_hides_the_vector_work_behind_the_cube_when_the_cube_is_slower() -> None:
+def test_the_ring_hides_the_vector_work_behind_the_cube_when_the_cube_is_slower() -> (
+    None
+):
     e = nb.Engines.of(B2, 24)
     mm1, dqkv = 10e-6, 12e-6
     n = 20

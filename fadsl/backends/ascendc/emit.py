@@ -313,7 +313,8 @@ def _gm_params(
         count = sympy.Mul(*p.type.shape).subs(fixed)
         n = to_cxx(count, fields).replace("fadsl::CeilDiv<int64_t>", host_ceil)
         ct = ctype(p.type.dtype)
-        out.append(GmParam(names.param(p.name), ct, n, p.kind.value, p.name))
+        start = p.alias or ""  # an in-place output starts as its input
+        out.append(GmParam(names.param(p.name), ct, n, p.kind.value, p.name, start))
     return tuple(out)
 
 

@@ -11,6 +11,7 @@ from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
+from fadsl.plan.sides import walk
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -68,15 +69,26 @@ def _copy_out(e: VectorEmitter, v: ir.Value) -> tuple[list[Stmt], list[Stmt]]:
     before it writes that buffer again."""
     position = _queue_position(e, v)
     if position == "VECIN":
+        after = [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();")]
+        if _padded_load(e, v):  # the next load's pad (Duplicate, PIPE_V) writes it
+            after.append(Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"))
         return (
             [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE2_MTE3>();")],
-            [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();")],
+            after,
         )
     if position is not None:
         return _enque_deque(e, v), []
     return (
         [Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();")],
         [Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();")],
+    )
+
+
+def _padded_load(e: VectorEmitter, v: ir.Value) -> bool:
+    """``v`` is (the slot of) a load with a pad: each load first fills the slot."""
+    return any(
+        isinstance(op, ir.Load) and op.pad is not None and v in (op.result, op.into)
+        for op in walk(e.low.kernel.body)
     )
 
 
@@ -121,11 +133,17 @@ def send(e: VectorEmitter, v: ir.Value) -> list[Stmt]:
     cols = e.names.expr(shape[1])
     out, after = _copy_out(e, v)
     ring = e.ring_slot(v.name)
-    row = f"{_row0(e, v)} * {cols}"
+    src, count, first = e.var(v), e.count(v), None
+    if e.low.split.blocks and e.low.split.block_of(v) is None:
+        # held whole by both vector cores (a matrix made from fd.arange): each
+        # sends half its rows, as it would its own rows of a split tile
+        half = e.names.expr(shape[0] / 2)
+        first = f"static_cast<int64_t>(AscendC::GetSubBlockIdx()) * {half}"
+        src = f"{src}[{first} * {cols}]"
+        count = e.names.count((shape[0] / 2,) + tuple(shape[1:]))
+    row = f"{first if first is not None else _row0(e, v)} * {cols}"
     at = f"{ring[1]} + {row}" if ring else row
-    out.append(
-        Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {e.var(v)}, {e.count(v)});")
-    )
+    out.append(Line(f"AscendC::DataCopy({e.ws[v.name]}[{at}], {src}, {count});"))
     out += after
     flag = Line(f"AscendC::CrossCoreSetFlag<2, PIPE_MTE3>({e.flag_of(v.name)});")
     return out + vector_chunk.after(e, [flag])

@@ -78,6 +78,9 @@ class GmParam:
     """in / out / scratch / workspace"""
     file: str
     """the parameter as the user named it: input/<file>.bin, output/<file>.bin"""
+    start: str = ""
+    """an in-place output (fadsl/ir/aliases.py): the input whose input/<start>.bin the
+    host loads into it before the launch, as the device's in-place buffer holds it"""
 
 
 @dataclass(frozen=True)

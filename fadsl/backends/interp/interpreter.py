@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - a dependency; then BLAS keeps its thre
     threadpool_limits = None  # type: ignore[assignment]
 
 from fadsl.backends.interp import atomics, debug
+from fadsl.backends.interp.aliases import aliased_start
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.machine import Machine
 from fadsl.backends.interp.heap import reuse_freed_memory
@@ -208,6 +209,8 @@ def _tensor(
     assert isinstance(p.type, TensorType)
     shape = tuple(_extent(p, d, syms) for d in p.type.shape)
     dtype = np_dtype(p.type.dtype)
+    if p.kind is ParamKind.OUT and p.alias is not None:
+        return aliased_start(p, inputs, shape, dtype)
     if p.kind is not ParamKind.IN:
         return np.full(shape, nan_of(p.type.dtype), dtype)
     if p.name not in inputs:
