@@ -49,6 +49,7 @@ def test_four_tasks_a_core_overlap_by_the_tail_the_schedule_shows() -> None:
     summed = launch + 4 * (task + sched.makespan)
     assert kt.time_s == pytest.approx(summed - 3 * min(tail, slack), rel=1e-9)
     assert kt.time_s < summed
+    assert kt.handover_s == pytest.approx(3 * min(tail, slack), rel=1e-9)
 
 
 def test_one_task_a_core_has_nothing_to_overlap() -> None:

@@ -57,7 +57,13 @@ from fadsl.perf.timeline_schedule import (
 )
 from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
-from fadsl.perf.task_overlap import PROBE_TRIPS, Ends, ends_of, overlaps
+from fadsl.perf.task_overlap import (
+    PROBE_TRIPS,
+    Ends,
+    busiest_handover,
+    ends_of,
+    overlaps,
+)
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
@@ -103,6 +109,9 @@ class KernelTime:
     """The post phase (a second fd.grid after SyncAll, ``perf/post_phase.py``): its
     seconds, included in ``time_s``; 0 without one."""
     post_tasks: int = 0
+    handover_s: float = 0.0
+    """Seconds the busiest core's tasks overlap the task before them on the core
+    (``perf/task_overlap.py``), taken off its summed tasks in ``time_s``."""
 
     @property
     def tflops(self) -> float:
@@ -354,6 +363,7 @@ class KernelModel:
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
         handover = overlaps(ends, trips, cores, position)
         launch_s, busiest = e.dispatched(per_task - handover, cores)
+        overlapped = busiest_handover(e.dispatch_s, per_task, handover, cores)
         bound_start, bound_tasks = e.dispatched(e.task_s + pace * trips, cores)
         return KernelTime(
             time_s=launch_s + busiest + phase_s,
@@ -376,6 +386,7 @@ class KernelModel:
             lower_bound_s=bound_start + bound_tasks + phase_s,
             bounds=bounds,
             atomic_phase_s=phase_s,
+            handover_s=overlapped,
         )
 
     def dealt(

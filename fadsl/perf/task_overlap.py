@@ -70,3 +70,15 @@ def overlaps(
             out[prev] = min(ends[int(trips[prev])].tail, ends[int(trips[t])].slack)
         last[c] = int(t)
     return out
+
+
+def busiest_handover(
+    dispatch_s: float, per_task: np.ndarray, handover: np.ndarray, cores: np.ndarray
+) -> float:
+    """The hand-over seconds of the core that ends last (``Engines.dispatched``:
+    core c starts c dispatches after the first)."""
+    if not len(per_task):
+        return 0.0
+    sums = np.bincount(cores, weights=per_task - handover)
+    c = int(np.argmax(sums + np.arange(sums.size) * dispatch_s))
+    return float(np.bincount(cores, weights=handover, minlength=c + 1)[c])
