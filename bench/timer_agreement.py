@@ -26,6 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = [  # (label, example, --set, --shape)
     ("fa2", "fa2.py", [], "B=1,N=2,Sq=1024,Skv=2048,D=128"),
     ("fa2 causal", "fa2.py", ["causal=True"], "B=1,N=2,Sq=1024,Skv=2048,D=128"),
+    # 64 tasks on 24 cores: consecutive tasks of a core hand over (perf/task_overlap.py)
+    ("fa2, 3 tasks a core", "fa2.py", [], "B=1,N=4,Sq=2048,Skv=1024,D=128"),
     ("alibi (score_mod)", "alibi.py", [], "B=1,N=2,Sq=1024,Skv=2048,D=128"),
     (
         "decode split-KV",

@@ -160,6 +160,11 @@ def kernel_lines(kt: KernelTime) -> list[str]:
         f"{kt.busiest_tasks} task(s) on the busiest core ({kt.tasks} tasks on "
         f"blockDim {kt.block_dim}: {kt.rounds} round(s), {kt.tail_tasks} in the last)"
         + (
+            f" - {kt.handover_s * 1e6:.1f} us where its tasks overlap the one before"
+            if kt.handover_s
+            else ""
+        )
+        + (
             f" + atomic_add's zeroing and cast {kt.atomic_phase_s * 1e6:.1f} us"
             if kt.atomic_phase_s
             else ""

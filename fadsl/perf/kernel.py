@@ -57,6 +57,13 @@ from fadsl.perf.timeline_schedule import (
 )
 from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
+from fadsl.perf.task_overlap import (
+    PROBE_TRIPS,
+    Ends,
+    busiest_handover,
+    ends_of,
+    overlaps,
+)
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
 PROBE = 4
@@ -102,6 +109,9 @@ class KernelTime:
     """The post phase (a second fd.grid after SyncAll, ``perf/post_phase.py``): its
     seconds, included in ``time_s``; 0 without one."""
     post_tasks: int = 0
+    handover_s: float = 0.0
+    """Seconds the busiest core's tasks overlap the task before them on the core
+    (``perf/task_overlap.py``), taken off its summed tasks in ``time_s``."""
 
     @property
     def tflops(self) -> float:
@@ -270,6 +280,14 @@ class KernelModel:
         sched.run(self.before, self.after, 0.0)
         return sched
 
+    def ends(self, timer: Timer, trips: int) -> Ends:
+        """What the next task on the core may overlap of this one's schedule
+        (``perf/task_overlap.py``); nothing on a coupled chip."""
+        if not self.target.split:
+            return Ends(0.0, 0.0)
+        sched = self.schedule(timer, min(trips, PROBE_TRIPS))
+        return ends_of(sched.events, sched.makespan)
+
     def makespan(self, timer: Timer, trips: int) -> float:
         """The makespan of ``schedule(timer, trips)``, without keeping its events."""
         sched = FastScheduler(self.loop, timer, self.order, self.kv_schedule, trips)
@@ -324,11 +342,13 @@ class KernelModel:
         e = timer.engines
         per_task = np.zeros(trips.shape)
         shared: dict[int, float] = {}
+        ends: dict[int, Ends] = {}
         for n in np.unique(trips):
             at = self._timer_at(timer, env, extents, trips == n)
             if at is not timer:  # the steps the grid point does not change: reused
                 at.seed(shared)
             per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
+            ends[int(n)] = self.ends(at, int(n))
             if at is not timer:
                 shared = at.known(self._pointless())
         engines: dict[str, float] = {}
@@ -336,12 +356,14 @@ class KernelModel:
             engines[s.lane] = engines.get(s.lane, 0.0) + timer.seconds(s)
         pace = max(engines.values(), default=0.0)
         dim = bounds.block_dim
-        cores = self.dealt(env, extents, dim)[0]
+        cores, position = self.dealt(env, extents, dim)
         tasks = int(per_task.size)
         rounds = -(-tasks // dim) if tasks else 0
         hbm, l2b = self._traffic(env, timer, trips)
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
-        launch_s, busiest = e.dispatched(per_task, cores)
+        handover = overlaps(ends, trips, cores, position)
+        launch_s, busiest = e.dispatched(per_task - handover, cores)
+        overlapped = busiest_handover(e.dispatch_s, per_task, handover, cores)
         bound_start, bound_tasks = e.dispatched(e.task_s + pace * trips, cores)
         return KernelTime(
             time_s=launch_s + busiest + phase_s,
@@ -364,6 +386,7 @@ class KernelModel:
             lower_bound_s=bound_start + bound_tasks + phase_s,
             bounds=bounds,
             atomic_phase_s=phase_s,
+            handover_s=overlapped,
         )
 
     def dealt(
