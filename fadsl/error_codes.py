@@ -129,6 +129,7 @@ CODES: dict[str, int] = {
     "v_from_k_value_dim": 121,
     "prefill_chunk_past_keys": 125,
     "prefill_pack_gqa": 126,
+    "v_from_k_no_value_dim": 143,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 
