@@ -136,6 +136,7 @@ CODES: dict[str, int] = {
     "inplace_alias": 131,
     "append_unsupported": 132,
     "append_inputs": 133,
+    "v_from_k_no_value_dim": 134,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 

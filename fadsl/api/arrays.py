@@ -192,6 +192,16 @@ def resolve_shape(
     return {s: values[s] for s in syms}
 
 
+def array_dims(kernel: Kernel, arrays: Mapping[str, np.ndarray]) -> set[str]:
+    """The shape symbols some given array's dimensions hold (given, not defaulted)."""
+    return {
+        to_text(d)
+        for p in kernel.params
+        if p.name in arrays and isinstance(p.type, TensorType)
+        for d in p.type.shape
+    }
+
+
 def _given_shape(
     kernel: Kernel, shape: Mapping[str, Any] | None, loc: Loc | None
 ) -> dict[str, int]:

@@ -223,6 +223,7 @@ def _bind(
 ) -> tuple[Binding, dict[str, np.ndarray]]:
     """The driver's Binding of ``kernel`` for these arguments, and the given arrays."""
     from fadsl.api.arrays import (
+        array_dims,
         as_array,
         check_arrays,
         check_names,
@@ -240,7 +241,11 @@ def _bind(
 
     def rule(k: Any, defaults: Mapping[str, int]) -> dict[str, int]:
         check_names(k, arrays, loc)
-        return resolve_shape(k, defaults, shape, arrays, loc)
+        values = resolve_shape(k, defaults, shape, arrays, loc)
+        if (check_given := getattr(chosen, "check_given_shape", None)) is not None:
+            given = set(defaults) if shape is None and not arrays else set(shape or {})
+            check_given(given | array_dims(k, arrays))
+        return values
 
     binding = bind(chosen, rule, sets, elem, target, API)
     if block_mask is not None:

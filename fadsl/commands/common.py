@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape
+from fadsl.commands.flags import parse_dtype, parse_sets, parse_shape, shape_names
 from fadsl.driver import binding as driver
 from fadsl.driver.binding import Binding, Chosen
 from fadsl.driver.source import load_source, select
@@ -123,7 +123,11 @@ def bind(
 
     def shape(kernel: Kernel, defaults: Mapping[str, int]) -> dict[str, int]:
         if need_shape or text:
-            return parse_shape(text, kernel.shape_syms, dict(defaults))
+            values = parse_shape(text, kernel.shape_syms, dict(defaults))
+            check_given = getattr(chosen, "check_given_shape", None)  # MLA: Dv
+            if check_given is not None:
+                check_given(shape_names(text) if text else set(defaults))
+            return values
         return {}
 
     bound = driver.bind(chosen, shape, sets, dtype, target)

@@ -126,6 +126,11 @@ def parse_assignments(text: str, flag: str) -> list[tuple[str, str, int, int]]:
     return items
 
 
+def shape_names(text: str) -> set[str]:
+    """The symbols a --shape text names (checked by parse_shape)."""
+    return {name for name, _, _, _ in parse_assignments(text, "--shape")}
+
+
 def parse_shape(
     text: str | None, symbols: tuple[str, ...], defaults: dict[str, int] | None = None
 ) -> dict[str, int]:

@@ -8,7 +8,7 @@ the same semantics as the kernel (``docs/variants.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +162,13 @@ class AttentionKernel(KernelDef):
         if not self.spec.paged_kv or block is None:
             return True
         return block > 0 and block % self.spec.page_size == 0
+
+    def check_given_shape(self, given: Collection[str]) -> None:
+        """The symbols the user wrote (not defaulted): v_from_k needs Dv among them."""
+        if self.spec.v_from_k:
+            from fadsl.frontend.mla import require_value_dim
+
+            require_value_dim(given, self.loc)
 
     def check_shape(self, shape: Mapping[str, int]) -> None:
         """N must be a multiple of Nkv (GQA / MQA); v_from_k needs Dv <= D."""

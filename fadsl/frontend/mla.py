@@ -9,7 +9,7 @@ so the cache is stored once. The checks here refuse what that cannot mean.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from fadsl.errors import Loc, UsageError
@@ -43,4 +43,19 @@ def check_value_columns(shape: Mapping[str, int], loc: Loc) -> None:
             hint=f"e.g. Dv={min(512, d)} for D={d} (DeepSeek MLA: D=576, Dv=512), or "
             "drop v_from_k and pass v_cache",
             code="v_from_k_value_dim",
+        )
+
+
+def require_value_dim(given: Collection[str], loc: Loc) -> None:
+    """With ``v_from_k`` no input holds ``Dv``, and its usual default (``D``) would
+    make V the whole K row, rotary columns too: the shape must give ``Dv``."""
+    if "Dv" not in given:
+        raise UsageError(
+            "v_from_k=True but the shape does not give Dv: V is the first Dv columns "
+            "of k_cache, no input holds Dv, and left out it would be D (V the whole "
+            "K row, rotary columns too)",
+            loc,
+            hint="give it, e.g. --shape ...,D=576,Dv=512 (DeepSeek MLA), shape={'Dv': "
+            "512} in Python; Dv=D (written out) keeps V the whole row",
+            code="v_from_k_no_value_dim",
         )

@@ -1594,6 +1594,20 @@ CATALOGUE += (
         ),
         files={"mla.py": MLA_FILE},
     ),
+    Mistake(
+        "v_from_k_no_value_dim",
+        "`v_from_k=True` with a shape that does not give `Dv`",
+        "No input holds `Dv` and its default (`D`) would make V the whole latent row, "
+        "rotary columns too: give `Dv` (DeepSeek MLA: `D=576,Dv=512`; `Dv=D` written "
+        "out stays legal).",
+        (
+            "check",
+            "mla.py",
+            "--shape",
+            "B=1,N=16,Nkv=1,Sq=1,D=576,Pages=8,MaxPages=4",
+        ),
+        files={"mla.py": MLA_FILE},
+    ),
 )
 
 CATALOGUE += (

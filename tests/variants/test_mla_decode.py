@@ -106,6 +106,34 @@ def test_v_from_k_needs_dv_at_most_d() -> None:
     kdef.check_shape({"D": 576, "Dv": 512})
 
 
+def test_v_from_k_needs_dv_given(tmp_path: Path) -> None:
+    """Left out, Dv would default to D and V silently be the whole 576-wide row:
+    refused (E134) from the command line and from Python; Dv=D written out is legal."""
+    src = tmp_path / "mla.py"
+    src.write_text(SOURCE)
+    shape = "B=1,N=16,Nkv=1,Sq=1,D=576,Pages=8,MaxPages=4"
+    cmd = [sys.executable, "-m", "fadsl", "check", str(src), "--shape", shape]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0 and "[E134]" in proc.stderr, proc.stdout + proc.stderr
+    assert "does not give Dv" in proc.stderr and "mla.py:3" in proc.stderr
+    cmd[-1] = shape + ",Dv=576"
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kdef = fd.attention(name="mla", paged_kv=True, page_size=64, v_from_k=True)
+    rng = np.random.default_rng(1)
+    data = {
+        "q": rng.standard_normal((1, 1, 16, 576)).astype(np.float16),
+        "k_cache": rng.standard_normal((8, 64, 1, 576)).astype(np.float16),
+        "block_table": np.arange(4, dtype=np.int32).reshape(1, 4),
+        "seqlens_kv": np.array([100], np.int32),
+    }
+    with pytest.raises(UsageError, match="does not give Dv") as e:
+        fd.interpret(kdef, consts={"kv_splits": 2}, **data)
+    assert "[E134]" in str(e.value) and e.value.loc.file == __file__
+    out = fd.interpret(kdef, consts={"kv_splits": 2}, shape={"Dv": 512}, **data)
+    assert out["o"].shape == (1, 1, 16, 512)
+
+
 def footprint(block_q: int, block_kv: int, d: int, dv: int) -> dict[str, int]:
     """The cube's bytes counted from the tiles the kernel holds (fp16 operands, f32
     results): K [block_kv, D] and V [block_kv, Dv] double-buffered in L1 with Q
