@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from fadsl.errors import Loc, UsageError
 from fadsl.frontend.append_inputs import check_append_inputs, make_append_inputs
-from fadsl.frontend.attention_params import DV, QO_DIMS, with_dv
+from fadsl.frontend.attention_params import DV, QO_DIMS, scale_param, with_dv
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.types import DType
 
@@ -114,16 +114,7 @@ def append_specs(
         ParamSpec("v_cache_out", "out", with_dv(cache), alias="v_cache"),
     ]
     by_name = {p.name: p for p in base}
-    scale = by_name["scale"]
-    if spec.scale is not None:
-        scale = ParamSpec(
-            "scale",
-            "scalar",
-            dtype=scale.dtype,
-            default=float(spec.scale),
-            has_default=True,
-        )
-    out.append(scale)
+    out.append(scale_param(by_name["scale"], spec.scale))
     for p in base:
         if p.kind != "const":
             continue

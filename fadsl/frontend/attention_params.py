@@ -102,16 +102,7 @@ def param_specs(spec: Any, base: tuple[ParamSpec, ...]) -> tuple[ParamSpec, ...]
             ParamSpec("lse_part", "scratch", part, DType.F32),
         ]
     out += [ParamSpec(t.name, "in", t.annotation.dims, t.dtype) for t in spec.extras]
-    scale = by_name["scale"]
-    if spec.scale is not None:
-        scale = ParamSpec(
-            "scale",
-            "scalar",
-            dtype=scale.dtype,
-            default=float(spec.scale),
-            has_default=True,
-        )
-    out.append(scale)
+    out.append(scale_param(by_name["scale"], spec.scale))
     consts = [p for p in base if p.kind == "const"]
     if spec.paged_kv:  # a paged KV block is one page unless tune or --set widen it
         block = spec.page_size
@@ -189,3 +180,12 @@ def _library_names() -> frozenset[str]:
     read |= set(paged.paged_attention.__code__.co_names) & set(vars(paged))
     read |= set(prefill.paged_prefill.__code__.co_names) & set(vars(prefill))
     return frozenset(DEFAULT_SHAPE) | {"Pages", "MaxPages", DV} | frozenset(read)
+
+
+def scale_param(base: ParamSpec, value: float | None) -> ParamSpec:
+    """The library's ``scale`` parameter, its default replaced by a fixed ``scale=``."""
+    if value is None:
+        return base
+    return ParamSpec(
+        "scale", "scalar", dtype=base.dtype, default=float(value), has_default=True
+    )
