@@ -142,7 +142,7 @@ class Target:
     """Whether the Ascend C backend lowers for this chip (else: check only)."""
     hbm_bytes: int = 0
     """Device memory (HBM, or the 310P's DDR) of one device in bytes, which holds every
-    GM tensor of a launch; 0: unknown, not checked (``plan/device_memory.py``)."""
+    GM tensor of a launch; 0: unknown, not checked (``plan/resources/device_memory.py``)."""
     rates: dict[str, Rate] = field(default_factory=dict, compare=False)
     """Cost-model rates by name (see RATE_NAMES)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)

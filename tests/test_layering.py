@@ -155,7 +155,7 @@ def _fadsl_imports(path: Path) -> set[str]:
 
 def test_no_command_imports_another_command() -> None:
     """Commands are argv -> driver -> print: what two commands share lives below them
-    (the driver, plan/resource_text.py, io/runio.py), never in another command."""
+    (the driver, plan/resources/resource_text.py, io/runio.py), never in another command."""
     bad = []
     for path in sorted((PKG / "commands").glob("*_cmd.py")):
         own = f"fadsl.commands.{path.stem}"

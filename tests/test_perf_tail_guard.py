@@ -1,7 +1,7 @@
 """The model counts the KV-tail select as the generated code runs it (issue 16, item 5):
 the backend runs ``where(arange(j * block_kv, block_kv) < Skv, s, -inf)`` and the
 arange and cast its mask reads only in the block that reaches past Skv
-(fadsl/plan/tail_guard.py), so the model charges their vector work to the share of
+(fadsl/plan/schedule/tail_guard.py), so the model charges their vector work to the share of
 partial blocks, not to every block."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from fadsl.driver.source import load_source, select
 from fadsl.ir import nodes as ir
 from fadsl.perf.kernel import KernelModel
 from fadsl.perf.schedule import Schedule
-from fadsl.plan.footprint_eval import exact
-from fadsl.plan.sides import classify
-from fadsl.plan.tail_guard import partial_blocks, tail_guard
+from fadsl.plan.resources.footprint_eval import exact
+from fadsl.plan.schedule.sides import classify
+from fadsl.plan.schedule.tail_guard import partial_blocks, tail_guard
 
 ROOT = Path(__file__).parent.parent
 B2 = targets.get("ascend910b2")
@@ -71,7 +71,7 @@ def _causal_ops(model: KernelModel, i: int) -> float:
 def test_the_causal_select_is_charged_only_to_blocks_crossing_the_diagonal() -> None:
     """``where(keep & (kv_idx <= q_idx + Skv - Sq), s, -inf)`` runs as two selects;
     the causal one (its compare and the rows' positions too) only in a block that
-    crosses the diagonal (plan/diag_guard.py): Q block 63 of 64 has 64 KV blocks
+    crosses the diagonal (plan/schedule/diag_guard.py): Q block 63 of 64 has 64 KV blocks
     and one crossing, Q block 0 has one, crossing."""
     model = KernelModel(_kernel(causal=True), B2, Schedule(stages=2))
     plain = _softmax_ops(KernelModel(_kernel(), B2, Schedule(stages=2)), 8192)

@@ -1,4 +1,4 @@
-"""Causal fa2 deals its tasks longest first in a snake (fadsl/plan/task_order.py).
+"""Causal fa2 deals its tasks longest first in a snake (fadsl/plan/schedule/task_order.py).
 
 A causal task's KV loop is as long as its Q block is late; dealt round-robin in grid
 order, the cores that draw the late blocks did up to 1.8x the mean work. The
@@ -17,7 +17,7 @@ from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.ir import nodes as ir
 from fadsl.perf.kernel import KernelModel
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.resources.footprint_eval import exact
 
 ROOT = Path(__file__).parent.parent
 B2 = targets.get("ascend910b2")
@@ -85,7 +85,7 @@ def test_many_long_heads_are_grouped_so_their_kv_stays_in_l2() -> None:
 
 
 def test_nondecreasing_is_structural() -> None:
-    from fadsl.plan.task_order import nondecreasing
+    from fadsl.plan.schedule.task_order import nondecreasing
 
     i, s, b = sympy.symbols("i Skv block_kv", integer=True, positive=True)
     assert nondecreasing(sympy.Max(0, sympy.Min(s, sympy.ceiling((i + 1) * b / 7))), i)

@@ -86,7 +86,7 @@ def test_double_buffering_overlaps_the_next_load_with_this_compute() -> None:
 
 
 def test_one_stage_loads_the_next_block_only_after_this_one() -> None:
-    """Except the K block: the cube runs one iteration ahead (plan/ring.py), so its
+    """Except the K block: the cube runs one iteration ahead (plan/schedule/ring.py), so its
     stage A, the K load with S = Q K^T, comes before the rest of iteration j."""
     tl = _timeline(1)
     cube = ("AIC MTE2", "MTE1", "CUBE", "FIXPIPE")

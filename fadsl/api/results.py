@@ -60,8 +60,8 @@ class Project:
 def check_report(low: Lowered) -> CheckReport:
     """The CheckReport of a lowered kernel (it must have been planned)."""
     from fadsl.errors import render
-    from fadsl.plan.resource_report import report_json
-    from fadsl.plan.resource_text import table
+    from fadsl.plan.resources.resource_report import report_json
+    from fadsl.plan.resources.resource_text import table
 
     b, report = low.binding, low.report
     assert report is not None, "lowered without a target"

@@ -2,8 +2,8 @@
 
 Prints, per memory space, the bytes used per core against the capacity; per buffer its
 core, memory, shape, dtype, slots, bytes and the user line it comes from; how tasks map
-to cores (blockDim); and the footprint formulas (``plan/resource_text.py``). ``--json``
-prints the same for tools (``plan/resource_report.py``). Exit 0 when everything fits,
+to cores (blockDim); and the footprint formulas (``plan/resources/resource_text.py``). ``--json``
+prints the same for tools (``plan/resources/resource_report.py``). Exit 0 when everything fits,
 1 with a ResourceError on stderr when it does not.
 """
 
@@ -30,8 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from fadsl.driver.lower import lower
-    from fadsl.plan.resource_report import report_json
-    from fadsl.plan.resource_text import table
+    from fadsl.plan.resources.resource_report import report_json
+    from fadsl.plan.resources.resource_text import table
 
     if args.block_dim is not None and args.block_dim < 1:
         raise UsageError(

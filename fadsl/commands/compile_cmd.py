@@ -141,7 +141,7 @@ def _build_one(binding: Binding, source: str, out: str, prove_fit: bool) -> Resu
     from fadsl.backends.ascendc.project import build_project
     from fadsl.driver.lower import lower
     from fadsl.io.compile_cache import Result
-    from fadsl.plan.resource_text import table
+    from fadsl.plan.resources.resource_text import table
 
     project = build_project(lower(binding), source, out, prove_fit)
     b = project.lowered.binding

@@ -18,7 +18,7 @@ chunks (a chunked step issues its ops once per chunk: more), every read served b
 and a step whose work depends on the task's grid point (a causal select on the blocks
 crossing the diagonal) at the point where its work is least. The chain is taken from
 the kernel as written and, when its L1 loads can be single-buffered
-(``plan/l1_fit.py``), from that kernel too, and the smaller is used.
+(``plan/memory/l1_fit.py``), from that kernel too, and the smaller is used.
 
 Split chips only (910B, A3), where the vector core runs the loop control and the
 vector steps: on a coupled chip (910A, 310P) one core runs the cube's steps in the same
@@ -49,7 +49,7 @@ class TimeBound:
 
     def __init__(self, model: KernelModel) -> None:
         from fadsl.perf.kernel import KernelModel
-        from fadsl.plan.l1_fit import single_buffered
+        from fadsl.plan.memory.l1_fit import single_buffered
 
         self.models = [model]
         self.chains = [_chain(model) if model.target.split else None]
@@ -73,7 +73,7 @@ class TimeBound:
         import numpy as np
 
         from fadsl.perf.engines import Engines
-        from fadsl.plan.footprint_eval import exact
+        from fadsl.plan.resources.footprint_eval import exact
 
         if chain is None:
             return 0.0
@@ -138,7 +138,7 @@ class TimeBound:
         (summed over its kinds) is least; None for any other step."""
         import numpy as np
 
-        from fadsl.plan.footprint_eval import batch
+        from fadsl.plan.resources.footprint_eval import batch
 
         if id(step) not in self._work:
             names = set(model.grid.vars)
@@ -223,7 +223,7 @@ def _alike(a: KernelModel, ca: Chain | None, b: KernelModel, cb: Chain | None) -
 
 
 def _dealing(m: KernelModel) -> tuple[Any, ...] | None:
-    """What the dealing of tasks to cores reads (``plan/task_order.py``)."""
+    """What the dealing of tasks to cores reads (``plan/schedule/task_order.py``)."""
     o = m.task_order
     if o is None:
         return None

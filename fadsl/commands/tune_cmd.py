@@ -188,7 +188,7 @@ def search(
 def _refuse_absurd_shape(base: Any, args: argparse.Namespace, target: Target) -> None:
     """A shape whose tensors do not fit the device fails here, before any planning:
     the model would evaluate every task of its grid, at each configuration."""
-    from fadsl.plan.device_memory import check_device_memory
+    from fadsl.plan.resources.device_memory import check_device_memory
 
     text = getattr(args, "shape", None)
     loc = flags.arg_loc("--shape", text, 0, len(text)) if text else None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fadsl.driver.lower import Lowered
-    from fadsl.plan.check_resources import ResourceReport
+    from fadsl.plan.resources.check_resources import ResourceReport
 
 
 def floored(
@@ -24,7 +24,7 @@ def floored(
     sizes as arrays."""
     import numpy as np
 
-    from fadsl.plan.plan_buffers import lower
+    from fadsl.plan.memory.plan_buffers import lower
     from fadsl.plan.search.floor import floors, over
 
     anchor = lower(low.ir, low.target, env)
@@ -35,7 +35,7 @@ def floored(
 
 def below_floor(report: ResourceReport, floor: dict[str, Any]) -> bool:
     """Whether the exact footprint of some space is below its floor."""
-    from fadsl.plan.footprint_eval import exact
+    from fadsl.plan.resources.footprint_eval import exact
 
     for s in report.spaces:
         if s.space in floor and exact(floor[s.space], report.env) > s.used:

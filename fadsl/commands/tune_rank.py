@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fadsl.commands.tune_bound import TimeBound
     from fadsl.driver.lower import Lowered
     from fadsl.perf.kernel import KernelModel, KernelTime
-    from fadsl.plan.check_resources import ResourceReport
+    from fadsl.plan.resources.check_resources import ResourceReport
 
 
 SLACK = 1e-9

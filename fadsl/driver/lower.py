@@ -27,10 +27,10 @@ from fadsl.ir.nodes import Kernel
 
 if TYPE_CHECKING:
     from fadsl.errors import FadslError, ResourceError
-    from fadsl.plan.buffer_plan import BufferPlan
-    from fadsl.plan.check_resources import ResourceReport
+    from fadsl.plan.memory.buffer_plan import BufferPlan
+    from fadsl.plan.resources.check_resources import ResourceReport
     from fadsl.passes.lint import LintWarning
-    from fadsl.plan.plan_buffers import Lowering
+    from fadsl.plan.memory.plan_buffers import Lowering
     from fadsl.target import Target
 
 
@@ -49,7 +49,7 @@ class Lowered:
     error: ResourceError | None = None
     """Why the kernel does not fit (None: it fits, or nothing was checked)."""
     as_written: Kernel | None = None
-    """The kernel before its L1 loads were single-buffered (``plan/l1_fit.py``), when
+    """The kernel before its L1 loads were single-buffered (``plan/memory/l1_fit.py``), when
     they were; ``binding.kernel`` and ``ir`` are then the single-buffered ones."""
 
     @property
@@ -82,8 +82,8 @@ class Lowered:
     def plan_at(self, env: Mapping[str, Any]) -> BufferPlan:
         """The buffer plan of the same kernel at other sizes (``fadsl tune``, hints),
         with its L1 loads single-buffered at the sizes where the driver would."""
-        from fadsl.plan.l1_fit import l1_fits_plan, passed, single_buffered
-        from fadsl.plan.plan_buffers import plan
+        from fadsl.plan.memory.l1_fit import l1_fits_plan, passed, single_buffered
+        from fadsl.plan.memory.plan_buffers import plan
 
         target, at = self.target, dict(env)
         written = self.as_written or self.binding.kernel
@@ -103,7 +103,7 @@ class Lowered:
         self, env: Mapping[str, Any], block_dim: int | None = None
     ) -> ResourceReport:
         """The resource report of the plan at ``env`` (never raises on overflow)."""
-        from fadsl.plan.check_resources import check
+        from fadsl.plan.resources.check_resources import check
 
         return check(self.plan_at(env), self.target, env, block_dim)
 
@@ -225,9 +225,9 @@ def _l1_over(low: Lowered) -> bool:
 def _single_buffered(
     low: Lowered, block_dim: int | None, hints: bool = True
 ) -> Lowered | None:
-    """``low`` planned again with its L1 loads single-buffered (``plan/l1_fit.py``)
+    """``low`` planned again with its L1 loads single-buffered (``plan/memory/l1_fit.py``)
     if that makes L1 fit; None if it does not."""
-    from fadsl.plan.l1_fit import single_buffered
+    from fadsl.plan.memory.l1_fit import single_buffered
 
     kernel, notes = single_buffered(low.binding.kernel)
     if not notes:
@@ -245,8 +245,8 @@ def _prove(
     as_written: Kernel | None = None,
     hints: bool = True,
 ) -> Lowered:
-    from fadsl.plan.check_resources import check
-    from fadsl.plan.plan_buffers import lower as plan_buffers
+    from fadsl.plan.resources.check_resources import check
+    from fadsl.plan.memory.plan_buffers import lower as plan_buffers
 
     target, env = low.target, low.binding.env()
     lowering = plan_buffers(low.ir, target, env)
@@ -263,7 +263,7 @@ def _prove(
 def _explained(low: Lowered, hints: bool = True) -> Lowered:
     """``low`` with the error that explains its overflow (None when it fits), with
     the block sizes that would fit when ``hints``."""
-    from fadsl.plan.check_resources import explain, tunable_names
+    from fadsl.plan.resources.check_resources import explain, tunable_names
 
     assert low.report is not None and low.lowering is not None
     error = explain(

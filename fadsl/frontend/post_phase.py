@@ -1,5 +1,5 @@
 """The post phase in a kernel's Python: a second top-level ``fd.grid`` loop, run once
-every core has finished the first (``plan/phases.py``; split-KV's merge in
+every core has finished the first (``plan/schedule/phases.py``; split-KV's merge in
 ``fadsl/lib/paged.py``). It runs on the vector cores alone, so it holds no dot."""
 
 from __future__ import annotations

@@ -57,12 +57,12 @@ class For(Op):
     iteration's ``iter_args``; after the loop they are ``results``. A pipelined loop
     with ``stages`` = s overlaps loads of iteration j+1..j+s-1 with compute of j.
     ``ring`` = r > 1 runs the cube core's dots that need no vector result r - 1
-    iterations ahead through GM workspace rings of r slots (``plan/ring.py``); 1 runs
+    iterations ahead through GM workspace rings of r slots (``plan/schedule/ring.py``); 1 runs
     the body as written; 0 (the default) lets the planner choose. ``defer_update``
     runs the vector steps on the P @ V of an iteration one iteration late
-    (``plan/defer.py``): true forces it, false turns it off, none lets the planner
+    (``plan/schedule/defer.py``): true forces it, false turns it off, none lets the planner
     choose. ``row_chunk`` = n > 0 runs the vector code of the body's row-wise ops
-    over chunks of n rows of each vector core's tiles (``plan/row_chunk.py``); 0 lets
+    over chunks of n rows of each vector core's tiles (``plan/memory/row_chunk.py``); 0 lets
     the planner choose (chunks only when the whole rows do not fit UB). All three
     change the schedule, never the values.
     """

@@ -123,7 +123,7 @@ class Dot(ValueOp):
     """out = op(a) @ op(b) in acc_dtype; op transposes when asked. Runs on the cube unit.
 
     ``l0_tile`` = [m, n, k] runs it as sub-dots of m x n x k on the cube
-    (``plan/l0_split.py``); empty (the default) lets the planner choose. It changes the
+    (``plan/memory/l0_split.py``); empty (the default) lets the planner choose. It changes the
     schedule, never the values."""
 
     a: Value

@@ -19,7 +19,7 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TensorType
 from fadsl.perf.engines import Engines
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.resources.footprint_eval import exact
 from fadsl.target import Target
 
 HANDOVERS_PER_SYNC_ALL = 3

@@ -31,7 +31,7 @@ import sympy
 
 from fadsl.perf.cost_work import grid_of, kernel_type, tensor_bytes, workload
 from fadsl.ir import nodes as ir
-from fadsl.plan.footprint_eval import BatchFn, batch, exact
+from fadsl.plan.resources.footprint_eval import BatchFn, batch, exact
 from fadsl.target import Target
 
 PHASES = ("mte2", "cube", "vector", "mte3")

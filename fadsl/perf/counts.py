@@ -72,7 +72,7 @@ def modelled(model: Any, env: Mapping[str, Any]) -> dict[str, float]:
     step, one Fixpipe per FIXPIPE write, one GM copy per load, workspace transfer
     and store, one cross-core flag per workspace hand-over)."""
     from fadsl.perf.kernel import at_point
-    from fadsl.plan.footprint_eval import exact
+    from fadsl.plan.resources.footprint_eval import exact
 
     m = model.at(env)
     env = m.scaled(env)

@@ -1,7 +1,7 @@
 """Which vector ops of a KV iteration run only in some blocks, and in what share.
 
-The Ascend C backend runs a KV-tail select (``plan/tail_guard.py``) only in the block
-that reaches past the bound, and a causal select (``plan/diag_guard.py``) only in the
+The Ascend C backend runs a KV-tail select (``plan/schedule/tail_guard.py``) only in the block
+that reaches past the bound, and a causal select (``plan/schedule/diag_guard.py``) only in the
 blocks that cross the diagonal, each with the ops only its mask reads. The model
 counts their work on that share of the blocks: guarded blocks / blocks, an
 expression of the task's grid point (``perf/kernel.py`` values it per task).
@@ -20,8 +20,8 @@ import sympy
 
 from fadsl.ir import nodes as ir
 from fadsl.perf.cost_work import walk
-from fadsl.plan.diag_guard import diag_guard
-from fadsl.plan.tail_guard import TailGuard, in_place_hint, partial_blocks, tail_guard
+from fadsl.plan.schedule.diag_guard import diag_guard
+from fadsl.plan.schedule.tail_guard import TailGuard, in_place_hint, partial_blocks, tail_guard
 
 Readers = dict[ir.Value, list[ir.Op]]
 

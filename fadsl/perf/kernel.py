@@ -9,7 +9,7 @@
    until the makespan grows with a period of one or two iterations, then extended by
    that period -- exact for a periodic schedule, up to rounding);
 3. deals the tasks to ``blockDim`` cores as the generated kernel does (round-robin in
-   grid order, or longest first in a snake: ``plan/task_order.py``, the same
+   grid order, or longest first in a snake: ``plan/schedule/task_order.py``, the same
    expressions), each core running its tasks one after another, each task after
    ``task_overhead_cycles``; the kernel takes ``launch_overhead_cycles`` plus the busiest
    core's sum.
@@ -32,11 +32,12 @@ import sympy
 from fadsl.perf.cost_model import CostModel, Estimate
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
-from fadsl.plan.footprint_eval import batch, exact
+from fadsl.plan.resources.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
 from fadsl.perf.post_phase import with_post
-from fadsl.plan import l1_fit, phases
+from fadsl.plan.memory import l1_fit
+from fadsl.plan.schedule import phases
 from fadsl.perf.schedule import (
     Schedule,
     planned_chunks,
@@ -45,9 +46,9 @@ from fadsl.perf.schedule import (
     scaled_env,
     schedule_of,
 )
-from fadsl.plan.l0_split import from_keys
+from fadsl.plan.memory.l0_split import from_keys
 from fadsl.perf.unvalued import refuse_unvalued
-from fadsl.plan.task_order import task_order
+from fadsl.plan.schedule.task_order import task_order
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import (
     Scheduler,
@@ -186,7 +187,7 @@ class KernelModel:
         self.task_order = (
             base.task_order if base else task_order(grid, int(target.rate("l2_bytes")))
         )
-        """The order the generated kernel deals the tasks in (plan/task_order.py)."""
+        """The order the generated kernel deals the tasks in (plan/schedule/task_order.py)."""
 
     def retarget(self, target: Target) -> KernelModel:
         """This model on ``target``, a chip that differs in rates and cost-table
@@ -206,7 +207,7 @@ class KernelModel:
         if not self._auto:
             return self
         kernel, single = l1_fit.fit(self.kernel, self.target, env)
-        if single:  # the driver single-buffers the L1 loads (plan/l1_fit.py)
+        if single:  # the driver single-buffers the L1 loads (plan/memory/l1_fit.py)
             if ("l1",) not in self._variants:
                 self._variants[("l1",)] = KernelModel(kernel, self.target)
             return self._variants[("l1",)].at(env)
@@ -394,7 +395,7 @@ class KernelModel:
     ) -> np.ndarray:
         """For every task in grid order: the core that runs it and its position in
         the order of dealing (round = position // dim), as the generated kernel has
-        them (``plan/task_order.py``; grid order round-robin without an order)."""
+        them (``plan/schedule/task_order.py``; grid order round-robin without an order)."""
         if self.task_order is not None and extents:
             return self.task_order.dealt(env, extents, dim)
         t = np.arange(int(np.prod(extents)) if extents else 1)

@@ -1,7 +1,7 @@
 """The shared L2: which reads of a load it serves, and HBM against L2 bytes.
 
 Tasks are numbered in the order the kernel deals them (grid order, or longest first:
-``plan/task_order.py``), so task t runs in round t // blockDim, alongside the other
+``plan/schedule/task_order.py``), so task t runs in round t // blockDim, alongside the other
 tasks of its round (``perf/kernel.py`` passes them in that order). A load
 whose address does not depend on some grid variables (K and V do not depend on the Q
 block) reads the same data in several tasks: a "key" names that data (the values of the

@@ -1,4 +1,4 @@
-"""The post phase in the kernel model: a kernel's second ``fd.grid`` (``plan/phases.py``)
+"""The post phase in the kernel model: a kernel's second ``fd.grid`` (``plan/schedule/phases.py``)
 runs after ``SyncAll<false>()`` in the same launch, on the vector cores of the AI cores
 the first grid was launched on.
 

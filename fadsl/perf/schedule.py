@@ -29,13 +29,13 @@ reads from the IR"):
   an AI core on neighbouring Q blocks). Modelled as one task with the Q block constant
   that many times larger (each vector core then owns one whole Q block).
 - ``row_chunks``: chunks the vector cores run the row-wise work of the KV loop body in
-  (``plan/row_chunk.py``: S in, softmax, P out, when whole rows do not fit UB). The
+  (``plan/memory/row_chunk.py``: S in, softmax, P out, when whole rows do not fit UB). The
   element work is the same; each op of that region, with its PipeBarrier, is issued
   once per chunk (``planned_chunks`` reads the planner's choice at the model's sizes).
 
 The fields are read from the KV loop's attributes of the same names when the IR
 carries them (issue 16: ``stages`` always, the others as the IR gains them; ``ring``
-and ``defer_update`` are the planner's choice, ``plan/ring.py`` and ``plan/defer.py``,
+and ``defer_update`` are the planner's choice, ``plan/schedule/ring.py`` and ``plan/schedule/defer.py``,
 when ``schedule_of`` is given the grid and the target, as ``KernelModel`` does; without
 them a ring of 0, "the planner chooses", counts as 1) and default to the generated kernel before issue 16 (ring 1, 1 block per
 round, Q moved to L0 every iteration, L0 depth 1, no sharing, no deferral). A test or a
@@ -51,7 +51,7 @@ from typing import Any
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
-from fadsl.plan.l0_split import SubDotKey, as_key
+from fadsl.plan.memory.l0_split import SubDotKey, as_key
 from fadsl.target import Target
 
 
@@ -68,7 +68,7 @@ class Schedule:
     defer_update: bool = False
     row_chunks: int = 1
     sub_dots: tuple[SubDotKey, ...] = ()
-    """Dots run as sub-dots (``plan/l0_split.py``; ``planned_sub_dots``)."""
+    """Dots run as sub-dots (``plan/memory/l0_split.py``; ``planned_sub_dots``)."""
 
     @property
     def lead(self) -> int:
@@ -99,7 +99,7 @@ def schedule_of(
     """The schedule the IR gives the KV loop ``loop`` (see the module docstring).
 
     With ``grid`` and ``target``, ``ring`` is the depth the planner gives the loop
-    (``plan/ring.py``: the loop's attribute if set, else its own choice), as the
+    (``plan/schedule/ring.py``: the loop's attribute if set, else its own choice), as the
     generated kernel has it."""
     values: dict[str, int | bool] = {"stages": max(1, loop.stages)}
     for f in fields(Schedule):
@@ -116,11 +116,11 @@ def planned_l0(
     grid: ir.Grid, loop: ir.For, target: Target, env: Mapping[str, Any]
 ) -> tuple[bool, int]:
     """(resident_l0, l0_buffers) as the planner decides them at ``env``
-    (``plan/l0_plan.py``). The depth is 2 when L0B and L0C have two slots and L0A has
+    (``plan/memory/l0_plan.py``). The depth is 2 when L0B and L0C have two slots and L0A has
     two or serves at most one dot of the loop (the dots between two of its uses then
     free it, as with Q resident and P @ V the only dot loading L0A)."""
-    from fadsl.plan.l0_plan import l0_buffers
-    from fadsl.plan.sides import classify
+    from fadsl.plan.memory.l0_plan import l0_buffers
+    from fadsl.plan.schedule.sides import classify
 
     core = "AIC" if target.split else "AICORE"
     bufs, resident = l0_buffers(classify(grid, {}), grid, core, dict(env), target)
@@ -142,8 +142,8 @@ def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) ->
     made only where the whole rows' UB formula overflows (tune asks for many sizes)."""
     from fadsl.errors import FadslError
     from fadsl.ir.expr import evaluate
-    from fadsl.plan.footprint_eval import exact
-    from fadsl.plan.plan_buffers import lower
+    from fadsl.plan.resources.footprint_eval import exact
+    from fadsl.plan.memory.plan_buffers import lower
 
     try:
         passed, whole = _whole_rows_ub(kernel, target, env)
@@ -169,7 +169,7 @@ def _whole_rows_ub(
     import dataclasses
 
     from fadsl.passes import run_pipeline
-    from fadsl.plan.plan_buffers import lower
+    from fadsl.plan.memory.plan_buffers import lower
 
     key = ("whole", id(kernel), target.name)
     cached = _CHUNKS.get(key)
@@ -185,10 +185,10 @@ def _whole_rows_ub(
 def planned_sub_dots(
     grid: ir.Grid, target: Target, env: Mapping[str, Any]
 ) -> tuple[SubDotKey, ...]:
-    """The dots the planner splits at ``env`` (``plan/l0_split.py``), as the
+    """The dots the planner splits at ``env`` (``plan/memory/l0_split.py``), as the
     Schedule carries them."""
-    from fadsl.plan.l0_plan import plan_l0
-    from fadsl.plan.sides import classify
+    from fadsl.plan.memory.l0_plan import plan_l0
+    from fadsl.plan.schedule.sides import classify
 
     core = "AIC" if target.split else "AICORE"
     subs = plan_l0(classify(grid, {}), grid, core, dict(env), target).sub_dots
@@ -203,8 +203,8 @@ def planned_ring(grid: ir.Grid, loop: ir.For, target: Target) -> int:
 
 def _planned(grid: ir.Grid, loop: ir.For, target: Target) -> Any:
     """The planner's ``Ring`` of ``loop`` (depth and deferral), None without one."""
-    from fadsl.plan import ring
-    from fadsl.plan.sides import classify
+    from fadsl.plan.schedule import ring
+    from fadsl.plan.schedule.sides import classify
 
     return ring.choose(grid, classify(grid, {}), target.split).get(id(loop))
 

@@ -1,8 +1,8 @@
 """The Ascend C calls a model step stands for, counted as the backend emits them.
 
 A vector step (a group of vector ops, ``perf/timeline_steps.py``) issues, per op, the
-calls of the op's instruction form (``plan/vector_forms.py`` decides the form as the
-backend does; ``plan/instr_counts.py`` counts the calls of the form's rule and the
+calls of the op's instruction form (``plan/memory/vector_forms.py`` decides the form as the
+backend does; ``plan/memory/instr_counts.py`` counts the calls of the form's rule and the
 ``fadsl_tile.h`` helper it calls) and a PipeBarrier<PIPE_V> before each op that
 touches a value an earlier op wrote since the last barrier (the emitter's rule,
 ``VectorEmitter._barrier``; the group starts after a hand-over, so its first op has
@@ -24,9 +24,9 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.types import QueueType, Shape, TileType
-from fadsl.plan.footprint_eval import exact
-from fadsl.plan.instr_counts import Calls, form_calls
-from fadsl.plan.vector_forms import form_of
+from fadsl.plan.resources.footprint_eval import exact
+from fadsl.plan.memory.instr_counts import Calls, form_calls
+from fadsl.plan.memory.vector_forms import form_of
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,7 @@ __all__ = ["VectorCall", "vector_calls", "total"]
 @dataclass(frozen=True)
 class LoadDataCall:
     """The LoadData calls of one MTE1 step: A [m, k] (unless resident) and B [k, n]
-    windows, by the cube helper the backend calls (``plan/instr_counts.py``)."""
+    windows, by the cube helper the backend calls (``plan/memory/instr_counts.py``)."""
 
     m: Expr
     k: Expr
@@ -242,7 +242,7 @@ class LoadDataCall:
     itemsize: int
 
     def count(self, env: Mapping[str, Any]) -> int:
-        from fadsl.plan.instr_counts import load_a, load_b
+        from fadsl.plan.memory.instr_counts import load_a, load_b
 
         m, k, n = (int(round(float(exact(x, env)))) for x in (self.m, self.k, self.n))
         a = load_a(m, k, self.transpose_a, self.itemsize) if self.moved_a else 0

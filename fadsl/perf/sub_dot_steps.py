@@ -1,4 +1,4 @@
-"""The engine steps of a dot the planner runs as sub-dots (``plan/l0_split.py``).
+"""The engine steps of a dot the planner runs as sub-dots (``plan/memory/l0_split.py``).
 
 Each sub-dot is its own MTE1 step (the A and B windows it moves from L1 to L0: A
 again for every N window, B again for every M window, a resident A not at all) and
@@ -19,7 +19,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
 from fadsl.perf.step_calls import load_data_call
 from fadsl.perf.timeline_schedule import Step
-from fadsl.plan.l0_split import SubDots
+from fadsl.plan.memory.l0_split import SubDots
 
 
 def sub_dot_steps(

@@ -50,7 +50,7 @@ from typing import Any
 
 from fadsl.perf.cost_model import Estimate
 from fadsl.ir import nodes as ir
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.resources.footprint_eval import exact
 from fadsl.perf.engines import LANES
 from fadsl.perf.kernel import KernelModel, KernelTime
 from fadsl.target import Target

@@ -18,11 +18,11 @@ from typing import Any
 from fadsl.perf.cost_work import WORK_KEYS
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.resources.footprint_eval import exact
 from fadsl.perf.engines import LANES, Engines
 from fadsl.perf.schedule import Schedule
 from fadsl.perf.step_calls import total
-from fadsl.plan.instr_counts import Calls
+from fadsl.plan.memory.instr_counts import Calls
 
 ROUND = "__round"
 """The pseudo-value a KV iteration's SCALAR loop-control step defines."""
@@ -333,7 +333,7 @@ class Scheduler:
 
     def _staging_limit(self, step: Step, j: int, limits: dict[str, float]) -> None:
         """Rule 8: the vector cores stage the cube's results in a one-slot VECIN
-        queue (``plan/vector_queues.py``), so a result is read into UB only after
+        queue (``plan/memory/vector_queues.py``), so a result is read into UB only after
         the vector steps reading the one staged before it ended."""
         if self.staged is not None:
             end = self.read_end.get(self.staged)

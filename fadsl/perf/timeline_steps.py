@@ -22,7 +22,7 @@ from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
 from fadsl.perf.step_calls import gm_copy, load_data_call, vector_calls
 from fadsl.perf.sub_dot_steps import sub_dot_steps
-from fadsl.plan.l0_split import SubDots
+from fadsl.plan.memory.l0_split import SubDots
 
 
 class StepBuilder:
@@ -38,7 +38,7 @@ class StepBuilder:
     ) -> None:
         self.target = target
         self.sub_dots = sub_dots or {}
-        """Dots the planner splits (plan/l0_split.py): one step per sub-dot."""
+        """Dots the planner splits (plan/memory/l0_split.py): one step per sub-dot."""
         self.written: set[str] = set()
         """Split dot results whose Fixpipe steps the sub-dot steps already made."""
         self.in_loop = {r.name for op in walk(loop.body) for r in op.results()}
@@ -258,7 +258,7 @@ class StepBuilder:
 
 def chunked_steps(body: list[Step]) -> frozenset[int]:
     """``id``s of the KV iteration's vector steps the backend runs once per row chunk
-    (plan/row_chunk.py): from the first vector step to the one making a dot operand
+    (plan/memory/row_chunk.py): from the first vector step to the one making a dot operand
     the cube reads (P), the region's end."""
     sent = {u.split("@")[0] for s in body if s.lane == "MTE1" for u in s.uses}
     vector = [k for k, s in enumerate(body) if s.kind == "vector"]

@@ -18,7 +18,7 @@ import pytest
 from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.errors import ResourceError, UsageError
-from fadsl.plan.device_memory import check_device_memory, tensor_sizes
+from fadsl.plan.resources.device_memory import check_device_memory, tensor_sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 FA2 = str(ROOT / "examples" / "fa2.py")

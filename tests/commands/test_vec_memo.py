@@ -16,7 +16,7 @@ from typing import Any
 from fadsl.commands import common
 from fadsl.driver.lower import lower
 from fadsl.driver.source import load_source, select
-from fadsl.plan.footprint_eval import exact
+from fadsl.plan.resources.footprint_eval import exact
 from fadsl.plan.search import vec_memo
 from fadsl.plan.search.memo import sharing_plans
 from fadsl.target import resolve

@@ -1322,7 +1322,7 @@ CATALOGUE += (
 
 def _only_sends_fir(dots: int) -> str:
     """A loop whose cube sends ``dots`` results to the vector cores and gets nothing
-    back: each needs a "slot free" flag (plan/slot_free.py), two flag IDs per dot."""
+    back: each needs a "slot free" flag (plan/sync/slot_free.py), two flag IDs per dot."""
     body = "".join(
         f"      %s{n} = dot(%qt, %kt) {{transpose_b = true}} : f32[bq, bkv]\n"
         f"      %r{n} = row_max(%s{n}) : f32[bq]\n"

@@ -14,8 +14,8 @@ import pytest
 from fadsl.cli import main
 from fadsl.errors import Loc
 from fadsl.ir.expr import isym
-from fadsl.plan.api_fields import FIELDS, FieldUse
-from fadsl.plan.field_check import TYPE_MAX, FieldValue, _consequence, evaluate
+from fadsl.plan.resources.api_fields import FIELDS, FieldUse
+from fadsl.plan.resources.field_check import TYPE_MAX, FieldValue, _consequence, evaluate
 
 ROOT = Path(__file__).resolve().parents[2]
 GQA = str(ROOT / "examples" / "gqa.py")

@@ -15,9 +15,9 @@ from fadsl import target as targets
 from fadsl.errors import Loc, ResourceError
 from fadsl.ir.expr import CeilDiv, isym
 from fadsl.ir.types import DType
-from fadsl.plan import check_resources as cr
-from fadsl.plan.buffer_plan import Buffer, BufferPlan, Workspace
-from fadsl.plan.footprint_eval import batch, best_pair, exact, largest_fit
+from fadsl.plan.resources import check_resources as cr
+from fadsl.plan.memory.buffer_plan import Buffer, BufferPlan, Workspace
+from fadsl.plan.resources.footprint_eval import batch, best_pair, exact, largest_fit
 
 BQ, BKV, D, B, N, SQ = (isym(n) for n in ("block_q", "block_kv", "D", "B", "N", "Sq"))
 SRC = "            s = fd.dot(qt, kt, transpose_b=True) * scale"
@@ -358,7 +358,7 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
     Vector side (UB, every tile padded to a 256 B repeat): a split chip gives each AIV
     h = block_q / 2 rows, a coupled chip keeps all rows. Cube side: K and V queues with
     two stages, Q and P in L1; one L0A/L0B/L0C tile sized for the larger of the dots.
-    On a split chip the output update is deferred (plan/defer.py), so alpha is kept.
+    On a split chip the output update is deferred (plan/schedule/defer.py), so alpha is kept.
     """
     split = t.split
     h = bq // 2 if split else bq
@@ -393,7 +393,7 @@ def _hand_fa2(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
 
 
 def _hand_l0(bq: int, bkv: int, d: int, t: targets.Target) -> dict[str, int]:
-    """L0 by hand (plan/l0_plan.py): Q resident in L0A next to one P slot when both fit,
+    """L0 by hand (plan/memory/l0_plan.py): Q resident in L0A next to one P slot when both fit,
     else one slot for the larger of Q and P; a second slot wherever it fits, within the
     M_MTE1 event pool (8 IDs, 3 kept by the AIC's TPipe on arch 2201; 4 on 910A)."""
     q, p = _pad(2 * bq * d, 512), _pad(2 * bq * bkv, 512)
@@ -430,7 +430,7 @@ def test_real_plan_matches_hand_computation(
 ) -> None:
     from fadsl.driver.source import load_source, select
     from fadsl.passes import run_pipeline
-    from fadsl.plan.plan_buffers import plan as plan_buffers
+    from fadsl.plan.memory.plan_buffers import plan as plan_buffers
 
     t = targets.get(name)
     kdef = select(load_source(os.path.join(ROOT, "examples", "fa2.py")), None)
@@ -440,7 +440,7 @@ def test_real_plan_matches_hand_computation(
     report = cr.check(plan, t, env)
     assert {s.space: s.used for s in report.spaces} == _hand_fa2(bq, bkv, d, t)
     assert report.cores.tasks == 8 * -(-4096 // bq)
-    # S (f32) in a ring of three slots (plan/ring.py DEFAULT_DEPTH); with the deferred
-    # update (plan/defer.py) P @ V (f32) and P (fp16) get three slots too
+    # S (f32) in a ring of three slots (plan/schedule/ring.py DEFAULT_DEPTH); with the deferred
+    # update (plan/schedule/defer.py) P @ V (f32) and P (fp16) get three slots too
     want_ws = 3 * (4 * bq * bkv + 4 * bq * d + 2 * bq * bkv) if t.split else 0
     assert report.workspace_bytes == want_ws

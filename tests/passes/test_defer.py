@@ -1,4 +1,4 @@
-"""The deferred output update (plan/defer.py): which loops defer it, what the plan, the
+"""The deferred output update (plan/schedule/defer.py): which loops defer it, what the plan, the
 checker, the textual IR and the model say about it, and E85."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from fadsl.ir.expr import evaluate
 from fadsl.ir.text.parser import parse_kernel
 from fadsl.ir.text.printer import print_kernel
 from fadsl.passes import run_pipeline
-from fadsl.plan import ring
-from fadsl.plan.plan_buffers import Lowering, kernel_env, lower
+from fadsl.plan.schedule import ring
+from fadsl.plan.memory.plan_buffers import Lowering, kernel_env, lower
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHAPE = dict(B=1, N=2, Sq=512, Skv=512, D=128)
@@ -61,7 +61,7 @@ def test_fa2_defers_the_update_and_keeps_alpha_for_one_iteration() -> None:
 
 
 def test_the_checker_counts_the_saved_alpha(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from fadsl.plan.check_resources import check
+    from fadsl.plan.resources.check_resources import check
 
     def ub(path: str) -> int:
         low = _lower(_kernel(path))

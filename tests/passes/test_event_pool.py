@@ -1,4 +1,4 @@
-"""The TPipe's event-ID pools are part of the resource proof (fadsl/plan/event_pool.py).
+"""The TPipe's event-ID pools are part of the resource proof (fadsl/plan/sync/event_pool.py).
 
 fa3 with double-buffered K/V loads passed ``fadsl check`` and compiled, but its cube core
 has 11 L1 queue buffers that each hold an MTE1->MTE2 event ID once freed, and a pool has
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fadsl.cli import main
-from fadsl.plan.event_pool import FREE_EVENT, que_max_event
+from fadsl.plan.sync.event_pool import FREE_EVENT, que_max_event
 
 ROOT = Path(__file__).resolve().parents[2]
 FA3 = str(ROOT / "examples" / "fa3.py")
@@ -32,7 +32,7 @@ def test_fa3_double_buffered_exhausts_the_mte1_mte2_pool(
     rc, out, err = _check(capsys, FA3, "--set", "stages=2")
     assert rc == 1
     assert "DOES NOT FIT" in out
-    # 10: its two P tiles (t_9_1, t_25_1) share one L1 queue (plan/l1_share.py)
+    # 10: its two P tiles (t_9_1, t_25_1) share one L1 queue (plan/memory/l1_share.py)
     assert "can hold 10 IDs of HardEvent::MTE1_MTE2 at once, and the TPipe has 8" in err
     assert "kTQ (B1, 2 buffers, fa3.py:" in err
     assert "stages=1" in err

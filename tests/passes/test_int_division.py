@@ -11,7 +11,7 @@ from fadsl.backends.interp import interpret
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.passes import run_pipeline
-from fadsl.plan.sides import walk
+from fadsl.plan.schedule.sides import walk
 
 
 @fd.kernel(dtype="fp32")

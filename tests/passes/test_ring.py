@@ -1,4 +1,4 @@
-"""The cube/vector ring (plan/ring.py): which loops run the cube ahead, how deep their
+"""The cube/vector ring (plan/schedule/ring.py): which loops run the cube ahead, how deep their
 workspace rings are, what the plan, the checker and the textual IR say about it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from fadsl.errors import ScheduleError
 from fadsl.ir.text.parser import parse_kernel
 from fadsl.ir.text.printer import print_kernel
 from fadsl.passes import run_pipeline
-from fadsl.plan import ring
-from fadsl.plan.plan_buffers import Lowering, kernel_env, lower
+from fadsl.plan.schedule import ring
+from fadsl.plan.memory.plan_buffers import Lowering, kernel_env, lower
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SHAPE = dict(B=1, N=2, Sq=512, Skv=512, D=128)
@@ -41,7 +41,7 @@ def test_fa2_runs_the_cube_two_iterations_ahead_through_a_three_slot_ring() -> N
     (r,) = low.rings.values()
     assert (r.depth, r.lead, r.loop.var) == (3, 2, "j")
     assert r.stages.ring_values == ("dot",)
-    # the deferred update (plan/defer.py) gives the exchanges of stage B three slots too
+    # the deferred update (plan/schedule/defer.py) gives the exchanges of stage B three slots too
     assert r.slot_values == ("dot", "dot_1", "p_1")
     assert _slots(low) == {"dotWs": 3, "dot1Ws": 3, "p1Ws": 3}
     ws = {w.name: w for w in low.plan.workspaces}
@@ -146,7 +146,7 @@ def test_q_stays_in_l0a_and_l0b_l0c_are_double_buffered_where_they_fit() -> None
 def test_dots_that_do_not_fit_l0_whole_run_as_double_buffered_sub_dots() -> None:
     """block_q = block_kv = 256: Q (64 KiB) fills L0A alone, so it is not resident;
     S (256 KiB f32) and P (128 KiB) do not fit whole, so both dots run as sub-dots
-    whose two slots fit each L0 memory (plan/l0_split.py). Before sub-dots nothing was
+    whose two slots fit each L0 memory (plan/memory/l0_split.py). Before sub-dots nothing was
     double-buffered there, and L0A and L0C overflowed."""
     low = _lower(_kernel("fa2", block_q=256, block_kv=256))
     l0 = {b.name: b.buffers for b in low.plan.buffers if b.space.startswith("L0")}

@@ -1,4 +1,4 @@
-"""Where the vector plan puts a loop-carried value made in place (plan/vector_plan.py).
+"""Where the vector plan puts a loop-carried value made in place (plan/memory/vector_plan.py).
 
 A yielded value lives to the end of its loop. When ``acc = fd.dot(p, v) + acc * alpha``
 is written with the dot first, the add's first operand is the P @ V result in the VECIN
@@ -13,7 +13,7 @@ import os
 from fadsl import target as targets
 from fadsl.driver.source import load_source, select
 from fadsl.passes import run_pipeline
-from fadsl.plan.plan_buffers import kernel_env, lower
+from fadsl.plan.memory.plan_buffers import kernel_env, lower
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 EARLY = "acc = acc * alpha[:, None] + fd.dot(fd.cast(p, v.dtype), vt)"

@@ -166,7 +166,7 @@ def test_three_threads_give_the_same_bits(
 def test_check_plans_the_backward_on_a_split_chip(
     capsys: pytest.CaptureFixture,
 ) -> None:
-    """Its vector tiles have two row blocks (block_q, block_kv): plan/row_split.py."""
+    """Its vector tiles have two row blocks (block_q, block_kv): plan/memory/row_split.py."""
     from pathlib import Path
 
     from fadsl.cli import main

@@ -22,11 +22,11 @@ from fadsl.backends.ascendc.names import Names, ctype
 from fadsl.backends.ascendc.view import Block, Line, Member, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr
-from fadsl.plan.atomic_plan import CHUNK, GM_ALIGN, AtomicSum
+from fadsl.plan.schedule.atomic_plan import CHUNK, GM_ALIGN, AtomicSum
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
-    from fadsl.plan.plan_buffers import Lowering
+    from fadsl.plan.memory.plan_buffers import Lowering
 
 
 def sum_gm(names: Names, a: AtomicSum) -> str:

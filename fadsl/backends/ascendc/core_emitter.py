@@ -9,8 +9,8 @@ from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.view import Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
-from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.slot_free import SUFFIX
+from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.sync.slot_free import SUFFIX
 
 
 class CoreEmitter:
@@ -47,7 +47,7 @@ class CoreEmitter:
 
     def ring_slot(self, value: str) -> tuple[str, str] | None:
         """(flag ID, element offset of the slot) of an exchange that has a workspace
-        ring (``plan/ring.py``): slot ``(var - start) % depth`` of the loop; None for a
+        ring (``plan/schedule/ring.py``): slot ``(var - start) % depth`` of the loop; None for a
         one-slot exchange."""
         r = self.low.ring_of(value)
         if r is None:
@@ -65,7 +65,7 @@ class CoreEmitter:
 
     def free_wait(self, value: str, after_loop: bool = False) -> list[str]:
         """The cube's wait for the slot-free flag of one-slot exchange ``value``
-        (``plan/slot_free.py``): before each write but the loop's first, or
+        (``plan/sync/slot_free.py``): before each write but the loop's first, or
         (``after_loop``) once after the loop when it ran; none without the flag."""
         loop = self.low.free.get(value)
         if loop is None:

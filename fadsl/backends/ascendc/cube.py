@@ -23,10 +23,10 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, isym
 from fadsl.ir.types import DType, TileType
-from fadsl.plan.l0_split import SubDots
-from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.ring import Ring
-from fadsl.plan.sides import CUBE
+from fadsl.plan.memory.l0_split import SubDots
+from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.schedule.ring import Ring
+from fadsl.plan.schedule.sides import CUBE
 
 
 class CubeEmitter(CubeLoads):
@@ -111,7 +111,7 @@ class CubeEmitter(CubeLoads):
         )
 
     def _ring_loop(self, op: ir.For, ring: Ring) -> list[Stmt]:
-        """The cube runs ahead (plan/ring.py): stage A of iteration j + lead before
+        """The cube runs ahead (plan/schedule/ring.py): stage A of iteration j + lead before
         stage B of iteration j, after a prologue of stage A for the first ``lead``."""
         var = self.names.var(op.var)
         ahead = self.names.m.claim("ring", op.var, var + "Ahead", ("kernel",))
@@ -274,7 +274,7 @@ class CubeEmitter(CubeLoads):
     def _sub_mmad(
         self, op: ir.Dot, a: str, b: str, s: SubDots, dims: cube_subdot.Dims
     ) -> list[Stmt]:
-        """The dot as sub-dots (plan/l0_split.py): loops over the split dimensions,
+        """The dot as sub-dots (plan/memory/l0_split.py): loops over the split dimensions,
         one L0C tile per (M, N) window accumulating over K, one Fixpipe each."""
         off, loops = cube_subdot.loops(op, s, dims, self.names)
         whole = self._mmad(op, a, b, str(s.m), str(s.n), str(s.k), str(s.k))

@@ -24,7 +24,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import as_expr, isym
 from fadsl.ir.types import TensorType
-from fadsl.plan.gm_geometry import strides
+from fadsl.plan.memory.gm_geometry import strides
 
 
 def pages_nz(

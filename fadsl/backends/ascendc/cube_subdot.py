@@ -1,4 +1,4 @@
-"""A dot the planner splits into L0-sized sub-dots (``plan/l0_split.py``), as C++.
+"""A dot the planner splits into L0-sized sub-dots (``plan/memory/l0_split.py``), as C++.
 
 The operands stay whole in L1; each sub-dot moves its windows to L0A/L0B
 (``fadsl::LoadAPart``, ``LoadBPart``, ``LoadBTransposedPart``), the sub-dots along K
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fadsl.backends.ascendc.names import Names
 from fadsl.ir import nodes as ir
-from fadsl.plan.l0_split import SubDots
+from fadsl.plan.memory.l0_split import SubDots
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def load_b(
 
 
 def comment(op: ir.Dot, s: SubDots) -> str:
-    return f"// %{op.result.name} as {s.text()} (plan/l0_split.py)"
+    return f"// %{op.result.name} as {s.text()} (plan/memory/l0_split.py)"
 
 
 __all__ = ["Dims", "comment", "header", "load_a", "load_b", "loops"]

@@ -34,7 +34,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
-from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.memory.plan_buffers import Lowering
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Cross-core flag IDs of a MIX kernel's cube/vector exchanges.
 
 One ID per exchanged value (a ring value takes one per slot; a one-slot dot result with
-a slot-free flag, ``plan/slot_free.py``, takes a second), 16 in all, of which
+a slot-free flag, ``plan/sync/slot_free.py``, takes a second), 16 in all, of which
 SyncAll uses 11-14 in a kernel with atomic_add or a post phase (split-KV). Exchanges of
-sibling loops that never run at once share an ID (``plan/l1_share.py`` says when): a
+sibling loops that never run at once share an ID (``plan/memory/l1_share.py`` says when): a
 flag is a counter, and on each core every Set or Wait of the first loop's value comes
 before any of the second's. The block-masked backward's two KV loops need 8 IDs this way
 instead of 16.
@@ -12,10 +12,10 @@ instead of 16.
 from __future__ import annotations
 
 from fadsl.errors import BackendError
-from fadsl.plan.l1_share import share
-from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.ring import MAX_FLAGS, SYNC_ALL_FIRST_FLAG
-from fadsl.plan.slot_free import SUFFIX
+from fadsl.plan.memory.l1_share import share
+from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.schedule.ring import MAX_FLAGS, SYNC_ALL_FIRST_FLAG
+from fadsl.plan.sync.slot_free import SUFFIX
 
 
 def flag_list(low: Lowering) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from fadsl.backends.ascendc.view import Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, TensorType
-from fadsl.plan.gm_geometry import bounded, geometry, limit, strides
+from fadsl.plan.memory.gm_geometry import bounded, geometry, limit, strides
 
 
 @dataclass(frozen=True)

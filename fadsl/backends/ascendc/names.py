@@ -12,7 +12,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.expr_print import to_cxx
 from fadsl.ir.types import DType
-from fadsl.plan.vector_slots import camel
+from fadsl.plan.memory.vector_slots import camel
 
 from fadsl.backends.ascendc.mangle import Mangler
 
@@ -32,7 +32,7 @@ ROWS_SYMBOL = "ROWS%"
 ROW0_SYMBOL = "row0%"
 """Sympy names of ``ROWS`` and ``row0`` in index expressions: no IR name has a ``%``,
 and they sort among other symbols as ``ROWS`` and ``row0`` do (terms keep their order).
-Row block ``i > 0`` (``plan/row_split.py``) has ``ROWS%i`` and ``row0%i``."""
+Row block ``i > 0`` (``plan/memory/row_split.py``) has ``ROWS%i`` and ``row0%i``."""
 PARAM_FORMS = ("{}", "{}Gm", "{}Bytes", "{}Host", "{}Device")
 """C++ identifiers made from a tensor parameter (kernel, entry and host main.cpp)."""
 

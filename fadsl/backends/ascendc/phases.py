@@ -3,7 +3,7 @@ every core's grid work, separated from it by ``AscendC::SyncAll`` (CANN's
 FlashAttentionScoreGrad runs a pre-pass, ``SyncAll``, its main loop, ``SyncAll`` and a
 post-pass: ops-transformer ``flash_attention_score_grad.cpp``).
 
-A kernel's second ``fd.grid`` (the post phase, ``plan/phases.py``) is a core class of
+A kernel's second ``fd.grid`` (the post phase, ``plan/schedule/phases.py``) is a core class of
 its own, run in the kernel's entry function after ``drained_sync_all`` (its classes'
 TPipes are gone by then, so it takes a TPipe of its own).
 
@@ -20,7 +20,7 @@ from typing import Any
 from fadsl.backends.ascendc.names import Names
 from fadsl.backends.ascendc.vector import VectorEmitter
 from fadsl.backends.ascendc.view import Block, CoreClass, Line, Stmt
-from fadsl.plan.plan_buffers import Lowering
+from fadsl.plan.memory.plan_buffers import Lowering
 
 
 def sync_all(kernel_type: str) -> Line:
@@ -56,7 +56,7 @@ def with_phases(
 
 
 def post_class(post: Lowering, names: Names, host: str) -> Any:
-    """The post phase (``plan/phases.py``): a vector class whose task loop spreads the
+    """The post phase (``plan/schedule/phases.py``): a vector class whose task loop spreads the
     post grid over every AIV of the launch (the first grid's loop gives both AIVs of
     an AI Core one task)."""
     from fadsl.backends.ascendc.emit import with_gm

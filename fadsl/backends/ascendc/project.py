@@ -15,13 +15,13 @@ from fadsl.driver.binding import Binding
 from fadsl.driver.lower import Lowered
 from fadsl.ir.nodes import ParamKind
 from fadsl.ir.types import TensorType
-from fadsl.plan import row_chunk
+from fadsl.plan.memory import row_chunk
 from fadsl.target import Target
 from fadsl.version import __version__
 
 if TYPE_CHECKING:
-    from fadsl.plan.buffer_plan import BufferPlan
-    from fadsl.plan.check_resources import ResourceReport
+    from fadsl.plan.memory.buffer_plan import BufferPlan
+    from fadsl.plan.resources.check_resources import ResourceReport
 
 HEADER = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "include", "fadsl_tile.h"
@@ -54,9 +54,9 @@ def build_project(
     chip's memory sizes by itself.
     """
     from fadsl.ir.text.printer import print_kernel
-    from fadsl.plan.resource_report import report_json
-    from fadsl.plan.l0_split import annotate as annotate_sub_dots
-    from fadsl.plan.ring import annotate
+    from fadsl.plan.resources.resource_report import report_json
+    from fadsl.plan.memory.l0_split import annotate as annotate_sub_dots
+    from fadsl.plan.schedule.ring import annotate
 
     from fadsl.backends.ascendc.emit import require_codegen
 
@@ -146,8 +146,8 @@ def _host_tasks(binding: Binding, em: Emitted, host: str) -> str:
     """The task count as plain host C++ over tiling fields ``t.X``."""
     import sympy
 
-    from fadsl.plan.phases import split
-    from fadsl.plan.sides import grid_of
+    from fadsl.plan.schedule.phases import split
+    from fadsl.plan.schedule.sides import grid_of
 
     first = grid_of(split(binding.kernel)[0])
     return _host_cxx(binding, em, host, sympy.Mul(*first.extents))

@@ -1,7 +1,7 @@
 """The loop over a grid's tasks that opens each core class's ``Process``.
 
 Round-robin in grid order (core ``c`` runs tasks ``c, c + GetBlockNum(), ...``), or,
-when the plan orders the tasks longest first (``plan/task_order.py``: causal fa2), a
+when the plan orders the tasks longest first (``plan/schedule/task_order.py``: causal fa2), a
 loop over the core's slots whose task and grid point are the plan's expressions,
 printed here and evaluated by the kernel model, so both deal the same tasks to the
 same cores.
@@ -16,7 +16,7 @@ from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.ir.expr_print import to_cxx
-from fadsl.plan.task_order import CORES, POINTS, SLOT, TASK, task_order
+from fadsl.plan.schedule.task_order import CORES, POINTS, SLOT, TASK, task_order
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def task_loop(grid: ir.Grid, names: Names, l2_bytes: int) -> TaskLoop:
             decompose(grid.vars, ext, names),
         )
     header += [
-        Line("// longest tasks first, dealt in a snake (plan/task_order.py)"),
+        Line("// longest tasks first, dealt in a snake (plan/schedule/task_order.py)"),
         Line(f"const int64_t {CORES} = AscendC::GetBlockNum();"),
         Line(
             f"// Q-block-major groups of {POINTS} (b, h) points: their K/V fit half the L2"

@@ -1,7 +1,7 @@
 """The vector-core (AIV) class: UB buffers, the task loop, one rule per vector op.
 
 Each AIV owns ROWS = block_q / 2 rows of the Q block (row0 = sub-block * ROWS), and as
-many of every other row block (ROWS_BLOCK_KV, row0BlockKv; ``plan/row_split.py``). Dot
+many of every other row block (ROWS_BLOCK_KV, row0BlockKv; ``plan/memory/row_split.py``). Dot
 results arrive from the cube through GM workspaces after CrossCoreWaitFlag; vector-made
 dot operands leave through GM before CrossCoreSetFlag. Vector instructions that depend
 on an earlier one are separated by PipeBarrier<PIPE_V>.
@@ -30,9 +30,9 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, TileType
-from fadsl.plan.row_chunk import ChunkRegion
-from fadsl.plan.sides import CUBE
-from fadsl.plan.vector_forms import elems_per_repeat
+from fadsl.plan.memory.row_chunk import ChunkRegion
+from fadsl.plan.schedule.sides import CUBE
+from fadsl.plan.memory.vector_forms import elems_per_repeat
 
 _DIRECT = ("unary", "cast", "full", "scalar", "rscalar")
 """Forms of one call whose destination may be any UB tensor: a saved value they make

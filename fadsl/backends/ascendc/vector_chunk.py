@@ -1,4 +1,4 @@
-"""The row chunk loop of the vector class (the plan: ``plan/row_chunk.py``).
+"""The row chunk loop of the vector class (the plan: ``plan/memory/row_chunk.py``).
 
 The ops of a chunk region are emitted inside
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, QueueType, TileType
-from fadsl.plan.vector_forms import COMPARE
+from fadsl.plan.memory.vector_forms import COMPARE
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

@@ -1,6 +1,6 @@
 """KV-tail selects run only in the block that reaches past the bound (issue 16, item 5).
 
-``plan/tail_guard.py`` finds the selects whose mask is ``arange < bound``; here the
+``plan/schedule/tail_guard.py`` finds the selects whose mask is ``arange < bound``; here the
 vector emitter wraps such a select, and the ops whose only use is its mask (the
 ``arange`` and its cast, which full blocks would compute for nothing), in
 ``if (last column >= bound)``. The select must work in place (its result in the buffer
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
-from fadsl.plan.diag_guard import diag_guard, diagonal
-from fadsl.plan.tail_guard import TailGuard, tail_guard
+from fadsl.plan.schedule.diag_guard import diag_guard, diagonal
+from fadsl.plan.schedule.tail_guard import TailGuard, tail_guard
 
 _FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard, "mask_diag": diag_guard}
 """The guard each select form can have: the KV tail (a column mask), the causal
-diagonal (columns against rows, ``plan/diag_guard.py``)."""
+diagonal (columns against rows, ``plan/schedule/diag_guard.py``)."""
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

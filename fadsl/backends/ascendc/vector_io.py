@@ -11,7 +11,7 @@ from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType, TileType
-from fadsl.plan.sides import walk
+from fadsl.plan.schedule.sides import walk
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

@@ -1,6 +1,6 @@
 """Loops of the vector-core class: the loop-carried state, and the deferred update.
 
-A loop whose ring has a deferral (``plan/defer.py``) is emitted as
+A loop whose ring has a deferral (``plan/schedule/defer.py``) is emitted as
 
     for (j = start; j < stop; ++j) {
         <the ops before the update>        // a saved value (alpha) is written into slot
@@ -27,8 +27,8 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.ir.types import TileType
-from fadsl.plan.defer import SAVED_SLOTS, Deferral, saved_buffer, saved_stride
-from fadsl.plan.sides import CUBE
+from fadsl.plan.schedule.defer import SAVED_SLOTS, Deferral, saved_buffer, saved_stride
+from fadsl.plan.schedule.sides import CUBE
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

@@ -16,7 +16,7 @@ from fadsl.backends.ascendc.names import CMPMODE
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, TileType
-from fadsl.plan.vector_forms import FORMS, Form
+from fadsl.plan.memory.vector_forms import FORMS, Form
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter

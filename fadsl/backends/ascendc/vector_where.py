@@ -19,9 +19,9 @@ from fadsl.backends.ascendc.view import Line
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType
-from fadsl.plan.diag_guard import diagonal
-from fadsl.plan.instr_counts import DIAG_PITCH
-from fadsl.plan.vector_forms import Form, elems_per_repeat
+from fadsl.plan.schedule.diag_guard import diagonal
+from fadsl.plan.memory.instr_counts import DIAG_PITCH
+from fadsl.plan.memory.vector_forms import Form, elems_per_repeat
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -312,7 +312,7 @@ def _mask_outer(
 def _mask_diag(
     e: VectorEmitter, op: ir.Where, cmp: ir.Binary, form: Form, temps: tuple[str, ...]
 ) -> list[str]:
-    """A causal diagonal (``plan/diag_guard.py`` diagonal): row r keeps the columns
+    """A causal diagonal (``plan/schedule/diag_guard.py`` diagonal): row r keeps the columns
     whose position is at most (below) the row's, ``first + r``, a threshold the scalar
     unit computes (no read of UB, no V -> S wait): a CompareScalar per row into its own
     row of mask bits (``DIAG_PITCH`` aligned), one barrier, and one Select over the

@@ -45,7 +45,7 @@ def task_count(binding: Any) -> int | None:
     import sympy
 
     from fadsl.ir.expr import isym
-    from fadsl.plan.sides import grid_of
+    from fadsl.plan.schedule.sides import grid_of
 
     try:
         grid = grid_of(binding.kernel)

@@ -12,10 +12,10 @@ planned exactly. Two floors, each counting only what every plan must hold:
   (one queue per loaded operand, one home per group of operands made by the vector
   cores: ``plan_buffers._cube_buffers``) and their shapes do not depend on the sizes;
   the only size-dependent choice is how many slots a pipelined load keeps
-  (``plan/l1_fit.py``: ``stages`` or one).
+  (``plan/memory/l1_fit.py``: ``stages`` or one).
 - UB: for the loop of the grid body with the most, the states its iterations carry
   (``m``, ``l``, ``acc``): each has a slot of its own holding all the vector core's
-  rows, never chunked (``plan/row_chunk.py``) nor pooled with temporaries
+  rows, never chunked (``plan/memory/row_chunk.py``) nor pooled with temporaries
   (``VectorPlanner._place``), at least as large as the value it starts from.
 
 L0 has no floor: a dot that does not fit L0 whole runs as sub-dots (``l0_split.py``).
@@ -35,11 +35,11 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import TileType
-from fadsl.plan.buffer_plan import round_up
-from fadsl.plan.sides import walk
+from fadsl.plan.memory.buffer_plan import round_up
+from fadsl.plan.schedule.sides import walk
 
 if TYPE_CHECKING:
-    from fadsl.plan.plan_buffers import Lowering
+    from fadsl.plan.memory.plan_buffers import Lowering
     from fadsl.target import Target
 
 UB_TILE_ALIGN = 256
@@ -91,7 +91,7 @@ def over(floor: Mapping[str, Expr], target: Target, values: Mapping[str, Any]) -
     memory: some floor exceeds its capacity."""
     import numpy as np
 
-    from fadsl.plan.footprint_eval import batch
+    from fadsl.plan.resources.footprint_eval import batch
 
     if not floor:
         return np.zeros((), dtype=bool)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fadsl.ir.nodes import Kernel
-    from fadsl.plan.plan_buffers import Lowering
+    from fadsl.plan.memory.plan_buffers import Lowering
     from fadsl.target import Target
 
 Key = tuple[Any, ...]

@@ -1,7 +1,7 @@
 """One vector (UB) plan per kernel, chip, chunk regions and *decisions* while ``fadsl tune``
 searches.
 
-The vector planner (``plan/vector_plan.py``) keeps every size symbolic: the sizes it
+The vector planner (``plan/memory/vector_plan.py``) keeps every size symbolic: the sizes it
 plans at reach it only through ``VectorPlanner._value``, which it uses to choose among
 free temporaries (the smallest that is large enough, else the largest). Its plan is
 therefore a function of the kernel, the chip, the chunk regions and the outcomes of
@@ -27,8 +27,8 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fadsl.plan.vector_plan import VectorPlanner
-    from fadsl.plan.vector_slots import VecPlan
+    from fadsl.plan.memory.vector_plan import VectorPlanner
+    from fadsl.plan.memory.vector_slots import VecPlan
 
 Entry = tuple[tuple[Any, ...], tuple[int, ...], "VecPlan"]
 """(expressions the planner evaluated, their order at its sizes, the plan)."""

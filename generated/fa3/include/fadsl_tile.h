@@ -237,7 +237,7 @@ __aicore__ inline void WholeReduceRows(const AscendC::LocalTensor<T>& dst, const
 // values becomes w / perBlock, the rows stay contiguous), until a row fits one repeat; then one
 // WholeReduceMax/Sum per row. `work` holds rows x (the widths of all levels). A [32, 512] f32
 // tile: 2 BlockReduce calls (256 repeats), a barrier and 1 WholeReduce, where RowReduce issues
-// 8 WholeReduce, 7 Max/Add and 7 barriers. plan/vector_forms.py block_levels picks the widths.
+// 8 WholeReduce, 7 Max/Add and 7 barriers. plan/memory/vector_forms.py block_levels picks the widths.
 constexpr uint32_t MAX_BLOCK_REDUCE_REPEATS = 255;
 
 template <bool IS_MAX, typename T>
@@ -274,7 +274,7 @@ __aicore__ inline void RowReduceBlocks(const AscendC::LocalTensor<T>& dst, const
     WholeReduceRows<IS_MAX>(dst, from, rows, width, width);
 }
 
-// Whether RowReduceBlocks applies to rows of `cols` elements (plan/instr_counts.py block_levels):
+// Whether RowReduceBlocks applies to rows of `cols` elements (plan/memory/instr_counts.py block_levels):
 // wider than one repeat, a whole number of repeats at every level wider than one, the last
 // level's width whole 32-byte blocks.
 template <typename T>
@@ -526,7 +526,7 @@ __aicore__ inline void LoadB(const AscendC::LocalTensor<T>& dst, const AscendC::
     }
 }
 
-// Windows of an operand in L1 for a sub-dot (fadsl/plan/l0_split.py): the tile stays
+// Windows of an operand in L1 for a sub-dot (fadsl/plan/memory/l0_split.py): the tile stays
 // whole in L1 (NZ, `srcRows` rows padded to 16) and only the fractals of the window move.
 
 // Rows [m0, m0 + m) and columns [k0, k0 + k) of A [srcRows x K] (NZ) -> L0A (Zz). Column

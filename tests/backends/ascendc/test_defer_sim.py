@@ -1,4 +1,4 @@
-"""The deferred output update (plan/defer.py) in the generated kernel, run by the CPU
+"""The deferred output update (plan/schedule/defer.py) in the generated kernel, run by the CPU
 runtime against the interpreter; and a deferral whose hand-overs of stage B keep one
 workspace slot, which the CPU runtime must stop (the slots are what makes it safe)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fadsl import cli
-from fadsl.plan import ring
+from fadsl.plan.schedule import ring
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,4 +1,4 @@
-"""The cube runs ahead through a ring of GM workspace slots (plan/ring.py); the CPU runtime
+"""The cube runs ahead through a ring of GM workspace slots (plan/schedule/ring.py); the CPU runtime
 stops a kernel whose ring is too shallow for how far the cube runs ahead.
 
 The planner gives a ring ``lead + 1`` slots. Here it is made to give ``lead`` slots (one)
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fadsl import cli
-from fadsl.plan import ring
+from fadsl.plan.schedule import ring
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -1,4 +1,4 @@
-"""Vector tiles of two row blocks (plan/row_split.py): the backward's P and dS are
+"""Vector tiles of two row blocks (plan/memory/row_split.py): the backward's P and dS are
 [block_q, block_kv] tiles, its dK/dV accumulators [block_kv, D] dots whose M is block_kv.
 Each tile is split between the two AIVs by its own row block; a [block_kv] vector used
 as columns (kv_idx[None, :]) stays whole. `fadsl sim` of a backward that computes dK
@@ -22,8 +22,8 @@ from fadsl.driver.lower import lower
 from fadsl.driver.source import load_source, select
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
-from fadsl.plan.plan_buffers import Lowering
-from fadsl.plan.sides import walk
+from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.schedule.sides import walk
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "fa2_bwd.py"
@@ -148,7 +148,7 @@ def test_the_loops_of_a_block_masked_backward_share_l1_queues(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Its cut and whole KV-block loops each hold Q, dO, P and dS in L1: one queue per
-    operand overflowed the TPipe's 8 event IDs (plan/l1_share.py)."""
+    operand overflowed the TPipe's 8 event IDs (plan/memory/l1_share.py)."""
     from fadsl.cli import main
 
     (tmp_path / "bwd.py").write_text(BLOCK_MASKED, encoding="utf-8")

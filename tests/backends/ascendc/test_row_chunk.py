@@ -1,4 +1,4 @@
-"""Row chunks (plan/row_chunk.py): wide KV blocks whose S and P do not fit a vector
+"""Row chunks (plan/memory/row_chunk.py): wide KV blocks whose S and P do not fit a vector
 core's UB whole run their row-wise vector work over chunks of rows. The planner
 chunks only when the whole rows do not fit, and takes the largest chunk that fits;
 the .fir shows and forces the chunk; `fadsl check` counts chunk-sized tiles."""

@@ -1,4 +1,4 @@
-"""Row chunks (plan/row_chunk.py) in the generated kernel, run by the CPU runtime
+"""Row chunks (plan/memory/row_chunk.py) in the generated kernel, run by the CPU runtime
 against the interpreter. Chunking is forced with ``row_chunk = 16`` in the .fir (64
 rows per vector core at block_q = 128: four chunks) at shapes where whole rows fit,
 so the chunk loop runs where it is cheap to build. On ascend910b1, the target of the

@@ -35,8 +35,8 @@ CONFIGS = [
     pytest.param("fp16", True, 128, 1, 2, 300, 256, marks=pytest.mark.smoke),
     ("fp16", False, 64, 2, 1, 200, 333),
     ("fp16", True, 64, 1, 1, 77, 130),
-    # causal's longest-first snake (plan/task_order.py): 30 tasks on 24 cores, so the
-    # odd last round skips slots; the diagonal guard (plan/diag_guard.py) with tails
+    # causal's longest-first snake (plan/schedule/task_order.py): 30 tasks on 24 cores, so the
+    # odd last round skips slots; the diagonal guard (plan/schedule/diag_guard.py) with tails
     ("fp16", True, 64, 1, 5, 700, 900),
     ("bf16", False, 128, 1, 1, 130, 200),
     ("bf16", True, 128, 1, 2, 333, 129),

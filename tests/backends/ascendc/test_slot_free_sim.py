@@ -1,4 +1,4 @@
-"""A loop in which the cube only sends (plan/slot_free.py): S_j = Q K_j^T each iteration,
+"""A loop in which the cube only sends (plan/sync/slot_free.py): S_j = Q K_j^T each iteration,
 reduced by the vector cores into a loop-carried row max, nothing sent back to the cube.
 Without a "slot free" flag the cube overwrote S's one workspace slot before the vector
 cores read it, and the CPU runtime stopped the kernel ("a workspace slot overwritten

@@ -1,4 +1,4 @@
-"""Dots wider than L0 run as sub-dots (fadsl/plan/l0_split.py, issue 16 "Long KV
+"""Dots wider than L0 run as sub-dots (fadsl/plan/memory/l0_split.py, issue 16 "Long KV
 rounds", the cube half): the plan, what `fadsl check` and the .fir show, and the
 generated kernel run by the CPU runtime against the interpreter. At block_kv = 512
 S = Q K^T is split along N (each Fixpipe writes its columns of the workspace) and

@@ -36,7 +36,7 @@ def test_the_causal_select_runs_only_in_blocks_crossing_the_diagonal(tmp_path) -
     """A block whose last key is at most the vector core's first row's last visible
     key (``q_idx + Skv - Sq`` at row ``i * block_q + row0``) keeps every element: the
     causal Compare/Select (and the row positions only it reads) run only in a block
-    that crosses the diagonal (plan/diag_guard.py)."""
+    that crosses the diagonal (plan/schedule/diag_guard.py)."""
     out = tmp_path / "fa2c"
     argv = ["compile", str(ROOT / "examples" / "fa2.py"), "--set", "causal=true"]
     assert main(argv + ["-o", str(out)]) == 0

@@ -98,7 +98,7 @@ public:
                 AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                 // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                 {
-                    // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/l0_split.py)
+                    // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/memory/l0_split.py)
                     for (uint32_t nSub = 0; nSub < BLOCK_KV; nSub += 128) {
                         AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                         AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
@@ -146,7 +146,7 @@ public:
                     AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
                     // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                     {
-                        // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/l0_split.py)
+                        // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/memory/l0_split.py)
                         for (uint32_t nSub = 0; nSub < BLOCK_KV; nSub += 128) {
                             AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                             AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
@@ -196,7 +196,7 @@ public:
                 p1L1.EnQue(p1);
                 p1 = p1L1.DeQue<half>();
                 {
-                    // %dot_1 as 8 sub-dots of 128 x 128 x 64 (8 along K) (plan/l0_split.py)
+                    // %dot_1 as 8 sub-dots of 128 x 128 x 64 (8 along K) (plan/memory/l0_split.py)
                     AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
                     for (uint32_t kSub = 0; kSub < BLOCK_KV; kSub += 64) {
                         AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();

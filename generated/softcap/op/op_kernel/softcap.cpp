@@ -62,7 +62,7 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-        // longest tasks first, dealt in a snake (plan/task_order.py)
+        // longest tasks first, dealt in a snake (plan/schedule/task_order.py)
         const int64_t coreCount = AscendC::GetBlockNum();
         // Q-block-major groups of groupPoints (b, h) points: their K/V fit half the L2
         const int64_t groupPoints = fadsl::Max<int64_t>(
@@ -411,7 +411,7 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-        // longest tasks first, dealt in a snake (plan/task_order.py)
+        // longest tasks first, dealt in a snake (plan/schedule/task_order.py)
         const int64_t coreCount = AscendC::GetBlockNum();
         // Q-block-major groups of groupPoints (b, h) points: their K/V fit half the L2
         const int64_t groupPoints = fadsl::Max<int64_t>(

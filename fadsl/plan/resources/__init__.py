@@ -1,0 +1,1 @@
+"""Resource proofs and reports: whether a kernel's buffers, cores and API fields fit the chip."""

@@ -1,0 +1,1 @@
+"""Synchronisation resources: the TPipe's event-ID pools and back-pressure flags."""
