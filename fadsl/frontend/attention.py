@@ -15,7 +15,7 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError, Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend import ops
-from fadsl.frontend.attention_params import BLOCK_MASK, param_specs
+from fadsl.frontend.attention_params import BLOCK_MASK, bound_reference, param_specs
 from fadsl.frontend.conditions import spread
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.kernel_name import check_kernel_name
@@ -135,7 +135,7 @@ class AttentionKernel(KernelDef):
             spec.dtype,
             {"spec": spec},
             shape,
-            _bound_reference(spec),
+            bound_reference(spec, "fadsl.frontend.attention_ref"),
         )
         self.spec = spec
         self.loc = loc
@@ -286,17 +286,6 @@ class AttentionKernel(KernelDef):
         loops = ("jp", "jf") if self.spec.block_sparse else ("j",)
         done = sum(stats.get(name, (0, 0))[0] for name in loops)
         return done, kv_block_pairs(self.spec, dict(shape), dict(consts), inputs)
-
-
-def _bound_reference(spec: AttentionSpec) -> Callable[..., dict[str, Any]]:
-    def reference(
-        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
-    ) -> dict[str, Any]:
-        from fadsl.frontend.attention_ref import reference as ref
-
-        return ref(spec, inputs, shape, consts, dtype)
-
-    return reference
 
 
 def quant_fields(

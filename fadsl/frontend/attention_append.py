@@ -16,7 +16,13 @@ from typing import Any, Mapping
 
 from fadsl.errors import Loc, UsageError
 from fadsl.frontend.append_inputs import check_append_inputs, make_append_inputs
-from fadsl.frontend.attention_params import DV, QO_DIMS, scale_param, with_dv
+from fadsl.frontend.attention_params import (
+    DV,
+    QO_DIMS,
+    bound_reference,
+    scale_param,
+    with_dv,
+)
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.ir.types import DType
 
@@ -53,7 +59,7 @@ class AppendKernel(KernelDef):
             spec.dtype,
             {"spec": spec},
             shape,
-            _bound_reference(spec),
+            bound_reference(spec, "fadsl.frontend.append_ref"),
         )
         self.spec = spec
         self.loc = loc
@@ -71,17 +77,6 @@ class AppendKernel(KernelDef):
         inputs: Mapping[str, Any],
     ) -> None:
         check_append_inputs(self.spec, self.loc, shape, inputs)
-
-
-def _bound_reference(spec: AppendSpec) -> Any:
-    def reference(
-        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
-    ) -> dict[str, Any]:
-        from fadsl.frontend.append_ref import reference as ref
-
-        return ref(spec, inputs, shape, consts, dtype)
-
-    return reference
 
 
 def append_specs(

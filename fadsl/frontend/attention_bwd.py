@@ -17,7 +17,12 @@ from typing import Any
 from fadsl.errors import Loc, UsageError
 from fadsl.frontend import attention_args as args
 from fadsl.frontend.attention import AttentionKernel, AttentionSpec
-from fadsl.frontend.attention_params import KV_DIMS, QO_DIMS, check_extra_names
+from fadsl.frontend.attention_params import (
+    KV_DIMS,
+    QO_DIMS,
+    bound_reference,
+    check_extra_names,
+)
 from fadsl.frontend.kernel import KernelDef, ParamSpec
 from fadsl.frontend.mod_tensors import find_tensors
 from fadsl.frontend.source import user_frame_loc
@@ -50,7 +55,7 @@ class AttentionBackwardKernel(AttentionKernel):
             spec.dtype,
             {"spec": spec},
             DEFAULT_SHAPE,
-            _bound_reference(spec),
+            bound_reference(spec, "fadsl.frontend.attention_grad_ref"),
         )
         self.spec = spec
         self.loc = loc
@@ -80,17 +85,6 @@ class AttentionBackwardKernel(AttentionKernel):
     @property
     def derived(self) -> tuple[str, ...]:
         return BLOCK_MASK_T if self.spec.block_sparse else ()
-
-
-def _bound_reference(spec: BackwardSpec) -> Callable[..., dict[str, Any]]:
-    def reference(
-        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
-    ) -> dict[str, Any]:
-        from fadsl.frontend.attention_grad_ref import reference as ref
-
-        return ref(spec, inputs, shape, consts, dtype)
-
-    return reference
 
 
 def _param_specs(

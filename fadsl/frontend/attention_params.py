@@ -9,6 +9,8 @@ shape symbol or a name the library program reads.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from typing import Any
 
 from fadsl.errors import UsageError
@@ -189,3 +191,18 @@ def scale_param(base: ParamSpec, value: float | None) -> ParamSpec:
     return ParamSpec(
         "scale", "scalar", dtype=base.dtype, default=float(value), has_default=True
     )
+
+
+def bound_reference(spec: Any, module: str) -> Callable[..., dict[str, Any]]:
+    """The kernel's reference: ``module``'s ``reference(spec, inputs, shape, consts,
+    dtype)`` with ``spec`` bound, imported only when called (the references import
+    numpy-heavy helpers that ``fadsl compile`` never needs)."""
+
+    def reference(
+        inputs: dict, shape: dict, consts: dict, dtype: DType | None = None
+    ) -> dict[str, Any]:
+        return importlib.import_module(module).reference(
+            spec, inputs, shape, consts, dtype
+        )
+
+    return reference
