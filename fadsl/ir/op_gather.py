@@ -47,6 +47,12 @@ class Gather(ValueOp):
     """The frontend proved ``0 <= lo`` and ``hi < extent``: no check at run time."""
     OPERANDS: ClassVar[tuple[str, ...]] = ("table", "index")
 
+    @property
+    def checks_each_index(self) -> bool:
+        """No proven or bounded range (an index read from a tensor): the kernel checks
+        the tile's smallest and largest index itself."""
+        return not self.proven and (self.lo is None or self.hi is None)
+
     def infer(self, ctx: TypeContext) -> ValueType:
         t, ix = tile_type(self.table), tile_type(self.index)
         if t is None or ix is None:

@@ -247,8 +247,10 @@ def _elementwise(op: ir.ValueOp, w: Work, at: At) -> None:
 @cost(ir.Gather)
 def _gather(op: ir.Gather, w: Work, at: At) -> None:
     """Six element-operations per result element: the offsets (Cast, Adds, Maxs,
-    Mins, Muls) and the Gather (vector_rules.gather)."""
-    w.add("vector_ops", at.times * 6 * elems(op.result.type))
+    Mins, Muls) and the Gather (vector_rules.gather); three more (ReduceMax, Muls,
+    ReduceMax) where the kernel checks each index read from a tensor."""
+    per = 9 if op.checks_each_index else 6
+    w.add("vector_ops", at.times * per * elems(op.result.type))
 
 
 def cross(v: ir.Value, w: Work, times: Expr) -> None:

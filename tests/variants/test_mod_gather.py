@@ -183,6 +183,7 @@ def test_check_reports_each_gathers_window_and_range_check(tmp_path: Path) -> No
     assert (
         "16 x f32 = 64 B" in lines["offsets"]
         and "read from a tensor" in lines["offsets"]
+        and "Trap()" in lines["offsets"]
     )
 
 
@@ -383,6 +384,44 @@ def test_an_unproven_range_outside_the_tensor_traps_in_the_generated_kernel(
 ) -> None:
     src = tmp_path / "kernel.py"
     src.write_text(SHORT_TABLE)
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(tmp_path / "o")]
+    cmd += ["--shape", "B=1,N=2,Sq=100,Skv=100,D=64", "--set", "block_q=64"]
+    cmd += ["--set", "block_kv=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "Trap on AIV" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+BAD_DOCUMENT = """
+import numpy as np
+
+import fadsl as fd
+
+# ids 0..7 into a table of 5 offsets: rows from Sq * 5 / 8 on read past `offsets`
+document_id = fd.tensor(
+    "document_id", "Sq", dtype="i32", init=lambda s, g: np.arange(s[0]) * 8 // s[0]
+)
+offsets = fd.tensor("offsets", 5, dtype="i32", init=lambda s, g: np.arange(s[0]) * 50)
+
+
+def doc_offset(score, b, h, q_idx, kv_idx):
+    start = offsets[document_id[q_idx]]
+    return score - 0.01 * fd.cast(q_idx - start, fd.f32)
+
+
+kernel = fd.attention(name="bad_document", score_mod=doc_offset)
+"""
+
+
+@pytest.mark.cpu_runtime
+@NEEDS_GXX
+def test_an_index_read_from_a_tensor_outside_it_traps_in_the_generated_kernel(
+    tmp_path: Path,
+) -> None:
+    """Before, the chip clamped such an index into the window (a 16-entry window of a
+    5-entry table read its zero padding) and ran on with wrong scores."""
+    src = tmp_path / "kernel.py"
+    src.write_text(BAD_DOCUMENT)
     cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(tmp_path / "o")]
     cmd += ["--shape", "B=1,N=2,Sq=100,Skv=100,D=64", "--set", "block_q=64"]
     cmd += ["--set", "block_kv=64"]

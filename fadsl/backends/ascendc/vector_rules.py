@@ -100,7 +100,7 @@ def gather(
     else:
         cast = f"AscendC::Adds({off}, {idx}, static_cast<int32_t>(0), {n});"
     step = "AscendC::PipeBarrier<PIPE_V>();"
-    return _gather_guard(e, op) + [
+    return _gather_guard(e, op, temps) + [
         cast,
         step,
         f"AscendC::Adds({off}, {off}, static_cast<int32_t>(-({e.names.expr(op.base)})), {n});",
@@ -117,18 +117,41 @@ def gather(
     ]
 
 
-def _gather_guard(e: VectorEmitter, op: ir.Gather) -> list[str]:
-    """``Trap()`` unless the index range the frontend computed lies in the tensor
-    (none where it proved it, or where the index is read from a tensor: there the
-    clamp keeps the read inside the window and the interpreter checks each index)."""
-    if op.proven or op.lo is None or op.hi is None:
+def _gather_guard(e: VectorEmitter, op: ir.Gather, temps: tuple[str, ...]) -> list[str]:
+    """``Trap()`` unless the index range lies in the tensor: none where the frontend
+    proved it, a scalar test of the range it computed, or (an index read from a
+    tensor) fadsl_tile.h ``TrapOutside`` over the tile's indices, as f32 integers."""
+    if op.proven:
         return []
+    if op.checks_each_index:
+        return _each_index_guard(e, op, temps)
+    assert op.lo is not None and op.hi is not None
     lo, hi, ext = (e.names.expr(x) for x in (op.lo, op.hi, op.extent))
     return [
         f"if (({lo}) < 0 || ({hi}) >= ({ext})) {{  // fadsl guard: `{op.src}` index",
         "    AscendC::Trap();",
         "}",
     ]
+
+
+def _each_index_guard(
+    e: VectorEmitter, op: ir.Gather, temps: tuple[str, ...]
+) -> list[str]:
+    off, work, top = temps
+    n, idx = e.count(op.result), e.var(op.index)
+    ext = e.names.expr(op.extent)
+    lines = []
+    if tile_dtype(op.index) is not DType.F32:  # exact below 2**24, as lower_vector
+        idx = f"{off}.ReinterpretCast<float>()"
+        lines += [
+            f"AscendC::Cast({idx}, {e.var(op.index)}, AscendC::RoundMode::CAST_NONE, {n});",
+            "AscendC::PipeBarrier<PIPE_V>();",
+        ]
+    call = (
+        f"fadsl::TrapOutside({idx}, {off}.ReinterpretCast<float>(), {work}, {top}, "
+        f"{n}, {ext});  // fadsl guard: `{op.src}` indices"
+    )
+    return lines + [call]
 
 
 @rule(ir.Cast)

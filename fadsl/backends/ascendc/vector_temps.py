@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 _TEMP_NAMES = {
     "broadcast": "bcast",
     "reduce-work": "work",
+    "reduce-top": "top",
     "mask": "mask",
     "dup": "dup",
 }

@@ -168,6 +168,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         return dup + Calls(2, 2, 1).times(rows)
     if form == "gather":  # Cast, Adds, Maxs, Mins, Muls, Gather with barriers between
         return Calls(6, 5)
+    if form == "gather_checked":  # TrapOutside's ReduceMax, Muls, ReduceMax first
+        return Calls(6 + 3, 5 + 2, 2)
     if form == "philox":
         return Calls()  # a scalar-unit loop writing UB (no vector call)
     raise ValueError(f"no call count for vector form {form!r}")

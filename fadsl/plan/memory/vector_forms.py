@@ -149,8 +149,20 @@ def _fixed(op: ir.Op, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
 
 @form(ir.Gather)
 def _gather(op: ir.Gather, shape: ShapeOf, defs: dict[ir.Value, ir.Op]) -> Form:
-    """Byte offsets (i32, the result's shape), then one Gather from the window."""
-    return Form("gather", (TempSpec("offsets", _result_shape(op, shape), DType.I32),))
+    """Byte offsets (i32, the result's shape), then one Gather from the window; an
+    index read from a tensor is range-checked first (fadsl_tile.h TrapOutside: two
+    level-2 ReduceMax with their work buffer and a 64-byte result)."""
+    s = _result_shape(op, shape)
+    offsets = TempSpec("offsets", s, DType.I32)
+    if not op.checks_each_index:
+        return Form("gather", (offsets,))
+    n = sympy.Mul(*(as_expr(d) for d in s))
+    per, block = elems_per_repeat(DType.F32), elems_per_block(DType.F32)
+    work = CeilDiv(2 * CeilDiv(n, per), block) * block  # ReduceMax.md, calIndex=false
+    top = TempSpec("reduce-top", (as_expr(2 * block),), DType.F32)
+    return Form(
+        "gather_checked", (offsets, TempSpec("reduce-work", (work,), DType.F32), top)
+    )
 
 
 @form(ir.Tanh, ir.Sigmoid)

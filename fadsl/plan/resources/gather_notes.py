@@ -35,8 +35,8 @@ def _range(op: ir.Gather) -> str:
     if op.lo is not None:
         return "index range checked once per block (Trap() outside the tensor)"
     return (
-        "indices read from a tensor: clamped to the window on the chip, each one "
-        "checked by the interpreter (fadsl run)"
+        "indices read from a tensor: the smallest and largest of each tile checked "
+        "(Trap() outside the tensor; fadsl run names the first bad index)"
     )
 
 

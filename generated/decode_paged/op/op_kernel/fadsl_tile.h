@@ -419,6 +419,31 @@ __aicore__ inline void PhiloxUniform(const AscendC::LocalTensor<float>& dst, uin
 }
 
 // ---------------------------------------------------------------------------
+// Range check of gather indices read from a tensor
+// ---------------------------------------------------------------------------
+
+// Trap() unless each of the `count` indices in `index` (f32 integers, exact below 2^24) lies in
+// [0, extent): the level-2 ReduceMax of the indices and of their negations (result in element 0;
+// `work` sized by ReduceMax.md's sharedTmpBuffer formula, `top` 16 floats), read by the scalar
+// unit. `scratch` may be `index` itself: it is negated after its maximum is taken.
+__aicore__ inline void TrapOutside(const AscendC::LocalTensor<float>& index, const AscendC::LocalTensor<float>& scratch,
+                                   const AscendC::LocalTensor<float>& work, const AscendC::LocalTensor<float>& top,
+                                   int32_t count, int64_t extent)
+{
+    AscendC::ReduceMax(top, index, work, count, false);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(scratch, index, -1.0f, count);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::ReduceMax(top[8], scratch, work, count, false);
+    SetWaitFlag<AscendC::HardEvent::V_S>();
+    const float highest = top.GetValue(0);
+    const float negatedLowest = top.GetValue(8);
+    if (highest >= static_cast<float>(extent) || negatedLowest > 0.0f) {
+        AscendC::Trap();
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Cube operand staging: ND blocks in GM -> NZ in L1 -> fractals in L0A / L0B
 // ---------------------------------------------------------------------------
 
