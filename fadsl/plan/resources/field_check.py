@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-import fadsl.lib
+import fadsl.errors
 from fadsl.errors import Loc, ResourceError
 from fadsl.plan.resources.api_fields import FieldUse
 from fadsl.plan.resources.footprint_eval import STEP, exact, largest_fit
@@ -108,7 +108,8 @@ def _error(
 
 def in_library(loc: Loc) -> bool:
     """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
-    lib = os.path.dirname(os.path.abspath(fadsl.lib.__file__))
+    root = os.path.dirname(os.path.abspath(fadsl.errors.__file__))  # the package
+    lib = os.path.join(root, "lib")
     return os.path.abspath(loc.file).startswith(lib + os.sep)
 
 
