@@ -47,6 +47,8 @@ class ScatterAdd(Op):
             raise DTypeError(
                 f"scatter_add adds into tensor outputs; `{self.dst}` is not one",
                 self.loc,
+                hint="declare it as fd.Out(...)",
+                code="store_to_input",
             )
         if len(self.index) != len(t.shape) or len(self.at) != len(self.axes):
             raise ShapeError(
@@ -54,6 +56,7 @@ class ScatterAdd(Op):
                 f"{len(self.index)} subscripts and {len(self.at)} index tiles for "
                 f"{len(self.axes)} axes",
                 self.loc,
+                code="index_rank",
             )
         v = tile_type(self.value)
         if v is not None and v.dtype is not DType.F32:
