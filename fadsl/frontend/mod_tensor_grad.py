@@ -218,8 +218,11 @@ def _scatter(
         index = _points(window.index)
         axes, at = (axis,), (seed.index,)
     else:
-        index = _points(seed.index)
-        axes, at = _block_positions(seed, traced)
+        dims, tile_axes = _block_axes(seed, traced)
+        if _as_block(seed, g, tile_axes):
+            return
+        index, axes = _points(seed.index), dims
+        at = _block_positions(seed, dims, tile_axes)
     op = ir.ScatterAdd(
         loc=seed.loc,
         dst=grad_name(seed.src),
@@ -233,30 +236,58 @@ def _scatter(
     builder.append(op)
 
 
+def _as_block(load: ir.Load, g: ops.Tile, tile_axes: tuple[int, ...]) -> bool:
+    """A block read ``bias[h, q_idx, kv_idx]`` (or ``bias[q_idx]``) adds its tile (its
+    row sums) into the same block of the gradient with an ordinary ``atomic_add``,
+    as dQ is summed: no scatter. False for a block of columns (``bias[kv_idx]``)."""
+    if tile_axes == (0, 1):
+        value = g
+    elif tile_axes == (0,):
+        value = fd.row_sum(g)
+    else:
+        return False
+    ctx = ops.current().builder.ctx
+    param = next(p for p in ctx.params if p.name == grad_name(load.src))
+    key = tuple(
+        ops.ds(ix.start, ix.size, ix.stop) if isinstance(ix, ir.Slice) else ix.at
+        for ix in load.index
+    )
+    fd.atomic_add(ops.TensorRef(param)[key], value)
+    return True
+
+
 def _points(index: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(ix.at if isinstance(ix, ir.Point) else sympy.Integer(0) for ix in index)
+    return tuple(
+        ix.at if isinstance(ix, ir.Point) else sympy.Integer(0) for ix in index
+    )
+
+
+def _block_axes(
+    load: ir.Load, traced: tuple[ir.Op, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The dims a block read covers, and the tile axis of each (0: rows, q_idx; 1:
+    columns, kv_idx), as the mod's q_idx / kv_idx oriented the block."""
+    dims = tuple(a for a, ix in enumerate(load.index) if isinstance(ix, ir.Slice))
+    if len(dims) != 1:
+        return dims, tuple(range(len(dims)))  # two dims: [q_idx, kv_idx]
+    turned = [
+        op
+        for op in traced
+        if isinstance(op, ir.ExpandDims) and op.x.name == load.result.name
+    ]
+    return dims, (0 if not turned or turned[0].axis == 1 else 1,)
 
 
 def _block_positions(
-    load: ir.Load, traced: tuple[ir.Op, ...]
-) -> tuple[tuple[int, ...], tuple[ir.Value, ...]]:
-    """The dims a block read covers and their positions as [rows, 1] / [1, cols]
-    index tiles (the orientation the mod's q_idx / kv_idx gave the block)."""
-    dims = [a for a, ix in enumerate(load.index) if isinstance(ix, ir.Slice)]
-    tile_axes = list(range(len(dims)))  # two dims: [q_idx, kv_idx]
-    if len(dims) == 1:
-        turned = [
-            op
-            for op in traced
-            if isinstance(op, ir.ExpandDims) and op.x.name == load.result.name
-        ]
-        tile_axes = [0 if not turned or turned[0].axis == 1 else 1]
+    load: ir.Load, dims: tuple[int, ...], tile_axes: tuple[int, ...]
+) -> tuple[ir.Value, ...]:
+    """The positions of a block's dims as [rows, 1] / [1, cols] index tiles."""
     at = []
     for dim, axis in zip(dims, tile_axes):
         ix = load.index[dim]
         pos = fd.arange(ix.start, ix.size)
         at.append((pos[:, None] if axis == 0 else pos[None, :]).value)
-    return tuple(dims), tuple(at)
+    return tuple(at)
 
 
 __all__ = [

@@ -287,9 +287,7 @@ def tensor(
         def alibi(score, b, h, q_idx, kv_idx):
             return score + slopes[h] * (kv_idx - q_idx)
     """
-    return ExtraTensor(
-        name, *dims, dtype=dtype, init=init, requires_grad=requires_grad
-    )
+    return ExtraTensor(name, *dims, dtype=dtype, init=init, requires_grad=requires_grad)
 
 
 def ops_in() -> Any:

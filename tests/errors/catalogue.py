@@ -1715,11 +1715,12 @@ CATALOGUE += (
     Mistake(
         "tensor_grad_not_on_ascendc",
         "Compiling the gradient of a captured tensor",
-        "`d<tensor>` (a tensor declared with `requires_grad=True`) is summed by a "
-        "scatter-add that the interpreter and `fadsl.torch` on the CPU run; the Ascend "
-        "C backend does not lower it yet. Run the backward with `fadsl run` / "
-        "`fadsl.torch`, or drop `requires_grad=True` to compile dq, dk, dv only "
-        "(docs/backward.md).",
+        "`d<tensor>` of a gather, a scalar read or a column block (`rel[q_idx - "
+        "kv_idx + c]`, `alpha[h]`, `bias[kv_idx]`) is summed by a scatter-add that the "
+        "interpreter and `fadsl.torch` on the CPU run; the Ascend C backend does not "
+        "lower it yet (block reads such as `bias[h, q_idx, kv_idx]` compile: atomic "
+        "adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
+        "`requires_grad=True` to compile dq, dk, dv only (docs/backward.md).",
         ("check", "rel.py", "--shape", SHAPE),
         files={
             "rel.py": REL_GRAD_FILE.format(use="rel[q_idx - kv_idx + fd.shape.Skv - 1]")
