@@ -19,7 +19,11 @@ from fadsl.frontend import attention_args as args
 from fadsl.frontend.attention import AttentionKernel, AttentionSpec
 from fadsl.frontend.attention_params import KV_DIMS, QO_DIMS, check_extra_names
 from fadsl.frontend.kernel import KernelDef, ParamSpec
-from fadsl.frontend.mod_tensor_grad import grad_name, grad_tensors
+from fadsl.frontend.mod_tensor_grad import (
+    check_score_mod_reads,
+    grad_name,
+    grad_tensors,
+)
 from fadsl.frontend.mod_tensors import find_tensors
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.kernel_name import check_kernel_name
@@ -195,6 +199,7 @@ def attention_backward(
         extras=find_tensors(score_mod, mask_mod),
         shared_kv=args.shared_kv(shared_kv, layout, False, loc),
     )
+    check_score_mod_reads(spec, find_tensors(score_mod))
     kernel = AttentionBackwardKernel(spec, loc)
     bind_block_mask(kernel, block_mask)
     return kernel

@@ -62,7 +62,7 @@ def reference(
     }
     fwd = None if dtype is None else inputs
     extras = {t.name: inputs[t.name] for t in spec.extras}
-    out.update(tensor_grad_ref.zeros(spec, inputs))  # d<tensor> (requires_grad)
+    out.update(tensor_grad_ref.zeros(spec, inputs, shape))  # d<tensor> (requires_grad)
     with eager_tensors(extras, shape):
         for seq, dout, o, lse in _with_grads(spec, inputs, shape, fwd):
             for h in range(shape["N"]):

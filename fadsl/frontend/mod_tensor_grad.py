@@ -2,17 +2,20 @@
 
 ``fd.tensor("rel_bias", "2 * Sq", requires_grad=True)`` gives the backward kernel an
 output ``drel_bias`` shaped like the tensor. For every read of the tensor in the mod's
-traced ops (``mod_grad.score_mod_traced``) - a gather ``rel_bias[q_idx - kv_idx + off]``,
-a block ``bias[h, q_idx, kv_idx]``, a scalar ``alpha[h]`` - the ops after it are walked
-forward mode, seeded with d(read)/d(read) = 1, giving d score_mod / d read; then
+traced ops (``mod_grad.score_mod_traced``) - a gather ``rel_bias[q_idx - kv_idx + c]``,
+a block ``bias[h, q_idx, kv_idx]``, a scalar ``alpha[h]`` - the ops after it are
+walked forward mode, seeded with d(read)/d(read) = 1, giving d score_mod / d read;
+then
 
     dtensor[index of the read] += dS0 * d score_mod / d read   (dS0 = P * (dP - Delta))
 
-summed over every score (a ``ScatterAdd``: elements of one tile may hit the same
-entry, as every score of a head hits ``alpha[h]``). Scalars read from the tensor
-(``alpha[h]``) carry their derivative as an expression through the scalar math
-(``scalar_def`` exp / log / sqrt / pow chain). A read whose value passes through an
-op without a derivative (floor, ``//``, a comparison) is refused at the mod's line.
+summed over every score: an ``atomic_add`` of the block (its row sums for
+``bias[h, q_idx]``) where the read was a block of rows, as dQ is summed; else a
+``ScatterAdd`` (elements of one tile may hit the same entry, as every score of a head
+hits ``alpha[h]``). Scalars read from the tensor (``alpha[h]``) carry their
+derivative as an expression through the scalar math (``scalar_def`` exp / log / sqrt
+/ pow chain). A read whose value passes through an op without a derivative (floor,
+``//``, a comparison) is refused at the mod's line.
 """
 
 from __future__ import annotations
@@ -54,6 +57,22 @@ def check_requires_grad(name: str, dtype: DType, loc: Any) -> None:
             'declare the tensor with a float dtype, e.g. dtype="fp32"',
             code="tensor_grad_not_float",
         )
+
+
+def check_score_mod_reads(spec: Any, score_tensors: tuple[Any, ...]) -> None:
+    """Every tensor with requires_grad is one the score_mod reads (``score_tensors``):
+    a mask_mod's reads have no derivative, so its d<name> would never be written."""
+    read = {t.name for t in score_tensors}
+    for t in grad_tensors(spec):
+        if t.name not in read:
+            raise UsageError(
+                f"fd.tensor({t.name!r}) has requires_grad=True, but no score_mod of "
+                f"`{spec.name}` reads it: only a score_mod's reads have a gradient "
+                "(a mask_mod's keep / drop has none)",
+                t.loc,
+                hint="drop requires_grad=True, or read the tensor in the score_mod",
+                code="tensor_grad_not_differentiable",
+            )
 
 
 def accumulate(spec: Any, trace: Any, ds: ops.Tile, p: ops.Tile) -> None:
@@ -292,6 +311,7 @@ def _block_positions(
 
 __all__ = [
     "accumulate",
+    "check_score_mod_reads",
     "check_requires_grad",
     "grad_name",
     "grad_tensors",

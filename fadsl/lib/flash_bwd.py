@@ -154,7 +154,7 @@ def q_step(
         pd = dropout(spec, t, p, w.j * w.block_kv)
         dp = dropout(spec, t, dp, w.j * w.block_kv)
     ds = p * (dp - delta[:, None])
-    if grad_tensors(spec):  # d<tensor> of the tensors the mod reads (requires_grad)
+    if spec.score_mod is not None and grad_tensors(spec):  # d<tensor> (requires_grad)
         accumulate(spec, t.mod_trace, ds, p)
     if dscore is not None:  # softcap's and score_mod's chain rule
         ds = ds * dscore

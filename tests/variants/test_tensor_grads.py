@@ -1,4 +1,4 @@
-"""Gradients of captured tensors (issue 29, item 3): ``fd.tensor(..., requires_grad=True)``.
+"""Gradients of captured tensors (issue 29, item 3): ``requires_grad=True``.
 
 The attention-gym builtins written as there - ALiBi with the slope from ``h``, ALiBi
 slopes as a tensor, a relative-position table, T5 buckets, document offsets - plus a
@@ -242,3 +242,36 @@ def test_the_scatter_sums_every_element_that_hits_one_entry(tmp_path: Path) -> N
     want = np.zeros((3, 40), np.float32)
     want[:, 3:23] = x
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_reference_over_budget_is_left_unchecked_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The float64 reference of d<tensor> costs two mod runs per element and head:
+    above tensor_grad_ref.BUDGET it is not computed (fadsl run then prints no verdict
+    for it) and the logger says so, instead of running for minutes."""
+    from fadsl.frontend import tensor_grad_ref
+    from fadsl.frontend.attention_grad_ref import reference
+
+    kdef = _bwd("rel_bias", "fp32")
+    b = bind(kdef, SHAPE, "fp32", TILES)
+    data = runio.make_inputs(b, 3)
+    consts = {"scale": SHAPE["D"] ** -0.5}
+    assert "drel" in reference(kdef.spec, data, b.env(), consts)
+    monkeypatch.setattr(tensor_grad_ref, "BUDGET", 1000.0)
+    with caplog.at_level("WARNING", logger="fadsl.reference"):
+        ref = reference(kdef.spec, data, b.env(), consts)
+    assert "drel" not in ref and {"dq", "dk", "dv"} <= set(ref)
+    assert "drel is not checked" in caplog.text
+
+
+def test_a_tensor_only_a_mask_mod_reads_cannot_require_grad() -> None:
+    keep = fd.tensor("keep", "Skv", requires_grad=True)
+
+    def mask(b, h, q_idx, kv_idx):
+        return keep[kv_idx] > 0.0
+
+    with pytest.raises(UsageError) as info:
+        fd.attention_backward(name="mask_only", mask_mod=mask)
+    assert info.value.code == "tensor_grad_not_differentiable"
+    assert "no score_mod" in str(info.value)

@@ -1,4 +1,4 @@
-"""Impl of ScatterAdd: f32 sums into an atomic output at positions read from index tiles.
+"""Impl of ScatterAdd: f32 sums into an atomic output at positions from index tiles.
 
 The accumulator is the one ``atomics.py`` keeps for every atomically written output
 (zero before the grid, rounded to the output's dtype once after it); ``np.add.at``
