@@ -275,3 +275,29 @@ def test_a_tensor_only_a_mask_mod_reads_cannot_require_grad() -> None:
         fd.attention_backward(name="mask_only", mask_mod=mask)
     assert info.value.code == "tensor_grad_not_differentiable"
     assert "no score_mod" in str(info.value)
+
+
+def scaled_rel(score, b, h, q_idx, kv_idx):
+    return score * alpha[h] + rel[q_idx - kv_idx + fd.shape.Skv - 1]
+
+
+@pytest.mark.parametrize(
+    "layout, extra",
+    [("BSND", {}), ("BSND", {"softcap": 20.0}), ("TND", {"dropout_p": 0.1})],
+)
+def test_layouts_softcap_and_dropout_pass_the_tolerance_rule(
+    layout: str, extra: dict
+) -> None:
+    """A scalar read and a gather of two learnable tensors, BSND (B=2, GQA) and
+    packed TND sequences, with softcap (the mod's input is softcapped) and dropout
+    (dP carries the forward's mask): d<tensor> by the rule against float64."""
+    shape = dict(B=2, N=4, Nkv=2, Sq=40, Skv=56, D=16)
+    if layout == "TND":
+        shape = dict(B=2, N=2, Nkv=1, Sq=70, Skv=90, D=16)
+    name = f"lay_{layout}_{'_'.join(extra) or 'plain'}"
+    kdef = fd.attention_backward(
+        name=name, score_mod=scaled_rel, causal=True, layout=layout, **extra
+    )
+    r = run(kdef, shape, "fp16", sets=TILES)
+    assert {"dalpha", "drel"} <= {v.name for v in r.check.verdicts}
+    assert_passes(r)
