@@ -278,8 +278,8 @@ def tensor(
         init: optional ``init(shape, rng) -> array`` for seeded example data
             (``fadsl run`` without --inputs); N(0, 1) floats or zeros otherwise.
         requires_grad: ``fd.attention_backward`` also returns the gradient of the
-            loss in this tensor, as the output ``d<name>`` (a learnable bias;
-            interpreter and fadsl.torch, not Ascend C yet: docs/backward.md).
+            loss in this tensor, as the output ``d<name>`` (a learnable bias; on
+            Ascend C for block reads only: docs/backward.md).
 
     Example::
 
