@@ -171,6 +171,9 @@ def lower(
     found = tuple(warnings(binding.kernel))
     if binding.target is None or not plan:
         return Lowered(binding, kernel, found)
+    from fadsl.driver.tensor_grads import refuse_scatter
+
+    refuse_scatter(kernel)  # captured-tensor gradients: interpreter only (issue 29)
     # an L1 overflow is usually answered by single-buffered loads: the hints (a
     # search over other block sizes, each planned) only for the plan that is kept
     low = _prove(Lowered(binding, kernel, found), block_dim, hints=False)

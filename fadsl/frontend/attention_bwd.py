@@ -24,6 +24,11 @@ from fadsl.frontend.attention_params import (
     check_extra_names,
 )
 from fadsl.frontend.kernel import KernelDef, ParamSpec
+from fadsl.frontend.mod_tensor_grad import (
+    check_score_mod_reads,
+    grad_name,
+    grad_tensors,
+)
 from fadsl.frontend.mod_tensors import find_tensors
 from fadsl.frontend.source import user_frame_loc
 from fadsl.ir.kernel_name import check_kernel_name
@@ -105,6 +110,10 @@ def _param_specs(
         ParamSpec("dk", "out", kv),
         ParamSpec("dv", "out", kv),
     ]
+    out += [  # gradients of the mods' tensors (fd.tensor(..., requires_grad=True))
+        ParamSpec(grad_name(t.name), "out", t.annotation.dims, t.dtype)
+        for t in grad_tensors(spec)
+    ]
     keep = {"cu_seqlens_q", "cu_seqlens_kv"} if spec.varlen else set()
     keep |= set(BLOCK_MASK_T) if spec.block_sparse else set()
     keep |= {"seed", "offset"} if spec.dropout_p > 0.0 else set()
@@ -124,8 +133,9 @@ def _param_specs(
 
 
 def _check_backward_names(spec: BackwardSpec) -> None:
+    grads = {grad_name(t.name) for t in grad_tensors(spec)}
     for t in spec.extras:
-        if t.name in ("do", "dq", "dk", "dv") + BLOCK_MASK_T:
+        if t.name in ("do", "dq", "dk", "dv") + BLOCK_MASK_T or t.name in grads:
             raise UsageError(
                 f"fd.tensor({t.name!r}) has the name of a parameter of the backward "
                 "kernel",
@@ -183,6 +193,7 @@ def attention_backward(
         extras=find_tensors(score_mod, mask_mod),
         shared_kv=args.shared_kv(shared_kv, layout, False, loc),
     )
+    check_score_mod_reads(spec, find_tensors(score_mod))
     kernel = AttentionBackwardKernel(spec, loc)
     bind_block_mask(kernel, block_mask)
     return kernel

@@ -36,6 +36,7 @@ from fadsl.frontend.attention_ref import (
     reference as forward_reference,
     sequences,
 )
+from fadsl.frontend import tensor_grad_ref
 from fadsl.frontend.mods import eager_tensors
 from fadsl.ir.types import DType
 from fadsl.numerics import quantize
@@ -61,19 +62,24 @@ def reference(
     }
     fwd = None if dtype is None else inputs
     extras = {t.name: inputs[t.name] for t in spec.extras}
+    out.update(tensor_grad_ref.zeros(spec, inputs, shape))  # d<tensor> (requires_grad)
     with eager_tensors(extras, shape):
         for seq, dout, o, lse in _with_grads(spec, inputs, shape, fwd):
             for h in range(shape["N"]):
                 hk = h // (shape["N"] // shape["Nkv"])
                 head = _Head(spec, seq, h, hk, acc, scale, inputs, shape)
                 dq, dk, dv = head.grads(dout[:, h], o, lse, h, dtype)
+                if head.s0 is not None and tensor_grad_ref.grad_tensors(spec):
+                    tensor_grad_ref.add_head(
+                        spec, out, inputs, shape, head.mod, head.s0, head.ds0
+                    )
                 _put(spec, out["dq"], seq.b, h, seq.rows, dq, shape["D"])
                 kv_rows = _kv_rows(spec, inputs, seq.b)
                 kb = 0 if spec.shared_kv else seq.b  # shared_kv: sums over batches
                 _put(spec, out["dk"], kb, hk, kv_rows, dk, shape["D"], add=True)
                 _put(spec, out["dv"], kb, hk, kv_rows, dv, shape["D"], add=True)
     if dtype is not None:
-        out = {k: quantize(v, dtype) for k, v in out.items()}
+        out = {k: quantize(v, dtype) if k in GRADS else v for k, v in out.items()}
     return out
 
 
@@ -133,6 +139,7 @@ class _Head:
         spec, acc = self.spec, self.acc
         s = (self.q @ self.k.T) * self.scale
         deriv = np.ones(s.shape, np.float64)
+        self.s0: np.ndarray | None = None  # the scores the mod receives
         if spec.softcap is not None:
             t = np.tanh(s.astype(np.float64) / spec.softcap)
             deriv = 1.0 - t * t
@@ -140,6 +147,7 @@ class _Head:
         if spec.score_mod is not None:
             q_idx, kv_idx = np.arange(len(self.q))[:, None], np.arange(len(self.k))
             mod = self._mod(b, h, q_idx, kv_idx[None, :])
+            self.s0, self.mod = s.astype(np.float64), mod
             deriv = deriv * mod_derivative(mod, s.astype(np.float64))
             s = np.asarray(mod(s), dtype=acc)
         s = np.where(self.keep, s, -np.inf).astype(acc)
@@ -187,6 +195,7 @@ class _Head:
         dp = do @ self.v.T
         if self.zscale is not None:
             dp = dp * self.zscale
+        self.ds0 = (p * (dp - delta)).astype(np.float64)  # d loss / d mod's output
         ds = (p * (dp - delta) * self.dscore).astype(acc)
         ds_r = _round(ds, dtype)
         dq = (ds_r @ self.k) * self.scale

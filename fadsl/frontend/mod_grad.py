@@ -8,7 +8,8 @@ depend on the score (positions, extra tensors, constants) have derivative 0; a m
 made from the score may choose between branches (``fd.where``: the derivative of the
 branch taken). A mod is refused, at its own line, when the score passes through an op
 with no derivative (floor, ``//``, ``%``, a comparison used as a number, a reduction).
-Gradients with respect to extra tensors (a learnable bias) are not computed.
+The gradients of the extra tensors a mod reads (a learnable bias) start from the same
+traced ops: ``mod_tensor_grad.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ def score_mod_with_grad(
     spec: Any, s: ops.Tile, b: Any, h: Any, q_idx: Any, kv_idx: Any
 ) -> tuple[ops.Tile, Deriv]:
     """(score_mod(s, ...), d score_mod / d s); the derivative is 1.0 or a Tile or None."""
+    out, deriv, _ = score_mod_traced(spec, s, b, h, q_idx, kv_idx)
+    return out, deriv
+
+
+def score_mod_traced(
+    spec: Any, s: ops.Tile, b: Any, h: Any, q_idx: Any, kv_idx: Any
+) -> tuple[ops.Tile, Deriv, tuple[ir.Op, ...]]:
+    """As ``score_mod_with_grad``, plus the ops the mod emitted (the gradients of the
+    tensors it reads start from them: ``mod_tensor_grad.py``)."""
     builder = ops.current().builder
     start = builder.mark()
     out = spec.check_score(spec.score_mod(s, b, h, q_idx, kv_idx), s)
@@ -39,7 +49,7 @@ def score_mod_with_grad(
     depends = {s.value.name}
     for op in traced:
         _step(spec, op, grads, depends)
-    return out, grads.get(out.value.name)
+    return out, grads.get(out.value.name), traced
 
 
 def _step(spec: Any, op: ir.Op, grads: dict[str, Deriv], depends: set[str]) -> None:
@@ -151,4 +161,4 @@ _RULES: dict[type, Rule] = {
 }
 
 
-__all__ = ["score_mod_with_grad"]
+__all__ = ["score_mod_traced", "score_mod_with_grad"]

@@ -195,11 +195,17 @@ class ExtraTensor:
         *dims: str | int,
         dtype: str | DType = "fp32",
         init: Init | None = None,
+        requires_grad: bool = False,
     ) -> None:
         self.name = name
         self.annotation = ops_in()(*dims, dtype=dtype)
         self.init = init
         self.loc = user_frame_loc()
+        self.requires_grad = requires_grad is True
+        if self.requires_grad:  # the backward's output d<name> (mod_tensor_grad.py)
+            from fadsl.frontend.mod_tensor_grad import check_requires_grad
+
+            check_requires_grad(name, self.dtype, self.loc)
 
     @property
     def dtype(self) -> DType:
@@ -257,7 +263,11 @@ class ExtraTensor:
 
 
 def tensor(
-    name: str, *dims: str | int, dtype: str | DType = "fp32", init: Init | None = None
+    name: str,
+    *dims: str | int,
+    dtype: str | DType = "fp32",
+    init: Init | None = None,
+    requires_grad: bool = False,
 ) -> ExtraTensor:
     """Declare an extra input a score_mod or mask_mod reads.
 
@@ -267,6 +277,9 @@ def tensor(
         dtype: "fp32" (float data, per-head slopes, a bias), "i32" (ids), "fp16", ...
         init: optional ``init(shape, rng) -> array`` for seeded example data
             (``fadsl run`` without --inputs); N(0, 1) floats or zeros otherwise.
+        requires_grad: ``fd.attention_backward`` also returns the gradient of the
+            loss in this tensor, as the output ``d<name>`` (a learnable bias; on
+            Ascend C for block reads only: docs/backward.md).
 
     Example::
 
@@ -274,7 +287,7 @@ def tensor(
         def alibi(score, b, h, q_idx, kv_idx):
             return score + slopes[h] * (kv_idx - q_idx)
     """
-    return ExtraTensor(name, *dims, dtype=dtype, init=init)
+    return ExtraTensor(name, *dims, dtype=dtype, init=init, requires_grad=requires_grad)
 
 
 def ops_in() -> Any:

@@ -28,6 +28,7 @@ from fadsl.ir.op_elementwise import *  # noqa: F401,F403
 from fadsl.ir.op_gather import *  # noqa: F401,F403
 from fadsl.ir.op_memory import *  # noqa: F401,F403
 from fadsl.ir.op_scalar import *  # noqa: F401,F403
+from fadsl.ir.op_scatter import *  # noqa: F401,F403
 from fadsl.ir.op_tile import *  # noqa: F401,F403
 
 # ----------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from typing import Any
 
 import fadsl as fd
 from fadsl.frontend.mods import positions
-from fadsl.frontend.mod_grad import score_mod_with_grad
+from fadsl.frontend.mod_grad import score_mod_traced
+from fadsl.frontend.mod_tensor_grad import accumulate, grad_tensors
 from fadsl.lib.flash import (
     block_of,
     dropout,
@@ -153,6 +154,8 @@ def q_step(
         pd = dropout(spec, t, p, w.j * w.block_kv)
         dp = dropout(spec, t, dp, w.j * w.block_kv)
     ds = p * (dp - delta[:, None])
+    if spec.score_mod is not None and grad_tensors(spec):  # d<tensor> (requires_grad)
+        accumulate(spec, t.mod_trace, ds, p)
     if dscore is not None:  # softcap's and score_mod's chain rule
         ds = ds * dscore
     ds_in = fd.cast(ds, qt.dtype)
@@ -174,7 +177,8 @@ def scores_grad(spec: Any, raw: Any, t: Any, kv_idx: Any) -> tuple[Any, Any]:
         s, deriv = spec.softcap * th, 1.0 - th * th
     if spec.score_mod is not None:
         b, h = mod_scalars(t)
-        s, dmod = score_mod_with_grad(spec, s, b, h, t.q_idx, kv_idx)
+        out, dmod, traced = score_mod_traced(spec, s, b, h, t.q_idx, kv_idx)
+        s, t.mod_trace = out, (out, traced)
         deriv = product(deriv, 0.0 if dmod is None else dmod)
     return s, deriv
 

@@ -68,7 +68,8 @@ def _check_exp(
 
 def unwritten_outputs(kernel: ir.Kernel) -> list[FadslError]:
     """An error for each ``fd.Out`` that no ``fd.store`` or ``fd.atomic_add`` writes."""
-    written = {op.dst for op in _ops(kernel.body) if isinstance(op, ir.Store)}
+    writes = (ir.Store, ir.ScatterAdd)
+    written = {op.dst for op in _ops(kernel.body) if isinstance(op, writes)}
     return [
         KernelSyntaxError(
             f"output `{p.name}` of kernel `{kernel.name}` is never written: no "

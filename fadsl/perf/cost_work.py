@@ -174,6 +174,10 @@ def _free(op: ir.Op, w: Work, at: At) -> None:
 
 
 COST.not_applicable(
+    ir.ScatterAdd,
+    why="interpreter only: the Ascend C backend refuses it (driver/tensor_grads.py)",
+)
+COST.not_applicable(
     ir.DebugPrint,
     ir.DeviceAssert,
     why="passes/strip_debug leaves it out of compiled builds, which the model times",

@@ -1689,3 +1689,55 @@ CATALOGUE += (
         ),
     ),
 )
+
+REL_GRAD_FILE = (
+    "import fadsl as fd\n\n"
+    'rel = fd.tensor("rel", "Sq + Skv - 1", requires_grad=True)\n\n\n'
+    "def rel_bias(score, b, h, q_idx, kv_idx):\n"
+    "    return score + {use}\n\n\n"
+    'kernel = fd.attention_backward(name="rel_bwd", score_mod=rel_bias)\n'
+)
+
+CATALOGUE += (
+    Mistake(
+        "tensor_grad_not_float",
+        "`requires_grad=True` on an integer tensor",
+        "Only a float tensor (a bias table, per-head slopes or scales) has a gradient; "
+        "document ids and offsets are indices: drop `requires_grad=True`, or declare "
+        'the learnable tensor with a float dtype (`dtype="fp32"`).',
+        ("ir", "ids.py"),
+        files={
+            "ids.py": "import fadsl as fd\n\n"
+            'document_id = fd.tensor("document_id", "Sq", dtype="i32", '
+            "requires_grad=True)\n"
+        },
+    ),
+    Mistake(
+        "tensor_grad_not_on_ascendc",
+        "Compiling the gradient of a captured tensor",
+        "`d<tensor>` of a gather, a scalar read or a column block (`rel[q_idx - "
+        "kv_idx + c]`, `alpha[h]`, `bias[kv_idx]`) is summed by a scatter-add that the "
+        "interpreter and `fadsl.torch` on the CPU run; the Ascend C backend does not "
+        "lower it yet (block reads such as `bias[h, q_idx, kv_idx]` compile: atomic "
+        "adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
+        "`requires_grad=True` to compile dq, dk, dv only (docs/backward.md).",
+        ("check", "rel.py", "--shape", SHAPE),
+        files={
+            "rel.py": REL_GRAD_FILE.format(use="rel[q_idx - kv_idx + fd.shape.Skv - 1]")
+        },
+    ),
+    Mistake(
+        "tensor_grad_not_differentiable",
+        "A learnable tensor read through an op without a derivative",
+        "The backward multiplies dS by d score_mod / d (the value read): keep the "
+        "tensor's values out of `fd.floor`, `//`, `%`, integer casts and comparisons "
+        "used as numbers (a comparison may choose with `fd.where`), or declare it "
+        "without `requires_grad=True`.",
+        ("ir", "rel.py"),
+        files={
+            "rel.py": REL_GRAD_FILE.format(
+                use="fd.floor(rel[q_idx - kv_idx + fd.shape.Skv - 1])"
+            )
+        },
+    ),
+)

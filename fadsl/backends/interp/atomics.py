@@ -19,16 +19,19 @@ import numpy as np
 from fadsl.backends.interp.frame import Frame
 from fadsl.backends.interp.impls import impl
 from fadsl.backends.interp.memory import GmBlock, plan_block, transposed, in_block_order
-from fadsl.ir.nodes import AtomicAdd, Kernel, Op, viewed
+from fadsl.ir.nodes import AtomicAdd, Kernel, Op, ScatterAdd, viewed
 from fadsl.ir.types import TensorType
 from fadsl.numerics import np_dtype
 
-_LOCK = threading.Lock()
+LOCK = threading.Lock()
+"""Held while a sum is added to (``scatter.py`` adds under it too)."""
 
 
 def atomic_targets(kernel: Kernel) -> set[str]:
-    """Names of the outputs some ``atomic_add`` of ``kernel`` writes."""
-    return {op.dst for op in _walk(kernel.body) if isinstance(op, AtomicAdd)}
+    """Names of the outputs some ``atomic_add`` (or ``ScatterAdd``) of ``kernel``
+    writes."""
+    atomic = (AtomicAdd, ScatterAdd)
+    return {op.dst for op in _walk(kernel.body) if isinstance(op, atomic)}
 
 
 def _walk(ops: tuple[Op, ...]) -> Iterator[Op]:
@@ -64,7 +67,7 @@ def _atomic_add(op: AtomicAdd, fr: Frame) -> None:
         )
     block = plan_block(fr, p, op.index, "write", op.loc, target.shape)
     value = np.asarray(fr.val(op.value), np.float32)
-    with _LOCK:
+    with LOCK:
         _add(target, block, value)
 
 

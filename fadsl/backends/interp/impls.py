@@ -39,6 +39,7 @@ IMPLS: OpTable[Impl] = OpTable(
             "random",
             "reductions",
             "scalars",
+            "scatter",
         )
     ),
 )

@@ -97,6 +97,10 @@ FORMS.not_applicable(
 )
 FORMS.not_applicable(ir.Dot, why="runs on the cube unit (backends/ascendc/cube.py)")
 FORMS.not_applicable(
+    ir.ScatterAdd,
+    why="interpreter only: the Ascend C backend refuses it (driver/tensor_grads.py)",
+)
+FORMS.not_applicable(
     ir.DebugPrint,
     ir.DeviceAssert,
     why="passes/strip_debug leaves it out of compiled builds (interpreter only)",

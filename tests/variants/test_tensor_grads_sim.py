@@ -1,0 +1,63 @@
+"""Gradients of captured tensors through ``fadsl sim`` (issue 29, item 3): the block
+reads, which lower to ``atomic_add`` as dQ does (docs/backward.md, "Gradients of the
+mods' tensors").
+
+A learnable full bias ``bias[h, q_idx, kv_idx]`` times a learnable row scale
+``qbias[h, q_idx]`` (its gradient: the row sums), GQA (N=2, Nkv=1), causal, tails in
+Sq and Skv, fp16 and bf16: the generated kernel on fadsl's CPU runtime against the
+interpreter (f32 sums in another order: a few f32 units, bounded here by 2^-16 of the
+largest value) and the float64 reference by the tolerance rule (``PASS``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SOURCE = """import fadsl as fd
+
+bias = fd.tensor("bias", "N", "Sq", "Skv", init=lambda s, g: g.standard_normal(s),
+                 requires_grad=True)
+qbias = fd.tensor("qbias", "N", "Sq", init=lambda s, g: g.standard_normal(s),
+                  requires_grad=True)
+
+
+def full_bias(score, b, h, q_idx, kv_idx):
+    return score + bias[h, q_idx, kv_idx] * qbias[h, q_idx]
+
+
+bwd = fd.attention_backward(name="fb_bwd", score_mod=full_bias, causal=True)
+"""
+
+
+@pytest.mark.cpu_runtime
+@pytest.mark.skipif(
+    shutil.which("g++") is None or shutil.which("cmake") is None,
+    reason="needs g++ and cmake",
+)
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_block_bias_gradients_through_sim(tmp_path: Path, dtype: str) -> None:
+    src = tmp_path / "bias.py"
+    src.write_text(SOURCE, encoding="utf-8")
+    out = tmp_path / "sim"
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "--dtype", dtype]
+    cmd += ["--shape", "B=1,N=2,Nkv=1,Sq=72,Skv=80,D=64", "--set", "block_q=64"]
+    proc = subprocess.run(
+        cmd + ["-o", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().endswith("PASS"), proc.stdout
+    meta = json.loads((out / "meta.json").read_text())
+    for g in ("dbias", "dqbias"):
+        agree = meta["vs_interpreter"][g]
+        assert agree["atomic"] and agree["nonfinite_mismatch"] == 0, g
+        assert agree["max_abs"] > 0.1, g
+        assert agree["max_abs_diff"] <= 2.0**-16 * agree["max_abs"], (g, agree)
+    assert {"dbias", "dqbias"} <= set(meta["check"]), meta["check"]
