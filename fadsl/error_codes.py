@@ -137,9 +137,9 @@ CODES: dict[str, int] = {
     "append_unsupported": 132,
     "append_inputs": 133,
     "v_from_k_no_value_dim": 134,
-    "tensor_grad_not_float": 137,
-    "tensor_grad_not_on_ascendc": 138,
-    "tensor_grad_not_differentiable": 139,
+    "tensor_grad_not_float": 135,
+    "tensor_grad_not_on_ascendc": 136,
+    "tensor_grad_not_differentiable": 137,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 
