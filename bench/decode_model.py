@@ -17,7 +17,9 @@ split count the model ranks first.
 Then Sq=4 (speculative decoding) at B=1 and B=8: a packed task holding one query
 position (the example, BSND) against one holding every (position, head) pair of its
 group ((s, g) packing, BNSD), each at the kv_splits tune would choose. Then MLA
-decode (one latent KV head, D=576, Dv=512; bench/mla_model.py).
+decode (one latent KV head, D=576, Dv=512; bench/mla_model.py), after issue 30's
+append (a PROXY row: the kernel model refuses the append kernel) and chunked-prefill
+rows (bench/serving_rows.py).
 
 Last, the int8 KV cache (bench/decode_int8.py): int8 pages dequantised after each load,
 per channel and per token, against the fp16 cache at the same page size.
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fadsl import target as targets  # noqa: E402
+from model_rows import estimate  # noqa: E402  (bench/model_rows.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = "ascend910b2"
@@ -59,27 +62,17 @@ def model(
     """The example (or ``file``) at batch b, Sq = ``sq``, with ``splits`` KV parts per
     task and KV blocks of ``block_kv`` keys; None when that configuration does not fit
     the chip (``fadsl check``'s plan at its own sizes)."""
-    from fadsl.commands import common
-    from fadsl.driver.lower import lower
-    from fadsl.perf.kernel import KernelModel
-
-    t = targets.get(TARGET)
     pages = SKV // PAGE
-    args = argparse.Namespace(
-        file=file,
-        kernel=None,
-        sets=[f"kv_splits={splits}", f"block_kv={block_kv}"],
-        dtype=None,
-        shape=f"B={b},N={N},Nkv={NKV},Sq={sq},D={D},Pages={b * pages},"
-        f"MaxPages={pages}",
+    m = estimate(
+        file,
+        f"B={b},N={N},Nkv={NKV},Sq={sq},D={D},Pages={b * pages},MaxPages={pages}",
+        (f"kv_splits={splits}", f"block_kv={block_kv}"),
+        TARGET,
     )
-    binding = common.build(args, target=t)
-    env = binding.model_env()
-    if not lower(binding, plan=False).check_at(env).ok:
+    if m is None:
         return None
-    kt = KernelModel(binding.kernel, t).estimate(env)
-    cache_bytes = 2 * b * SKV * NKV * D * 2
-    fraction = cache_bytes / kt.time_s / t.rate("hbm_bytes_per_s")
+    kt = m.kt
+    fraction = m.hbm_fraction(2 * b * SKV * NKV * D * 2)
     return Row(
         b, splits, block_kv, kt.time_s, fraction, kt.tasks, kt.block_dim, kt.post_s
     )
@@ -215,6 +208,9 @@ def part3(spread: bool = True) -> None:
         "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV"
     )
     print_packing()
+    from serving_rows import print_serving  # bench/serving_rows.py (issue 30 item 5)
+
+    print_serving()
     from mla_model import print_mla  # bench/mla_model.py (issue 30 item 3)
 
     print_mla()

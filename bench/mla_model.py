@@ -15,7 +15,6 @@ then V's 512 of the same rows a second time: fadsl/lib/paged.py loads V from
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -23,9 +22,8 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fadsl import target as targets  # noqa: E402
+from model_rows import TARGET, estimate, print_table  # noqa: E402
 
-TARGET = "ascend910b2"
 PAGE, D, DV = 64, 576, 512
 SOURCE = """import fadsl as fd
 
@@ -54,28 +52,18 @@ def model(
 ) -> MlaRow | None:
     """The MLA kernel at batch b, N query heads, skv keys a sequence, ``splits`` KV
     parts, ``block_q`` heads a task; None when that does not fit the chip."""
-    from fadsl.commands import common
-    from fadsl.driver.lower import lower
-    from fadsl.perf.kernel import KernelModel
-
-    t = targets.get(TARGET)
     pages = skv // PAGE
-    args = argparse.Namespace(
-        file=file,
-        kernel=None,
-        sets=[f"kv_splits={splits}", f"block_q={block_q}"],
-        dtype=None,
-        shape=f"B={b},N={n},Nkv=1,Sq=1,D={D},Dv={DV},Pages={b * pages},"
-        f"MaxPages={pages}",
+    m = estimate(
+        file,
+        f"B={b},N={n},Nkv=1,Sq=1,D={D},Dv={DV},Pages={b * pages},MaxPages={pages}",
+        (f"kv_splits={splits}", f"block_q={block_q}"),
+        TARGET,
     )
-    binding = common.build(args, target=t)
-    env = binding.model_env()
-    if not lower(binding, plan=False).check_at(env).ok:
+    if m is None:
         return None
-    kt = KernelModel(binding.kernel, t).estimate(env)
-    rate = kt.time_s * t.rate("hbm_bytes_per_s")
     latent = b * skv * D * 2
     moved = b * skv * (D + DV) * 2
+    kt = m.kt
     return MlaRow(
         b,
         n,
@@ -83,8 +71,8 @@ def model(
         splits,
         block_q,
         kt.time_s,
-        latent / rate,
-        moved / rate,
+        m.hbm_fraction(latent),
+        m.hbm_fraction(moved),
         kt.tasks,
         kt.block_dim,
     )
@@ -124,16 +112,19 @@ def print_mla() -> None:
         f"   MLA decode (v_from_k: one latent cache), MODELLED on {TARGET}: Nkv=1, "
         f"D={D}, Dv={DV}, Sq=1, pages of {PAGE}, fp16"
     )
-    print(
-        f"{'B':>3} {'N':>4} {'Skv':>6} {'block_q':>7} {'kv_splits':>9} {'tasks':>5} "
-        f"{'cores':>5} "
-        f"{'time':>11} {'latent':>7} {'moved':>6}"
-    )
-    for r in mla_rows(CASES, (16,)) + mla_rows(CASES[-1:], HEADS):
-        print(
-            f"{r.b:>3} {r.n:>4} {r.skv:>6} {r.block_q:>7} {r.splits:>9} {r.tasks:>5} "
-            f"{r.block_dim:>5} {r.seconds * 1e6:8.1f} us {r.latent:7.3f} {r.moved:6.3f}"
-        )
+    columns = [
+        ("B", 3), ("N", 4), ("Skv", 6), ("block_q", 7), ("kv_splits", 9),
+        ("tasks", 5), ("cores", 5), ("time", 11), ("latent", 7), ("moved", 6),
+    ]  # fmt: skip
+    rows = [
+        (
+            str(r.b), str(r.n), str(r.skv), str(r.block_q), str(r.splits),
+            str(r.tasks), str(r.block_dim), f"{r.seconds * 1e6:8.1f} us",
+            f"{r.latent:7.3f}", f"{r.moved:6.3f}",
+        )  # fmt: skip
+        for r in mla_rows(CASES, (16,)) + mla_rows(CASES[-1:], HEADS)
+    ]
+    print_table(columns, rows)
     print(
         "   latent: the cache's bytes (read once, as a decode step must) / modelled "
         "time, as a fraction of HBM; moved: the bytes the kernel loads (V's 512 "

@@ -22,16 +22,14 @@ holds ``kv - q`` keys of earlier chunks. Useful FLOPs count the scores causal ke
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fadsl import target as targets  # noqa: E402
+from model_rows import TARGET, estimate  # noqa: E402  (bench/model_rows.py)
 
-TARGET = "ascend910b2"
 PAGE, N, NKV, D = 128, 32, 8, 128
 SIZES = (128, 256)
 CASES = ((1, 2048, 4096), (4, 512, 4096), (8, 256, 8192))
@@ -55,24 +53,8 @@ def shape_of(name: str, b: int, q: int, kv: int) -> str:
 
 def seconds(file: str, shape: str, bq: int, bk: int) -> tuple[float, int] | None:
     """(modelled seconds, tasks) of ``file`` at ``shape``; None if it does not fit."""
-    from fadsl.commands import common
-    from fadsl.driver.lower import lower
-    from fadsl.perf.kernel import KernelModel
-
-    t = targets.get(TARGET)
-    args = argparse.Namespace(
-        file=file,
-        kernel=None,
-        sets=[f"block_q={bq}", f"block_kv={bk}"],
-        dtype=None,
-        shape=shape,
-    )
-    binding = common.build(args, target=t)
-    env = binding.model_env()
-    if not lower(binding, plan=False).check_at(env).ok:
-        return None
-    kt = KernelModel(binding.kernel, t).estimate(env)
-    return kt.time_s, kt.tasks
+    m = estimate(file, shape, (f"block_q={bq}", f"block_kv={bk}"), TARGET)
+    return None if m is None else (m.kt.time_s, m.kt.tasks)
 
 
 def useful_flops(b: int, q: int, kv: int) -> float:

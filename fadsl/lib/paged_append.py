@@ -29,7 +29,7 @@ import fadsl as fd
 from fadsl.frontend.mods import positions
 from fadsl.lib.flash import finish
 from fadsl.lib.paged import row_block
-from fadsl.lib.rotary import pairing, rotate_with
+from fadsl.lib.rotary import rotate_at
 
 
 def paged_append_attention(
@@ -63,38 +63,40 @@ def paged_append_attention(
         qt = fd.load(row_block(spec, q, b, x, rows), pad=0)
         tables = None
         if spec.rotary is not None:
-            mats = pairing(D, 2 * RotaryHalf, spec.rotary == "interleaved")
-            tables = (rotary_cos, rotary_sin, mats)
+            tables = (rotary_cos, rotary_sin, RotaryHalf, spec.rotary == "interleaved")
             first = old + y * block_q if spec.causal else old
-            count = block_q if spec.causal else 1
-            cos_q = fd.load(rotary_cos[fd.ds(first, count), :], pad=0)
-            sin_q = fd.load(rotary_sin[fd.ds(first, count), :], pad=0)
-            turned = rotate_with(qt, cos_q, sin_q, mats)
+            at = fd.ds(first, block_q if spec.causal else 1)
+            turned = rotate_at(
+                qt, rotary_cos, rotary_sin, at, D, tables[2], tables[3], not spec.causal
+            )
             qt = fd.cast(turned, q.dtype)
         q_idx = positions(y * block_q, block_q, 0)  # new-token index of each row
         m = fd.full((block_q,), -fd.inf, fd.f32)
         l = fd.zeros((block_q,), fd.f32)
         acc = fd.zeros((block_q, Dv), fd.f32)
         # the cached keys [start, old): pages through the block table, bounded at old
-        for j in fd.pipelined(
-            fd.floordiv(start, block_kv), fd.cdiv(old, block_kv), stages=stages
-        ):
-            pages = fd.pages(block_table[b, fd.floordiv(j * block_kv, spec.page_size)])
-            keys = fd.ds(0, block_kv, old - j * block_kv)
-            kt = fd.load(k_cache[pages, keys, hk, :], pad=0)
-            vt = fd.load(v_cache[pages, keys, hk, :], pad=0)
-            kv_idx = positions(j * block_kv, block_kv, 1)
-            seen = (kv_idx >= start) & (kv_idx < old)
-            m, l, acc = step(qt, kt, vt, seen, scale, m, l, acc)
-        # the new keys, from k_new / v_new (causal: up to the block's last row)
+        # (one stage, the default: a plain loop, whose K, V and P tiles share L1
+        # queues with the new keys' below; a pipelined loop's loads have queues of
+        # their own, and the rotary kernel would pass the AIC's 8 MTE1_MTE2 event IDs)
+        j0 = fd.floordiv(start, block_kv)
+        j1 = fd.cdiv(old, block_kv)
+        cache = (k_cache, v_cache, block_table, spec.page_size, block_kv)
+        if stages == 1:
+            for j in range(j0, j1):
+                m, l, acc = cached(cache, b, hk, j, start, old, qt, scale, m, l, acc)
+        else:
+            for j in fd.pipelined(j0, j1, stages=stages):
+                m, l, acc = cached(cache, b, hk, j, start, old, qt, scale, m, l, acc)
+        # the new keys, from k_new / v_new (causal: up to the block's last row), in
+        # blocks of block_kv rows: the cached blocks' shapes, whose L1 queues they share
         last = Sq
         if spec.causal:
             last = fd.minimum(Sq, y * block_q + block_q)
-        for jn in range(fd.cdiv(last, block_q)):
-            news = fd.ds(jn * block_q, block_q, Sq)
+        for jn in range(fd.cdiv(last, block_kv)):
+            news = fd.ds(jn * block_kv, block_kv, Sq)
             kt = new_keys(spec, k_new, tables, b, hk, news, old, D)
             vt = fd.load(row_block(spec, v_new, b, hk, news), pad=0)
-            kv_idx = positions(jn * block_q, block_q, 1)
+            kv_idx = positions(jn * block_kv, block_kv, 1)
             seen = kv_idx < Sq
             if spec.causal:
                 seen = seen & (kv_idx <= q_idx)
@@ -107,7 +109,8 @@ def paged_append_attention(
         for pi in range(p0, fd.maximum(p0, p1)):
             at, slot, tok, end = page_slots(block_table, b, pi, old, Sq, spec.page_size)
             for c in range(fd.cdiv(end - slot, block_q)):
-                # block_q rows at a time: on a split chip each vector core writes half
+                # block_q rows at a time (a row block: on a split chip each vector core
+                # writes half; the rotation's operands share Q's L1 queues)
                 span = fd.ds(slot + c * block_q, block_q, end)
                 news = fd.ds(tok + c * block_q, block_q, Sq)
                 kw = new_keys(spec, k_new, tables, b, hk, news, old, D)
@@ -148,8 +151,22 @@ def new_keys(
     kt = fd.load(row_block(spec, k_new, b, hk, news), pad=0)
     if spec.rotary is None:
         return kt
-    cos, sin, mats = tables
+    cos, sin, half, interleaved = tables
     rows = fd.ds(old + news.start, news.size)
-    cos_k = fd.load(cos[rows, :], pad=0)
-    sin_k = fd.load(sin[rows, :], pad=0)
-    return fd.cast(rotate_with(kt, cos_k, sin_k, mats), kt.dtype)
+    return fd.cast(rotate_at(kt, cos, sin, rows, d, half, interleaved), kt.dtype)
+
+
+def cached(
+    cache: Any, b: Any, hk: Any, j: Any, start: Any, old: Any, qt: Any, scale: Any,
+    m: Any, l: Any, acc: Any,
+) -> tuple[Any, Any, Any]:
+    """Block j of the cached keys [start, old): its pages through the block table,
+    bounded at old; ``cache`` is (k_cache, v_cache, block_table, page, block_kv)."""
+    k_cache, v_cache, block_table, page, block_kv = cache
+    pages = fd.pages(block_table[b, fd.floordiv(j * block_kv, page)])
+    keys = fd.ds(0, block_kv, old - j * block_kv)
+    kt = fd.load(k_cache[pages, keys, hk, :], pad=0)
+    vt = fd.load(v_cache[pages, keys, hk, :], pad=0)
+    kv_idx = positions(j * block_kv, block_kv, 1)
+    seen = (kv_idx >= start) & (kv_idx < old)
+    return step(qt, kt, vt, seen, scale, m, l, acc)

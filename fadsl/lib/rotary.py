@@ -63,6 +63,67 @@ def rotate_with(x: Any, cos_t: Any, sin_t: Any, mats: tuple[Any, Any, Any]) -> A
     return xf * cos_full + fd.dot(xf, swap_t, transpose_b=True) * sin_full
 
 
+def rotate_at(
+    x: Any,
+    cos: Any,
+    sin: Any,
+    rows: Any,
+    d: Any,
+    half: Any,
+    interleaved: bool,
+    one: bool = False,
+) -> Any:
+    """``x`` [rows, D] rotated at the table rows ``rows`` (``fd.ds`` of positions, as
+    many as ``x`` has rows; with ``one``, a single position for every row); ``cos`` /
+    ``sin`` the f32 tables [MaxPos, half]. Returns an f32 [rows, D] tile.
+
+    ``rotate_with`` for a kernel that also runs attention, where L1 queues are scarce
+    (each freed buffer holds one of the AIC's 8 MTE1_MTE2 event IDs,
+    plan/sync/event_pool.py): the tables are loaded D columns wide (zero past
+    ``half``, a column tail) and expanded by a [D, D] matrix, so that the tables and
+    ``x`` are cube operands of one shape used one after the other, as are the
+    expansion and the pair swap: each pair shares one L1 queue."""
+    rotary_dim = 2 * half
+    col = fd.arange(0, d)[:, None]
+    ones = fd.full((d, 1), 1.0, fd.f32)
+    inside = col < rotary_dim
+    pair, partner, sign = _pairing(col, ones, half, rotary_dim, interleaved)
+    keep = fd.where(
+        fd.arange(0, d)[None, :] < rotary_dim, 0.0, fd.full((1, d), 1.0, fd.f32)
+    )
+    if one:
+        cos_full, sin_full = _one_position(cos, sin, rows, d, half, pair, inside)
+        cos_full = cos_full + keep
+    else:
+        cols = fd.ds(0, d, half)
+        pick = (pair == fd.arange(0, d)[None, :]) & inside
+        expand_t = fd.where(pick, fd.full((d, d), 1.0, fd.f32), 0.0)  # [D, D]
+        cos_t = fd.load(cos[rows, cols], pad=0)
+        cos_full = fd.dot(cos_t, expand_t, transpose_b=True) + keep
+        sin_t = fd.load(sin[rows, cols], pad=0)
+        sin_full = fd.dot(sin_t, expand_t, transpose_b=True)
+    swap = (fd.arange(0, d)[None, :] == partner) & inside
+    swap_t = fd.where(swap, sign + fd.zeros((d, d), fd.f32), 0.0)  # [D, D]
+    xf = fd.cast(x, fd.f32)
+    return xf * cos_full + fd.dot(xf, swap_t, transpose_b=True) * sin_full
+
+
+def _one_position(
+    cos: Any, sin: Any, rows: Any, d: Any, half: Any, pair: Any, inside: Any
+) -> tuple[Any, Any]:
+    """The table rows of one position expanded to [1, D] on the vector unit: each
+    column's entry picked from the [1, half] row by a [D, half] 0/1 matrix and a row
+    sum (exact: one non-zero term). A dot of one row would make 1 a row block that
+    the two vector cores of a split chip split (plan/memory/row_split.py)."""
+    pick = (pair == fd.arange(0, half)[None, :]) & inside
+    expand = fd.where(pick, fd.full((d, half), 1.0, fd.f32), 0.0)  # [D, half]
+    cos_row = fd.load(cos[rows, :], pad=0)  # [1, half]
+    sin_row = fd.load(sin[rows, :], pad=0)
+    cos_full = fd.row_sum(expand * cos_row)[None, :]
+    sin_full = fd.row_sum(expand * sin_row)[None, :]
+    return cos_full, sin_full
+
+
 def _pairing(
     col: Any, ones: Any, half: int, rotary_dim: int, interleaved: bool
 ) -> tuple[Any, Any, Any]:

@@ -1,11 +1,17 @@
 """``fd.attention(..., append_kv=True)`` built with g++ into fadsl's CPU runtime
-(``fadsl sim``): one of Dao's test_flash_attn_kvcache new_kv cases (GQA, causal,
-leftpad, a 16-row page table; no rotary: with rotary the kernel needs more
-cross-core flag IDs than it may use, docs/decode.md) with the cache poisoned past each
-sequence's length. The output passes the tolerance rule against the float64
-reference, and the updated caches equal the interpreter's bit for bit, poison
-included: the generated kernel writes only the appended slots (and the CPU runtime
-refuses two cores writing one GM byte without a wait between them)."""
+(``fadsl sim``): Dao's test_flash_attn_kvcache new_kv cases (GQA / MQA, causal, leftpad,
+a page table of 16 or 64 rows; rotary in both layouts, a rotary fraction of 0.5) with
+the cache poisoned past each sequence's length. The output passes the tolerance rule
+against the float64 reference, and the updated caches equal the interpreter's bit for
+bit, poison included: the generated kernel writes only the appended slots (and the CPU
+runtime refuses two cores writing one GM byte without a wait between them).
+
+The rotary cases failed before issue 30's rotary30 work: the schedule refused them
+(23 cross-core flag IDs, E94), then the resource check (12 L1 queue buffers for the
+AIC's 8 MTE1_MTE2 event IDs, E52), then the generated C++ did not compile (the rotated
+Q, made before the KV loops, was received from the vector cores inside the first loop).
+Rotary at D = 128 does not fit 910B's UB yet (E31: the [D, D] f32 pairing matrices),
+docs/decode.md."""
 
 from __future__ import annotations
 
@@ -23,6 +29,9 @@ from tests.variants.test_append_kv import dao_case, poisoned
     [
         (3, 128, 64, 16, "gqa", True, 0.0, False, True),
         (64, 256, 64, 16, "mqa", True, 0.0, False, False),  # appends span 5 pages
+        (3, 128, 64, 16, "gqa", True, 0.5, False, True),  # rotary half, leftpad
+        (8, 256, 64, 64, "gqa", True, 0.5, True, True),  # rotary interleaved, leftpad
+        (1, 128, 64, 16, "mqa", False, 0.5, True, True),  # not causal: Q at one position
     ],
     ids=lambda c: "-".join(map(str, c)),
 )

@@ -26,7 +26,7 @@ from fadsl.ir.types import DType, TileType
 from fadsl.plan.memory.l0_split import SubDots
 from fadsl.plan.memory.plan_buffers import Lowering
 from fadsl.plan.schedule.ring import Ring
-from fadsl.plan.schedule.sides import CUBE
+from fadsl.plan.schedule.sides import CUBE, walk
 
 
 class CubeEmitter(CubeLoads):
@@ -72,6 +72,7 @@ class CubeEmitter(CubeLoads):
         for op in body:
             self.pos = self.at[id(op)]
             if isinstance(op, ir.For):
+                out += self._received_before(op)
                 out += self._loop(op)
                 continue
             stmts = self._op(op)
@@ -109,6 +110,21 @@ class CubeEmitter(CubeLoads):
         return (
             [Line(source_comment(op.loc)), Block(header, tuple(body))] + drain + frees
         )
+
+    def _received_before(self, loop: ir.For) -> list[Stmt]:
+        """Receive, before ``loop``, each vector-made operand made outside it and
+        first read inside it: the vector cores send it once, so the cube waits for it
+        once (inside, it would wait every iteration, and a loop that runs no
+        iteration would leave it undeclared for a later read)."""
+        inside = {r for o in walk(loop.body) for r in o.results()}
+        out: list[Stmt] = []
+        for o in walk(loop.body):
+            if not isinstance(o, ir.Dot):
+                continue
+            for v in (o.a, o.b):
+                if v in self.sides.to_cube and v not in inside:
+                    out += self._operand(v)[1]
+        return out
 
     def _ring_loop(self, op: ir.For, ring: Ring) -> list[Stmt]:
         """The cube runs ahead (plan/schedule/ring.py): stage A of iteration j + lead before

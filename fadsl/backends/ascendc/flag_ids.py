@@ -12,9 +12,9 @@ instead of 16.
 from __future__ import annotations
 
 from fadsl.errors import BackendError
-from fadsl.plan.memory.l1_share import share
 from fadsl.plan.memory.plan_buffers import Lowering
 from fadsl.plan.schedule.ring import MAX_FLAGS, SYNC_ALL_FIRST_FLAG
+from fadsl.plan.sync.flag_share import shared_ids
 from fadsl.plan.sync.slot_free import SUFFIX
 
 
@@ -31,13 +31,7 @@ def flag_list(low: Lowering) -> list[tuple[str, str]]:
         (v + SUFFIX, f"vector -> cube: the slot of %{v} was read (slot free)")
         for v in low.free
     ]
-    if len(out) > MAX_FLAGS:
-        raise BackendError(
-            f"{len(out)} cube/vector exchanges exceed the {MAX_FLAGS} "
-            "cross-core flags",
-            low.kernel.loc,
-        )
-    return out
+    return out  # how many IDs they take once shared: flag_ids
 
 
 def flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
@@ -87,18 +81,8 @@ def flag_ids(low: Lowering) -> list[tuple[str, int, str]]:
 
 
 def _shared(low: Lowering) -> dict[str, str]:
-    """Exchanged value -> the first value of its group (same direction, made in
-    different loops, lifetimes that never overlap, no ring loop holding both); ring
-    values are never shared."""
-    values = [
-        v
-        for v in list(low.sides.to_vector) + list(low.sides.to_cube)
-        if low.ring_of(v.name) is None
-    ]
-    cube = {v.name for v in low.sides.to_cube}
-    key = lambda v: v.name in cube  # noqa: E731  (the direction)
-    groups = share(low.grid, values, key, set(low.rings), same_loop=False)
-    return {v.name: g[0].name for g in groups for v in g}
+    """Exchanged value -> the first value of its group (``plan/sync/flag_share.py``)."""
+    return shared_ids(low.grid, low.sides, low.rings)
 
 
 __all__ = ["flag_ids", "flag_list", "MAX_FLAGS"]

@@ -66,6 +66,10 @@ class Buffer:
     min_align: int = 0
     """Slot padding this buffer needs beyond the memory's alignment (256 B for UB tiles:
     Compare works on whole 256-byte repeats, so tiles are padded to one)."""
+    holds: tuple[DType, ...] = ()
+    """For a byte (u8) queue shared by operands of several dtypes (an L0 queue serving
+    f16 and f32 dots, ``plan/memory/l0_plan.py``): those dtypes, which the unit must
+    take; empty otherwise."""
 
     def slot_bytes(self) -> Expr:
         """Unpadded bytes of one slot."""

@@ -279,6 +279,7 @@ def _shared(
             (smax(counts),) if same else (smax({_bytes_of(*pick(d)) for d in dots}),)
         )
         dtype = dtype if same else DType.U8
+    kinds = tuple(sorted({pick(d)[1] for d in dots}, key=lambda t: t.value))
     role = "operand" if space != "L0C" else "result"
     return Buffer(
         name,
@@ -292,6 +293,7 @@ def _shared(
         role,
         tuple(d.result.name for d in dots),
         best.loc,
+        holds=kinds if dtype is DType.U8 else (),
     )
 
 

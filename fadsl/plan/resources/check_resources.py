@@ -21,7 +21,7 @@ ranking configurations (cost_model), pipelining (the planner already counts the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -175,7 +175,10 @@ def unsupported_dtypes(plan: BufferPlan, target: Target) -> tuple[Buffer, ...]:
     out = []
     for b in plan.buffers:
         dt = b.dtype.value
-        if b.space in ("L0A", "L0B") and dt not in target.cube_dtypes:
+        if b.space in ("L0A", "L0B") and b.holds:  # a byte queue of several dtypes
+            bad = [t for t in b.holds if t.value not in target.cube_dtypes]
+            out += [replace(b, dtype=t) for t in bad]
+        elif b.space in ("L0A", "L0B") and dt not in target.cube_dtypes:
             out.append(b)
         elif b.space == "UB" and dt not in target.vector_dtypes + _STORAGE_ONLY:
             out.append(b)

@@ -51,6 +51,7 @@ from fadsl.ir import nodes as ir
 from fadsl.plan.schedule import defer
 from fadsl.plan.schedule.defer import Deferral
 from fadsl.plan.schedule.sides import CUBE, Sides, queue_of, walk
+from fadsl.plan.sync.flag_share import ids_needed
 from fadsl.plan.sync.slot_free import free_slots
 
 DEFAULT_DEPTH = 3
@@ -315,7 +316,7 @@ def free_flags(
     if not split_chip:
         return {}
     free = free_slots(grid, sides, set(rings))
-    total = flag_count(sides, rings) + len(free)
+    total = ids_needed(grid, sides, rings, len(free))
     if free and total > max_flags:
         name, loop = next(iter(free.items()))
         dot = next(op for op in walk(loop.body) if name in _names(op))
