@@ -283,7 +283,9 @@ class Timer:
         start = max(dispatch, before)
         busy, hbm = ch.busy, 0
         if ch.gm_read and i.gm is not None:
-            miss = self.l2.read(i.gm, i.offset or 0, ch.gm_read)
+            miss = self.l2.read(
+                i.gm, i.offset or 0, ch.gm_read, i.blocks or 1, i.span or 0
+            )
             self.read_bytes += ch.gm_read
             hit_time = (ch.gm_read - miss) / ch.rate
             busy = (
