@@ -73,3 +73,13 @@ def test_a_head_group_per_core_shares_the_page_through_l2(nkv: int) -> None:
     page (the heads interleave in its sectors)."""
     rows = [_page_read(f"AIC{h}", 0, h, nkv, block=h) for h in range(nkv)]
     assert time_record(rows, T).hbm_bytes == ROWS * nkv * ROW
+
+
+def test_a_strided_write_lands_its_bursts_only() -> None:
+    """A strided write (a UB tile stored into every other row) makes its own rows hit,
+    not the rows between them."""
+    l2 = L2(T["l2_bytes"])
+    l2.write("ws", 0, 64 * SECTOR, 64, 63 * 2 * SECTOR + SECTOR)  # rows 0, 2, 4, ...
+    assert l2.read("ws", 0, SECTOR) == 0
+    assert l2.read("ws", SECTOR, SECTOR) == SECTOR
+    assert l2.read("ws", 126 * SECTOR, SECTOR) == 0  # the last burst

@@ -298,7 +298,7 @@ class Timer:
         elif ch.gm_read:
             self.read_bytes += ch.gm_read
         if ch.gm_write and i.gm is not None:
-            self.l2.write(i.gm, i.offset or 0, ch.gm_write)
+            self.l2.write(i.gm, i.offset or 0, ch.gm_write, i.blocks or 1, i.span or 0)
         end = start + busy
         c.free[i.pipe] = end
         done = end + ch.latency

@@ -65,13 +65,17 @@ class L2:
                 self._evict()
         return missed
 
-    def write(self, buf: str, offset: int, nbytes: int) -> None:
+    def write(
+        self, buf: str, offset: int, nbytes: int, blocks: int = 1, span: int = 0
+    ) -> None:
+        """The sectors a write (its bursts, as ``read``) touches land in L2."""
         if self.lines == 0:
             return
-        for line, lo, hi, _, _ in _sectors(offset, nbytes):
-            key = (buf, line)
-            self.held[key] = self._touch(key) | _mask(lo, hi)
-            self._evict()
+        for start, size in _bursts(offset, nbytes, blocks, span):
+            for line, lo, hi, _, _ in _sectors(start, size):
+                key = (buf, line)
+                self.held[key] = self._touch(key) | _mask(lo, hi)
+                self._evict()
 
     def _touch(self, key: tuple[str, int]) -> int:
         if key in self.held:
