@@ -84,6 +84,8 @@ def test_each_row_names_the_kernel_line_of_its_call(record):
         2,
         0,
     )
+    # one burst per row of the 16 x 16 float tile, back to back (dstStride = nSize)
+    assert (fix.blocks, fix.blocklen, fix.gmend) == (16, 64, 1024)
     (nd,) = at(record, "AIC0", "nd2nz")
     assert (nd.pipe, nd.src, nd.dst, nd.dtype, nd.blocks, nd.blocklen) == (
         "MTE2",
