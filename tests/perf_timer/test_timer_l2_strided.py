@@ -84,3 +84,19 @@ def test_a_strided_write_lands_its_bursts_only() -> None:
     assert l2.read("ws", 0, SECTOR) == 0
     assert l2.read("ws", SECTOR, SECTOR) == SECTOR
     assert l2.read("ws", 126 * SECTOR, SECTOR) == 0  # the last burst
+
+
+def test_a_strided_read_that_misses_takes_its_sectors_time_not_less() -> None:
+    """Every burst of a head's page read misses: the copy reads twice its bytes from
+    HBM and is timed for them (the L2 serves none of it)."""
+    one = time_record([_page_read("AIC0", 0, 0, 8)], T)
+    flat = Instr("AIC0", 0, "MTE2", "DataCopy", nbytes=ROWS * ROW, src="GM", dst="L1",
+                 gm="k_cache", offset=0, blocks=ROWS)  # fmt: skip
+    contiguous = time_record([flat], T)
+    assert one.hbm_bytes == 2 * contiguous.hbm_bytes == 2 * ROWS * ROW
+    # the extra 32 KiB at the core's HBM rate, nothing served from L2 on top
+    extra = ROWS * ROW / T["ddr_bytes_per_cycle"]
+    assert one.span - contiguous.span == pytest.approx(extra)
+    l2 = L2(T["l2_bytes"])
+    span = (ROWS - 1) * 8 * ROW + ROW
+    assert l2.read_parts("k", 0, ROWS * ROW, ROWS, span) == (ROWS * ROW, ROWS * SECTOR)

@@ -33,7 +33,6 @@ BIN = 256.0
 SECTOR = 512
 """Bytes the L2 fills from HBM at once (an assumption: no public source gives the
 910B's L2 line; 512 B is the GM alignment of the cube's fractal copies)."""
-_PER_LINE = LINE // SECTOR
 
 
 class L2:
@@ -45,25 +44,32 @@ class L2:
     def read(
         self, buf: str, offset: int, nbytes: int, blocks: int = 1, span: int = 0
     ) -> int:
-        """Bytes of the read that miss (come from HBM): ``nbytes`` in ``blocks``
-        bursts over ``span`` bytes from ``offset`` (contiguous when ``span`` is no
-        more than ``nbytes``)."""
+        """Bytes the read brings from HBM: ``nbytes`` in ``blocks`` bursts over
+        ``span`` bytes from ``offset`` (contiguous when ``span`` is no more than
+        ``nbytes``)."""
+        return self.read_parts(buf, offset, nbytes, blocks, span)[1]
+
+    def read_parts(
+        self, buf: str, offset: int, nbytes: int, blocks: int = 1, span: int = 0
+    ) -> tuple[int, int]:
+        """(bytes of the read that miss, bytes that come from HBM for them): equal
+        for a contiguous read; a strided read's short bursts bring whole sectors."""
         if self.lines == 0:
-            return nbytes
+            return nbytes, nbytes
         bursts = _bursts(offset, nbytes, blocks, span)
-        strided = len(bursts) > 1
-        missed = 0
+        missed = fetched = 0
         for start, size in bursts:
             for line, lo, hi, head, tail in _sectors(start, size):
                 want = _mask(lo, hi)
                 have = self._touch((buf, line))
                 lack = want & ~have
-                missed += bin(lack).count("1") * SECTOR
-                if lack and not strided:  # only the bytes read of the end sectors
-                    missed -= head * (lack >> lo & 1) + tail * (lack >> (hi - 1) & 1)
+                whole = bin(lack).count("1") * SECTOR
+                part = whole - head * (lack >> lo & 1) - tail * (lack >> (hi - 1) & 1)
+                missed += part
+                fetched += whole if len(bursts) > 1 else part
                 self.held[(buf, line)] = have | want
                 self._evict()
-        return missed
+        return missed, fetched
 
     def write(
         self, buf: str, offset: int, nbytes: int, blocks: int = 1, span: int = 0
