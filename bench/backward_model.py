@@ -107,7 +107,7 @@ def rows(sets: list[str]) -> list[tuple[bool, int, float, float, int, int]]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--set",
@@ -119,7 +119,7 @@ def main() -> int:
     parser.add_argument(
         "--no-ranges", action="store_true", help="central figures only (faster)"
     )
-    a = parser.parse_args()
+    a = parser.parse_args(argv)
     sets = a.sets
     spans = None if a.no_ranges else tflops_ranges(sets)
     print(

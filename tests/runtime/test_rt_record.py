@@ -84,6 +84,8 @@ def test_each_row_names_the_kernel_line_of_its_call(record):
         2,
         0,
     )
+    # one burst per row of the 16 x 16 float tile, back to back (dstStride = nSize)
+    assert (fix.blocks, fix.blocklen, fix.gmend) == (16, 64, 1024)
     (nd,) = at(record, "AIC0", "nd2nz")
     assert (nd.pipe, nd.src, nd.dst, nd.dtype, nd.blocks, nd.blocklen) == (
         "MTE2",
@@ -107,6 +109,7 @@ def test_work_sizes_of_vector_and_copy_rows(record):
     assert (pad.api, pad.pipe, pad.src, pad.dst) == ("DataCopyPad", "MTE2", "GM", "UB")
     assert (pad.blocks, pad.blocklen, pad.bytes, pad.elems) == (2, 256, 512, 128)
     assert (pad.gm, pad.gmoff) == (2, 512)  # sub-block 1 reads the second half of ws
+    assert pad.gmend == 1024  # two bursts back to back: the span is the bytes
     (add,) = at(record, "AIV0", "add0")
     assert (add.api, add.pipe, add.repeats, add.elems, add.dtype) == (
         "Add",
@@ -175,7 +178,7 @@ def test_cross_core_waits_name_the_sets_they_consumed(record):
 
 
 def test_the_parser_refuses_what_is_not_a_record():
-    head = "# fadsl executed-instruction record, format 1\n# kernel k\n# soc s\n"
+    head = "# fadsl executed-instruction record, format 2\n# kernel k\n# soc s\n"
     ok = head + "\t".join(COLUMNS) + "\n"
     assert parse_record(ok).rows == ()
     with pytest.raises(RecordError, match="header line"):
@@ -188,7 +191,7 @@ def test_the_parser_refuses_what_is_not_a_record():
     with pytest.raises(RecordError, match="column pipe"):
         parse_record(ok + "\t".join(row) + "\n")
     with pytest.raises(RecordError, match="format"):
-        parse_record(ok.replace("format 1", "format 9"))
+        parse_record(ok.replace("format 2", "format 9"))
 
 
 def test_generated_code_never_takes_the_address_of_an_api_function():

@@ -17,12 +17,12 @@ from typing import Callable
 COLUMNS: tuple[str, ...] = tuple(
     (
         "core block sub seq pipe api file line elems repeats bytes src dst dtype m k n "
-        "blocks blocklen gm gmoff event id mode flag from queue"
+        "blocks blocklen gm gmoff gmend event id mode flag from queue"
     ).split()
 )
 """The columns, in the order the runtime writes them (record.h ``kRecordColumns``)."""
 
-FORMAT = 1
+FORMAT = 2
 """The format number the runtime writes in its first comment line."""
 
 PIPES = frozenset({"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX", "ALL"})
@@ -65,6 +65,9 @@ class Row:
     blocklen: int | None
     gm: int | None
     gmoff: int | None
+    gmend: int | None
+    """End (exclusive) of the furthest access into buffer ``gm``: with ``gmoff``, the
+    span of a strided copy."""
     event: str | None
     id: int | None
     mode: int | None
@@ -159,7 +162,9 @@ def _sources(cell: str, core: str) -> tuple[Source, ...]:
     return tuple(out)
 
 
-_INTS = ("elems repeats bytes m k n blocks blocklen gm gmoff id mode flag line").split()
+_INTS = (
+    "elems repeats bytes m k n blocks blocklen gm gmoff gmend id mode flag line"
+).split()
 
 
 def _row(c: dict[str, str], where: str) -> Row:

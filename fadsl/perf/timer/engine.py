@@ -283,20 +283,22 @@ class Timer:
         start = max(dispatch, before)
         busy, hbm = ch.busy, 0
         if ch.gm_read and i.gm is not None:
-            miss = self.l2.read(i.gm, i.offset or 0, ch.gm_read)
+            miss, fetched = self.l2.read_parts(
+                i.gm, i.offset or 0, ch.gm_read, i.blocks or 1, i.span or 0
+            )
             self.read_bytes += ch.gm_read
             hit_time = (ch.gm_read - miss) / ch.rate
             busy = (
                 ch.startup
                 + hit_time
-                + self.hbm.transfer(start + ch.startup + hit_time, miss)
+                + self.hbm.transfer(start + ch.startup + hit_time, fetched)
             )
-            hbm = miss
-            self.hbm_bytes += miss
+            hbm = fetched
+            self.hbm_bytes += fetched
         elif ch.gm_read:
             self.read_bytes += ch.gm_read
         if ch.gm_write and i.gm is not None:
-            self.l2.write(i.gm, i.offset or 0, ch.gm_write)
+            self.l2.write(i.gm, i.offset or 0, ch.gm_write, i.blocks or 1, i.span or 0)
         end = start + busy
         c.free[i.pipe] = end
         done = end + ch.latency

@@ -44,6 +44,9 @@ class Instr:
     gm: str | None = None
     """The GM buffer of a GM access (its id in the record)."""
     offset: int | None = None
+    span: int | None = None
+    """Bytes from ``offset`` to the end of the furthest access (the record's gmend -
+    gmoff): more than ``nbytes`` for a strided copy."""
     event: str | None = None
     event_id: int | None = None
     deps: tuple[str, ...] = ()
@@ -67,6 +70,10 @@ def _text(v: Any) -> str | None:
     if v is None or v == "-" or v == "":
         return None
     return str(v)
+
+
+def _span(start: int | None, end: int | None) -> int | None:
+    return end - start if start is not None and end is not None else None
 
 
 def _deps(v: Any, core: str) -> tuple[str, ...]:
@@ -117,6 +124,7 @@ def from_row(row: Any) -> Instr:
         blocks=_num(_get(row, "blocks")),
         gm=_text(_get(row, "gm")),
         offset=_num(_get(row, "gmoff", "offset")),
+        span=_span(_num(_get(row, "gmoff", "offset")), _num(_get(row, "gmend"))),
         event=_text(_get(row, "event")),
         event_id=_num(_get(row, "id", "event_id")),
         deps=_deps(_get(row, "sources", "from", "deps"), core),

@@ -283,18 +283,22 @@ inline void AddWriterLocked(uintptr_t lo, uintptr_t hi, const char* api) {
         ++it;
     }
 }
-// Record hook of a GM access (site.h): GmAlloc id, byte offset of the first access, GM bytes.
+// Record hook of a GM access (site.h): GmAlloc id, byte offset of the first access, end of the
+// furthest access into that buffer, GM bytes.
 inline void NoteGmLocked(uintptr_t lo, size_t n, bool isWrite) {
     Row* r = t_core ? OpenRow(*t_core) : nullptr;
     if (!r) return;
     if (isWrite) r->dst = kRecGm;
     else r->src = kRecGm;
     r->gmBytes += static_cast<int64_t>(n);
-    if (r->gm >= 0) return;
-    if (const GmRegion* g = FindRegionLocked(lo, 0)) {
+    const GmRegion* g = FindRegionLocked(lo, 0);
+    if (!g) return;
+    if (r->gm < 0) {
         r->gm = g->id;
         r->gmoff = static_cast<int64_t>(lo - g->base);
     }
+    // The span of a strided copy (bursts at a stride): the timer's L2 reads it from gmoff..gmend.
+    if (g->id == r->gm) r->gmend = std::max(r->gmend, static_cast<int64_t>(lo + n - g->base));
 }
 // An atomic add by the current core into [p, p+n): like a write, except that earlier atomic adds
 // of other cores need not be visible; `body` runs under the GM lock, so each add is atomic.

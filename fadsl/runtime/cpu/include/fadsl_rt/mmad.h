@@ -144,6 +144,9 @@ __aicore__ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>&
     for (uint32_t nd = 0; nd < p.ndNum; ++nd)  // UNVERIFIED: srcNdStride unit taken as C0_SIZE (NZ2ND pseudo-code)
         srcHi = std::max<uint64_t>(srcHi, (uint64_t(nd) * p.srcNdStride + (nBlocks - 1) * p.srcStride + p.mSize) * 16);
     ReadBytes(api, src, 0, srcHi * sizeof(U), PIPE_FIX);
+    // the record's bursts (one per row at dstStride: the timer's L2 places them); NZ output and
+    // ndNum > 1 do not write at one stride and leave them unset
+    if (rowMajor && p.ndNum == 1) NoteBlocks(p.mSize, uint64_t(p.nSize) * sizeof(T));
     std::vector<T> row(p.nSize);
     for (uint32_t nd = 0; nd < p.ndNum; ++nd) {
         const uint64_t sb = uint64_t(nd) * p.srcNdStride * 16, db = uint64_t(nd) * p.dstNdStride;

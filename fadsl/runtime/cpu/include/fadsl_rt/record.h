@@ -17,8 +17,8 @@ namespace fadsl_rt {
 
 constexpr const char* kRecordColumns =
     "core\tblock\tsub\tseq\tpipe\tapi\tfile\tline\telems\trepeats\tbytes\tsrc\tdst\tdtype\tm\tk\tn\tblocks\t"
-    "blocklen\tgm\tgmoff\tevent\tid\tmode\tflag\tfrom\tqueue";
-constexpr int kRecordVersion = 1;
+    "blocklen\tgm\tgmoff\tgmend\tevent\tid\tmode\tflag\tfrom\tqueue";
+constexpr int kRecordVersion = 2;
 
 inline const char* RecordPath() {
     const char* p = std::getenv("FADSL_RECORD");
@@ -69,7 +69,7 @@ inline void WriteRow(std::string& out, const CoreCtx& c, const std::string& core
         core, std::to_string(c.blockIdx), std::to_string(c.subBlockIdx), std::to_string(r.seq), RecPipe(r.pipe),
         RecText(r.api), RecText(Basename(r.site.file)), r.site.file ? std::to_string(r.site.line) : "-",
         RecNum(RowElems(r)), RecNum(r.repeats), RecNum(RowBytes(r)), RecMem(r.src), RecMem(r.dst), RecText(r.dtype),
-        RecNum(r.m), RecNum(r.k), RecNum(r.n), RecNum(r.blocks), RecNum(r.blocklen), RecNum(r.gm), RecNum(r.gmoff),
+        RecNum(r.m), RecNum(r.k), RecNum(r.n), RecNum(r.blocks), RecNum(r.blocklen), RecNum(r.gm), RecNum(r.gmoff), RecNum(r.gmend),
         RecEvent(r.event), RecNum(r.id), RecNum(r.mode), RecNum(r.flag), RecText(r.from.c_str()), RecText(r.queue)};
     bool first = true;
     for (const std::string& s : cols) {

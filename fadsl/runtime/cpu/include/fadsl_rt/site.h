@@ -53,6 +53,7 @@ struct Row {
     int64_t blocks = -1, blocklen = -1;
     int32_t gm = -1;
     int64_t gmoff = -1;
+    int64_t gmend = -1;  // end offset (exclusive) of the furthest access into buffer `gm`
     int16_t event = -1;  // HardEvent value
     int8_t id = -1, mode = -1, flag = -1;
     const char* queue = nullptr;  // label of the TQue buffer whose operation issued this Set/Wait
