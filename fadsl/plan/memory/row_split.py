@@ -87,6 +87,10 @@ def row_split(sides: Sides, grid: ir.Grid, split: bool) -> RowSplit:
         m = d.result.type.shape[0]  # type: ignore[union-attr]
         if d.result in sides.to_vector and m not in blocks:
             blocks.append(m)
+    for v in sides.to_cube:  # a vector-made operand: each AIV writes its rows
+        r = _tile(v)
+        if r is not None and len(r.shape) == 2 and r.shape[0] not in blocks:
+            blocks.append(r.shape[0])
     whole = _columns(sides, grid, tuple(blocks))
     out = RowSplit(tuple(blocks), frozenset(whole))
     _check_consistent(out, grid)
