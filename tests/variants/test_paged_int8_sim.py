@@ -10,7 +10,7 @@ dealt in a shuffled order and lengths that end inside a page:
 * per channel, layout BSND (GQA heads packed), no offset, G = 4;
 * per token with offsets, layout BNSD ((s, g) packing), Sq = 2, Nkv = 8 (the
   per-token scale rows [P, Nkv] f32 are whole 32-byte blocks only for Nkv a multiple
-  of 8: E128 otherwise).
+  of 8: E128 otherwise), KV blocks of two pages.
 
 Unused block-table columns are -1 (no page) and every cache row past a sequence's
 length is poisoned (int8 -128 and, per token, NaN scales), so a kernel that read one
@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.variants.test_paged_int8 import dequantise, quantise
 from tests.variants.test_paged_sim import (
@@ -76,7 +77,7 @@ def _inputs(
 
 def _sim(
     tmp: Path, layout: str, kv_scale: str, offset: bool, shape: dict[str, int],
-    lengths: list[int],
+    lengths: list[int], sets: tuple[str, ...] = (),
 ) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
     name = f"q8_{kv_scale}"
     source = tmp / f"{name}.py"
@@ -93,6 +94,7 @@ def _sim(
         arr.tofile(tmp / "in" / f"{k}.bin")
     text = ",".join(f"{k}={v}" for k, v in shape.items())
     cmd = [sys.executable, "-m", "fadsl", "sim", str(source), "--shape", text]
+    cmd += [x for a in sets for x in ("--set", a)]
     cmd += ["--inputs", str(tmp / "in"), "-o", str(tmp / "out")]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -140,8 +142,44 @@ def test_per_channel_decode_on_the_chip(tmp_path: Path) -> None:
 def test_per_token_with_offsets_on_the_chip(tmp_path: Path) -> None:
     """Per-token scales and offsets (NaN scales in every unused row), BNSD (s, g)
     packing with Sq = 2 (causal: the first query row sees one key fewer), GQA 16 / 8,
-    lengths 100 and 37 (both end inside a page)."""
+    KV blocks of two pages (block_kv=128: vector core 0 loads the first page, core 1
+    the second), lengths 100 and 37: the 37-key sequence's second page is past its end
+    (its block-table column is -1), so core 1 neither looks it up nor copies it."""
     shape = dict(B=2, N=16, Nkv=8, Sq=2, D=64, Pages=8, MaxPages=2)
-    meta, _, o = _sim(tmp_path, "BNSD", "token", True, shape, [100, 37])
+    meta, _, o = _sim(
+        tmp_path, "BNSD", "token", True, shape, [100, 37], ("block_kv=128",)
+    )
     assert np.isfinite(o).all()
     assert meta["check"]["o"]["passed"]
+
+
+def test_a_bad_page_stops_the_vector_cores_at_their_guard(tmp_path: Path) -> None:
+    """A used block-table column naming a page the cache does not have: the vector
+    cores read the table now (they load the int8 pages), and their guard stops the
+    kernel (``AscendC::Trap()``) instead of reading past the cache."""
+    import argparse
+
+    import fadsl as fd
+    from fadsl.backends.sim import run as sim_run
+    from fadsl.commands import common
+    from fadsl.driver.lower import lower
+    from fadsl.target import resolve
+
+    source = tmp_path / "q8_channel.py"
+    source.write_text(
+        KERNEL.format(
+            name="q8_channel", page=PAGE, layout="BSND", kv_scale="channel",
+            offset=False,
+        )
+    )
+    shape = dict(B=4, N=16, Nkv=4, Sq=1, D=64, Pages=16, MaxPages=4)
+    args = argparse.Namespace(
+        file=str(source), kernel=None, sets=[], dtype=None,
+        shape=",".join(f"{k}={v}" for k, v in shape.items()),
+    )
+    binding = common.build(args, target=resolve("ascend910b1", None))
+    inputs = _inputs(shape, [150, 64, 1, 200], "channel", False)
+    inputs["block_table"][0, 1] = shape["Pages"] + 3
+    binary, _ = sim_run.build(lower(binding), str(source))
+    with pytest.raises(fd.FadslError, match="Trap on AIV .*index out of range"):
+        sim_run.run_binary(binary, binding, inputs, 120.0)
