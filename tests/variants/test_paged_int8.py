@@ -244,13 +244,25 @@ def test_int8_needs_a_paged_cache_or_plain_k_and_v(kw: dict[str, Any]) -> None:
 
 
 def test_compiling_an_int8_cache_is_refused_not_miscompiled(tmp_path: Any) -> None:
-    """The Ascend C backend has no vector-core dequantisation of pages yet: compile
-    says so (and what runs it) rather than emitting code the toolchain would reject."""
+    """Per-token scales of Nkv = 2 KV heads are rows of 8 bytes, not whole 32-byte
+    blocks, which the vector code does not tile: compile says so (E128, and what runs
+    it) rather than emitting code that would read the wrong UB addresses."""
     kernel, _, shape = _small("token", True)
     with pytest.raises(fd.FadslError) as err:
         fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
     text = str(err.value)
-    assert "`k_cache` is an int8 paged KV cache" in text and "interpreter" in text
+    assert "E128" in text and "rows of 8 bytes" in text, text
+    assert "Nkv a multiple of 8" in text and "interpreter" in text
+
+
+def test_compiling_an_int8_cache_per_channel(tmp_path: Any) -> None:
+    """The same cache per channel compiles: the vector cores load and dequantise its
+    pages (tests/variants/test_paged_int8_sim.py runs such kernels)."""
+    kernel, _, shape = _small("channel", True)
+    fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
+    source = (tmp_path / "gen" / "q8_kernel.cpp").read_text()
+    assert "AscendC::Cast(" in source and "int8_t" in source
+    assert "k_cacheGm" in source and "block_tableGm.GetValue" in source
 
 
 def test_int8_ir_round_trips_through_its_text() -> None:
