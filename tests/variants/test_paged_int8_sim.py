@@ -183,3 +183,24 @@ def test_a_bad_page_stops_the_vector_cores_at_their_guard(tmp_path: Path) -> Non
     binary, _ = sim_run.build(lower(binding), str(source))
     with pytest.raises(fd.FadslError, match="Trap on AIV .*index out of range"):
         sim_run.run_binary(binary, binding, inputs, 120.0)
+
+
+def test_contiguous_int8_per_token_on_the_chip(tmp_path: Path) -> None:
+    """Without a page table (``fadsl/lib/flash.py``'s KV step): int8 k / v with
+    per-token scales and offsets [B, Nkv, Skv], causal, Sq = 70 and Skv = 200 (tails
+    in both), GQA 4 / 2, fadsl's seeded inputs. This built C++ the CPU runtime
+    rejects before (an int8 Duplicate, an int8 -> float Cast)."""
+    source = tmp_path / "dense_q8.py"
+    source.write_text(
+        "import fadsl as fd\n\n"
+        'kernel = fd.attention(name="dense_q8", causal=True, layout="BNSD", '
+        'kv_dtype="int8", kv_scale="token", kv_offset=True)\n'
+    )
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(source), "--shape"]
+    cmd += ["B=2,N=4,Nkv=2,Sq=70,Skv=200,D=64", "-o", str(tmp_path / "out")]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert meta["check"]["o"]["passed"], meta["check"]
+    agree = meta["vs_interpreter"]["o"]
+    assert agree["nonfinite_mismatch"] == 0 and agree["max_abs_diff"] <= 2.0**-10, agree
