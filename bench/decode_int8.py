@@ -99,7 +99,9 @@ def rows() -> list[Row]:
                 best = fastest(file, page)
                 if best is not None:
                     k, s, kv, sec = best
-                    out.append((name, page, k, s, kv, sec, read_bytes(quant) / sec / hbm))
+                    out.append(
+                        (name, page, k, s, kv, sec, read_bytes(quant) / sec / hbm)
+                    )
     return out
 
 

@@ -274,3 +274,39 @@ def test_int8_ir_round_trips_through_its_text() -> None:
     text = print_kernel(kernel.build())
     assert "i8[" in text
     assert print_kernel(parse_kernel(text)) == text
+
+
+def test_per_token_scale_bursts_are_in_the_field_proof() -> None:
+    """The vector cores copy a page's per-token scale rows ([P, Nkv] f32, contiguous)
+    as one burst: its blockLen (rows x Nkv x 4 bytes) is one of the values the API
+    field proof bounds (``fadsl check``'s "Ascend C fields")."""
+    import argparse
+    import tempfile
+    from pathlib import Path
+
+    from fadsl.commands import common
+    from fadsl.driver.lower import lower
+    from fadsl.target import resolve
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "q8t.py"
+        src.write_text(
+            "import fadsl as fd\n\nkernel = fd.attention(name='q8t', paged_kv=True, "
+            "page_size=64, kv_dtype='int8', kv_scale='token')\n"
+        )
+        args = argparse.Namespace(
+            file=str(src),
+            kernel=None,
+            sets=[],
+            dtype=None,
+            shape="B=2,N=16,Nkv=8,Sq=1,D=64,Pages=16,MaxPages=5",
+        )
+        binding = common.build(args, target=resolve("ascend910b2", None))
+        uses = lower(binding).plan.fields
+    bursts = [u for u in uses if "in one burst" in u.what]
+    assert bursts, [u.what for u in uses]
+    assert all(
+        (u.field.call, u.field.name) == ("DataCopyExtParams", "blockLen")
+        for u in bursts
+    )
+    assert str(bursts[0].value) == "2*Nkv*block_kv"  # block_kv / 2 rows x Nkv x 4 B

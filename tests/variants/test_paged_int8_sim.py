@@ -76,8 +76,13 @@ def _inputs(
 
 
 def _sim(
-    tmp: Path, layout: str, kv_scale: str, offset: bool, shape: dict[str, int],
-    lengths: list[int], sets: tuple[str, ...] = (),
+    tmp: Path,
+    layout: str,
+    kv_scale: str,
+    offset: bool,
+    shape: dict[str, int],
+    lengths: list[int],
+    sets: tuple[str, ...] = (),
 ) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
     name = f"q8_{kv_scale}"
     source = tmp / f"{name}.py"
@@ -117,7 +122,9 @@ def _reference(data: dict[str, np.ndarray], kv_scale: str) -> np.ndarray:
     out = np.zeros_like(q)
     for i in range(b):
         length = int(data["seqlens_kv"][i])
-        rows = [data["block_table"][i, j // PAGE] * PAGE + j % PAGE for j in range(length)]
+        rows = [
+            data["block_table"][i, j // PAGE] * PAGE + j % PAGE for j in range(length)
+        ]
         keys, vals = k.reshape(-1, nkv, d)[rows], v.reshape(-1, nkv, d)[rows]
         for h in range(n):
             kh, vh = keys[:, h // (n // nkv)], vals[:, h // (n // nkv)]
@@ -129,7 +136,8 @@ def _reference(data: dict[str, np.ndarray], kv_scale: str) -> np.ndarray:
 
 def test_per_channel_decode_on_the_chip(tmp_path: Path) -> None:
     """Per-channel scales, BSND, GQA 16 / 4, pages of 64 split 32 + 32 rows between
-    the two vector cores: lengths 150 (a 22-row tail), 64 (one whole page), 1 and 200."""
+    the two vector cores: lengths 150 (a 22-row tail), 64 (one whole page), 1 and 200.
+    """
     shape = dict(B=4, N=16, Nkv=4, Sq=1, D=64, Pages=16, MaxPages=4)
     lengths = [150, 64, 1, 200]
     _, data, o = _sim(tmp_path, "BSND", "channel", False, shape, lengths)
@@ -168,13 +176,19 @@ def test_a_bad_page_stops_the_vector_cores_at_their_guard(tmp_path: Path) -> Non
     source = tmp_path / "q8_channel.py"
     source.write_text(
         KERNEL.format(
-            name="q8_channel", page=PAGE, layout="BSND", kv_scale="channel",
+            name="q8_channel",
+            page=PAGE,
+            layout="BSND",
+            kv_scale="channel",
             offset=False,
         )
     )
     shape = dict(B=4, N=16, Nkv=4, Sq=1, D=64, Pages=16, MaxPages=4)
     args = argparse.Namespace(
-        file=str(source), kernel=None, sets=[], dtype=None,
+        file=str(source),
+        kernel=None,
+        sets=[],
+        dtype=None,
         shape=",".join(f"{k}={v}" for k, v in shape.items()),
     )
     binding = common.build(args, target=resolve("ascend910b1", None))

@@ -136,7 +136,11 @@ def _whole_rows(op: ir.LoadPages, a: gm.Access, e: VectorEmitter) -> None:
     raise BackendError(
         f"the pages of `{op.src}` are loaded on the vector cores in rows of {shown}, "
         "not a constant number of whole 32-byte blocks"
-        + (", which the Ascend C backend does not generate for an int8 cache" if quant else "")
+        + (
+            ", which the Ascend C backend does not generate for an int8 cache"
+            if quant
+            else ""
+        )
         + " (issue 30)",
         op.loc,
         hint="an int8 cache's head dims D and Dv must be multiples of 32, and "
