@@ -6,7 +6,9 @@ rewrite is checked numerically) in which
     ``where(x, where(y, a, b), b)``, ``|`` and ``~`` likewise, so masks never need
     logical instructions on bit masks;
   * integer tiles (position indices, loaded int tensors) are converted to f32 right
-    after they are made, so comparisons and arithmetic run on the float vector unit
+    after they are made (an int8 tile through half: Cast.md has no int8 -> float on
+    910B / A3; an int8 tile only cast, as an int8 KV cache's dequantisation does, is
+    kept and each cast goes through half), so comparisons and arithmetic run on the float vector unit
     (exact below 2**24, i.e. for sequences up to 16M positions); integer // and % by a
     scalar become exact f32 sequences (int_division.py), a cast of a float tile to
     an integer the f32 truncation (int_casts.py);
@@ -36,6 +38,29 @@ def run(kernel: ir.Kernel, target: object = None) -> ir.Kernel:
     return replace(kernel, body=_dce(body))
 
 
+def _only_cast(kernel: ir.Kernel) -> set[ir.Value]:
+    """int8 tiles every reader of which is a cast (or the queue protocol)."""
+    readers: dict[ir.Value, list[ir.Op]] = {}
+    for op in _walk(kernel.body):
+        for v in op.operand_values():
+            readers.setdefault(v, []).append(op)
+    protocol = (ir.Cast, ir.Enqueue, ir.FreeTensor)
+    return {
+        v
+        for v, ops in readers.items()
+        if isinstance(v.type, TileType)
+        and v.type.dtype is DType.I8
+        and all(isinstance(r, protocol) for r in ops)
+    }
+
+
+def _walk(body: tuple[ir.Op, ...]):  # type: ignore[no-untyped-def]
+    for op in body:
+        yield op
+        if isinstance(op, (ir.Grid, ir.For)):
+            yield from _walk(op.body)
+
+
 class _Rewriter:
     def __init__(self, kernel: ir.Kernel, names: FreshNames) -> None:
         self.kernel = kernel
@@ -43,6 +68,7 @@ class _Rewriter:
         self.vmap: dict[ir.Value, ir.Value] = {}
         self.defs: dict[ir.Value, ir.Op] = {}
         self.widened: dict[ir.Value, ir.Value] = {}  # f32 copy -> integer tile
+        self.only_cast = _only_cast(kernel)
 
     def block(self, body: tuple[ir.Op, ...]) -> tuple[ir.Op, ...]:
         out: list[ir.Op] = []
@@ -88,12 +114,32 @@ class _Rewriter:
         ):
             self.vmap[old.result] = new.x
             return []
+        if _from_byte(new) and new.dtype is not DType.F16:  # int8 -> half -> dtype
+            half = self.cast(new.x, DType.F16, new.loc)  # type: ignore[arg-type]
+            new = replace(new, x=half.result)
+            self.defs[new.result] = new
+            self.vmap[old.result] = new.result
+            return [half, new]
         self.vmap[old.result] = new.result
         self.defs[new.result] = new
         out: list[ir.Op] = [new]
-        if _int_source(new):
+        if _int_source(new) and old.result not in self.only_cast:
+            if new.result.type.dtype is DType.I8:  # type: ignore[union-attr]
+                half = self.cast(new.result, DType.F16, new.loc)
+                out.append(half)
+                self.defs[half.result] = half
+                wide = self.to_float(half.result)
+                self.widened[wide.result] = new.result  # type: ignore[attr-defined]
+                self.vmap[old.result] = wide.result  # type: ignore[attr-defined]
+                return out + [wide]
             out.append(self.to_float(new.result))
         return out
+
+    def cast(self, v: ir.Value, dtype: DType, loc: object) -> ir.Cast:
+        t = v.type
+        assert isinstance(t, TileType)
+        r = ir.Value(self.fresh(v.name + "_h"), TileType(t.shape, dtype, t.space))
+        return ir.Cast(result=r, x=v, dtype=dtype, loc=loc.derived(NAME))  # type: ignore[attr-defined]
 
     def to_float(self, v: ir.Value) -> ir.Op:
         t = v.type
@@ -180,6 +226,12 @@ class _Rewriter:
         self.defs[new.result] = new
         out.append(new)
         return new.result
+
+
+def _from_byte(op: ir.ValueOp) -> bool:
+    """A cast of an int8 tile (the vector unit casts int8 to half only)."""
+    t = op.x.type if isinstance(op, ir.Cast) else None
+    return isinstance(t, TileType) and t.dtype is DType.I8
 
 
 def _int_source(op: ir.ValueOp) -> bool:

@@ -1624,14 +1624,23 @@ CATALOGUE += (
     ),
     Mistake(
         "int8_cache_not_compiled",
-        "Compiling an int8 KV cache",
-        "An int8 cache is dequantised on the vector cores, which the Ascend C backend "
-        "cannot hand to the cube yet: run it in the interpreter (`fadsl run`, "
-        "`fd.interpret`, `fadsl.torch` ops), or compile an fp16 / bf16 cache.",
-        ("compile", "q8.py", "-o", "out"),
+        "Compiling an int8 KV cache whose rows the vector cores cannot tile",
+        "The vector cores load an int8 cache's pages (and per-token scales) in rows of "
+        "whole 32-byte blocks: D and Dv multiples of 32, and with "
+        '`kv_scale="token"` (scales [Pages, P, Nkv] f32) Nkv a multiple of 8. Use '
+        '`kv_scale="channel"` for such a head count, or run it in the interpreter '
+        "(`fadsl run`, `fd.interpret`, `fadsl.torch` ops).",
+        (
+            "compile",
+            "q8.py",
+            "--shape",
+            "B=2,N=16,Nkv=4,Sq=1,D=64,Pages=16,MaxPages=5",
+            "-o",
+            "out",
+        ),
         files={
             "q8.py": 'import fadsl as fd\n\nkernel = fd.attention(name="q8", '
-            'paged_kv=True, page_size=64, kv_dtype="int8", kv_scale="channel")\n'
+            'paged_kv=True, page_size=64, kv_dtype="int8", kv_scale="token")\n'
         },
     ),
 )

@@ -244,13 +244,25 @@ def test_int8_needs_a_paged_cache_or_plain_k_and_v(kw: dict[str, Any]) -> None:
 
 
 def test_compiling_an_int8_cache_is_refused_not_miscompiled(tmp_path: Any) -> None:
-    """The Ascend C backend has no vector-core dequantisation of pages yet: compile
-    says so (and what runs it) rather than emitting code the toolchain would reject."""
+    """Per-token scales of Nkv = 2 KV heads are rows of 8 bytes, not whole 32-byte
+    blocks, which the vector code does not tile: compile says so (E128, and what runs
+    it) rather than emitting code that would read the wrong UB addresses."""
     kernel, _, shape = _small("token", True)
     with pytest.raises(fd.FadslError) as err:
         fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
     text = str(err.value)
-    assert "`k_cache` is an int8 paged KV cache" in text and "interpreter" in text
+    assert "E128" in text and "rows of 8 bytes" in text, text
+    assert "Nkv a multiple of 8" in text and "interpreter" in text
+
+
+def test_compiling_an_int8_cache_per_channel(tmp_path: Any) -> None:
+    """The same cache per channel compiles: the vector cores load and dequantise its
+    pages (tests/variants/test_paged_int8_sim.py runs such kernels)."""
+    kernel, _, shape = _small("channel", True)
+    fd.compile(kernel, shape=shape, out_dir=str(tmp_path / "gen"))
+    source = (tmp_path / "gen" / "q8_kernel.cpp").read_text()
+    assert "AscendC::Cast(" in source and "int8_t" in source
+    assert "k_cacheGm" in source and "block_tableGm.GetValue" in source
 
 
 def test_int8_ir_round_trips_through_its_text() -> None:
@@ -262,3 +274,39 @@ def test_int8_ir_round_trips_through_its_text() -> None:
     text = print_kernel(kernel.build())
     assert "i8[" in text
     assert print_kernel(parse_kernel(text)) == text
+
+
+def test_per_token_scale_bursts_are_in_the_field_proof() -> None:
+    """The vector cores copy a page's per-token scale rows ([P, Nkv] f32, contiguous)
+    as one burst: its blockLen (rows x Nkv x 4 bytes) is one of the values the API
+    field proof bounds (``fadsl check``'s "Ascend C fields")."""
+    import argparse
+    import tempfile
+    from pathlib import Path
+
+    from fadsl.commands import common
+    from fadsl.driver.lower import lower
+    from fadsl.target import resolve
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "q8t.py"
+        src.write_text(
+            "import fadsl as fd\n\nkernel = fd.attention(name='q8t', paged_kv=True, "
+            "page_size=64, kv_dtype='int8', kv_scale='token')\n"
+        )
+        args = argparse.Namespace(
+            file=str(src),
+            kernel=None,
+            sets=[],
+            dtype=None,
+            shape="B=2,N=16,Nkv=8,Sq=1,D=64,Pages=16,MaxPages=5",
+        )
+        binding = common.build(args, target=resolve("ascend910b2", None))
+        uses = lower(binding).plan.fields
+    bursts = [u for u in uses if "in one burst" in u.what]
+    assert bursts, [u.what for u in uses]
+    assert all(
+        (u.field.call, u.field.name) == ("DataCopyExtParams", "blockLen")
+        for u in bursts
+    )
+    assert str(bursts[0].value) == "2*Nkv*block_kv"  # block_kv / 2 rows x Nkv x 4 B

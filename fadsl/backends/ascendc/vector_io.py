@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fadsl.backends.ascendc import atomic_io, gm, vector_chunk
+from fadsl.backends.ascendc import atomic_io, gm, vector_chunk, vector_pages
 from fadsl.backends.ascendc.names import ctype
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.errors import BackendError, Loc
@@ -237,21 +237,22 @@ def _nonempty(a: gm.Access) -> str:
 
 
 def _fill(
-    e: VectorEmitter, v: ir.Value, var: str, pad: object, access: gm.Access, src: str
+    e: VectorEmitter, v: ir.Value, var: str, op: ir.Load, access: gm.Access
 ) -> list[Stmt]:
+    pad, src = op.pad, op.src
     t = v.type
     assert isinstance(t, TileType)
     ct = ctype(t.dtype)
     out: list[Stmt] = []
     if pad is not None:
         out += [
-            Line(
-                f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"
-            ),
+            _pad(e, v, var, pad, op),
             Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();"),
         ]
     if _param(e, src).kind is not ir.ParamKind.IN:
         out += _after_own_stores()
+    if isinstance(op, ir.LoadPages):  # one copy per page (vector_pages.py)
+        return out + [vector_pages.copies(e, op, var, *_split(e, v))]
     gap_ub, gap_gm = gm.gaps(access, ct, e.names)
     copy = Line(
         f"AscendC::DataCopyPad({var}, {e.names.gm(src)}[{access.offset}], "
@@ -272,6 +273,30 @@ def _fill(
     return out
 
 
+def _pad(e: VectorEmitter, v: ir.Value, var: str, pad: object, op: ir.Load) -> Line:
+    """Fill a tile with its pad before the copy. Duplicate has no int8 form (16- and
+    32-bit types, Duplicate.md): an int8 tile is filled as int16 pairs of the byte."""
+    t = v.type
+    assert isinstance(t, TileType)
+    if t.dtype is not DType.I8:
+        return Line(
+            f"AscendC::Duplicate({var}, {e.names.scalar(pad, t.dtype)}, {e.count(v)});"
+        )
+    byte = int(float(str(pad)))
+    if byte != float(str(pad)) or not -128 <= byte < 128:
+        raise BackendError(
+            f"an int8 load of `{op.src}` padded with {pad}, not an int8 value",
+            op.loc,
+            hint="pad int8 tiles with an integer in [-128, 127] (e.g. pad=0)",
+        )
+    pair = (byte & 0xFF) * 0x0101
+    pair = pair - 0x10000 if pair >= 0x8000 else pair
+    return Line(
+        f"AscendC::Duplicate({var}.ReinterpretCast<int16_t>(), "
+        f"static_cast<int16_t>({pair}), ({e.count(v)}) / 2);"
+    )
+
+
 def _after_own_stores() -> list[Stmt]:
     """A scratch or output tensor may hold this core's own earlier stores (running state
     in GM): the MTE2 read waits until the MTE3 writes before it have finished."""
@@ -281,33 +306,12 @@ def _after_own_stores() -> list[Stmt]:
 
 
 def load(e: VectorEmitter, op: ir.Load) -> list[Stmt]:
-    _cube_only(op)
     v = op.result
     shift, size = _split(e, v)
     a = gm.access(ir.viewed(_param(e, op.src), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
     out = e._declare(v)
-    out += _fill(e, v, e.var(v), op.pad, a, op.src)
+    out += _fill(e, v, e.var(v), op, a)
     return out + _enque_deque(e, v)
-
-
-def _cube_only(op: ir.Load) -> None:
-    if isinstance(op, ir.LoadPages) and _tile_dtype(op) is DType.I8:
-        raise BackendError(
-            f"`{op.src}` is an int8 paged KV cache: its pages are dequantised on the "
-            "vector cores and passed to the cube, which the Ascend C backend does not "
-            "generate yet (issue 30)",
-            op.loc,
-            hint="run int8 caches in the interpreter (fadsl run, fd.interpret, "
-            "fadsl.torch ops); compile an fp16 / bf16 cache (leave kv_dtype out)",
-            code="int8_cache_not_compiled",
-        )
-    if isinstance(op, ir.LoadPages):
-        raise BackendError(
-            f"the pages of `{op.src}` are loaded for the vector cores; a load through "
-            "fd.pages feeds only dots (the cube loads it, one copy per page)",
-            op.loc,
-            hint="use the paged tile only as a dot operand",
-        )
 
 
 def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
@@ -322,12 +326,11 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         ]
     if isinstance(op, ir.Load):
         assert op.into is not None
-        _cube_only(op)
         v = op.result
         e.vars[v.name] = e.var(op.into)
         shift, size = _split(e, v)
         a = gm.access(ir.viewed(_param(e, op.src), op.view), op.index, e.names, shift, size)  # type: ignore[arg-type]
-        return _fill(e, v, e.var(op.into), op.pad, a, op.src)
+        return _fill(e, v, e.var(op.into), op, a)
     if isinstance(op, ir.Enqueue):
         return [Line(f"{e.names.queue(op.queue.name)}.EnQue({e.var(op.x)});")]
     if isinstance(op, ir.Dequeue):
@@ -341,8 +344,3 @@ def queue_op(e: VectorEmitter, op: ir.Op) -> list[Stmt]:
         ]
     assert isinstance(op, ir.FreeTensor)
     return [Line(f"{e.names.queue(op.queue.name)}.FreeTensor({e.var(op.x)});")]
-
-
-def _tile_dtype(op: ir.Load) -> DType | None:
-    t = op.result.type
-    return t.dtype if isinstance(t, TileType) else None

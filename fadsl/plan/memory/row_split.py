@@ -11,6 +11,11 @@ dot operand is written back by rows, whatever its row block. CANN's
 FlashAttentionScoreGrad splits its vector work between the two AIVs by rows the same
 way; a cube dot always sees the whole tile in GM.
 
+A third kind: the row count of a dot operand the vector cores make from tiles they
+load (an int8 KV cache's pages, dequantised before the cube multiplies them: block_kv
+rows). Each AIV loads, converts and sends its half of the rows, as it sends its rows
+of P.
+
 One exception: a 1-D vector of R elements that reaches ``x[None, :]`` is a row of
 columns (the KV positions of a [block_q, block_kv] mask), not rows: both AIVs hold all
 of it. A vector used both ways cannot be split consistently and is refused.
@@ -24,7 +29,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import QueueType, Shape, TileType
-from fadsl.plan.schedule.sides import Sides, walk
+from fadsl.plan.schedule.sides import CUBE, Sides, walk
 
 
 @dataclass(frozen=True)
@@ -87,9 +92,29 @@ def row_split(sides: Sides, grid: ir.Grid, split: bool) -> RowSplit:
         m = d.result.type.shape[0]  # type: ignore[union-attr]
         if d.result in sides.to_vector and m not in blocks:
             blocks.append(m)
+    loaded = _loaded_rows(sides, grid)
+    for v in sides.to_cube:  # an operand made from loaded rows (a dequantised K)
+        r = _tile(v)
+        if r is not None and len(r.shape) == 2 and r.shape[0] in loaded:
+            if r.shape[0] not in blocks:
+                blocks.append(r.shape[0])
     whole = _columns(sides, grid, tuple(blocks))
     out = RowSplit(tuple(blocks), frozenset(whole))
     _check_consistent(out, grid)
+    return out
+
+
+def _loaded_rows(sides: Sides, grid: ir.Grid) -> set[Expr]:
+    """Row counts of the 2-D tiles the vector cores load from GM: a dot operand the
+    vector cores make from such rows (an int8 cache's dequantised pages) is split by
+    them, each AIV loading, converting and sending its half. Operands built from
+    nothing loaded (fd.arange matrices) stay whole on both AIVs, as before."""
+    out: set[Expr] = set()
+    for op in walk(grid.body):
+        if isinstance(op, ir.Load) and sides.side(op) != CUBE:
+            t = _tile(op.result)
+            if t is not None and len(t.shape) == 2:
+                out.add(t.shape[0])
     return out
 
 

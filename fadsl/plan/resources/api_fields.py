@@ -153,6 +153,8 @@ def field_uses(low: Lowering) -> tuple[FieldUse, ...]:
             else:
                 src = ir.viewed(params[op.src], op.view)
                 out += _pad_copy(low, op.result, src, op.index, op.loc)
+                if isinstance(op, ir.LoadPages):  # a page's contiguous rows: one burst
+                    out += _page_burst(low, op.result, src, op.index, op.loc)
         elif isinstance(op, ir.Store) and op.dst in params:
             dst = ir.viewed(params[op.dst], op.view)
             out += _pad_copy(low, op.value, dst, op.index, op.loc)
@@ -343,6 +345,23 @@ def _pad_copy(
         ),
         _use("DataCopyExtParams.srcStride/dstStride (UB)", blocks, "UB row gap", loc),
     ]
+
+
+def _page_burst(
+    low: Lowering,
+    v: ir.Value,
+    param: ir.Param,
+    index: tuple[ir.Index, ...],
+    loc: Loc,
+) -> list[FieldUse]:
+    """A vector core's paged load whose rows are contiguous in GM copies each page's
+    rows (at most the core's rows) as one block (``ascendc/vector_pages.py``)."""
+    g: Geometry = geometry(param, index, None, low.core_shape(v)[0])
+    if g.stride != g.cols:
+        return []
+    size = g.rows * g.cols * _tile(v).dtype.itemsize
+    what = f"a page's rows of `{param.name}` in one burst"
+    return [_use("DataCopyExtParams.blockLen", size, what, loc)]
 
 
 def _vector(low: Lowering, op: ir.Op, form: str) -> list[FieldUse]:
