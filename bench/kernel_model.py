@@ -135,7 +135,9 @@ to L0 every block, L0 depth 1, the update in program order."""
 
 
 def generated_rows(
-    what_if: dict[str, int] | None = None, sets: tuple[str, ...] = ()
+    what_if: dict[str, int] | None = None,
+    sets: tuple[str, ...] = (),
+    chip: str = GENERATED,
 ) -> list[tuple[bool, int, int, float, float, str, float]]:
     """(causal, N, S, generated TFLOPS, native TFLOPS, schedule, TFLOPS before) per
     issue-16 shape. ``what_if`` replaces fields of the schedule read from the IR (a
@@ -145,7 +147,7 @@ def generated_rows(
     from fadsl.perf.kernel import KernelModel
     from fadsl.perf.schedule import Schedule
 
-    t = targets.get(GENERATED)
+    t = targets.get(chip)
     out = []
     models: dict[bool, KernelModel] = {}
     before: dict[bool, KernelModel] = {}
@@ -324,6 +326,8 @@ def part2(
             f"{nat:6.1f}  {span:>20}  "
             f"{'>=' + format(want, '.2f'):>6}  {'yes' if ratio >= want else 'no'}"
         )
+    if not what_if:
+        a3_rows(sets)
     if spans:
         from fadsl.perf.ranges import ruled_out, sensitivity
 
@@ -340,6 +344,20 @@ def part2(
         for name, lo, hi in sensitivity(spans)[:8]:
             print(f"     {name:28} {100 * lo:+6.1f}% / {100 * hi:+6.1f}%")
     return ok
+
+
+A3 = "ascend910_9391"
+
+
+def a3_rows(sets: tuple[str, ...] = ()) -> None:
+    """The same comparison on A3 (one die of ascend910_9391), central figures only
+    (issue 27: "A3 rows printed too"); no target is checked on them."""
+    print(f"   the same on {A3} (one die), central ratio only, no target checked:")
+    for causal, n, s, gen, nat, _, old in generated_rows(None, sets, A3):
+        print(
+            f"{'yes' if causal else 'no':>6} {n:>2} {s:>6}  {old:6.1f} -> {gen:9.1f}  "
+            f"{nat:6.1f}  {gen / nat:20.2f}"
+        )
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

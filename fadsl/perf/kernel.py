@@ -58,6 +58,7 @@ from fadsl.perf.timeline_schedule import (
 )
 from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
+from fadsl.plan.schedule.carry import carried_grid
 from fadsl.perf.task_overlap import (
     PROBE_TRIPS,
     Ends,
@@ -172,6 +173,9 @@ class KernelModel:
         pos = grid.body.index(self.loop)
         self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
         self._auto = schedule is None
+        ringed = self.kv_schedule.ring > 1
+        self.carried = carried_grid(grid, target.split) if ringed else None
+        """The ring the generated kernel carries across tasks (plan/schedule/carry.py)."""
         self._variants: dict[tuple[Any, ...], KernelModel] = {}
         self.stages = self.kv_schedule.stages
         s = self.kv_schedule
@@ -287,7 +291,8 @@ class KernelModel:
         if not self.target.split:
             return Ends(0.0, 0.0)
         sched = self.schedule(timer, min(trips, PROBE_TRIPS))
-        return ends_of(sched.events, sched.makespan)
+        ahead = self.carried.stages.ring_values if self.carried else ()
+        return ends_of(sched.events, sched.makespan, ahead)
 
     def makespan(self, timer: Timer, trips: int) -> float:
         """The makespan of ``schedule(timer, trips)``, without keeping its events."""
@@ -362,7 +367,7 @@ class KernelModel:
         rounds = -(-tasks // dim) if tasks else 0
         hbm, l2b = self._traffic(env, timer, trips)
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
-        handover = overlaps(ends, trips, cores, position)
+        handover = overlaps(ends, trips, cores, position, self.carried is not None)
         launch_s, busiest = e.dispatched(per_task - handover, cores)
         overlapped = busiest_handover(e.dispatch_s, per_task, handover, cores)
         bound_start, bound_tasks = e.dispatched(e.task_s + pace * trips, cores)

@@ -18,6 +18,12 @@ Per task of ``n`` KV iterations, from one full schedule (``timeline_schedule``):
 Task B after task A on one core starts ``min(tail(A), slack(B))`` before A's
 makespan ended; the task overhead stays in series. A coupled chip (one core does
 everything) has no such overlap.
+
+With the ring carried across tasks (``plan/schedule/carry.py``) the cube issues B's
+prologue (Q load, K loads, S dots) right after A's last stage-A write, before A's last
+stage B: B's first S is ready ``first(B)`` after that write, so B starts
+``min(free(A), slack(B))`` early, ``free`` the makespan less the end of A's last
+stage-A workspace write (``free >= tail``: the rule above is the case without carry).
 """
 
 from __future__ import annotations
@@ -40,11 +46,18 @@ class Ends:
 
     tail: float
     slack: float
+    free: float = 0.0
+    """The makespan less the end of the task's last stage-A workspace write (the
+    cube may start the next task's prologue there when the ring is carried)."""
 
 
-def ends_of(events: Iterable[object], makespan: float) -> Ends:
-    """``Ends`` of one full schedule's events (``timeline_schedule.Event``)."""
+def ends_of(
+    events: Iterable[object], makespan: float, ahead: Iterable[str] = ()
+) -> Ends:
+    """``Ends`` of one full schedule's events (``timeline_schedule.Event``);
+    ``ahead``: the values the cube writes in stage A (the ring's, for ``free``)."""
     evs = list(events)
+    marks = tuple(f"ws {v} write" for v in ahead)
     cube = [e.end for e in evs if e.lane in CUBE_LANES]  # type: ignore[attr-defined]
     vec = [e for e in evs if e.lane in VECTOR_LANES]  # type: ignore[attr-defined]
     reads = [e.start for e in vec if e.kind == "ws_read"]  # type: ignore[attr-defined]
@@ -52,22 +65,30 @@ def ends_of(events: Iterable[object], makespan: float) -> Ends:
         return Ends(0.0, 0.0)
     first = min(reads)
     busy = sum(e.end - e.start for e in vec if e.end <= first)  # type: ignore[attr-defined]
-    return Ends(max(0.0, makespan - max(cube)), max(0.0, first - busy))
+    writes = [e.end for e in evs if e.lane in CUBE_LANES and e.name.startswith(marks)]  # type: ignore[attr-defined]
+    tail = max(0.0, makespan - max(cube))
+    free = max(tail, makespan - max(writes)) if marks and writes else tail
+    return Ends(tail, max(0.0, first - busy), free)
 
 
 def overlaps(
-    ends: dict[int, Ends], trips: np.ndarray, cores: np.ndarray, order: np.ndarray
+    ends: dict[int, Ends],
+    trips: np.ndarray,
+    cores: np.ndarray,
+    order: np.ndarray,
+    carried: bool = False,
 ) -> np.ndarray:
     """Seconds by which each task (grid order) hands its core over early: for a task
-    followed by another on its core (dealing ``order``), ``min(tail, next slack)``;
-    0 for each core's last task."""
+    followed by another on its core (dealing ``order``), ``min(tail, next slack)``
+    (``min(free, next slack)`` with the ring ``carried``); 0 for each core's last task."""
     out = np.zeros(trips.shape, dtype=float)
     last: dict[int, int] = {}
     for t in np.argsort(order, kind="stable"):
         c = int(cores[t])
         if c in last:
             prev = last[c]
-            out[prev] = min(ends[int(trips[prev])].tail, ends[int(trips[t])].slack)
+            a = ends[int(trips[prev])]
+            out[prev] = min(a.free if carried else a.tail, ends[int(trips[t])].slack)
         last[c] = int(t)
     return out
 

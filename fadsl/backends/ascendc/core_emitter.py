@@ -10,6 +10,7 @@ from fadsl.backends.ascendc.view import Stmt
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import isym
 from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.schedule.carry import BASE, carried
 from fadsl.plan.sync.slot_free import SUFFIX
 
 
@@ -40,6 +41,12 @@ class CoreEmitter:
         self.prologue = prologue
         self.pos = 0
         self.last_loc: tuple[str, int] | None = None
+        self.carry = carried(
+            low.kernel_grid_body, low.rings, low.sides, low.free, bool(low.plan.atomics)
+        )
+        """The ring carried across tasks (``plan/schedule/carry.py``), if any."""
+        if self.carry is not None:
+            names.symbols[BASE] = BASE
         self.setup()
 
     def setup(self) -> None:
@@ -47,12 +54,14 @@ class CoreEmitter:
 
     def ring_slot(self, value: str) -> tuple[str, str] | None:
         """(flag ID, element offset of the slot) of an exchange that has a workspace
-        ring (``plan/schedule/ring.py``): slot ``(var - start) % depth`` of the loop; None for a
+        ring (``plan/schedule/ring.py``): slot ``(var - start) % depth`` of the loop (``(ringBase + var - start) % depth``
+        when the ring is carried across tasks); None for a
         one-slot exchange."""
         r = self.low.ring_of(value)
         if r is None:
             return None
-        it = self.names.expr(isym(r.loop.var) - r.loop.start)
+        base = isym(BASE) if r is self.carry else 0
+        it = self.names.expr(base + isym(r.loop.var) - r.loop.start)
         slot = f"({it}) % {r.depth}"
         v = next(
             x

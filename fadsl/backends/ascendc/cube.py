@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 
-from fadsl.backends.ascendc import cube_subdot, gm
+from fadsl.backends.ascendc import cube_carry, cube_subdot, gm
 from fadsl.backends.ascendc.core_emitter import positions
 from fadsl.backends.ascendc.cube_load import CubeLoads, ct_of
 from fadsl.backends.ascendc.names import buffer_len, source_comment
@@ -25,6 +25,7 @@ from fadsl.ir.expr import Expr, isym
 from fadsl.ir.types import DType, TileType
 from fadsl.plan.memory.l0_split import SubDots
 from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.schedule import carry
 from fadsl.plan.schedule.ring import Ring
 from fadsl.plan.schedule.sides import CUBE, walk
 
@@ -41,9 +42,16 @@ class CubeEmitter(CubeLoads):
         return self.alias.get(v.name, self.names.var(v.name))
 
     def core_class(self, name: str) -> CoreClass:
-        body = self.walk(self.low.kernel_grid_body)
-        process = tuple(self.task_header) + (
-            Block(self.task_loop, tuple(self.prologue) + tuple(body)),
+        decls: list[str] = []
+        if self.carry is not None:
+            decls, body = cube_carry.process(self, self.carry)
+            decls += [f"int64_t {carry.BASE} = 0;", f"int64_t {cube_carry.PRELOADED} = 0;"]
+        else:
+            body = self.walk(self.low.kernel_grid_body)
+        process = (
+            tuple(self.task_header)
+            + tuple(Line(x) for x in decls)
+            + (Block(self.task_loop, tuple(self.prologue) + tuple(body)),)
         )
         return CoreClass(name, "cube", self._members(), (), process)
 

@@ -86,3 +86,46 @@ def decompose(vars_: tuple[str, ...], ext: list[str], names: Names) -> list[Stmt
         out.append(Line(f"const int64_t {names.var(v)} = {div} % ({e});"))
         div = f"{div} / ({e})"
     return list(reversed(out))
+
+
+NEXT = "Next"
+"""Suffix of the C++ locals that hold the core's next task (``next_task``)."""
+
+
+def next_task(
+    grid: ir.Grid, names: Names, l2_bytes: int
+) -> tuple[list[Stmt], str, list[Stmt], dict[str, str]]:
+    """The core's next task, for the cross-task preload (``plan/schedule/carry.py``):
+    (the statements that compute its position, the C++ condition that it exists, the
+    statements of its grid point, to run only when it exists (a snake's group size of
+    a task past the end is 0), each grid variable -> the C++ local of its value)."""
+    ext = [names.expr(e) for e in grid.extents]
+    order = task_order(grid, l2_bytes)
+    task = TASK + NEXT
+    if order is None:
+        lines: list[Stmt] = [
+            Line(f"const int64_t {task} = task + AscendC::GetBlockNum();")
+        ]
+        got: dict[str, str] = {}
+        point: list[Stmt] = []
+        div = task
+        for v, e in zip(reversed(grid.vars), reversed(ext)):
+            got[v] = names.var(v) + NEXT
+            point.append(Line(f"const int64_t {got[v]} = {div} % ({e});"))
+            div = f"{div} / ({e})"
+        return lines, f"{task} < tasks", point[::-1], got
+    symbols = {**names.symbols, SLOT: f"({SLOT} + {CORES})", CORES: CORES}
+    symbols[POINTS] = POINTS
+    lines = []
+    for name, e in order.task():
+        lines.append(Line(f"const int64_t {name}{NEXT} = {to_cxx(e, symbols)};"))
+        symbols[name] = name + NEXT
+    got = {}
+    point = []
+    for name, e in order.point(isym(TASK)):
+        var = (names.var(name) if name in grid.vars else name) + NEXT
+        point.append(Line(f"const int64_t {var} = {to_cxx(e, symbols)};"))
+        symbols[name] = var
+        if name in grid.vars:
+            got[name] = var
+    return lines, f"{task} < tasks", point, got

@@ -31,6 +31,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, Expr, as_expr, evaluate
 from fadsl.ir.types import DType, QueueType, TileType
 from fadsl.plan.memory.row_chunk import ChunkRegion
+from fadsl.plan.schedule.carry import BASE
 from fadsl.plan.schedule.sides import CUBE
 from fadsl.plan.memory.vector_forms import elems_per_repeat
 
@@ -115,12 +116,20 @@ class VectorEmitter(CoreEmitter):
     def core_class(self, name: str) -> CoreClass:
         members = self._members()
         body = self.walk(self.low.kernel_grid_body)
-        process = tuple(self.task_header) + (
+        base: tuple[Line, ...] = ()
+        count: tuple[Line, ...] = ()
+        if self.carry is not None:  # slots counted over the core's stream (carry.py)
+            lp = self.carry.loop
+            span = f"{self.names.expr(lp.stop)} - {self.names.expr(lp.start)}"
+            base = (Line(f"int64_t {BASE} = 0;"),)
+            count = (Line(f"{BASE} += fadsl::Max<int64_t>(0, {span});"),)
+        process = tuple(self.task_header) + base + (
             Block(
                 self.task_loop,
                 tuple(self.prologue)
                 + tuple(self._task_prologue())
                 + tuple(body)
+                + count
                 + (
                     Line(
                         "fadsl::TaskDone();  // counts the task under the CPU runtime"

@@ -61,28 +61,37 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+        AscendC::LocalTensor<half> qt;
+        AscendC::LocalTensor<half> qtL0Tile;
+        int64_t ringBase = 0;
+        int64_t preloaded = 0;
         for (int64_t task = AscendC::GetBlockIdx(); task < tasks; task += AscendC::GetBlockNum()) {
             const int64_t b =
                 task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) / (tiling_.N) % (tiling_.B);
             const int64_t h = task / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
             const int64_t i = task % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
-            // fa2.py:63  qt = fd.load(q[b, h, rows, :], pad=0)
-            AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
-            fadsl::CopyNdToNz(
-                qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
-                static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
-            fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D,
-                                BLOCK_Q);
-            qtL1.EnQue(qt);
-            qt = qtL1.DeQue<half>();
-            AscendC::LocalTensor<half> qtL0Tile = qtL0.AllocTensor<half>();
-            fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
-            qtL0.EnQue(qtL0Tile);
-            qtL0Tile = qtL0.DeQue<half>();
+            // the Q of this task is in L1 already when the task before preloaded it
+            if (preloaded == 0) {
+                // fa2.py:63  qt = fd.load(q[b, h, rows, :], pad=0)
+                qt = qtL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+                fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)),
+                                    D, BLOCK_Q);
+                qtL1.EnQue(qt);
+                qt = qtL1.DeQue<half>();
+                qtL0Tile = qtL0.AllocTensor<half>();
+                fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+                qtL0.EnQue(qtL0Tile);
+                qtL0Tile = qtL0.DeQue<half>();
+            }
+            int64_t preNext = 0;  // the next task's stage-A iterations issued here
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
-            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
-            // iteration j + 2, then stage B of j
-            for (int64_t jAhead = 0;
+            // ring of 3 workspace slots carried across tasks (plan/schedule/carry.py): the cube runs 2
+            // iterations ahead of the core's iteration stream, stage A of j + 2 (the next task's first ones
+            // at the end), then stage B of j
+            for (int64_t jAhead = 0 + preloaded;
                  jAhead < fadsl::Min<int64_t>(2, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)); ++jAhead) {
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
@@ -113,7 +122,8 @@ public:
                         bL0.FreeTensor(bL0Tile);
                         cL0.EnQue(cL0Tile);
                         cL0Tile = cL0.DeQue<float>();
-                        AscendC::Fixpipe(dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                        AscendC::Fixpipe(dotWsGm[((jAhead + ringBase)) % 3 * BLOCK_KV * BLOCK_Q + nSub],
+                                         cL0Tile,
                                          AscendC::FixpipeParamsV220{
                                              fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                              fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
@@ -122,7 +132,8 @@ public:
                                              false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                         cL0.FreeTensor(cL0Tile);
                     }
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                        static_cast<uint16_t>(FLAG_DOT + ((jAhead + ringBase)) % 3));
                 }
                 // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                 ktQ.FreeTensor(kt);
@@ -162,7 +173,7 @@ public:
                             cL0.EnQue(cL0Tile);
                             cL0Tile = cL0.DeQue<float>();
                             AscendC::Fixpipe(
-                                dotWsGm[(jAhead) % 3 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
+                                dotWsGm[((jAhead + ringBase)) % 3 * BLOCK_KV * BLOCK_Q + nSub], cL0Tile,
                                 AscendC::FixpipeParamsV220{
                                     fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                     fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
@@ -172,10 +183,102 @@ public:
                             cL0.FreeTensor(cL0Tile);
                         }
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
-                            static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
+                            static_cast<uint16_t>(FLAG_DOT + ((jAhead + ringBase)) % 3));
                     }
                     // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
                     ktQ.FreeTensor(kt);
+                }
+                if (j + 2 >= fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV)) {
+                    // the core's next task: its first stage-A iterations (cross-task preload)
+                    const int64_t taskNext = task + AscendC::GetBlockNum();
+                    if (taskNext < tasks) {
+                        const int64_t bNext = taskNext / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) /
+                                              (tiling_.N) % (tiling_.B);
+                        const int64_t hNext =
+                            taskNext / (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)) % (tiling_.N);
+                        const int64_t iNext = taskNext % (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                        const int64_t ringBaseNext =
+                            ringBase +
+                            fadsl::Max<int64_t>(0, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 0);
+                        for (int64_t jNext = 0 + preNext;
+                             jNext <
+                             fadsl::Min<int64_t>(
+                                 fadsl::Min<int64_t>(fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV), 0 + 2),
+                                 0 + (j + 3 - (fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV))));
+                             ++jNext) {
+                            if (jNext == 0) {
+                                qtL1.FreeTensor(qt);
+                                qtL0.FreeTensor(qtL0Tile);
+                                // fa2.py:63  qt = fd.load(q[b, h, rows, :], pad=0)
+                                qt = qtL1.AllocTensor<half>();
+                                fadsl::CopyNdToNz(
+                                    qt,
+                                    qGm[(D * tiling_.N * tiling_.Sq * bNext + (D * tiling_.Sq * hNext) +
+                                         (D * BLOCK_Q * iNext))],
+                                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iNext, BLOCK_Q, tiling_.Sq)),
+                                    D, D, BLOCK_Q);
+                                fadsl::ZeroTailRows(
+                                    qt,
+                                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iNext, BLOCK_Q, tiling_.Sq)),
+                                    D, BLOCK_Q);
+                                qtL1.EnQue(qt);
+                                qt = qtL1.DeQue<half>();
+                                qtL0Tile = qtL0.AllocTensor<half>();
+                                fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
+                                qtL0.EnQue(qtL0Tile);
+                                qtL0Tile = qtL0.DeQue<half>();
+                            }
+                            // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                            AscendC::LocalTensor<half> ktSlot = ktQ.AllocTensor<half>();
+                            fadsl::CopyNdToNz(
+                                ktSlot,
+                                kGm[(D * tiling_.N * tiling_.Skv * bNext + (D * tiling_.Skv * hNext) +
+                                     (D * BLOCK_KV * jNext))],
+                                static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jNext, BLOCK_KV, tiling_.Skv)),
+                                D, D, BLOCK_KV);
+                            fadsl::ZeroTailRows(
+                                ktSlot,
+                                static_cast<uint32_t>(fadsl::Valid(BLOCK_KV * jNext, BLOCK_KV, tiling_.Skv)),
+                                D, BLOCK_KV);
+                            ktQ.EnQue(ktSlot);
+                            AscendC::LocalTensor<half> kt = ktQ.DeQue<half>();
+                            // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
+                            {
+                                // %dot as 4 sub-dots of 128 x 128 x 128 (4 along N) (plan/memory/l0_split.py)
+                                for (uint32_t nSub = 0; nSub < BLOCK_KV; nSub += 128) {
+                                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                                    fadsl::LoadBTransposedPart(bL0Tile, kt, BLOCK_KV, nSub, 0, 128, 128);
+                                    bL0.EnQue(bL0Tile);
+                                    bL0Tile = bL0.DeQue<half>();
+                                    AscendC::Mmad(
+                                        cL0Tile, qtL0Tile, bL0Tile,
+                                        AscendC::MmadParams{fadsl::Field<uint16_t>(128, "MmadParams.m"),
+                                                            fadsl::Field<uint16_t>(128, "MmadParams.n"),
+                                                            fadsl::Field<uint16_t>(128, "MmadParams.k"), 0,
+                                                            false, true});
+                                    bL0.FreeTensor(bL0Tile);
+                                    cL0.EnQue(cL0Tile);
+                                    cL0Tile = cL0.DeQue<float>();
+                                    AscendC::Fixpipe(
+                                        dotWsGm[((jNext + ringBaseNext)) % 3 * BLOCK_KV * BLOCK_Q + nSub],
+                                        cL0Tile,
+                                        AscendC::FixpipeParamsV220{
+                                            fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
+                                            fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
+                                            fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
+                                            fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                            false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                                    cL0.FreeTensor(cL0Tile);
+                                }
+                                AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                                    static_cast<uint16_t>(FLAG_DOT + ((jNext + ringBaseNext)) % 3));
+                            }
+                            // fa2.py:75  kt = fd.load(k[b, h, cols, :], pad=0)  [pipeline]
+                            ktQ.FreeTensor(kt);
+                            ++preNext;
+                        }
+                    }
                 }
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vtSlot = vtQ.AllocTensor<half>();
@@ -189,10 +292,10 @@ public:
                 vtQ.EnQue(vtSlot);
                 AscendC::LocalTensor<half> vt = vtQ.DeQue<half>();
                 // fa2.py:88  acc = fd.dot(fd.cast(p, v.dtype), vt) + acc * alpha[:, None]
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + (j) % 3));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_P1 + ((j + ringBase)) % 3));
                 AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
-                fadsl::CopyNdToNz(p1, p1WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
-                                  BLOCK_Q);
+                fadsl::CopyNdToNz(p1, p1WsGm[((j + ringBase)) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV,
+                                  BLOCK_KV, BLOCK_Q);
                 p1L1.EnQue(p1);
                 p1 = p1L1.DeQue<half>();
                 {
@@ -218,21 +321,26 @@ public:
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
                     AscendC::Fixpipe(
-                        dot1WsGm[(j) % 3 * D * BLOCK_Q], cL0Tile,
+                        dot1WsGm[((j + ringBase)) % 3 * D * BLOCK_Q], cL0Tile,
                         AscendC::FixpipeParamsV220{fadsl::Field<uint16_t>(128, "FixpipeParamsV220.nSize"),
                                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.mSize"),
                                                    fadsl::Field<uint16_t>(128, "FixpipeParamsV220.srcStride"),
                                                    fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"),
                                                    false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                        static_cast<uint16_t>(FLAG_DOT1 + ((j + ringBase)) % 3));
                 }
                 p1L1.FreeTensor(p1);
                 // fa2.py:76  vt = fd.load(v[b, h, cols, :], pad=0)  [pipeline]
                 vtQ.FreeTensor(vt);
             }
-            qtL1.FreeTensor(qt);
-            qtL0.FreeTensor(qtL0Tile);
+            if (preNext == 0) {
+                qtL1.FreeTensor(qt);
+                qtL0.FreeTensor(qtL0Tile);
+            }
+            ringBase += fadsl::Max<int64_t>(0, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 0);
+            preloaded = preNext;
         }
     }
 
@@ -293,6 +401,7 @@ public:
     __aicore__ inline void Process()
     {
         const int64_t tasks = (tiling_.B) * (tiling_.N) * (fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+        int64_t ringBase = 0;
         for (int64_t task = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum(); task < tasks;
              task += AscendC::GetBlockNum()) {
             const int64_t b =
@@ -311,7 +420,7 @@ public:
             AscendC::Duplicate(acc, 0.0f, D * ROWS);
             // fa2.py:73  for j in fd.pipelined(n_kv, stages=stages):
             for (int64_t j = 0; j < fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV); ++j) {
-                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (j) % 3));
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + ((j + ringBase)) % 3));
                 AscendC::LocalTensor<float> mNew = tmp2Buf.Get<float>();
                 AscendC::Duplicate(mNew, 0.0f, (ROWS + 32));
                 AscendC::PipeBarrier<PIPE_V>();
@@ -324,9 +433,9 @@ public:
                 for (int64_t rc = 0; rc < ROWS / 32; ++rc) {
                     // fa2.py:77  s = fd.dot(qt, kt, transpose_b=True) * scale
                     AscendC::LocalTensor<float> dot = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot,
-                                      dotWsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV],
-                                      32 * BLOCK_KV);
+                    AscendC::DataCopy(
+                        dot, dotWsGm[((j + ringBase)) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV],
+                        32 * BLOCK_KV);
                     inQue.EnQue(dot);
                     dot = inQue.DeQue<float>();
                     AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
@@ -406,12 +515,14 @@ public:
                     AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, 32 * BLOCK_KV);
                     outQue.EnQue(p1);
                     p1 = outQue.DeQue<half>();
-                    AscendC::DataCopy(p1WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV], p1,
-                                      32 * BLOCK_KV);
+                    AscendC::DataCopy(
+                        p1WsGm[((j + ringBase)) % 3 * BLOCK_KV * BLOCK_Q + (row0 + rc * 32) * BLOCK_KV], p1,
+                        32 * BLOCK_KV);
                     inQue.FreeTensor(p);
                     outQue.FreeTensor(p1);
                 }
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(static_cast<uint16_t>(FLAG_P1 + (j) % 3));
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(
+                    static_cast<uint16_t>(FLAG_P1 + ((j + ringBase)) % 3));
                 if (j > 0) {
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> alphaPrev =
@@ -422,9 +533,10 @@ public:
                         AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                         fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                     }
-                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + ((j - 1)) % 3));
+                    AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT1 + (((j - 1) + ringBase)) % 3));
                     AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
-                    AscendC::DataCopy(dot1, dot1WsGm[((j - 1)) % 3 * D * BLOCK_Q + row0 * D], D * ROWS);
+                    AscendC::DataCopy(dot1, dot1WsGm[(((j - 1) + ringBase)) % 3 * D * BLOCK_Q + row0 * D],
+                                      D * ROWS);
                     inQue.EnQue(dot1);
                     dot1 = inQue.DeQue<float>();
                     AscendC::PipeBarrier<PIPE_V>();
@@ -449,11 +561,12 @@ public:
                     fadsl::RowBroadcast<fadsl::Bin::MUL>(t14, acc, alphaPrev, bcast, ROWS, D, false);
                 }
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
-                    FLAG_DOT1 + ((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3));
+                    FLAG_DOT1 + (((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1) + ringBase)) % 3));
                 AscendC::LocalTensor<float> dot1 = inQue.AllocTensor<float>();
                 AscendC::DataCopy(
                     dot1,
-                    dot1WsGm[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 3 * D * BLOCK_Q +
+                    dot1WsGm[(((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1) + ringBase)) % 3 * D *
+                                 BLOCK_Q +
                              row0 * D],
                     D * ROWS);
                 inQue.EnQue(dot1);
@@ -499,6 +612,7 @@ public:
                 }
             }
             outQue.FreeTensor(t181);
+            ringBase += fadsl::Max<int64_t>(0, fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 0);
             fadsl::TaskDone();  // counts the task under the CPU runtime
         }
     }
