@@ -50,12 +50,8 @@ from fadsl.plan.memory.l0_split import from_keys
 from fadsl.perf.unvalued import refuse_unvalued
 from fadsl.plan.schedule.task_order import task_order
 from fadsl.target import Target
-from fadsl.perf.timeline_schedule import (
-    Scheduler,
-    Step,
-    Timer,
-    program_order,
-)
+from fadsl.perf.program_order import program_order
+from fadsl.perf.timeline_schedule import Scheduler, Step, Timer
 from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
 from fadsl.plan.schedule.carry import carried_grid
@@ -400,7 +396,8 @@ class KernelModel:
     ) -> np.ndarray:
         """For every task in grid order: the core that runs it and its position in
         the order of dealing (round = position // dim), as the generated kernel has
-        them (``plan/schedule/task_order.py``; grid order round-robin without an order)."""
+        them (``plan/schedule/task_order.py``; grid order round-robin without an order).
+        """
         if self.task_order is not None and extents:
             return self.task_order.dealt(env, extents, dim)
         t = np.arange(int(np.prod(extents)) if extents else 1)
