@@ -138,10 +138,14 @@ def q_step(
     if spec.dropout_p > 0.0:
         t = with_rng(t, w.seed, w.offset, w.b * w.n + h)
     # the cube's own Q and dO copies (examples/fa2_bwd.py): no tile read by the dots
-    # on both sides of the vector cores' hand-over, so the cube runs ahead (a ring)
-    q_dk = fd.load(block_of(spec, w.q, w.b, h, rows, w.d), pad=0)
-    do_dp = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
-    do_dv = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
+    # on both sides of the vector cores' hand-over, so the cube runs ahead (a ring);
+    # not where the loop reads its Q blocks from GM (a block mask), which gets no ring
+    ahead = not spec.block_sparse
+    q_dk, do_dp, do_dv = qt, None, None
+    if ahead:
+        q_dk = fd.load(block_of(spec, w.q, w.b, h, rows, w.d), pad=0)
+        do_dp = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
+        do_dv = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
     lse_t = fd.load(lse_block(spec, w.lse, w.b, h, rows), pad=0)
     raw = fd.dot(qt, w.kt, transpose_b=True) * w.scale
     s, dscore = scores_grad(spec, raw, t, w.kv_idx)
@@ -152,6 +156,8 @@ def q_step(
     do_t = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
     ot = fd.load(block_of(spec, w.o, w.b, h, rows, w.d), pad=0)
     delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
+    if not ahead:
+        do_dp, do_dv = do_t, do_t
     dp = fd.dot(do_dp, w.vt, transpose_b=True)
     pd = p
     if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
