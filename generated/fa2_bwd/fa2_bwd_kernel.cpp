@@ -676,10 +676,12 @@ public:
                 AscendC::Exp(p, t7, ROWS * BLOCK_KV);
                 // fa2_bwd.py:110  dot = fd.load(do[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<half> dot1 = inQue.AllocTensor<half>();
-                AscendC::Duplicate(dot1, static_cast<half>(0.0f), D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
+                    if (validRows < ROWS) {
+                        AscendC::Duplicate(dot1, static_cast<half>(0.0f), D * ROWS);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    }
                     if (validRows > 0) {
                         AscendC::DataCopyPad(
                             dot1,
@@ -696,10 +698,12 @@ public:
                 dot1 = inQue.DeQue<half>();
                 // fa2_bwd.py:111  ot = fd.load(o[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<half> ot = inQue2.AllocTensor<half>();
-                AscendC::Duplicate(ot, static_cast<half>(0.0f), D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
+                    if (validRows < ROWS) {
+                        AscendC::Duplicate(ot, static_cast<half>(0.0f), D * ROWS);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    }
                     if (validRows > 0) {
                         AscendC::DataCopyPad(
                             ot,
