@@ -23,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = [  # (label, example, --set, --shape)
+CASES = [  # (label, example (or an absolute path), --set, --shape)
     ("fa2", "fa2.py", [], "B=1,N=2,Sq=1024,Skv=2048,D=128"),
     ("fa2 causal", "fa2.py", ["causal=True"], "B=1,N=2,Sq=1024,Skv=2048,D=128"),
     # 64 tasks on 24 cores: consecutive tasks of a core hand over (perf/task_overlap.py)
@@ -36,6 +36,13 @@ CASES = [  # (label, example, --set, --shape)
         "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=8",
     ),
     ("fa2_bwd", "fa2_bwd.py", [], "B=1,N=2,Sq=512,Skv=1024,D=128"),
+    # the library backward: GQA (2 query heads per KV head) x Q blocks, a loop nest
+    (
+        "lib backward GQA",
+        os.path.join(ROOT, "bench", "lib_backward.py"),
+        [],
+        "B=1,N=2,Nkv=1,Sq=512,Skv=1024,D=128",
+    ),
 ]
 
 

@@ -87,11 +87,16 @@ def fa2_bwd(
         for i in range(first, fd.cdiv(Sq, block_q)):
             rows = fd.ds(i * block_q, block_q)
             qt = fd.load(q[b, h, rows, :], pad=0)
-            dot = fd.load(do[b, h, rows, :], pad=0)
-            ot = fd.load(o[b, h, rows, :], pad=0)
+            # the cube's own copies of Q and dO for the dots after the vector cores'
+            # hand-over (dK's, dV's) and of dO for dP's: no tile is then read by the
+            # dots before and after it, so the cube runs ahead through a ring of S and
+            # dP slots (plan/schedule/ring.py), computing the next Q step's S and dP
+            # while the vector cores work on this one
+            q_dk = fd.load(q[b, h, rows, :], pad=0)
+            do_dp = fd.load(do[b, h, rows, :], pad=0)
+            do_dv = fd.load(do[b, h, rows, :], pad=0)
             lse_t = fd.load(lse[b, h, rows], pad=0)
             q_idx = fd.arange(i * block_q, block_q)
-            delta = fd.row_sum(fd.cast(dot, fd.f32) * fd.cast(ot, fd.f32))
             s = fd.dot(qt, kt, transpose_b=True) * scale
             keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
             if causal:
@@ -99,13 +104,19 @@ def fa2_bwd(
             s = fd.where(keep, s, -fd.inf)
             lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see no key
             p = fd.exp(s - lse_safe[:, None])
+            # the vector cores' dO and O for Delta, after the softmax: loaded and
+            # reduced here, their UB is shared with the softmax's (the default tiles
+            # then fit a 910B vector core's UB)
+            dot = fd.load(do[b, h, rows, :], pad=0)
+            ot = fd.load(o[b, h, rows, :], pad=0)
+            delta = fd.row_sum(fd.cast(dot, fd.f32) * fd.cast(ot, fd.f32))
             # dP and dS before dV's dot: the cube computes dP while the vector cores
             # compute P, and dV's dot joins dK's and dQ's after dS (3 cube <-> vector
             # hand-overs in a Q step's chain, not 5)
-            dp = fd.dot(dot, vt, transpose_b=True)
+            dp = fd.dot(do_dp, vt, transpose_b=True)
             ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
-            dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
-            dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
+            dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), do_dv, transpose_a=True)
+            dk_acc = dk_acc + fd.dot(ds, q_dk, transpose_a=True)
             fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
         fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
         fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))

@@ -138,17 +138,28 @@ def q_step(
     t = task(w.b, h, w.hk, w.q0, w.kv0, w.q_len, w.kv_len, qt, q_idx, w.d, w.scale, w.d)
     if spec.dropout_p > 0.0:
         t = with_rng(t, w.seed, w.offset, w.b * w.n + h)
-    do_t = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
-    ot = fd.load(block_of(spec, w.o, w.b, h, rows, w.d), pad=0)
+    # the cube's own Q and dO copies (examples/fa2_bwd.py): no tile read by the dots
+    # on both sides of the vector cores' hand-over, so the cube runs ahead (a ring);
+    # not where the loop reads its Q blocks from GM (a block mask), which gets no ring
+    ahead = not spec.block_sparse
+    q_dk, do_dp, do_dv = qt, None, None
+    if ahead:
+        q_dk = fd.load(block_of(spec, w.q, w.b, h, rows, w.d), pad=0)
+        do_dp = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
+        do_dv = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
     lse_t = fd.load(lse_block(spec, w.lse, w.b, h, rows), pad=0)
-    delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
     raw = fd.dot(qt, w.kt, transpose_b=True) * w.scale
     s, dscore = scores_grad(spec, raw, t, w.kv_idx)
     if masked:
         s = fd.where(keep(spec, t, w.kv_idx) & (q_idx < w.q_len), s, -fd.inf)
     lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see nothing
     p = fd.exp(s - lse_safe[:, None])
-    dp = fd.dot(do_t, w.vt, transpose_b=True)
+    do_t = fd.load(block_of(spec, w.do, w.b, h, rows, w.d), pad=0)
+    ot = fd.load(block_of(spec, w.o, w.b, h, rows, w.d), pad=0)
+    delta = fd.row_sum(fd.cast(do_t, fd.f32) * fd.cast(ot, fd.f32))
+    if not ahead:
+        do_dp, do_dv = do_t, do_t
+    dp = fd.dot(do_dp, w.vt, transpose_b=True)
     pd = p
     if spec.dropout_p > 0.0:  # the forward's mask, from the same counters
         pd = dropout(spec, t, p, w.j * w.block_kv)
@@ -161,8 +172,8 @@ def q_step(
     ds_in = fd.cast(ds, qt.dtype)
     # dV's dot after dS (examples/fa2_bwd.py): it joins dK's and dQ's, and the vector
     # cores hand P and dS over together
-    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_t, transpose_a=True)
-    dk_acc = dk_acc + fd.dot(ds_in, qt, transpose_a=True)
+    dv_acc = dv_acc + fd.dot(fd.cast(pd, w.vt.dtype), do_dv, transpose_a=True)
+    dk_acc = dk_acc + fd.dot(ds_in, q_dk, transpose_a=True)
     dq_part = fd.dot(ds_in, w.kt) * w.scale
     fd.atomic_add(block_of(spec, w.dq, w.b, h, rows, w.d), dq_part)
     return dk_acc, dv_acc

@@ -24,6 +24,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.op_table import OpTable
 from fadsl.ir.types import DType, TensorType, TileType
+from fadsl.perf.loop_nest import flatten
 from fadsl.target import Target
 
 FREE = (
@@ -106,8 +107,9 @@ def workload(grid: ir.Grid, split: bool) -> tuple[Work, list[Loop]]:
     for op in grid.body:
         if isinstance(op, ir.For):
             w = Work()
-            count_body(op.body, w, producers, split, sympy.Integer(1))
-            loops.append(Loop(op.var, op.stop - op.start, op.stages, w))
+            nest = flatten(op)  # a perfect nest: its innermost body per iteration
+            count_body(nest.loop.body, w, producers, split, sympy.Integer(1))
+            loops.append(Loop(nest.loop.var, nest.trips, nest.loop.stages, w))
         else:
             count_op(op, task, producers, split, sympy.Integer(1))
     return task, loops

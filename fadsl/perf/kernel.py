@@ -35,6 +35,7 @@ from fadsl.ir import nodes as ir
 from fadsl.plan.resources.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
+from fadsl.perf.loop_nest import flatten
 from fadsl.perf.post_phase import with_post
 from fadsl.plan.memory import l1_fit
 from fadsl.plan.schedule import phases
@@ -165,9 +166,10 @@ class KernelModel:
                 f"`{kernel.name}`, found {len(loops)}",
                 kernel.loc,
             )
-        self.grid, self.loop = grid, loops[0]
-        pos = grid.body.index(self.loop)
-        self.kv_schedule = schedule or schedule_of(self.loop, grid, target)
+        nest = flatten(loops[0])  # a perfect nest: its innermost loop (loop_nest.py)
+        self.grid, self.loop = grid, nest.loop
+        pos = grid.body.index(loops[0])
+        self.kv_schedule = schedule or schedule_of(nest.inner, grid, target)
         self._auto = schedule is None
         ringed = self.kv_schedule.ring > 1
         self.carried = carried_grid(grid, target.split) if ringed else None

@@ -244,15 +244,19 @@ def _fill(
     assert isinstance(t, TileType)
     ct = ctype(t.dtype)
     out: list[Stmt] = []
+    fill: list[Stmt] = []
     if pad is not None:
-        out += [
+        fill = [
             _pad(e, v, var, pad, op),
             Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();"),
         ]
+    if access.col_tail:  # a column tail: every block may have one
+        out, fill = fill, []
     if _param(e, src).kind is not ir.ParamKind.IN:
         out += _after_own_stores()
-    if isinstance(op, ir.LoadPages):  # one copy per page (vector_pages.py)
-        return out + [vector_pages.copies(e, op, var, *_split(e, v))]
+    if isinstance(op, ir.LoadPages):  # one copy per page (vector_pages.py): any
+        # block may end inside a page, so the pad is always filled
+        return out + fill + [vector_pages.copies(e, op, var, *_split(e, v))]
     gap_ub, gap_gm = gm.gaps(access, ct, e.names)
     copy = Line(
         f"AscendC::DataCopyPad({var}, {e.names.gm(src)}[{access.offset}], "
@@ -261,11 +265,16 @@ def _fill(
         f"{_u32(gap_ub, _UB)}, 0}}, "
         f"AscendC::DataCopyPadExtParams<{ct}>{{false, 0, 0, 0}});"
     )
+    # whole columns: only a block with a row tail has rows for the pad to fill (the
+    # copy writes every row of the others), so the others skip the Duplicate and its
+    # V -> MTE2 wait
+    tail = [Block(f"if (validRows < {access.rows})", tuple(fill))] if fill else []
     out.append(
         Block(
             "",
             (
                 Line(f"const int64_t validRows = {access.valid_rows};"),
+                *tail,
                 Block(_nonempty(access), (copy,)),
             ),
         )

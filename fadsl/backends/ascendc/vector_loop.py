@@ -116,6 +116,7 @@ def _deferred(
     e.saving = {v.name: _slot(e, v, it) for v in d.saved}
     pending: list[ir.Dot] = []
     body = e.walk(op.body[: d.first], pending)
+    body += _sent_frees(e, op, d)
     e.saving, e.saved_direct = {}, set()
     start_pos, waiting = e.pos, list(pending)
     late = {r.name for o in op.body if id(o) in d.ops for r in o.results()}
@@ -130,6 +131,29 @@ def _deferred(
     e.pos = end_pos
     comment = Line(f"// the deferred update of the last iteration of {op.var}")
     return body, [comment, Block(f"if ({stop} > {start})", tuple(last))]
+
+
+def _sent_frees(e: VectorEmitter, op: ir.For, d: Deferral) -> list[Stmt]:
+    """FreeTensor of the queue tiles the iteration still holds that no deferred
+    vector op reads: a tile sent to the cube (dS, written to its workspace when made)
+    whose last reader is a stage-B dot after ``d.first`` would else be freed in the
+    update, which skips the first iteration (the next AllocTensor then finds its
+    queue full: the backward's dK/dV loop)."""
+    reads = {
+        e.vec.homes.get(v.name)
+        for o in op.body[d.first :]
+        if id(o) in d.ops
+        for v in o.operand_values()
+    }
+    end = next(stop for _, stop, lp in e.vec.loops if lp is op)
+    out: list[Stmt] = []
+    for pos in range(e.pos, end + 1):
+        for slot in e.vec.frees.get(pos, ()):
+            var = e.slot_var.get(slot)
+            if var is not None and slot not in reads:
+                e.slot_var.pop(slot)
+                out.append(Line(f"{e.names.buf(slot)}.FreeTensor({var});"))
+    return out
 
 
 def _update(

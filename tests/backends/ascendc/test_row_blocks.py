@@ -64,8 +64,8 @@ def test_each_tile_is_split_by_its_own_row_block() -> None:
     # scores and P: [block_q, block_kv], split by block_q
     assert low.core_shape(values["p"]) == (bq / 2, bkv)
     # the dot results dV and dK accumulate: [block_kv, D], split by block_kv
-    assert low.split.block_of(values["dot_4"]) == bkv  # dV's dot
-    assert low.core_shape(values["dot_5"])[0] == bkv / 2
+    assert low.split.block_of(values["dot_3"]) == bkv  # dV's dot
+    assert low.core_shape(values["dot_4"])[0] == bkv / 2  # dK's dot
     # kv_idx is a row of columns (kv_idx[None, :]): every AIV holds all of it
     assert "kv_idx" in low.split.whole
     assert low.core_shape(values["kv_idx"]) == (bkv,)

@@ -514,11 +514,13 @@ public:
                     lRunTQ.EnQue(lRunTSlot);
                     // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<float> accSlot = accQ.AllocTensor<float>();
-                    AscendC::Duplicate(accSlot, 0.0f, D * ROWS);
-                    fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                     fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                     {
                         const int64_t validRows = fadsl::Valid((BLOCK_Q * i1Pre + row0), ROWS, tiling_.Sq);
+                        if (validRows < ROWS) {
+                            AscendC::Duplicate(accSlot, 0.0f, D * ROWS);
+                            fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                        }
                         if (validRows > 0) {
                             AscendC::DataCopyPad(
                                 accSlot,
@@ -611,12 +613,14 @@ public:
                         lRunTQ.EnQue(lRunTSlot1);
                         // fa1.py:83  acc = fd.load(o_run[b, h, rows, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<float> accSlot1 = accQ.AllocTensor<float>();
-                        AscendC::Duplicate(accSlot1, 0.0f, D * ROWS);
-                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                         fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                         {
                             const int64_t validRows =
                                 fadsl::Valid((BLOCK_Q * i1Pre1 + row0), ROWS, tiling_.Sq);
+                            if (validRows < ROWS) {
+                                AscendC::Duplicate(accSlot1, 0.0f, D * ROWS);
+                                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                            }
                             if (validRows > 0) {
                                 AscendC::DataCopyPad(
                                     accSlot1,
@@ -866,11 +870,13 @@ public:
                 lRunT1 = inQue.DeQue<float>();
                 // fa1.py:103  acc = fd.load(o_run[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<float> acc1 = inQue1.AllocTensor<float>();
-                AscendC::Duplicate(acc1, 0.0f, D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
                 {
                     const int64_t validRows = fadsl::Valid((BLOCK_Q * i2 + row0), ROWS, tiling_.Sq);
+                    if (validRows < ROWS) {
+                        AscendC::Duplicate(acc1, 0.0f, D * ROWS);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    }
                     if (validRows > 0) {
                         AscendC::DataCopyPad(
                             acc1,

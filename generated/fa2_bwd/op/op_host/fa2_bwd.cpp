@@ -12,7 +12,7 @@
 namespace {
 
 constexpr size_t INPUTS = 6;
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 278528;  // cube <-> vector hand-over, per AI Core
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 393216;  // cube <-> vector hand-over, per AI Core
 
 // The runtime shape symbols (fa2_bwd_tiling.h); the kernel was compiled for D=128.
 struct Symbols {

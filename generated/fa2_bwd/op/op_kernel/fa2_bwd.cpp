@@ -19,23 +19,23 @@ constexpr int64_t BLOCK_Q = 64;                       // tile constant `block_q`
 constexpr int64_t D = 128;                            // shape symbol `D`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                 // rows of a Q block each vector core owns
 constexpr int64_t ROWS_BLOCK_KV = BLOCK_KV / 2;       // rows of a `block_kv` row block each vector core owns
-constexpr int64_t DOT2WS_OFFSET = 0;                  // bytes: %dot_2 (cube -> vector)
-constexpr int64_t DP_WS_OFFSET = 32768;               // bytes: %dp (cube -> vector)
-constexpr int64_t DOT4WS_OFFSET = 65536;              // bytes: %dot_4 (cube -> vector)
-constexpr int64_t DOT5WS_OFFSET = 131072;             // bytes: %dot_5 (cube -> vector)
-constexpr int64_t DOT6WS_OFFSET = 196608;             // bytes: %dot_6 (cube -> vector)
-constexpr int64_t DOT_WS_OFFSET = 229376;             // bytes: %dot (vector -> cube)
-constexpr int64_t P1WS_OFFSET = 245760;               // bytes: %p_1 (vector -> cube)
-constexpr int64_t DS_WS_OFFSET = 262144;              // bytes: %ds (vector -> cube)
-constexpr int64_t WORKSPACE_BYTES_PER_CORE = 278528;  // GM workspace bytes per AI core
-constexpr uint16_t FLAG_DOT2 = 0;  // cross-core flag: cube -> vector: %dot_2 is in its workspace
-constexpr uint16_t FLAG_DP = 1;    // cross-core flag: cube -> vector: %dp is in its workspace
-constexpr uint16_t FLAG_DOT4 = 2;  // cross-core flag: cube -> vector: %dot_4 is in its workspace
-constexpr uint16_t FLAG_DOT5 = 3;  // cross-core flag: cube -> vector: %dot_5 is in its workspace
-constexpr uint16_t FLAG_DOT6 = 4;  // cross-core flag: cube -> vector: %dot_6 is in its workspace
-constexpr uint16_t FLAG_DOT = 5;   // cross-core flag: vector -> cube: %dot is in its workspace
-constexpr uint16_t FLAG_P1 = 6;    // cross-core flag: vector -> cube: %p_1 is in its workspace
-constexpr uint16_t FLAG_DS = 7;    // cross-core flag: vector -> cube: %ds is in its workspace
+constexpr int64_t DOT_WS_OFFSET = 0;                  // bytes: %dot (cube -> vector), ring of 3
+constexpr int64_t DP_WS_OFFSET = 98304;               // bytes: %dp (cube -> vector), ring of 3
+constexpr int64_t DOT3WS_OFFSET = 196608;             // bytes: %dot_3 (cube -> vector)
+constexpr int64_t DOT4WS_OFFSET = 262144;             // bytes: %dot_4 (cube -> vector)
+constexpr int64_t DOT5WS_OFFSET = 327680;             // bytes: %dot_5 (cube -> vector)
+constexpr int64_t P1WS_OFFSET = 360448;               // bytes: %p_1 (vector -> cube)
+constexpr int64_t DS_WS_OFFSET = 376832;              // bytes: %ds (vector -> cube)
+constexpr int64_t WORKSPACE_BYTES_PER_CORE = 393216;  // GM workspace bytes per AI core
+constexpr uint16_t FLAG_DOT =
+    0;  // cross-core flag: cube -> vector: %dot is in its workspace ring slot s: this ID + s (3 slots)
+constexpr uint16_t FLAG_DP =
+    3;  // cross-core flag: cube -> vector: %dp is in its workspace ring slot s: this ID + s (3 slots)
+constexpr uint16_t FLAG_DOT3 = 6;  // cross-core flag: cube -> vector: %dot_3 is in its workspace
+constexpr uint16_t FLAG_DOT4 = 7;  // cross-core flag: cube -> vector: %dot_4 is in its workspace
+constexpr uint16_t FLAG_DOT5 = 8;  // cross-core flag: cube -> vector: %dot_5 is in its workspace
+constexpr uint16_t FLAG_P1 = 9;    // cross-core flag: vector -> cube: %p_1 is in its workspace
+constexpr uint16_t FLAG_DS = 10;   // cross-core flag: vector -> cube: %ds is in its workspace
 
 // The cube core (one per AI Core).
 class Fa2BwdCube {
@@ -55,19 +55,16 @@ public:
         dkGm.SetGlobalBuffer((__gm__ half*)dk, tiling_.B * D * tiling_.N * tiling_.Skv);
         dvGm.SetGlobalBuffer((__gm__ half*)dv, tiling_.B * D * tiling_.N * tiling_.Skv);
         const int64_t group = AscendC::GetBlockIdx();
-        dot2WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
-            BLOCK_KV * BLOCK_Q);
+        dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
+                                3 * BLOCK_KV * BLOCK_Q);
         dpWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DP_WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
+                               3 * BLOCK_KV * BLOCK_Q);
+        dot3WsGm.SetGlobalBuffer(
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_KV);
         dot4WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT4WS_OFFSET), D * BLOCK_KV);
         dot5WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_KV);
-        dot6WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT6WS_OFFSET), D * BLOCK_Q);
-        dotWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         dsWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DS_WS_OFFSET),
@@ -75,7 +72,9 @@ public:
         pipe_.InitBuffer(ktL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(vtL1, 1, D * BLOCK_KV * sizeof(half));
         pipe_.InitBuffer(qtL1, 1, D * BLOCK_Q * sizeof(half));
-        pipe_.InitBuffer(dotL1, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(qDkL1, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(doDpL1, 1, D * BLOCK_Q * sizeof(half));
+        pipe_.InitBuffer(doDvL1, 1, D * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(dsL1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(p1L1, 1, BLOCK_KV * BLOCK_Q * sizeof(half));
         pipe_.InitBuffer(aL0, 2, fadsl::Max<int64_t>(D * BLOCK_Q, BLOCK_KV * BLOCK_Q) * sizeof(half));
@@ -115,17 +114,34 @@ public:
             vtL1.EnQue(vt);
             vt = vtL1.DeQue<half>();
             // fa2_bwd.py:87  for i in range(first, fd.cdiv(Sq, block_q)):
-            for (int64_t i = 0; i < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i) {
+            // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
+            // iteration i + 2, then stage B of i
+            for (int64_t iAhead = 0;
+                 iAhead < fadsl::Min<int64_t>(2, fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q)); ++iAhead) {
                 // fa2_bwd.py:89  qt = fd.load(q[b, h, rows, :], pad=0)
                 AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
                 fadsl::CopyNdToNz(
-                    qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
-                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
-                fadsl::ZeroTailRows(qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)),
-                                    D, BLOCK_Q);
+                    qt, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * iAhead))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D, D,
+                    BLOCK_Q);
+                fadsl::ZeroTailRows(
+                    qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D,
+                    BLOCK_Q);
                 qtL1.EnQue(qt);
                 qt = qtL1.DeQue<half>();
-                // fa2_bwd.py:95  s = fd.dot(qt, kt, transpose_b=True) * scale
+                // fa2_bwd.py:96  do_dp = fd.load(do[b, h, rows, :], pad=0)
+                AscendC::LocalTensor<half> doDp = doDpL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    doDp,
+                    do_Gm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * iAhead))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D, D,
+                    BLOCK_Q);
+                fadsl::ZeroTailRows(
+                    doDp, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D,
+                    BLOCK_Q);
+                doDpL1.EnQue(doDp);
+                doDp = doDpL1.DeQue<half>();
+                // fa2_bwd.py:100  s = fd.dot(qt, kt, transpose_b=True) * scale
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
@@ -145,7 +161,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot2WsGm, cL0Tile,
+                    AscendC::Fixpipe(dotWsGm[(iAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -153,17 +169,13 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT2);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (iAhead) % 3));
                 }
-                // fa2_bwd.py:105  dp = fd.dot(dot, vt, transpose_b=True)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT);
-                AscendC::LocalTensor<half> dot = dotL1.AllocTensor<half>();
-                fadsl::CopyNdToNz(dot, dotWsGm, BLOCK_Q, D, D, BLOCK_Q);
-                dotL1.EnQue(dot);
-                dot = dotL1.DeQue<half>();
+                qtL1.FreeTensor(qt);
+                // fa2_bwd.py:116  dp = fd.dot(do_dp, vt, transpose_b=True)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadA(aL0Tile, dot, BLOCK_Q, D);
+                    fadsl::LoadA(aL0Tile, doDp, BLOCK_Q, D);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
                     fadsl::LoadBTransposed(bL0Tile, vt, D, BLOCK_KV);
@@ -180,7 +192,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dpWsGm, cL0Tile,
+                    AscendC::Fixpipe(dpWsGm[(iAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -188,9 +200,122 @@ public:
                                          fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
                                          false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DP);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DP + (iAhead) % 3));
                 }
-                // fa2_bwd.py:107  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+                doDpL1.FreeTensor(doDp);
+            }
+            for (int64_t i = 0; i < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i) {
+                for (int64_t iAhead = (i + 2);
+                     iAhead < fadsl::Min<int64_t>((i + 3), fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q));
+                     ++iAhead) {
+                    // fa2_bwd.py:89  qt = fd.load(q[b, h, rows, :], pad=0)
+                    AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        qt,
+                        qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * iAhead))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D, D,
+                        BLOCK_Q);
+                    fadsl::ZeroTailRows(
+                        qt, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D,
+                        BLOCK_Q);
+                    qtL1.EnQue(qt);
+                    qt = qtL1.DeQue<half>();
+                    // fa2_bwd.py:96  do_dp = fd.load(do[b, h, rows, :], pad=0)
+                    AscendC::LocalTensor<half> doDp = doDpL1.AllocTensor<half>();
+                    fadsl::CopyNdToNz(
+                        doDp,
+                        do_Gm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
+                               (D * BLOCK_Q * iAhead))],
+                        static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D, D,
+                        BLOCK_Q);
+                    fadsl::ZeroTailRows(
+                        doDp, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * iAhead, BLOCK_Q, tiling_.Sq)), D,
+                        BLOCK_Q);
+                    doDpL1.EnQue(doDp);
+                    doDp = doDpL1.DeQue<half>();
+                    // fa2_bwd.py:100  s = fd.dot(qt, kt, transpose_b=True) * scale
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, qt, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, kt, D, BLOCK_KV);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dotWsGm[(iAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
+                            static_cast<uint16_t>(FLAG_DOT + (iAhead) % 3));
+                    }
+                    qtL1.FreeTensor(qt);
+                    // fa2_bwd.py:116  dp = fd.dot(do_dp, vt, transpose_b=True)
+                    {
+                        AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                        fadsl::LoadA(aL0Tile, doDp, BLOCK_Q, D);
+                        aL0.EnQue(aL0Tile);
+                        AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                        fadsl::LoadBTransposed(bL0Tile, vt, D, BLOCK_KV);
+                        bL0.EnQue(bL0Tile);
+                        aL0Tile = aL0.DeQue<half>();
+                        bL0Tile = bL0.DeQue<half>();
+                        AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                        AscendC::Mmad(
+                            cL0Tile, aL0Tile, bL0Tile,
+                            AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.m"),
+                                                fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.n"),
+                                                fadsl::Field<uint16_t>(D, "MmadParams.k"), 0, false, true});
+                        aL0.FreeTensor(aL0Tile);
+                        bL0.FreeTensor(bL0Tile);
+                        cL0.EnQue(cL0Tile);
+                        cL0Tile = cL0.DeQue<float>();
+                        AscendC::Fixpipe(dpWsGm[(iAhead) % 3 * BLOCK_KV * BLOCK_Q], cL0Tile,
+                                         AscendC::FixpipeParamsV220{
+                                             fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.nSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
+                                             fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.srcStride"),
+                                             fadsl::Field<uint32_t>(BLOCK_KV, "FixpipeParamsV220.dstStride"),
+                                             false, QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                        cL0.FreeTensor(cL0Tile);
+                        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DP + (iAhead) % 3));
+                    }
+                    doDpL1.FreeTensor(doDp);
+                }
+                // fa2_bwd.py:95  q_dk = fd.load(q[b, h, rows, :], pad=0)
+                AscendC::LocalTensor<half> qDk = qDkL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    qDk, qGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+                fadsl::ZeroTailRows(
+                    qDk, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, BLOCK_Q);
+                qDkL1.EnQue(qDk);
+                qDk = qDkL1.DeQue<half>();
+                // fa2_bwd.py:97  do_dv = fd.load(do[b, h, rows, :], pad=0)
+                AscendC::LocalTensor<half> doDv = doDvL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(
+                    doDv, do_Gm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) + (D * BLOCK_Q * i))],
+                    static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, D, BLOCK_Q);
+                fadsl::ZeroTailRows(
+                    doDv, static_cast<uint32_t>(fadsl::Valid(BLOCK_Q * i, BLOCK_Q, tiling_.Sq)), D, BLOCK_Q);
+                doDvL1.EnQue(doDv);
+                doDv = doDvL1.DeQue<half>();
+                // fa2_bwd.py:118  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), do_dv, transpose_a=True)
                 AscendC::CrossCoreWaitFlag(FLAG_P1);
                 AscendC::LocalTensor<half> p1 = p1L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(p1, p1WsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
@@ -201,7 +326,44 @@ public:
                     fadsl::LoadATransposed(aL0Tile, p1, BLOCK_KV, BLOCK_Q);
                     aL0.EnQue(aL0Tile);
                     AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, dot, BLOCK_Q, D);
+                    fadsl::LoadB(bL0Tile, doDv, BLOCK_Q, D);
+                    bL0.EnQue(bL0Tile);
+                    aL0Tile = aL0.DeQue<half>();
+                    bL0Tile = bL0.DeQue<half>();
+                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
+                    AscendC::Mmad(
+                        cL0Tile, aL0Tile, bL0Tile,
+                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.m"),
+                                            fadsl::Field<uint16_t>(D, "MmadParams.n"),
+                                            fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.k"), 0, false, true});
+                    aL0.FreeTensor(aL0Tile);
+                    bL0.FreeTensor(bL0Tile);
+                    cL0.EnQue(cL0Tile);
+                    cL0Tile = cL0.DeQue<float>();
+                    AscendC::Fixpipe(dot3WsGm, cL0Tile,
+                                     AscendC::FixpipeParamsV220{
+                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.mSize"),
+                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.srcStride"),
+                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
+                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
+                    cL0.FreeTensor(cL0Tile);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT3);
+                }
+                doDvL1.FreeTensor(doDv);
+                p1L1.FreeTensor(p1);
+                // fa2_bwd.py:119  dk_acc = dk_acc + fd.dot(ds, q_dk, transpose_a=True)
+                AscendC::CrossCoreWaitFlag(FLAG_DS);
+                AscendC::LocalTensor<half> ds = dsL1.AllocTensor<half>();
+                fadsl::CopyNdToNz(ds, dsWsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
+                dsL1.EnQue(ds);
+                ds = dsL1.DeQue<half>();
+                {
+                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
+                    fadsl::LoadATransposed(aL0Tile, ds, BLOCK_KV, BLOCK_Q);
+                    aL0.EnQue(aL0Tile);
+                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
+                    fadsl::LoadB(bL0Tile, qDk, BLOCK_Q, D);
                     bL0.EnQue(bL0Tile);
                     aL0Tile = aL0.DeQue<half>();
                     bL0Tile = bL0.DeQue<half>();
@@ -225,45 +387,8 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT4);
                 }
-                dotL1.FreeTensor(dot);
-                p1L1.FreeTensor(p1);
-                // fa2_bwd.py:108  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
-                AscendC::CrossCoreWaitFlag(FLAG_DS);
-                AscendC::LocalTensor<half> ds = dsL1.AllocTensor<half>();
-                fadsl::CopyNdToNz(ds, dsWsGm, BLOCK_Q, BLOCK_KV, BLOCK_KV, BLOCK_Q);
-                dsL1.EnQue(ds);
-                ds = dsL1.DeQue<half>();
-                {
-                    AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
-                    fadsl::LoadATransposed(aL0Tile, ds, BLOCK_KV, BLOCK_Q);
-                    aL0.EnQue(aL0Tile);
-                    AscendC::LocalTensor<half> bL0Tile = bL0.AllocTensor<half>();
-                    fadsl::LoadB(bL0Tile, qt, BLOCK_Q, D);
-                    bL0.EnQue(bL0Tile);
-                    aL0Tile = aL0.DeQue<half>();
-                    bL0Tile = bL0.DeQue<half>();
-                    AscendC::LocalTensor<float> cL0Tile = cL0.AllocTensor<float>();
-                    AscendC::Mmad(
-                        cL0Tile, aL0Tile, bL0Tile,
-                        AscendC::MmadParams{fadsl::Field<uint16_t>(BLOCK_KV, "MmadParams.m"),
-                                            fadsl::Field<uint16_t>(D, "MmadParams.n"),
-                                            fadsl::Field<uint16_t>(BLOCK_Q, "MmadParams.k"), 0, false, true});
-                    aL0.FreeTensor(aL0Tile);
-                    bL0.FreeTensor(bL0Tile);
-                    cL0.EnQue(cL0Tile);
-                    cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot5WsGm, cL0Tile,
-                                     AscendC::FixpipeParamsV220{
-                                         fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.mSize"),
-                                         fadsl::Field<uint16_t>(BLOCK_KV, "FixpipeParamsV220.srcStride"),
-                                         fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
-                                         QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
-                    cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT5);
-                }
-                qtL1.FreeTensor(qt);
-                // fa2_bwd.py:109  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
+                qDkL1.FreeTensor(qDk);
+                // fa2_bwd.py:120  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
                 {
                     AscendC::LocalTensor<half> aL0Tile = aL0.AllocTensor<half>();
                     fadsl::LoadA(aL0Tile, ds, BLOCK_Q, BLOCK_KV);
@@ -283,7 +408,7 @@ public:
                     bL0.FreeTensor(bL0Tile);
                     cL0.EnQue(cL0Tile);
                     cL0Tile = cL0.DeQue<float>();
-                    AscendC::Fixpipe(dot6WsGm, cL0Tile,
+                    AscendC::Fixpipe(dot5WsGm, cL0Tile,
                                      AscendC::FixpipeParamsV220{
                                          fadsl::Field<uint16_t>(D, "FixpipeParamsV220.nSize"),
                                          fadsl::Field<uint16_t>(BLOCK_Q, "FixpipeParamsV220.mSize"),
@@ -291,7 +416,7 @@ public:
                                          fadsl::Field<uint32_t>(D, "FixpipeParamsV220.dstStride"), false,
                                          QuantMode_t::NoQuant, 0, 1, 0, 0, 0});
                     cL0.FreeTensor(cL0Tile);
-                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT6);
+                    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(FLAG_DOT5);
                 }
                 dsL1.FreeTensor(ds);
             }
@@ -305,33 +430,34 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa2BwdTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 1> ktL1;   // L1 operand: %kt (fa2_bwd.py:78)
-    AscendC::TQue<AscendC::TPosition::B1, 1> vtL1;   // L1 operand: %vt (fa2_bwd.py:79)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;   // L1 operand: %qt (fa2_bwd.py:89)
-    AscendC::TQue<AscendC::TPosition::A1, 1> dotL1;  // L1 operand: %dot (fa2_bwd.py:90)
-    AscendC::TQue<AscendC::TPosition::A1, 1> dsL1;   // L1 operand: %ds (fa2_bwd.py:106)
-    AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;   // L1 operand: %p_1 (fa2_bwd.py:107)
+    AscendC::TQue<AscendC::TPosition::B1, 1> ktL1;    // L1 operand: %kt (fa2_bwd.py:78)
+    AscendC::TQue<AscendC::TPosition::B1, 1> vtL1;    // L1 operand: %vt (fa2_bwd.py:79)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (fa2_bwd.py:89)
+    AscendC::TQue<AscendC::TPosition::B1, 1> qDkL1;   // L1 operand: %q_dk (fa2_bwd.py:95)
+    AscendC::TQue<AscendC::TPosition::A1, 1> doDpL1;  // L1 operand: %do_dp (fa2_bwd.py:96)
+    AscendC::TQue<AscendC::TPosition::B1, 1> doDvL1;  // L1 operand: %do_dv (fa2_bwd.py:97)
+    AscendC::TQue<AscendC::TPosition::A1, 1> dsL1;    // L1 operand: %ds (fa2_bwd.py:117)
+    AscendC::TQue<AscendC::TPosition::A1, 1> p1L1;    // L1 operand: %p_1 (fa2_bwd.py:118)
     AscendC::TQue<AscendC::TPosition::A2, 2>
-        aL0;  // L0A operand: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:95)
+        aL0;  // L0A operand: %dot, %dp, %dot_3, %dot_4, %dot_5 (fa2_bwd.py:100)
     AscendC::TQue<AscendC::TPosition::B2, 2>
-        bL0;  // L0B operand: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:95)
+        bL0;  // L0B operand: %dot, %dp, %dot_3, %dot_4, %dot_5 (fa2_bwd.py:100)
     AscendC::TQue<AscendC::TPosition::CO1, 2>
-        cL0;                             // L0C result: %dot_2, %dp, %dot_4, %dot_5, %dot_6 (fa2_bwd.py:107)
-    AscendC::GlobalTensor<half> qGm;     // in `q` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> kGm;     // in `k` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> vGm;     // in `v` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> oGm;     // in `o` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> do_Gm;   // in `do` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<float> lseGm;  // in `lse` f32[B, N, Sq]
-    AscendC::GlobalTensor<half> dqGm;    // out `dq` f16[B, N, Sq, D]
-    AscendC::GlobalTensor<half> dkGm;    // out `dk` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<half> dvGm;    // out `dv` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<float> dot2WsGm;  // GM workspace: %dot_2 (cube -> vector)
-    AscendC::GlobalTensor<float> dpWsGm;    // GM workspace: %dp (cube -> vector)
+        cL0;                                // L0C result: %dot, %dp, %dot_3, %dot_4, %dot_5 (fa2_bwd.py:118)
+    AscendC::GlobalTensor<half> qGm;        // in `q` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> kGm;        // in `k` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> vGm;        // in `v` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> oGm;        // in `o` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> do_Gm;      // in `do` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<float> lseGm;     // in `lse` f32[B, N, Sq]
+    AscendC::GlobalTensor<half> dqGm;       // out `dq` f16[B, N, Sq, D]
+    AscendC::GlobalTensor<half> dkGm;       // out `dk` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<half> dvGm;       // out `dv` f16[B, N, Skv, D]
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dpWsGm;    // GM workspace: %dp (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
     AscendC::GlobalTensor<float> dot4WsGm;  // GM workspace: %dot_4 (cube -> vector)
     AscendC::GlobalTensor<float> dot5WsGm;  // GM workspace: %dot_5 (cube -> vector)
-    AscendC::GlobalTensor<float> dot6WsGm;  // GM workspace: %dot_6 (cube -> vector)
-    AscendC::GlobalTensor<half> dotWsGm;    // GM workspace: %dot (vector -> cube)
     AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube)
     AscendC::GlobalTensor<half> dsWsGm;     // GM workspace: %ds (vector -> cube)
 };
@@ -354,19 +480,16 @@ public:
         dkGm.SetGlobalBuffer((__gm__ half*)dk, tiling_.B * D * tiling_.N * tiling_.Skv);
         dvGm.SetGlobalBuffer((__gm__ half*)dv, tiling_.B * D * tiling_.N * tiling_.Skv);
         const int64_t group = AscendC::GetBlockIdx() / AscendC::GetSubBlockNum();
-        dot2WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT2WS_OFFSET),
-            BLOCK_KV * BLOCK_Q);
+        dotWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
+                                3 * BLOCK_KV * BLOCK_Q);
         dpWsGm.SetGlobalBuffer((__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DP_WS_OFFSET),
-                               BLOCK_KV * BLOCK_Q);
+                               3 * BLOCK_KV * BLOCK_Q);
+        dot3WsGm.SetGlobalBuffer(
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT3WS_OFFSET), D * BLOCK_KV);
         dot4WsGm.SetGlobalBuffer(
             (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT4WS_OFFSET), D * BLOCK_KV);
         dot5WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_KV);
-        dot6WsGm.SetGlobalBuffer(
-            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT6WS_OFFSET), D * BLOCK_Q);
-        dotWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT_WS_OFFSET),
-                                D * BLOCK_Q);
+            (__gm__ float*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DOT5WS_OFFSET), D * BLOCK_Q);
         p1WsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + P1WS_OFFSET),
                                BLOCK_KV * BLOCK_Q);
         dsWsGm.SetGlobalBuffer((__gm__ half*)(workspace + group * WORKSPACE_BYTES_PER_CORE + DS_WS_OFFSET),
@@ -375,29 +498,26 @@ public:
             (__gm__ float*)(workspace + AscendC::GetBlockNum() * WORKSPACE_BYTES_PER_CORE),
             tiling_.B * D * tiling_.N * tiling_.Sq);
         pipe_.InitBuffer(
-            tmp0Buf, fadsl::Max<int64_t>(
-                         fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 2 * BLOCK_Q), 2 * D * BLOCK_Q),
-                         2 * BLOCK_KV * BLOCK_Q));
+            tmp0Buf, fadsl::Max<int64_t>(fadsl::Max<int64_t>(fadsl::Max<int64_t>(4 * BLOCK_KV, 16 * BLOCK_Q),
+                                                             2 * D * BLOCK_Q),
+                                         2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp1Buf, 512);
         pipe_.InitBuffer(dkAccBuf, D * ROWS_BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(dvAccBuf, D * ROWS_BLOCK_KV * sizeof(float));
-        pipe_.InitBuffer(inQue, 1, D * ROWS * sizeof(half));
         pipe_.InitBuffer(
-            inQue1, 1,
-            fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * D * BLOCK_KV, D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
-        pipe_.InitBuffer(
-            inQue2, 1,
+            inQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q), 2 * BLOCK_KV * BLOCK_Q));
         pipe_.InitBuffer(tmp2Buf, 256);
-        pipe_.InitBuffer(tmp3Buf, fadsl::Max<int64_t>(2 * BLOCK_Q, 2 * D * BLOCK_Q));
+        pipe_.InitBuffer(inQue1, 1, ROWS * BLOCK_KV * sizeof(float));
         pipe_.InitBuffer(
-            tmp4Buf,
+            tmp3Buf,
             fadsl::Max<int64_t>(
-                16 * BLOCK_Q,
+                fadsl::Max<int64_t>(16 * BLOCK_Q, 2 * D * BLOCK_Q),
                 4 * fadsl::Max<int64_t>(
                         ROWS * (fadsl::CeilDiv<int64_t>(D, 8) + (2 * fadsl::CeilDiv<int64_t>(D, 64))),
                         8 * fadsl::CeilDiv<int64_t>(D, 64) * fadsl::CeilDiv<int64_t>(ROWS, 8))));
-        pipe_.InitBuffer(tmp5Buf, 512);
+        pipe_.InitBuffer(tmp4Buf, 512);
+        pipe_.InitBuffer(inQue2, 1, fadsl::Max<int64_t>(2 * D * BLOCK_KV, D * BLOCK_Q));
         pipe_.InitBuffer(
             outQue, 1,
             fadsl::Max<int64_t>(fadsl::Max<int64_t>(D * BLOCK_KV, 2 * D * BLOCK_Q), BLOCK_KV * BLOCK_Q));
@@ -450,53 +570,8 @@ public:
             AscendC::Duplicate(dvAcc, 0.0f, D * ROWS_BLOCK_KV);
             // fa2_bwd.py:87  for i in range(first, fd.cdiv(Sq, block_q)):
             for (int64_t i = 0; i < fadsl::CeilDiv<int64_t>(tiling_.Sq, BLOCK_Q); ++i) {
-                // fa2_bwd.py:90  dot = fd.load(do[b, h, rows, :], pad=0)
-                AscendC::LocalTensor<half> dot = inQue.AllocTensor<half>();
-                AscendC::Duplicate(dot, static_cast<half>(0.0f), D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
-                {
-                    const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
-                    if (validRows > 0) {
-                        AscendC::DataCopyPad(
-                            dot,
-                            do_Gm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
-                                   (D * (BLOCK_Q * i + row0)))],
-                            AscendC::DataCopyExtParams{
-                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                                fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
-                                0},
-                            AscendC::DataCopyPadExtParams<half>{false, 0, 0, 0});
-                    }
-                }
-                inQue.EnQue(dot);
-                dot = inQue.DeQue<half>();
-                fadsl::SetWaitFlag<AscendC::HardEvent::MTE2_MTE3>();
-                AscendC::DataCopy(dotWsGm[row0 * D], dot, D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_MTE2>();
-                fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();
-                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DOT);
-                // fa2_bwd.py:91  ot = fd.load(o[b, h, rows, :], pad=0)
-                AscendC::LocalTensor<half> ot = inQue1.AllocTensor<half>();
-                AscendC::Duplicate(ot, static_cast<half>(0.0f), D * ROWS);
-                fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
-                {
-                    const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
-                    if (validRows > 0) {
-                        AscendC::DataCopyPad(
-                            ot,
-                            oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
-                                 (D * (BLOCK_Q * i + row0)))],
-                            AscendC::DataCopyExtParams{
-                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
-                                fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
-                                0},
-                            AscendC::DataCopyPadExtParams<half>{false, 0, 0, 0});
-                    }
-                }
-                inQue1.EnQue(ot);
-                ot = inQue1.DeQue<half>();
-                // fa2_bwd.py:92  lse_t = fd.load(lse[b, h, rows], pad=0)
-                AscendC::LocalTensor<float> lseT = inQue2.AllocTensor<float>();
+                // fa2_bwd.py:98  lse_t = fd.load(lse[b, h, rows], pad=0)
+                AscendC::LocalTensor<float> lseT = inQue.AllocTensor<float>();
                 AscendC::Duplicate(lseT, 0.0f, ROWS);
                 fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
                 {
@@ -525,44 +600,30 @@ public:
                             AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
                     }
                 }
-                inQue2.EnQue(lseT);
-                lseT = inQue2.DeQue<float>();
-                // fa2_bwd.py:93  q_idx = fd.arange(i * block_q, block_q)
+                inQue.EnQue(lseT);
+                lseT = inQue.DeQue<float>();
+                // fa2_bwd.py:99  q_idx = fd.arange(i * block_q, block_q)
                 AscendC::LocalTensor<int32_t> qIdx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(qIdx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> qIdxF = tmp2Buf.Get<float>();
                 AscendC::Cast(qIdxF, qIdx, AscendC::RoundMode::CAST_NONE, ROWS);
-                // fa2_bwd.py:94  delta = fd.row_sum(fd.cast(dot, fd.f32) * fd.cast(ot, fd.f32))
-                AscendC::LocalTensor<float> dot1 = tmp0Buf.Get<float>();
-                AscendC::Cast(dot1, dot, AscendC::RoundMode::CAST_NONE, D * ROWS);
-                AscendC::LocalTensor<float> ot1 = tmp3Buf.Get<float>();
-                AscendC::Cast(ot1, ot, AscendC::RoundMode::CAST_NONE, D * ROWS);
-                inQue1.FreeTensor(ot);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t = tmp0Buf.Get<float>();
-                AscendC::Mul(t, dot1, ot1, D * ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> delta = tmp3Buf.Get<float>();
-                {
-                    AscendC::LocalTensor<float> work = tmp4Buf.Get<float>();
-                    fadsl::RowSum(delta, t, work, ROWS, D);
-                }
-                // fa2_bwd.py:95  s = fd.dot(qt, kt, transpose_b=True) * scale
-                AscendC::CrossCoreWaitFlag(FLAG_DOT2);
-                AscendC::LocalTensor<float> dot2 = inQue1.AllocTensor<float>();
-                AscendC::DataCopy(dot2, dot2WsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
-                inQue1.EnQue(dot2);
-                dot2 = inQue1.DeQue<float>();
-                AscendC::LocalTensor<float> s = dot2.ReinterpretCast<float>();
-                AscendC::Muls(s, dot2, tiling_.scale, ROWS * BLOCK_KV);
-                // fa2_bwd.py:99  s = fd.where(keep, s, -fd.inf)  [lower_vector]
+                // fa2_bwd.py:100  s = fd.dot(qt, kt, transpose_b=True) * scale
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i) % 3));
+                AscendC::LocalTensor<float> dot = inQue1.AllocTensor<float>();
+                AscendC::DataCopy(dot, dotWsGm[(i) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
+                inQue1.EnQue(dot);
+                dot = inQue1.DeQue<float>();
+                AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
+                AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
+                // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> s11 = s.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                    AscendC::LocalTensor<float> bcast2 = tmp4Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<float> bcast2 = tmp3Buf.Get<float>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                     AscendC::Duplicate(bcast, 0.0f, ROWS * BLOCK_KV);
                     AscendC::PipeBarrier<PIPE_V>();
                     fadsl::RowBroadcast<fadsl::Bin::ADD>(bcast, bcast, qIdxF, bcast2, ROWS, BLOCK_KV, false);
@@ -573,11 +634,11 @@ public:
                     AscendC::Select(s11, mask, s, fadsl::NegInf(), AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
                                     ROWS * BLOCK_KV);
                 }
-                // fa2_bwd.py:99  s = fd.where(keep, s, -fd.inf)  [lower_vector]
+                // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> s12 = s11.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // fa2_bwd.py:96  keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
+                    // fa2_bwd.py:101  keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp2Buf.Get<uint8_t>();
@@ -590,12 +651,12 @@ public:
                         }
                     }
                 }
-                // fa2_bwd.py:100  lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see no key
+                // fa2_bwd.py:105  lse_safe = fd.where(lse_t == -fd.inf, 0.0, lse_t)  # rows that see no key
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> lseSafe = lseT.ReinterpretCast<float>();
                 {
                     AscendC::LocalTensor<float> dup = tmp2Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
+                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
                     AscendC::Duplicate(dup, 0.0f, ROWS);
                     AscendC::Duplicate(lseT[ROWS], 0.0f, (-ROWS + (64 * fadsl::CeilDiv<int64_t>(ROWS, 64))));
                     AscendC::PipeBarrier<PIPE_V>();
@@ -605,27 +666,89 @@ public:
                     AscendC::Select(lseSafe, mask, dup, lseT, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE,
                                     ROWS);
                 }
-                // fa2_bwd.py:101  p = fd.exp(s - lse_safe[:, None])
+                // fa2_bwd.py:106  p = fd.exp(s - lse_safe[:, None])
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> t9 = s12.ReinterpretCast<float>();
+                AscendC::LocalTensor<float> t7 = s12.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
-                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t9, s12, lseSafe, bcast, ROWS, BLOCK_KV, false);
+                    AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
+                    fadsl::RowBroadcast<fadsl::Bin::SUB>(t7, s12, lseSafe, bcast, ROWS, BLOCK_KV, false);
                 }
-                inQue2.FreeTensor(lseSafe);
+                inQue.FreeTensor(lseSafe);
                 AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> p = t9.ReinterpretCast<float>();
-                AscendC::Exp(p, t9, ROWS * BLOCK_KV);
-                // fa2_bwd.py:105  dp = fd.dot(dot, vt, transpose_b=True)
-                AscendC::CrossCoreWaitFlag(FLAG_DP);
-                AscendC::LocalTensor<float> dp = inQue2.AllocTensor<float>();
-                AscendC::DataCopy(dp, dpWsGm[row0 * BLOCK_KV], ROWS * BLOCK_KV);
-                inQue2.EnQue(dp);
-                dp = inQue2.DeQue<float>();
-                // fa2_bwd.py:106  ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
+                AscendC::LocalTensor<float> p = t7.ReinterpretCast<float>();
+                AscendC::Exp(p, t7, ROWS * BLOCK_KV);
+                // fa2_bwd.py:110  dot = fd.load(do[b, h, rows, :], pad=0)
+                AscendC::LocalTensor<half> dot1 = inQue.AllocTensor<half>();
+                {
+                    const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
+                    if (validRows < ROWS) {
+                        AscendC::Duplicate(dot1, static_cast<half>(0.0f), D * ROWS);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    }
+                    if (validRows > 0) {
+                        AscendC::DataCopyPad(
+                            dot1,
+                            do_Gm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
+                                   (D * (BLOCK_Q * i + row0)))],
+                            AscendC::DataCopyExtParams{
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                                0},
+                            AscendC::DataCopyPadExtParams<half>{false, 0, 0, 0});
+                    }
+                }
+                inQue.EnQue(dot1);
+                dot1 = inQue.DeQue<half>();
+                // fa2_bwd.py:111  ot = fd.load(o[b, h, rows, :], pad=0)
+                AscendC::LocalTensor<half> ot = inQue2.AllocTensor<half>();
+                {
+                    const int64_t validRows = fadsl::Valid((BLOCK_Q * i + row0), ROWS, tiling_.Sq);
+                    if (validRows < ROWS) {
+                        AscendC::Duplicate(ot, static_cast<half>(0.0f), D * ROWS);
+                        fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE2>();
+                    }
+                    if (validRows > 0) {
+                        AscendC::DataCopyPad(
+                            ot,
+                            oGm[(D * tiling_.N * tiling_.Sq * b + (D * tiling_.Sq * h) +
+                                 (D * (BLOCK_Q * i + row0)))],
+                            AscendC::DataCopyExtParams{
+                                fadsl::Field<uint16_t>(validRows, "DataCopyExtParams.blockCount"),
+                                fadsl::Field<uint32_t>(D * sizeof(half), "DataCopyExtParams.blockLen"), 0, 0,
+                                0},
+                            AscendC::DataCopyPadExtParams<half>{false, 0, 0, 0});
+                    }
+                }
+                inQue2.EnQue(ot);
+                ot = inQue2.DeQue<half>();
+                // fa2_bwd.py:112  delta = fd.row_sum(fd.cast(dot, fd.f32) * fd.cast(ot, fd.f32))
+                AscendC::LocalTensor<float> dot11 = tmp0Buf.Get<float>();
+                AscendC::Cast(dot11, dot1, AscendC::RoundMode::CAST_NONE, D * ROWS);
+                inQue.FreeTensor(dot1);
+                AscendC::LocalTensor<float> ot1 = tmp3Buf.Get<float>();
+                AscendC::Cast(ot1, ot, AscendC::RoundMode::CAST_NONE, D * ROWS);
+                inQue2.FreeTensor(ot);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> t9 = tmp0Buf.Get<float>();
+                AscendC::Mul(t9, dot11, ot1, D * ROWS);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> delta = tmp2Buf.Get<float>();
+                {
+                    AscendC::LocalTensor<float> work = tmp3Buf.Get<float>();
+                    fadsl::RowSum(delta, t9, work, ROWS, D);
+                }
+                // fa2_bwd.py:116  dp = fd.dot(do_dp, vt, transpose_b=True)
+                AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DP + (i) % 3));
+                AscendC::LocalTensor<float> dp = inQue.AllocTensor<float>();
+                AscendC::DataCopy(dp, dpWsGm[(i) % 3 * BLOCK_KV * BLOCK_Q + row0 * BLOCK_KV],
+                                  ROWS * BLOCK_KV);
+                inQue.EnQue(dp);
+                dp = inQue.DeQue<float>();
+                // fa2_bwd.py:117  ds = fd.cast(p * (dp - delta[:, None]), q.dtype)
+                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t11 = dp.ReinterpretCast<float>();
                 {
-                    AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
+                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
                     fadsl::RowBroadcast<fadsl::Bin::SUB>(t11, dp, delta, bcast, ROWS, BLOCK_KV, false);
                 }
                 AscendC::PipeBarrier<PIPE_V>();
@@ -638,8 +761,8 @@ public:
                 ds = outQue.DeQue<half>();
                 AscendC::DataCopy(dsWsGm[row0 * BLOCK_KV], ds, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_DS);
-                inQue2.FreeTensor(t12);
-                // fa2_bwd.py:107  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), dot, transpose_a=True)
+                inQue.FreeTensor(t12);
+                // fa2_bwd.py:118  dv_acc = dv_acc + fd.dot(fd.cast(p, v.dtype), do_dv, transpose_a=True)
                 AscendC::LocalTensor<half> p1 = outQue1.AllocTensor<half>();
                 AscendC::Cast(p1, p, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue1.EnQue(p1);
@@ -647,36 +770,35 @@ public:
                 AscendC::DataCopy(p1WsGm[row0 * BLOCK_KV], p1, ROWS * BLOCK_KV);
                 AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(FLAG_P1);
                 inQue1.FreeTensor(p);
-                inQue.FreeTensor(dot);
                 outQue1.FreeTensor(p1);
-                AscendC::CrossCoreWaitFlag(FLAG_DOT4);
-                AscendC::LocalTensor<float> dot4 = inQue1.AllocTensor<float>();
-                AscendC::DataCopy(dot4, dot4WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
-                inQue1.EnQue(dot4);
-                dot4 = inQue1.DeQue<float>();
+                AscendC::CrossCoreWaitFlag(FLAG_DOT3);
+                AscendC::LocalTensor<float> dot3 = inQue2.AllocTensor<float>();
+                AscendC::DataCopy(dot3, dot3WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
+                inQue2.EnQue(dot3);
+                dot3 = inQue2.DeQue<float>();
                 AscendC::LocalTensor<float> dvAcc2 = dvAccBuf.Get<float>();
-                AscendC::Add(dvAcc2, dvAcc, dot4, D * ROWS_BLOCK_KV);
-                inQue1.FreeTensor(dot4);
-                // fa2_bwd.py:108  dk_acc = dk_acc + fd.dot(ds, qt, transpose_a=True)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT5);
-                AscendC::LocalTensor<float> dot5 = inQue1.AllocTensor<float>();
-                AscendC::DataCopy(dot5, dot5WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
-                inQue1.EnQue(dot5);
-                dot5 = inQue1.DeQue<float>();
+                AscendC::Add(dvAcc2, dvAcc, dot3, D * ROWS_BLOCK_KV);
+                inQue2.FreeTensor(dot3);
+                // fa2_bwd.py:119  dk_acc = dk_acc + fd.dot(ds, q_dk, transpose_a=True)
+                AscendC::CrossCoreWaitFlag(FLAG_DOT4);
+                AscendC::LocalTensor<float> dot4 = inQue2.AllocTensor<float>();
+                AscendC::DataCopy(dot4, dot4WsGm[row0BlockKv * D], D * ROWS_BLOCK_KV);
+                inQue2.EnQue(dot4);
+                dot4 = inQue2.DeQue<float>();
                 AscendC::LocalTensor<float> dkAcc2 = dkAccBuf.Get<float>();
-                AscendC::Add(dkAcc2, dkAcc, dot5, D * ROWS_BLOCK_KV);
-                inQue1.FreeTensor(dot5);
+                AscendC::Add(dkAcc2, dkAcc, dot4, D * ROWS_BLOCK_KV);
+                inQue2.FreeTensor(dot4);
                 outQue.FreeTensor(ds);
-                // fa2_bwd.py:109  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
-                AscendC::CrossCoreWaitFlag(FLAG_DOT6);
-                AscendC::LocalTensor<float> dot6 = inQue2.AllocTensor<float>();
-                AscendC::DataCopy(dot6, dot6WsGm[row0 * D], D * ROWS);
-                inQue2.EnQue(dot6);
-                dot6 = inQue2.DeQue<float>();
+                // fa2_bwd.py:120  fd.atomic_add(dq[b, h, rows, :], fd.dot(ds, kt) * scale)
+                AscendC::CrossCoreWaitFlag(FLAG_DOT5);
+                AscendC::LocalTensor<float> dot5 = inQue.AllocTensor<float>();
+                AscendC::DataCopy(dot5, dot5WsGm[row0 * D], D * ROWS);
+                inQue.EnQue(dot5);
+                dot5 = inQue.DeQue<float>();
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = outQue.AllocTensor<float>();
-                AscendC::Muls(t15, dot6, tiling_.scale, D * ROWS);
-                inQue2.FreeTensor(dot6);
+                AscendC::Muls(t15, dot5, tiling_.scale, D * ROWS);
+                inQue.FreeTensor(dot5);
                 outQue.EnQue(t15);
                 t15 = outQue.DeQue<float>();
                 {
@@ -696,7 +818,7 @@ public:
                 }
                 outQue.FreeTensor(t15);
             }
-            // fa2_bwd.py:110  fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
+            // fa2_bwd.py:121  fd.store(dk[b, h, cols, :], fd.cast(dk_acc * scale, dk.dtype))
             AscendC::LocalTensor<float> t16 = dkAccBuf.Get<float>();
             AscendC::Muls(t16, dkAcc, tiling_.scale, D * ROWS_BLOCK_KV);
             AscendC::PipeBarrier<PIPE_V>();
@@ -718,7 +840,7 @@ public:
                 }
             }
             outQue.FreeTensor(t161);
-            // fa2_bwd.py:111  fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))
+            // fa2_bwd.py:122  fd.store(dv[b, h, cols, :], fd.cast(dv_acc, dv.dtype))
             AscendC::PipeBarrier<PIPE_V>();
             AscendC::LocalTensor<half> dvAcc31 = outQue.AllocTensor<half>();
             AscendC::Cast(dvAcc31, dvAcc, AscendC::RoundMode::CAST_RINT, D * ROWS_BLOCK_KV);
@@ -778,24 +900,24 @@ public:
 private:
     AscendC::TPipe pipe_;
     Fa2BwdTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;   // temp: %kv_idx, %q_idx, %dot_1, %t (fa2_bwd.py:80)
+    AscendC::TBuf<AscendC::TPosition::VECCALC>
+        tmp0Buf;  // temp: %kv_idx, %q_idx, %dot_1_1, %t_9 (fa2_bwd.py:80)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;   // temp: %kv_idx_f (fa2_bwd.py:80)
     AscendC::TBuf<AscendC::TPosition::VECCALC> dkAccBuf;  // state: %dk_acc, %dk_acc_2, %t_16 (fa2_bwd.py:81)
     AscendC::TBuf<AscendC::TPosition::VECCALC> dvAccBuf;  // state: %dv_acc, %dv_acc_2 (fa2_bwd.py:82)
-    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;    // staging: %dot (fa2_bwd.py:90)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue1;  // staging: %ot, %dot_2, %s, %s_1_1, %s_1_2, %t_9, %p, %dot_4, %dot_5 (fa2_bwd.py:91)
+        inQue;  // staging: %lse_t, %lse_safe, %dot_1, %dp, %t_11, %t_12, %dot_5 (fa2_bwd.py:98)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %q_idx_f, %delta (fa2_bwd.py:99)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
-        inQue2;  // staging: %lse_t, %lse_safe, %dp, %t_11, %t_12, %dot_6 (fa2_bwd.py:92)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %q_idx_f (fa2_bwd.py:93)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %ot_1, %delta (fa2_bwd.py:94)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;  // temp: temp (fa2_bwd.py:94)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;  // temp: temp (fa2_bwd.py:99)
+        inQue1;  // staging: %dot, %s, %s_1_1, %s_1_2, %t_7, %p (fa2_bwd.py:100)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;  // temp: %ot_1 (fa2_bwd.py:104)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;  // temp: temp (fa2_bwd.py:104)
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue2;  // staging: %ot, %dot_3, %dot_4 (fa2_bwd.py:111)
     AscendC::TQue<AscendC::TPosition::VECOUT, 1>
-        outQue;  // result: %ds, %t_15, %t_16_1, %dv_acc_3_1 (fa2_bwd.py:106)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue1;      // result: %p_1 (fa2_bwd.py:107)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicSumBuf;   // atomic sum: atomic sum (fa2_bwd.py:109)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicCastBuf;  // atomic sum: atomic sum (fa2_bwd.py:109)
+        outQue;  // result: %ds, %t_15, %t_16_1, %dv_acc_3_1 (fa2_bwd.py:117)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue1;      // result: %p_1 (fa2_bwd.py:118)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicSumBuf;   // atomic sum: atomic sum (fa2_bwd.py:120)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> atomicCastBuf;  // atomic sum: atomic sum (fa2_bwd.py:120)
     AscendC::GlobalTensor<half> qGm;                           // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                           // in `k` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> vGm;                           // in `v` f16[B, N, Skv, D]
@@ -805,15 +927,14 @@ private:
     AscendC::GlobalTensor<half> dqGm;                          // out `dq` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> dkGm;                          // out `dk` f16[B, N, Skv, D]
     AscendC::GlobalTensor<half> dvGm;                          // out `dv` f16[B, N, Skv, D]
-    AscendC::GlobalTensor<float> dot2WsGm;                     // GM workspace: %dot_2 (cube -> vector)
-    AscendC::GlobalTensor<float> dpWsGm;                       // GM workspace: %dp (cube -> vector)
-    AscendC::GlobalTensor<float> dot4WsGm;                     // GM workspace: %dot_4 (cube -> vector)
-    AscendC::GlobalTensor<float> dot5WsGm;                     // GM workspace: %dot_5 (cube -> vector)
-    AscendC::GlobalTensor<float> dot6WsGm;                     // GM workspace: %dot_6 (cube -> vector)
-    AscendC::GlobalTensor<half> dotWsGm;                       // GM workspace: %dot (vector -> cube)
-    AscendC::GlobalTensor<half> p1WsGm;                        // GM workspace: %p_1 (vector -> cube)
-    AscendC::GlobalTensor<half> dsWsGm;                        // GM workspace: %ds (vector -> cube)
-    AscendC::GlobalTensor<float> dqSumGm;  // f32 sums of atomic_add into `dq` (fa2_bwd.py:109)
+    AscendC::GlobalTensor<float> dotWsGm;   // GM workspace: %dot (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dpWsGm;    // GM workspace: %dp (cube -> vector), ring of 3
+    AscendC::GlobalTensor<float> dot3WsGm;  // GM workspace: %dot_3 (cube -> vector)
+    AscendC::GlobalTensor<float> dot4WsGm;  // GM workspace: %dot_4 (cube -> vector)
+    AscendC::GlobalTensor<float> dot5WsGm;  // GM workspace: %dot_5 (cube -> vector)
+    AscendC::GlobalTensor<half> p1WsGm;     // GM workspace: %p_1 (vector -> cube)
+    AscendC::GlobalTensor<half> dsWsGm;     // GM workspace: %ds (vector -> cube)
+    AscendC::GlobalTensor<float> dqSumGm;   // f32 sums of atomic_add into `dq` (fa2_bwd.py:120)
 };
 
 }  // namespace

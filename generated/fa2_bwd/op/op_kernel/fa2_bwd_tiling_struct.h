@@ -16,7 +16,7 @@ struct Fa2BwdTiling {
 };
 
 // Host-side facts about one launch.
-constexpr int64_t FA2_BWD_WORKSPACE_BYTES_PER_CORE = 278528;
+constexpr int64_t FA2_BWD_WORKSPACE_BYTES_PER_CORE = 393216;
 constexpr int64_t FA2_BWD_AIC_CORES = 24;  // ascend910b1; query the device on NPU
 
 inline int64_t Fa2BwdCeilDiv(int64_t a, int64_t b)
