@@ -1,14 +1,16 @@
-"""The Ascend C backend's refusal of captured-tensor gradients (issue 29, item 3).
+"""The Ascend C backend's refusal of the captured-tensor gradients it does not lower
+(issue 29, item 3).
 
 A backward kernel with ``fd.tensor(..., requires_grad=True)`` adds into ``d<name>``
 with ``atomic_add`` where the mod read a block (``bias[h, q_idx, kv_idx]``: lowered as
-dQ's sums are), and with ``ScatterAdd`` (``ir/op_scatter.py``) for a gather, a scalar
-read or a block of columns: positions read from index tiles, several elements of a
-tile hitting one entry. The interpreter and ``fadsl.torch`` on the CPU run it; no
-Ascend C lowering of ScatterAdd exists yet (it would need a scatter of UB elements to GM
-under ``SetAtomicAdd<float>``, or a per-entry reduction first), so ``check``,
-``compile`` and ``sim`` refuse the kernel rather than emit code the chip would not
-run as the interpreter does.
+dQ's sums are), and with ``ScatterAdd`` (``ir/op_scatter.py``) for a scalar read, a
+gather or a block of columns. A scalar read (``alpha[h]``: every index a scalar) is
+lowered: each vector core's ``ReduceSum`` of its rows, atomically added to one
+element (``backends/ascendc/scatter_io.py``). A scatter by index tiles (a gather
+``rel[q_idx - kv_idx + c]``, a column block ``bias[kv_idx]``), where several elements
+of a tile hit one entry, has no Ascend C lowering yet: ``check``, ``compile`` and
+``sim`` refuse the kernel rather than emit code the chip would not run as the
+interpreter does.
 """
 
 from __future__ import annotations
@@ -20,19 +22,21 @@ from fadsl.ir import nodes as ir
 
 
 def refuse_scatter(kernel: ir.Kernel) -> None:
-    """Raise ``tensor_grad_not_on_ascendc`` at the first ScatterAdd of ``kernel``."""
+    """Raise ``tensor_grad_not_on_ascendc`` at the first ScatterAdd of ``kernel`` that
+    scatters by index tiles."""
     for op in _walk(kernel.body):
-        if isinstance(op, ir.ScatterAdd):
-            read = "a scalar read" if not op.at else "a gather (or a column block)"
+        if isinstance(op, ir.ScatterAdd) and op.at:
             raise BackendError(
                 f"kernel `{kernel.name}` computes the gradient of the captured tensor "
-                f"`{op.dst[1:]}` (requires_grad=True, output `{op.dst}`) from {read} "
-                "of it: a scatter-add the Ascend C backend does not lower yet",
+                f"`{op.dst[1:]}` (requires_grad=True, output `{op.dst}`) from a gather "
+                "(or a column block) of it: a scatter-add the Ascend C backend does "
+                "not lower yet",
                 op.loc,
                 hint="run it in the interpreter (fadsl run) or through fadsl.torch on "
                 "the CPU; to compile, declare the tensor without requires_grad=True "
                 "(the backward then returns dq, dk, dv only); block reads "
-                "(bias[h, q_idx, kv_idx], bias[h, q_idx]) do compile",
+                "(bias[h, q_idx, kv_idx], bias[h, q_idx]) and scalar reads "
+                "(alpha[h]) do compile",
                 code="tensor_grad_not_on_ascendc",
             )
 

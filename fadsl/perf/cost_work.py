@@ -173,10 +173,15 @@ def _free(op: ir.Op, w: Work, at: At) -> None:
     """Views, queue bookkeeping and scalar reads: no engine work counted."""
 
 
-COST.not_applicable(
-    ir.ScatterAdd,
-    why="interpreter only: the Ascend C backend refuses it (driver/tensor_grads.py)",
-)
+@cost(ir.ScatterAdd)
+def _scatter_add(op: ir.ScatterAdd, w: Work, at: At) -> None:
+    """A scalar read's gradient (backends/ascendc/scatter_io.py): one element-operation
+    per element of the tile (ReduceSum) and a 4-byte atomic DataCopyPad per vector
+    core (two on split chips). A scatter by index tiles is refused before this."""
+    w.add("vector_ops", at.times * elems(op.value.type))
+    w.add("mte3_bytes", at.times * (8 if at.split else 4))
+
+
 COST.not_applicable(
     ir.DebugPrint,
     ir.DeviceAssert,

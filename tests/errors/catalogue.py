@@ -1715,11 +1715,11 @@ CATALOGUE += (
     Mistake(
         "tensor_grad_not_on_ascendc",
         "Compiling the gradient of a captured tensor",
-        "`d<tensor>` of a gather, a scalar read or a column block (`rel[q_idx - "
-        "kv_idx + c]`, `alpha[h]`, `bias[kv_idx]`) is summed by a scatter-add that the "
-        "interpreter and `fadsl.torch` on the CPU run; the Ascend C backend does not "
-        "lower it yet (block reads such as `bias[h, q_idx, kv_idx]` compile: atomic "
-        "adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
+        "`d<tensor>` of a gather or a column block (`rel[q_idx - kv_idx + c]`, "
+        "`bias[kv_idx]`) is summed by a scatter-add that the interpreter and "
+        "`fadsl.torch` on the CPU run; the Ascend C backend does not lower it yet "
+        "(block reads such as `bias[h, q_idx, kv_idx]` and scalar reads such as "
+        "`alpha[h]` compile: atomic adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
         "`requires_grad=True` to compile dq, dk, dv only (docs/backward.md).",
         ("check", "rel.py", "--shape", SHAPE),
         files={

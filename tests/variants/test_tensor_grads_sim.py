@@ -1,6 +1,7 @@
 """Gradients of captured tensors through ``fadsl sim`` (issue 29, item 3): the block
-reads, which lower to ``atomic_add`` as dQ does (docs/backward.md, "Gradients of the
-mods' tensors").
+reads, which lower to ``atomic_add`` as dQ does, and the scalar reads (``alpha[h]``,
+ALiBi's ``slopes[h]``), a ReduceSum per vector core added to one element with
+``SetAtomicAdd<float>`` (docs/backward.md, "Gradients of the mods' tensors").
 
 A learnable full bias ``bias[h, q_idx, kv_idx]`` times a learnable row scale
 ``qbias[h, q_idx]`` (its gradient: the row sums), GQA (N=2, Nkv=1), causal, tails in
@@ -61,3 +62,48 @@ def test_block_bias_gradients_through_sim(tmp_path: Path, dtype: str) -> None:
         assert agree["max_abs"] > 0.1, g
         assert agree["max_abs_diff"] <= 2.0**-16 * agree["max_abs"], (g, agree)
     assert {"dbias", "dqbias"} <= set(meta["check"]), meta["check"]
+
+
+SCALAR_SOURCE = """import fadsl as fd
+
+slopes = fd.tensor("slopes", "N", init=lambda s, g: g.uniform(0.1, 0.5, s),
+                   requires_grad=True)
+alpha = fd.tensor("alpha", "N", init=lambda s, g: g.uniform(0.5, 1.5, s),
+                  requires_grad=True)
+
+
+def alibi_scale(score, b, h, q_idx, kv_idx):
+    return score * alpha[h] + slopes[h] * (kv_idx - q_idx)
+
+
+bwd = fd.attention_backward(name="as_bwd", score_mod=alibi_scale, causal=True)
+"""
+
+
+@pytest.mark.cpu_runtime
+@pytest.mark.skipif(
+    shutil.which("g++") is None or shutil.which("cmake") is None,
+    reason="needs g++ and cmake",
+)
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_scalar_read_gradients_through_sim(tmp_path: Path, dtype: str) -> None:
+    """A per-head scale and ALiBi slopes as tensors: every score of a head adds into
+    one element. Refused with E136 before ScatterAdd into one element was lowered."""
+    src = tmp_path / "scalar.py"
+    src.write_text(SCALAR_SOURCE, encoding="utf-8")
+    out = tmp_path / "sim"
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "--dtype", dtype]
+    cmd += ["--shape", "B=2,N=4,Nkv=2,Sq=72,Skv=80,D=64", "--set", "block_q=64"]
+    proc = subprocess.run(
+        cmd + ["-o", str(out)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().endswith("PASS"), proc.stdout
+    meta = json.loads((out / "meta.json").read_text())
+    for g in ("dalpha", "dslopes"):
+        agree = meta["vs_interpreter"][g]
+        assert agree["atomic"] and agree["nonfinite_mismatch"] == 0, g
+        assert agree["max_abs"] > 1.0, g
+        # f32 sums of ~10^4 terms in another order (per core, per block)
+        assert agree["max_abs_diff"] <= 2.0**-12 * agree["max_abs"], (g, agree)
+    assert {"dalpha", "dslopes"} <= set(meta["check"]), meta["check"]
