@@ -175,11 +175,19 @@ def _free(op: ir.Op, w: Work, at: At) -> None:
 
 @cost(ir.ScatterAdd)
 def _scatter_add(op: ir.ScatterAdd, w: Work, at: At) -> None:
-    """A scalar read's gradient (backends/ascendc/scatter_io.py): one element-operation
+    """backends/ascendc/scatter_io.py. A scalar read's gradient: one element-operation
     per element of the tile (ReduceSum) and a 4-byte atomic DataCopyPad per vector
-    core (two on split chips). A scatter by index tiles is refused before this."""
-    w.add("vector_ops", at.times * elems(op.value.type))
-    w.add("mte3_bytes", at.times * (8 if at.split else 4))
+    core (two on split chips). A gather's: per window entry a CompareScalar, a Select
+    and a ReduceSum over the tile (3 x width element-operations per element), and the
+    window's f32 sums copied out by each vector core. A column block is refused
+    before this (driver/tensor_grads.py)."""
+    cores = 2 if at.split else 1
+    if op.width is None:
+        w.add("vector_ops", at.times * elems(op.value.type))
+        w.add("mte3_bytes", at.times * 4 * cores)
+        return
+    w.add("vector_ops", at.times * 3 * op.width * elems(op.value.type))
+    w.add("mte3_bytes", at.times * 4 * op.width * cores)
 
 
 COST.not_applicable(

@@ -1322,7 +1322,8 @@ CATALOGUE += (
 
 def _only_sends_fir(dots: int) -> str:
     """A loop whose cube sends ``dots`` results to the vector cores and gets nothing
-    back: each needs a "slot free" flag (plan/sync/slot_free.py), two flag IDs per dot."""
+    back: each needs a "slot free" flag (plan/sync/slot_free.py), two flag IDs per dot.
+    """
     body = "".join(
         f"      %s{n} = dot(%qt, %kt) {{transpose_b = true}} : f32[bq, bkv]\n"
         f"      %r{n} = row_max(%s{n}) : f32[bq]\n"
@@ -1715,16 +1716,14 @@ CATALOGUE += (
     Mistake(
         "tensor_grad_not_on_ascendc",
         "Compiling the gradient of a captured tensor",
-        "`d<tensor>` of a gather or a column block (`rel[q_idx - kv_idx + c]`, "
-        "`bias[kv_idx]`) is summed by a scatter-add that the interpreter and "
-        "`fadsl.torch` on the CPU run; the Ascend C backend does not lower it yet "
-        "(block reads such as `bias[h, q_idx, kv_idx]` and scalar reads such as "
-        "`alpha[h]` compile: atomic adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
+        "`d<tensor>` of a block of columns (`bias[kv_idx]`) is summed by a "
+        "scatter-add that the interpreter and `fadsl.torch` on the CPU run; the "
+        "Ascend C backend does not lower it yet (block reads such as "
+        "`bias[h, q_idx, kv_idx]`, scalar reads such as `alpha[h]` and gathers such "
+        "as `rel[q_idx - kv_idx + c]` compile: atomic adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
         "`requires_grad=True` to compile dq, dk, dv only (docs/backward.md).",
         ("check", "rel.py", "--shape", SHAPE),
-        files={
-            "rel.py": REL_GRAD_FILE.format(use="rel[q_idx - kv_idx + fd.shape.Skv - 1]")
-        },
+        files={"rel.py": REL_GRAD_FILE.format(use="rel[kv_idx]")},
     ),
     Mistake(
         "tensor_grad_not_differentiable",

@@ -212,10 +212,11 @@ def test_the_ascendc_backend_refuses_with_the_fix() -> None:
     from fadsl.driver.lower import lower
     from fadsl.target import get
 
-    b = bind(_bwd("rel_bias", "fp16"), SHAPE, "fp16", TILES)
-    with pytest.raises(BackendError) as info:
+    b = bind(_bwd("block_biases", "fp16"), SHAPE, "fp16", TILES)
+    with pytest.raises(BackendError) as info:  # key_bias[kv_idx]: a column block
         lower(b.__class__(**{**b.__dict__, "target": get("ascend910b1")}))
     assert info.value.code == "tensor_grad_not_on_ascendc"
+    assert "key_bias" in str(info.value)
     assert "requires_grad" in str(info.value.hint)
 
 

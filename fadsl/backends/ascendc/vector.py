@@ -263,7 +263,8 @@ class VectorEmitter(CoreEmitter):
         if isinstance(op, ir.Store):
             return vector_io.store(self, op)
         if isinstance(op, ir.ScatterAdd):
-            return scatter_io.scalar_add(self, op, pos)
+            add = scatter_io.window_add if op.at else scatter_io.scalar_add
+            return add(self, op, pos)
         if isinstance(op, ir.Load) and op.into is None:
             return vector_io.load(self, op) + vector_io.send_loaded(self, op)
         if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (

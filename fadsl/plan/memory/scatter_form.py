@@ -16,7 +16,7 @@ import sympy
 from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import CeilDiv, as_expr
-from fadsl.ir.types import DType
+from fadsl.ir.types import DType, TileType
 from fadsl.plan.memory.vector_forms import (
     Form,
     ShapeOf,
@@ -26,7 +26,9 @@ from fadsl.plan.memory.vector_forms import (
     form,
 )
 
-__all__ = ["scalar_scatter_form"]
+__all__ = ["needs_index_copy", "scalar_scatter_form"]
+
+F32 = DType.F32
 
 
 @form(ir.ScatterAdd)
@@ -34,8 +36,10 @@ def scalar_scatter_form(
     op: ir.ScatterAdd, shape: ShapeOf, defs: dict[ir.Value, ir.Op]
 ) -> Form:
     """ReduceSum's sharedTmpBuffer (sized by ReduceMax.md's formula without indices,
-    which bounds ReduceSum.md's) and the 8-float result the DataCopyPad reads."""
-    if op.at:
+    which bounds ReduceSum.md's) and the 8-float result the DataCopyPad reads; for a
+    gather also the f32 index (when the index tile is an integer one), the bit mask
+    of CompareScalar, the Select's f32 result and the f32 window of sums."""
+    if op.at and op.width is None:
         raise BackendError(
             f"scatter_add into `{op.dst}` by index tiles has no vector form",
             op.loc,
@@ -45,11 +49,28 @@ def scalar_scatter_form(
     assert s is not None
     n = sympy.Mul(*(as_expr(d) for d in s))
     per, block = elems_per_repeat(DType.F32), elems_per_block(DType.F32)
-    work = CeilDiv(2 * CeilDiv(n, per), block) * block
-    return Form(
-        "scatter_sum",
-        (
-            TempSpec("reduce-work", (work,), DType.F32),
-            TempSpec("reduce-top", (as_expr(block),), DType.F32),
-        ),
-    )
+    work = TempSpec("reduce-work", (CeilDiv(2 * CeilDiv(n, per), block) * block,), F32)
+    if not op.at:
+        return Form(
+            "scatter_sum", (work, TempSpec("reduce-top", (as_expr(block),), F32))
+        )
+    assert op.width is not None
+    padded = (CeilDiv(n, per) * per,)
+    temps = [
+        work,
+        TempSpec("window", (CeilDiv(op.width, block) * block,), F32),
+        TempSpec("mask", padded, DType.U8, bits=1),
+        TempSpec("dup", s, F32),
+    ]
+    if needs_index_copy(op):
+        temps.append(TempSpec("index", padded, F32))
+    return Form("scatter_window", tuple(temps))
+
+
+def needs_index_copy(op: ir.ScatterAdd) -> bool:
+    """The index tile is copied into an f32 temporary of whole 256-byte repeats
+    (CompareScalar reads whole repeats, CompareScalar.md): when it is an integer
+    tile, or one index per row ([rows, 1]: a count below a repeat)."""
+    t = op.at[0].type
+    assert isinstance(t, TileType)
+    return t.dtype is not DType.F32 or (len(t.shape) == 2 and t.shape[1] == 1)
