@@ -86,7 +86,7 @@ def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
         )
     base, width = e.names.expr(op.base), e.names.expr(op.width)
     entry = Block(
-        f"for (int32_t w = 0; w < static_cast<int32_t>({width}); ++w)",
+        "for (int32_t w = 0; w < static_cast<int32_t>(windowLen); ++w)",
         (
             Line(
                 f"AscendC::CompareScalar({mask}, {idx}, static_cast<float>(({base}) + w), "
@@ -112,13 +112,11 @@ def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
         "0, 0, 0});"
     )
     length = f"({ext}) - ({base}) < ({width}) ? ({ext}) - ({base}) : ({width})"
-    add: tuple[Stmt, ...] = (
-        Line(f"const int64_t windowLen = {length};"),
-        Block("if (windowLen > 0)", atomic_io.bracket((copy,))),
-    )
+    add: tuple[Stmt, ...] = (Block("if (windowLen > 0)", atomic_io.bracket((copy,))),)
     if e.low.split.blocks and e.low.split.block_of(g) is None:
         add = (Block("if (AscendC::GetSubBlockIdx() == 0)", add),)
     calls = pre + [
+        Line(f"const int64_t windowLen = {length};"),  # entries inside the tensor
         entry,
         Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
         *add,
