@@ -245,6 +245,8 @@ def _scatter(
             return
         index, axes = _points(seed.index), dims
         at = _block_positions(seed, dims, tile_axes)
+        if tile_axes == (1,):  # a block of columns: its column sums, from its start
+            base, width = seed.index[dims[0]].start, seed.index[dims[0]].size
     op = ir.ScatterAdd(
         loc=seed.loc,
         dst=grad_name(seed.src),

@@ -4,7 +4,9 @@ ALiBi's ``slopes[h]``), a ReduceSum per vector core added to one element with
 ``SetAtomicAdd<float>`` (docs/backward.md, "Gradients of the mods' tensors").
 
 A learnable full bias ``bias[h, q_idx, kv_idx]`` times a learnable row scale
-``qbias[h, q_idx]`` (its gradient: the row sums), GQA (N=2, Nkv=1), causal, tails in
+``qbias[h, q_idx]`` (its gradient: the row sums) plus ``tanh(key_bias[kv_idx])`` (a
+block of columns: the column sums, refused with E136 before), GQA (N=2, Nkv=1),
+causal, tails in
 Sq and Skv, fp16 and bf16: the generated kernel on fadsl's CPU runtime against the
 interpreter (f32 sums in another order: a few f32 units, bounded here by 2^-16 of the
 largest value) and the float64 reference by the tolerance rule (``PASS``).
@@ -30,8 +32,12 @@ qbias = fd.tensor("qbias", "N", "Sq", init=lambda s, g: g.standard_normal(s),
                   requires_grad=True)
 
 
+key_bias = fd.tensor("key_bias", "Skv", init=lambda s, g: g.standard_normal(s),
+                     requires_grad=True)
+
+
 def full_bias(score, b, h, q_idx, kv_idx):
-    return score + bias[h, q_idx, kv_idx] * qbias[h, q_idx]
+    return score + bias[h, q_idx, kv_idx] * qbias[h, q_idx] + fd.tanh(key_bias[kv_idx])
 
 
 bwd = fd.attention_backward(name="fb_bwd", score_mod=full_bias, causal=True)
@@ -56,12 +62,12 @@ def test_block_bias_gradients_through_sim(tmp_path: Path, dtype: str) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.rstrip().endswith("PASS"), proc.stdout
     meta = json.loads((out / "meta.json").read_text())
-    for g in ("dbias", "dqbias"):
+    for g in ("dbias", "dqbias", "dkey_bias"):
         agree = meta["vs_interpreter"][g]
         assert agree["atomic"] and agree["nonfinite_mismatch"] == 0, g
         assert agree["max_abs"] > 0.1, g
         assert agree["max_abs_diff"] <= 2.0**-16 * agree["max_abs"], (g, agree)
-    assert {"dbias", "dqbias"} <= set(meta["check"]), meta["check"]
+    assert {"dbias", "dqbias", "dkey_bias"} <= set(meta["check"]), meta["check"]
 
 
 SCALAR_SOURCE = """import fadsl as fd

@@ -62,16 +62,78 @@ def scalar_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
 def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
     """A gather's gradient: per window entry ``w``, CompareScalar of the index tile
     with ``base + w``, Select of ``g`` there (0 elsewhere), ReduceSum into element
-    ``w`` of an f32 window; then the window's part inside the tensor added to GM with
+    ``w`` of an f32 window. A block of columns': the column sums of this core's rows
+    (one Add per row). Then the window's part inside the tensor is added to GM with
     one DataCopyPad under SetAtomicAdd<float>. Each vector core adds its own rows."""
     assert op.base is not None and op.width is not None
     form = e.vec.forms[pos]
     names = vector_temps.names(form)
+    g, window = op.value, names[0] if form.name == "scatter_columns" else names[1]
+    touched = {e.vec.homes.get(v.name, "") for v in (g, *op.at)}
+    out: list[Stmt] = list(e._barrier(touched | set(e.vec.temps.get(pos, ()))))
+    if form.name == "scatter_columns":
+        body = _column_sums(e, g, window)
+    else:
+        body = _entries(e, op, names)
+    base, width = e.names.expr(op.base), e.names.expr(op.width)
+    dst = atomic_io.sum_gm(e.names, _sum(e, op.dst))
+    p = _param(e, op.dst)
+    ext = e.names.expr(p.type.shape[op.axes[0]])  # type: ignore[union-attr]
+    start = e.names.expr(_offset(e, op) + op.base * _stride(e, op))
+    copy = Line(
+        f"AscendC::DataCopyPad({dst}[{start}], {window}, AscendC::DataCopyExtParams{{1, "
+        'fadsl::Field<uint32_t>(windowLen * sizeof(float), "DataCopyExtParams.blockLen"), '
+        "0, 0, 0});"
+    )
+    length = f"({ext}) - ({base}) < ({width}) ? ({ext}) - ({base}) : ({width})"
+    add: tuple[Stmt, ...] = (Block("if (windowLen > 0)", atomic_io.bracket((copy,))),)
+    if e.low.split.blocks and e.low.split.block_of(g) is None:
+        add = (Block("if (AscendC::GetSubBlockIdx() == 0)", add),)
+    calls = [
+        Line(f"const int64_t windowLen = {length};"),  # entries inside the tensor
+        *body,
+        Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
+        *add,
+        Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"),
+    ]
+    decls = [Line(t) for t in vector_temps.decls(e, pos, form)]
+    out.append(Block("", tuple(decls + calls)))
+    e.dirty |= set(e.vec.temps.get(pos, ()))
+    return out
+
+
+def _column_sums(e: VectorEmitter, g: ir.Value, window: str) -> list[Stmt]:
+    """window = the sum of this core's rows of ``g`` (each row 32-byte aligned: the
+    columns are a multiple of 8 f32)."""
+    if int(evaluate(as_expr(e.shape(g)[-1]), e.low.env)) % 8:
+        raise BackendError(
+            f"the column sums of a {e.shape(g)} tile: its rows are not whole 32-byte "
+            "blocks, where each row's Add must start",
+            None,
+            hint="use a block_kv that is a multiple of 16",
+            code="tensor_grad_not_on_ascendc",
+        )
+    rows, cols = (e.names.expr(d) for d in e.shape(g))
+    var = e.var(g)
+    return [
+        Line(f"AscendC::Adds({window}, {var}, 0.0f, {cols});"),
+        _BARRIER,
+        Block(
+            f"for (int64_t r = 1; r < {rows}; ++r)",
+            (
+                Line(f"AscendC::Add({window}, {window}, {var}[r * {cols}], {cols});"),
+                _BARRIER,
+            ),
+        ),
+    ]
+
+
+def _entries(e: VectorEmitter, op: ir.ScatterAdd, names: tuple[str, ...]) -> list[Stmt]:
+    """The gather's per-entry loop (after the index copy, where needed)."""
+    assert op.base is not None
     work, window, mask, sel = names[:4]
     g, at = op.value, op.at[0]
     n = e.count(g)
-    touched = {e.vec.homes.get(v.name, "") for v in (g, at)}
-    out: list[Stmt] = list(e._barrier(touched | set(e.vec.temps.get(pos, ()))))
     idx = e.var(at) + _rows_of(e, at, g)
     cmp_n, pre = n, []
     if len(names) > 4:
@@ -84,7 +146,7 @@ def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
             hint="use a block_kv that is a multiple of 16",
             code="tensor_grad_not_on_ascendc",
         )
-    base, width = e.names.expr(op.base), e.names.expr(op.width)
+    base = e.names.expr(op.base)
     entry = Block(
         "for (int32_t w = 0; w < static_cast<int32_t>(windowLen); ++w)",
         (
@@ -102,30 +164,7 @@ def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
             _BARRIER,
         ),
     )
-    dst = atomic_io.sum_gm(e.names, _sum(e, op.dst))
-    p = _param(e, op.dst)
-    ext = e.names.expr(p.type.shape[op.axes[0]])  # type: ignore[union-attr]
-    start = e.names.expr(_offset(e, op) + op.base * _stride(e, op))
-    copy = Line(
-        f"AscendC::DataCopyPad({dst}[{start}], {window}, AscendC::DataCopyExtParams{{1, "
-        'fadsl::Field<uint32_t>(windowLen * sizeof(float), "DataCopyExtParams.blockLen"), '
-        "0, 0, 0});"
-    )
-    length = f"({ext}) - ({base}) < ({width}) ? ({ext}) - ({base}) : ({width})"
-    add: tuple[Stmt, ...] = (Block("if (windowLen > 0)", atomic_io.bracket((copy,))),)
-    if e.low.split.blocks and e.low.split.block_of(g) is None:
-        add = (Block("if (AscendC::GetSubBlockIdx() == 0)", add),)
-    calls = pre + [
-        Line(f"const int64_t windowLen = {length};"),  # entries inside the tensor
-        entry,
-        Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
-        *add,
-        Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"),
-    ]
-    decls = [Line(t) for t in vector_temps.decls(e, pos, form)]
-    out.append(Block("", tuple(decls + calls)))
-    e.dirty |= set(e.vec.temps.get(pos, ()))
-    return out
+    return pre + [entry]
 
 
 _BARRIER = Line("AscendC::PipeBarrier<PIPE_V>();")

@@ -26,7 +26,7 @@ from fadsl.plan.memory.vector_forms import (
     form,
 )
 
-__all__ = ["needs_index_copy", "scalar_scatter_form"]
+__all__ = ["is_column_block", "needs_index_copy", "scalar_scatter_form"]
 
 F32 = DType.F32
 
@@ -55,16 +55,26 @@ def scalar_scatter_form(
             "scatter_sum", (work, TempSpec("reduce-top", (as_expr(block),), F32))
         )
     assert op.width is not None
+    window = TempSpec("window", (CeilDiv(op.width, block) * block,), F32)
+    if is_column_block(op):
+        return Form("scatter_columns", (window,))
     padded = (CeilDiv(n, per) * per,)
     temps = [
         work,
-        TempSpec("window", (CeilDiv(op.width, block) * block,), F32),
+        window,
         TempSpec("mask", padded, DType.U8, bits=1),
         TempSpec("dup", s, F32),
     ]
     if needs_index_copy(op):
         temps.append(TempSpec("index", padded, F32))
     return Form("scatter_window", tuple(temps))
+
+
+def is_column_block(op: ir.ScatterAdd) -> bool:
+    """A block of columns (``key_bias[kv_idx]``): a [1, cols] position tile; its
+    gradient is the column sums of the value, added from the block's start."""
+    t = op.at[0].type if op.at else None
+    return isinstance(t, TileType) and len(t.shape) == 2 and t.shape[0] == 1
 
 
 def needs_index_copy(op: ir.ScatterAdd) -> bool:

@@ -42,6 +42,12 @@ def scatter_notes(grid: ir.Grid, env: Mapping[str, Any]) -> tuple[str, ...]:
                 "a ReduceSum of each vector core's rows, one 4-byte atomic "
                 "DataCopyPad per block"
             )
+        elif op.at and getattr(op.at[0].type, "shape", (0,))[0] == 1:
+            w = exact(op.width, env)
+            what = (
+                f"the column sums of each vector core's rows in {w:,} f32 = "
+                f"{4 * w:,} B of UB (an Add per row), one atomic DataCopyPad per block"
+            )
         else:
             w = exact(op.width, env)
             what = (
