@@ -1,14 +1,23 @@
-"""``ScatterAdd`` into one element on the vector cores: a scalar read's gradient.
+"""``ScatterAdd`` on the vector cores: the gradients of a mod's captured tensors.
 
-``dalpha[h] += sum(g)`` for ``alpha[h]`` in a score_mod (issue 29, item 3). Each vector
-core sums its own rows of ``g`` (a split tile: the two AIVs hold different rows) with
-the level-2 ``ReduceSum`` into element 0 of a 32-byte f32 buffer, and adds that
-partial into the f32 sum of ``dalpha`` with one ``DataCopyPad`` of 4 bytes between
-``SetAtomicAdd<float>`` and ``SetAtomicNone`` (``atomic_io.bracket``), as dQ's rows
-are added. A tile both AIVs hold whole is added by sub-block 0 only. The sums are
-zeroed before the grid and cast into ``dalpha`` after it (``atomic_io``).
-Cost per block and core: one ReduceSum over the core's rows of ``g`` and one 4-byte
-MTE3 copy, with a V -> MTE3 and an MTE3 -> V wait around it.
+Issue 29, item 3. Each vector core adds the part of its own rows of ``g`` (a split
+tile: the two AIVs hold different rows; a tile both hold whole is added by sub-block
+0 only) into the f32 sum of ``d<name>`` under ``SetAtomicAdd<float>``
+(``atomic_io.bracket``), as dQ's rows are added; the sums are zeroed before the grid
+and cast into ``d<name>`` after it (``atomic_io``).
+
+- a scalar read (``dalpha[h] += sum(g)``): the level-2 ``ReduceSum`` into element 0
+  of a 32-byte f32 buffer, one ``DataCopyPad`` of 4 bytes;
+- a gather (``drel[index] += g``, the indices in the window ``[base, base + width)``
+  the forward gather loaded): per window entry a ``CompareScalar`` of the index tile,
+  a ``Select`` of ``g`` and a ``ReduceSum`` into an f32 UB window, then one
+  ``DataCopyPad`` of the window's entries inside the tensor;
+- a block of columns (``dkey_bias[kv0 + j] += sum_i g[i, j]``): the column sums (an
+  ``Add`` per row) into the window, then the same copy.
+
+A V -> MTE3 wait comes before each copy and an MTE3 -> V wait after it (the window is
+written again by the next block). Costs: ``perf/cost_work.py``; UB temporaries:
+``plan/memory/scatter_form.py``.
 """
 
 from __future__ import annotations
