@@ -229,6 +229,7 @@ def _forward(spec: Any, seed: Seed, after: tuple[ir.Op, ...], out: str) -> Deriv
 def _scatter(
     seed: Seed, g: ops.Tile, traced: tuple[ir.Op, ...], windows: dict[str, ir.Load]
 ) -> None:
+    base = width = None
     if isinstance(seed, ir.LoadScalar):
         index, axes, at = tuple(seed.index), (), ()
     elif isinstance(seed, ir.Gather):
@@ -236,12 +237,16 @@ def _scatter(
         axis = next(a for a, ix in enumerate(window.index) if isinstance(ix, ir.Slice))
         index = _points(window.index)
         axes, at = (axis,), (seed.index,)
+        base, width = seed.base, window.index[axis].size
+        g = _per_row(g, seed.index)
     else:
         dims, tile_axes = _block_axes(seed, traced)
         if _as_block(seed, g, tile_axes):
             return
         index, axes = _points(seed.index), dims
         at = _block_positions(seed, dims, tile_axes)
+        if tile_axes == (1,):  # a block of columns: its column sums, from its start
+            base, width = seed.index[dims[0]].start, seed.index[dims[0]].size
     op = ir.ScatterAdd(
         loc=seed.loc,
         dst=grad_name(seed.src),
@@ -249,10 +254,24 @@ def _scatter(
         at=at,
         index=index,
         axes=axes,
+        base=base,
+        width=width,
     )
     builder = ops.current().builder
     op.check(builder.ctx)
     builder.append(op)
+
+
+def _per_row(g: ops.Tile, index: ir.Value) -> ops.Tile:
+    """A gather by a [rows, 1] index (``doc_bias[document_id[q_idx]]``) adds each
+    row's sum at the row's index: the same sums, one element per row to scatter (the
+    Ascend C lowering compares each window entry with the index tile, element by
+    element, so the value and the index tile have one shape)."""
+    t = index.type
+    if isinstance(t, ir.TileType) and len(t.shape) == 2 and t.shape[1] == 1:
+        if len(g.shape) == 2 and g.shape[1] != 1:
+            return fd.row_sum(g)[:, None]
+    return g
 
 
 def _as_block(load: ir.Load, g: ops.Tile, tile_axes: tuple[int, ...]) -> bool:

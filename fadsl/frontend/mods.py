@@ -279,7 +279,7 @@ def tensor(
             (``fadsl run`` without --inputs); N(0, 1) floats or zeros otherwise.
         requires_grad: ``fd.attention_backward`` also returns the gradient of the
             loss in this tensor, as the output ``d<name>`` (a learnable bias; on
-            Ascend C for block reads only: docs/backward.md).
+            Ascend C for every read: docs/backward.md).
 
     Example::
 

@@ -68,7 +68,10 @@ def add_head(
     if not live.any():
         return
     s = np.where(live, s0, 0.0)
-    arrays = {t.name: np.array(inputs[t.name], np.float64) for t in spec.extras}
+    arrays = {  # index tensors (document ids) stay integers: they index other tables
+        t.name: np.array(inputs[t.name], np.float64 if t.dtype.is_float else np.int64)
+        for t in spec.extras
+    }
     for t in grad_tensors(spec):
         if grad_name(t.name) not in out:
             continue  # over BUDGET: not checked

@@ -6,7 +6,9 @@ score, dL/dscore * dmod/dvalue into ``drel_bias`` at the index the score read
 in f32 over every grid point and is rounded once after the grid; unlike it, the
 positions come from index tiles, so several elements of one tile may add to the same
 element. The interpreter runs it (``backends/interp/scatter.py``); the Ascend C
-backend refuses kernels that use it (``tensor_grad_not_on_ascendc``).
+backend lowers one into a single element (a scalar read's) or with a window
+(``base``, ``width``: a gather's, a column block's; ``backends/ascendc/scatter_io.py``)
+and refuses one by index tiles without a window (``tensor_grad_not_on_ascendc``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ class ScatterAdd(Op):
     at: tuple[Value, ...]
     index: tuple[Expr, ...]
     axes: tuple[int, ...]
+    base: Expr | None = None
+    """A gather's (a column block's) gradient: the first element of the window the
+    gather (the block) read; the indices of the valid positions lie in
+    ``[base, base + width)``. None for a scalar read."""
+    width: Expr | None = None
+    """The window's length (a constant the resource check sizes)."""
     OPERANDS: ClassVar[tuple[str, ...]] = ("value", "at")
 
     def check(self, ctx: TypeContext) -> None:

@@ -175,10 +175,26 @@ def _free(op: ir.Op, w: Work, at: At) -> None:
     """Views, queue bookkeeping and scalar reads: no engine work counted."""
 
 
-COST.not_applicable(
-    ir.ScatterAdd,
-    why="interpreter only: the Ascend C backend refuses it (driver/tensor_grads.py)",
-)
+@cost(ir.ScatterAdd)
+def _scatter_add(op: ir.ScatterAdd, w: Work, at: At) -> None:
+    """backends/ascendc/scatter_io.py. A scalar read's gradient: one element-operation
+    per element of the tile (ReduceSum) and a 4-byte atomic DataCopyPad per vector
+    core (two on split chips). A gather's: per window entry a CompareScalar, a Select
+    and a ReduceSum over the tile (3 x width element-operations per element), and the
+    window's f32 sums copied out by each vector core. A block of columns': its column
+    sums (one element-operation per element)."""
+    cores = 2 if at.split else 1
+    if op.width is None:
+        w.add("vector_ops", at.times * elems(op.value.type))
+        w.add("mte3_bytes", at.times * 4 * cores)
+        return
+    t = op.at[0].type
+    column = isinstance(t, TileType) and len(t.shape) == 2 and t.shape[0] == 1
+    per = 1 if column else 3 * op.width  # column sums: one Add per row
+    w.add("vector_ops", at.times * per * elems(op.value.type))
+    w.add("mte3_bytes", at.times * 4 * op.width * cores)
+
+
 COST.not_applicable(
     ir.DebugPrint,
     ir.DeviceAssert,

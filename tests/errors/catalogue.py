@@ -1322,7 +1322,8 @@ CATALOGUE += (
 
 def _only_sends_fir(dots: int) -> str:
     """A loop whose cube sends ``dots`` results to the vector cores and gets nothing
-    back: each needs a "slot free" flag (plan/sync/slot_free.py), two flag IDs per dot."""
+    back: each needs a "slot free" flag (plan/sync/slot_free.py), two flag IDs per dot.
+    """
     body = "".join(
         f"      %s{n} = dot(%qt, %kt) {{transpose_b = true}} : f32[bq, bkv]\n"
         f"      %r{n} = row_max(%s{n}) : f32[bq]\n"
@@ -1707,6 +1708,11 @@ REL_GRAD_FILE = (
     'kernel = fd.attention_backward(name="rel_bwd", score_mod=rel_bias)\n'
 )
 
+SCATTER_FIR = (EXAMPLES.parent / "tests" / "ir_samples" / "scatter_add.fir").read_text(
+    encoding="utf-8"
+)
+"""A hand-written scatter_add by an index tile, without base and width."""
+
 CATALOGUE += (
     Mistake(
         "tensor_grad_not_float",
@@ -1723,17 +1729,15 @@ CATALOGUE += (
     ),
     Mistake(
         "tensor_grad_not_on_ascendc",
-        "Compiling the gradient of a captured tensor",
-        "`d<tensor>` of a gather, a scalar read or a column block (`rel[q_idx - "
-        "kv_idx + c]`, `alpha[h]`, `bias[kv_idx]`) is summed by a scatter-add that the "
-        "interpreter and `fadsl.torch` on the CPU run; the Ascend C backend does not "
-        "lower it yet (block reads such as `bias[h, q_idx, kv_idx]` compile: atomic "
-        "adds). Run the backward with `fadsl run` / `fadsl.torch`, or drop "
-        "`requires_grad=True` to compile dq, dk, dv only (docs/backward.md).",
-        ("check", "rel.py", "--shape", SHAPE),
-        files={
-            "rel.py": REL_GRAD_FILE.format(use="rel[q_idx - kv_idx + fd.shape.Skv - 1]")
-        },
+        "A windowless `scatter_add` compiled (textual IR)",
+        "The backward of a score_mod sums every read's gradient with `atomic_add` or a "
+        "`scatter_add` that carries the window its indices lie in (`base`, `width`), "
+        "which the Ascend C backend lowers (docs/backward.md); a hand-written "
+        "`scatter_add` by index tiles without one runs in the interpreter only: give "
+        "it `base` and `width`, or run it with `fadsl run`.",
+        ("check", "k.fir", "--shape", "N=2,T=64"),
+        files={"k.fir": SCATTER_FIR},
+        shown="scatter_add(%xt, [%q]) {dst = drel, index = [h, 0], axes = [1]}",
     ),
     Mistake(
         "tensor_grad_not_differentiable",

@@ -15,6 +15,7 @@ import sympy
 
 from fadsl.backends.ascendc import (
     gm,
+    scatter_io,
     vector_chunk,
     vector_debug,
     vector_guard,
@@ -270,6 +271,9 @@ class VectorEmitter(CoreEmitter):
             return []
         if isinstance(op, ir.Store):
             return vector_io.store(self, op)
+        if isinstance(op, ir.ScatterAdd):
+            add = scatter_io.window_add if op.at else scatter_io.scalar_add
+            return add(self, op, pos)
         if isinstance(op, ir.Load) and op.into is None:
             return vector_io.load(self, op) + vector_io.send_loaded(self, op)
         if isinstance(op, (ir.AllocTensor, ir.Enqueue, ir.Dequeue, ir.FreeTensor)) or (

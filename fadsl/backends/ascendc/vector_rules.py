@@ -35,6 +35,10 @@ RULES.not_applicable(
     ir.ExpandDims, why="form `view`: the same buffer seen with a unit axis"
 )
 RULES.not_applicable(
+    ir.ScatterAdd,
+    why="form `scatter_sum`: a store to GM, emitted by backends/ascendc/scatter_io.py",
+)
+RULES.not_applicable(
     *CMPMODE, why="form `fused`: the where that reads it emits the Compare (names.py)"
 )
 

@@ -28,7 +28,7 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr
 from fadsl.ir.types import DType, Shape, TileType
-from fadsl.plan.resources.gather_notes import gather_notes
+from fadsl.plan.resources.gather_notes import gather_notes, scatter_notes
 from fadsl.plan.resources.api_fields import field_uses
 from fadsl.passes import pad_dims
 from fadsl.plan.schedule import phases, ring
@@ -211,7 +211,8 @@ def _lower_phase(
         ),
         notes=_sub_dot_notes(sides, l0.sub_dots)
         + _free_notes(sides, free)
-        + gather_notes(grid, env),
+        + gather_notes(grid, env)
+        + scatter_notes(grid, env),
         sub_dots=tuple(
             (d.result.name, d.loc.short(), l0.sub_dots[d.result.name])
             for d in sides.dots

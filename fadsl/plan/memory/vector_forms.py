@@ -78,6 +78,7 @@ FORMS: OpTable[FormOf] = OpTable(
     "FORMS",
     "form",
     "fadsl/plan/memory/vector_forms.py",
+    filled_by=(__name__, "fadsl.plan.memory.scatter_form"),
 )
 form = FORMS.register
 FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have forms")
@@ -96,10 +97,6 @@ FORMS.not_applicable(
     why="data movement or queue bookkeeping (vector_io / cube), no vector instruction",
 )
 FORMS.not_applicable(ir.Dot, why="runs on the cube unit (backends/ascendc/cube.py)")
-FORMS.not_applicable(
-    ir.ScatterAdd,
-    why="interpreter only: the Ascend C backend refuses it (driver/tensor_grads.py)",
-)
 FORMS.not_applicable(
     ir.DebugPrint,
     ir.DeviceAssert,

@@ -213,6 +213,8 @@ class VectorPlanner(QueueHomes):
         )
 
     def _form(self, op: ir.Op) -> Form | None:
+        if isinstance(op, ir.ScatterAdd):  # plan/memory/scatter_form.py
+            return form_of(op, self.shape, self.sides.defs)
         if not isinstance(op, ir.ValueOp) or isinstance(
             op, (ir.Load, ir.Dequeue, ir.AllocTensor)
         ):

@@ -57,10 +57,11 @@ def _walk(ops: tuple[ir.Op, ...]) -> Iterator[ir.Op]:
 
 
 def atomic_sums(kernel: ir.Kernel) -> tuple[AtomicSum, ...]:
-    """The outputs some ``atomic_add`` writes, in parameter order."""
-    first: dict[str, ir.AtomicAdd] = {}
+    """The outputs some ``atomic_add`` (or scalar ``ScatterAdd``) writes, in
+    parameter order."""
+    first: dict[str, ir.AtomicAdd | ir.ScatterAdd] = {}
     for op in _walk(kernel.body):
-        if isinstance(op, ir.AtomicAdd):
+        if isinstance(op, (ir.AtomicAdd, ir.ScatterAdd)):
             first.setdefault(op.dst, op)
     out = []
     for p in kernel.params:
