@@ -206,6 +206,11 @@ class KernelModel:
         L0A, L0 depth: ``planned_l0``), unless a Schedule was given."""
         if not self._auto:
             return self
+        from fadsl.plan.search.memo import remembered  # fadsl tune asks twice
+
+        return remembered(("at", self), env, lambda: self._at(env))
+
+    def _at(self, env: Mapping[str, Any]) -> KernelModel:
         kernel, single = l1_fit.fit(self.kernel, self.target, env)
         if single:  # the driver single-buffers the L1 loads (plan/memory/l1_fit.py)
             if ("l1",) not in self._variants:
@@ -395,7 +400,8 @@ class KernelModel:
     ) -> np.ndarray:
         """For every task in grid order: the core that runs it and its position in
         the order of dealing (round = position // dim), as the generated kernel has
-        them (``plan/schedule/task_order.py``; grid order round-robin without an order)."""
+        them (``plan/schedule/task_order.py``; grid order round-robin without an order).
+        """
         if self.task_order is not None and extents:
             return self.task_order.dealt(env, extents, dim)
         t = np.arange(int(np.prod(extents)) if extents else 1)
