@@ -345,7 +345,7 @@ def counts_text(result: TuneResult, target: Target) -> list[str]:
         out.append(
             f"{result.feasible - result.unmodelled} of those that fit modelled; "
             f"{result.unmodelled} not: their lower bound at the row chunks of their "
-            "plan exceeds it too"
+            f"plan exceeds the {len(result.ranked)}th best too"
         )
     return out
 
