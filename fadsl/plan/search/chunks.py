@@ -6,10 +6,13 @@ of the kernel's whole-rows plan (made once, at the first sizes asked) fits, else
 ``core_rows // n`` for the chunk of ``n`` rows of the exact plan (one, when that plan
 keeps whole rows). The planner chunks only when whole rows overflow UB, and tries only
 multiples of ``CHUNK_ALIGN`` that divide the core's rows and are below them
-(``row_chunk.candidates``), largest first. So where the formula overflows and even a
-floor of every whole-rows plan (``floor.whole_rows``: the loop's states and its
-largest other tile) exceeds UB, a configuration that fits has at least
-``core_rows // candidates(core_rows)[0]`` chunks; anywhere else the bound is one.
+(``row_chunk.candidates``), largest first, keeping the first whose plan fits. So
+where the formula overflows and even a floor of every whole-rows plan
+(``floor.whole_rows``: the loop's states and the other tiles it holds together)
+exceeds UB, a configuration that fits has ``core_rows // n`` chunks for a candidate
+``n`` no larger than the largest whose floor with chunks of ``n`` rows
+(``whole_rows(..., chunked=True)``: the tiles the region makes and reads only there
+are chunk-sized) fits UB; anywhere else the bound is one.
 ``fadsl tune``'s time bound (``commands/tune_bound.py``) charges that many: the chain
 of a wide block's softmax is then bounded near its modelled length, not at one
 chunk's.
@@ -53,6 +56,7 @@ class _Chunks:
         self.rows: list[Expr] = []
         self.whole: Expr | None = None
         self.floor: Expr | None = None
+        self.chunked: Expr | None = None
         self._ready = False
 
     def _setup(self, env: Mapping[str, Any]) -> None:
@@ -77,6 +81,7 @@ class _Chunks:
             self.whole = None  # no bound (1 chunk), as planned_chunks falls back
             return
         self.floor = whole_rows(low, target)
+        self.chunked = whole_rows(low, target, chunked=True)
         reads = [d.result for d in low.sides.dots if d.result in low.sides.to_vector]
         shapes = [low.core_shape(v) for v in reads]
         self.rows = list(dict.fromkeys(s[0] for s in shapes if s))
@@ -98,11 +103,26 @@ class _Chunks:
             counts = [int(exact(r, env)) for r in self.rows]
         except (FadslError, KeyError, TypeError, ValueError):
             return 1  # a size the formula lacks: no bound
-        out = []
-        for rows in counts:
-            found = candidates(rows)
-            out.append(rows // found[0] if found else 1)
-        return max(1, min(out))
+        return max(1, min(self._fewest(rows, env) for rows in counts))
+
+    def _fewest(self, rows: int, env: Mapping[str, Any]) -> int:
+        """The chunks of the largest candidate chunk whose floor fits UB (of the
+        largest candidate when none does: the configuration then does not fit)."""
+        from fractions import Fraction
+
+        from fadsl.plan.memory.row_chunk import candidates
+        from fadsl.plan.resources.footprint_eval import exact
+        from fadsl.plan.search.floor import CHUNK
+
+        found = candidates(rows)
+        if not found:
+            return 1
+        if self.chunked is not None:
+            for n in found:
+                at = {**env, CHUNK.name: Fraction(n, rows)}
+                if exact(self.chunked, at) <= self.capacity:
+                    return rows // n
+        return rows // found[0]
 
 
 __all__ = ["LeastChunks"]

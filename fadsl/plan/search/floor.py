@@ -66,13 +66,22 @@ def floors(lowering: Lowering, target: Target) -> dict[str, Expr]:
     return out
 
 
-def whole_rows(lowering: Lowering, target: Target) -> Expr | None:
+CHUNK = sympy.Symbol("__chunk_fraction", positive=True)
+"""In ``whole_rows(..., chunked=True)``: a chunk's rows over the core's rows."""
+
+
+def whole_rows(
+    lowering: Lowering, target: Target, chunked: bool = False
+) -> Expr | None:
     """A floor of the UB of any plan of ``lowering``'s kernel that holds whole rows
-    (no row chunks): for the loop with the most, its states and, in a slot of its
-    own, the largest other tile its body makes; None without vector states."""
+    (no row chunks): for the loop with the most, its states and, in slots of their
+    own, the other tiles its body holds together; None without vector states. With
+    ``chunked``, of a plan with row chunks of ``CHUNK`` times the core's rows: the
+    tiles its chunkable region makes and reads only there are that much smaller."""
+    mode: Any = CHUNK if chunked else True
     sums = [
         sympy.Add(*(_rounded(target, e) for e in loop))
-        for loop in _carried(lowering, everywhere=True)
+        for loop in _carried(lowering, everywhere=mode)
     ]
     return sympy.Max(*sums) if sums else None
 
@@ -81,7 +90,7 @@ def _rounded(target: Target, e: Expr) -> Expr:
     return round_up(e, max(target.align("UB"), UB_TILE_ALIGN))
 
 
-def _carried(lowering: Lowering, everywhere: bool = False) -> list[list[Expr]]:
+def _carried(lowering: Lowering, everywhere: Any = False) -> list[list[Expr]]:
     """Per loop of the vector code: the bytes one vector core holds of each state it
     carries (distinct init values; loops without vector states are left out), and
     last, when there is one, of the largest tile it makes after its chunkable region
@@ -115,7 +124,7 @@ def _core_bytes(lowering: Lowering, v: ir.Value) -> Expr | None:
 
 
 def _whole_after(
-    lowering: Lowering, loop: ir.For, states: set[str], everywhere: bool = False
+    lowering: Lowering, loop: ir.For, states: set[str], everywhere: Any = False
 ) -> Expr | None:
     """The most bytes (per vector core) of tiles that ``loop``'s body makes after its
     chunkable region (anywhere in the body when it has none, or with ``everywhere``:
@@ -133,16 +142,25 @@ def _whole_after(
     linearize(lowering.grid.body, points, [], [0])
     pos_of = {id(op): pos for pos, op in points.items()}
     try:
-        last = (
-            -1 if everywhere else region(loop, lowering.sides, lowering.grid, pos_of)[1]
-        )
+        first, last = region(loop, lowering.sides, lowering.grid, pos_of)[:2]
     except Refused:
-        last = -1  # never chunked: every tile of the body holds whole rows
+        first, last = -1, -1  # never chunked: every tile of the body holds whole rows
+        if everywhere is not True and everywhere:
+            return None  # (no chunked plan)
+    inside = [
+        k for k, op in enumerate(loop.body) if first <= pos_of.get(id(op), -2) <= last
+    ]
+    if everywhere is not False:
+        last = -1
     made: dict[str, tuple[int, Expr]] = {}
     read: dict[str, int] = {}
+    vector_read: dict[str, int] = {}
+    """The last read by the vector cores (the cube reads a chunked P chunk by chunk)."""
     for k, op in enumerate(loop.body):
         for v in _reads(op):
             read[v.name] = k
+            if not isinstance(op, ir.Dot):
+                vector_read[v.name] = k
         if isinstance(op, ir.For) or pos_of.get(id(op), -1) <= last:
             continue
         for v in op.results():
@@ -153,6 +171,13 @@ def _whole_after(
                 made[v.name] = (k, size)
     for v in loop.yields:
         read[v.name] = len(loop.body)
+    if everywhere is not True and everywhere is not False and inside:
+        # made and read only inside the region: chunk-sized (row_chunk.py)
+        lo, hi = inside[0], inside[-1]
+        made = {
+            n: (at, e * everywhere if lo <= at and vector_read.get(n, -1) <= hi else e)
+            for n, (at, e) in made.items()
+        }
     peaks = []
     sent = {v.name for v in lowering.sides.to_cube}
     for k, op in enumerate(loop.body):
@@ -194,4 +219,4 @@ def over(floor: Mapping[str, Expr], target: Target, values: Mapping[str, Any]) -
     return out
 
 
-__all__ = ["floors", "over", "whole_rows"]
+__all__ = ["CHUNK", "floors", "over", "whole_rows"]
