@@ -73,6 +73,8 @@ class TimeBound:
         """A lower bound of the modelled seconds at ``env`` (0 when the kernel has no
         loop control to bound it by); ``chunks``: the row chunks the model uses there,
         when known (planned: ``tune_rank``), else the fewest it can use."""
+        if all(c is None for c in self.chains):
+            return 0.0  # a coupled chip: no loop control to bound by
         if chunks is None:
             chunks = self.least.least(env)
         return min(
