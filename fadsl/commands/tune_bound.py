@@ -82,6 +82,27 @@ class TimeBound:
             for m, chain in zip(self.models, self.chains)
         )
 
+    def pace(self, model: KernelModel, env: Mapping[str, Any]) -> float:
+        """The model's own lower bound (``KernelTime.lower_bound_s`` without the
+        atomic phases): launch plus the busiest core's tasks, each its overhead plus
+        its KV iterations at the pace of the busiest engine, with ``model`` the
+        planned variant at ``env`` (``KernelModel.at``: its L0 decisions, row chunks
+        and L2 hits are the estimate's), without scheduling a task."""
+        from fadsl.plan.resources.footprint_eval import exact
+
+        scaled = model.scaled(env)
+        timer = model.timer(scaled)
+        lanes: dict[str, float] = {}
+        for s in model.body:
+            lanes[s.lane] = lanes.get(s.lane, 0.0) + timer.seconds(s)
+        pace = max(lanes.values(), default=0.0)
+        extents = tuple(int(exact(e, scaled)) for e in model.grid.extents)
+        trips = model.cost.trips(scaled, extents).reshape(-1)
+        e = timer.engines
+        cores = model.dealt(scaled, extents, model.block_dim(scaled))[0]
+        start, tasks = e.dispatched(e.task_s + pace * trips, cores)
+        return float(start + tasks)
+
     def _bound(
         self, model: KernelModel, chain: Chain | None, env: Any, chunks: int
     ) -> float:

@@ -6,8 +6,9 @@ and modelling only those that can still be among them.
    are taken in the order of their bounds: each is planned and checked exactly (as
    ``fadsl check`` plans it) and, if it fits, modelled (``perf/kernel.py``).
 3. Once ``top`` configurations fit, one whose bound, taken again at the row chunks
-   its plan has (``plan/search/chunks.py`` bounds them before), exceeds the
-   ``top``-th best time is not modelled; once the next bound exceeds it, no
+   its plan has (``plan/search/chunks.py`` bounds them before), or the model's own
+   pace bound at its plan (``TimeBound.pace``), exceeds the ``top``-th best time is
+   not modelled; once the next bound exceeds it, no
    configuration left can enter the ranking, and the search stops.
 
 The ranking is therefore the one that planning and modelling every configuration
@@ -186,8 +187,10 @@ def _exact(
         return False, None
     planned = lb
     if lb is not None:
-        chunks = st.model.at(point).kv_schedule.row_chunks
-        planned = max(lb, st.bound.seconds(point, chunks))
+        variant = st.model.at(point)
+        planned = max(lb, st.bound.seconds(point, variant.kv_schedule.row_chunks))
+        if worst is not None and planned <= worst * (1 + SLACK):
+            planned = max(planned, st.bound.pace(variant, point))
         if worst is not None and planned > worst * (1 + SLACK):
             return True, None
     est = st.model.estimate(point)
