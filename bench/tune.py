@@ -37,7 +37,8 @@ def _round(cmd: list[str], whole: Samples, cwd: str) -> tuple[str, list[Any]]:
     line = (
         f"{result['evaluated']} configurations: {result['ruled_out_by_floor']} by a "
         f"footprint floor, {result['ruled_out_by_time_bound']} by a time bound, "
-        f"{result['planned_exactly']} planned exactly ({result['feasible']} fit); "
+        f"{result['planned_exactly']} planned exactly ({result['feasible']} fit, "
+        f"{result.get('modelled_configurations', result['feasible'])} modelled); "
         f"search {result['seconds']:.2f} s, process {whole.wall[-1]:.2f} s wall, "
         f"{whole.cpu[-1]:.2f} s CPU"
     )

@@ -13,8 +13,9 @@ the *chain*. A task of ``n`` iterations takes at least ``n`` chains, and the ker
 at least its launch plus the busiest core's tasks, each its overhead plus ``n``
 chains (the model's own dealing of tasks to cores).
 
-Each step's seconds in the chain are the least the model could charge it: no row
-chunks (a chunked step issues its ops once per chunk: more), every read served by L2,
+Each step's seconds in the chain are the least the model could charge it: the fewest
+row chunks the planner can choose (``plan/search/chunks.py``: one where the whole rows
+fit UB; a chunked step issues its ops once per chunk), every read served by L2,
 and a step whose work depends on the task's grid point (a causal select on the blocks
 crossing the diagonal) at the point where its work is least. The chain is taken from
 the kernel as written and, when its L1 loads can be single-buffered
@@ -35,6 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from fadsl.plan.search.chunks import LeastChunks
 
 if TYPE_CHECKING:
     from fadsl.perf.kernel import KernelModel
@@ -61,18 +64,50 @@ class TimeBound:
                 self.models.append(alt)
                 self.chains.append(chain)
         self._work: dict[int, Any] = {}
+        # the model plans (and chunks) the kernel as written or single-buffered,
+        # whichever fits L1 (``KernelModel.at``): the fewer chunks of the two
+        kernels = [model.kernel] + ([single] if notes else [])
+        self.least = LeastChunks(kernels, model.target)
 
-    def seconds(self, env: Mapping[str, Any]) -> float:
+    def seconds(self, env: Mapping[str, Any], chunks: int | None = None) -> float:
         """A lower bound of the modelled seconds at ``env`` (0 when the kernel has no
-        loop control to bound it by)."""
+        loop control to bound it by); ``chunks``: the row chunks the model uses there,
+        when known (planned: ``tune_rank``), else the fewest it can use."""
+        if all(c is None for c in self.chains):
+            return 0.0  # a coupled chip: no loop control to bound by
+        if chunks is None:
+            chunks = self.least.least(env)
         return min(
-            self._bound(m, chain, env) for m, chain in zip(self.models, self.chains)
+            self._bound(m, chain, env, chunks)
+            for m, chain in zip(self.models, self.chains)
         )
 
-    def _bound(self, model: KernelModel, chain: Chain | None, env: Any) -> float:
-        import numpy as np
+    def pace(self, model: KernelModel, env: Mapping[str, Any]) -> float:
+        """The model's own lower bound (``KernelTime.lower_bound_s`` without the
+        atomic phases): launch plus the busiest core's tasks, each its overhead plus
+        its KV iterations at the pace of the busiest engine, with ``model`` the
+        planned variant at ``env`` (``KernelModel.at``: its L0 decisions, row chunks
+        and L2 hits are the estimate's), without scheduling a task."""
+        from fadsl.plan.resources.footprint_eval import exact
 
+        scaled = model.scaled(env)
+        timer = model.timer(scaled)
+        lanes: dict[str, float] = {}
+        for s in model.body:
+            lanes[s.lane] = lanes.get(s.lane, 0.0) + timer.seconds(s)
+        pace = max(lanes.values(), default=0.0)
+        extents = tuple(int(exact(e, scaled)) for e in model.grid.extents)
+        trips = model.cost.trips(scaled, extents).reshape(-1)
+        e = timer.engines
+        cores = model.dealt(scaled, extents, model.block_dim(scaled))[0]
+        start, tasks = e.dispatched(e.task_s + pace * trips, cores)
+        return float(start + tasks)
+
+    def _bound(
+        self, model: KernelModel, chain: Chain | None, env: Any, chunks: int
+    ) -> float:
         from fadsl.perf.engines import Engines
+        from fadsl.perf.timeline_steps import chunked_steps
         from fadsl.plan.resources.footprint_eval import exact
 
         if chain is None:
@@ -81,7 +116,8 @@ class TimeBound:
         dim = model.block_dim(env)
         engines = Engines.of(model.target, dim)
         extents = tuple(int(exact(e, env)) for e in model.grid.extents)
-        length = self._chain_seconds(model, chain, env, engines, extents)
+        chunked = (chunks, chunked_steps(model.body) if chunks > 1 else frozenset())
+        length = self._chain_seconds(model, chain, env, engines, extents, chunked)
         trips = model.cost.trips(env, extents).reshape(-1).astype(float)
         if trips.size == 0:
             return float(engines.launch_s)
@@ -97,19 +133,24 @@ class TimeBound:
         env: dict[str, Any],
         engines: Any,
         extents: tuple[int, ...],
+        chunked: tuple[int, frozenset[int]],
     ) -> float:
         """The longest path from the loop control to a VECTOR or SCALAR step, then
-        through the vector steps issued after that step."""
+        through the vector steps issued after that step; the chunked region's steps
+        charged once per chunk of the fewest the model can use (``chunked``)."""
         from fadsl.perf.timeline_schedule import Timer
 
         hits = {s.src: 1.0 for s in model.body if s.src}
         plain = Timer(engines, env, hits)
+        plain.chunked = chunked
 
         def seconds(step: Step) -> float:
             point = self._least_point(model, step, env, extents)
             if point is None:
                 return plain.seconds(step)
-            return Timer(engines, {**env, **point}, hits).seconds(step)
+            timer = Timer(engines, {**env, **point}, hits)
+            timer.chunked = chunked
+            return timer.seconds(step)
 
         ends: list[float] = []
         for step, inputs in chain.steps:

@@ -82,6 +82,9 @@ class TuneResult:
     """Configurations not planned: the lower bound of their modelled time exceeds the
     ``top``-th best (commands/tune_bound.py). 0: ``feasible`` counts every one."""
     notes: list[str] = field(default_factory=list)
+    unmodelled: int = 0
+    """Configurations planned that fit but were not modelled: the lower bound of their
+    modelled time at the row chunks of their plan exceeds the ``top``-th best."""
 
 
 def main(args: argparse.Namespace) -> int:
@@ -182,6 +185,7 @@ def search(
         found.bounded,
         found.skipped,
         found.notes + ([f"the model assumes {assumed}"] if assumed else []),
+        found.unmodelled,
     )
 
 
@@ -337,6 +341,12 @@ def counts_text(result: TuneResult, target: Target) -> list[str]:
         f"{result.skipped} whose modelled time's lower bound exceeds the "
         f"{len(result.ranked)}th best",
     ]
+    if result.unmodelled:
+        out.append(
+            f"{result.feasible - result.unmodelled} of those that fit modelled; "
+            f"{result.unmodelled} not: their lower bound at the row chunks of their "
+            f"plan exceeds the {len(result.ranked)}th best too"
+        )
     return out
 
 
@@ -350,6 +360,8 @@ def as_json(result: TuneResult, target: Target) -> dict[str, Any]:
         "planned_exactly": result.planned,
         "ruled_out_by_floor": result.bounded,
         "ruled_out_by_time_bound": result.skipped,
+        "modelled_configurations": result.feasible - result.unmodelled,
+        "not_modelled_by_planned_bound": result.unmodelled,
         "seconds": round(result.seconds, 3),
         "modelled": True,
         "notes": list(result.notes),

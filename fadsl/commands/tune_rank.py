@@ -5,8 +5,11 @@ and modelling only those that can still be among them.
 2. Every other one gets a lower bound of its modelled time (``tune_bound``), and they
    are taken in the order of their bounds: each is planned and checked exactly (as
    ``fadsl check`` plans it) and, if it fits, modelled (``perf/kernel.py``).
-3. Once ``top`` configurations fit and the next bound exceeds the ``top``-th best time,
-   no configuration left can enter the ranking, and the search stops.
+3. Once ``top`` configurations fit, one whose bound, taken again at the row chunks
+   its plan has (``plan/search/chunks.py`` bounds them before), or the model's own
+   pace bound at its plan (``TimeBound.pace``), exceeds the ``top``-th best time is
+   not modelled; once the next bound exceeds it, no
+   configuration left can enter the ranking, and the search stops.
 
 The ranking is therefore the one that planning and modelling every configuration
 would give (``tests/commands/test_tune_search.py`` compares them). Each bound is
@@ -66,6 +69,9 @@ class Ranking:
     """Dropped by a footprint floor, without a plan."""
     skipped: int = 0
     """Not planned: their time's lower bound exceeds the ``top``-th best time."""
+    unmodelled: int = 0
+    """Planned and fit, not modelled: their time's lower bound at the row chunks of
+    their plan exceeds the ``top``-th best time."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -143,13 +149,17 @@ def _rank(
         if bounds and len(times) >= top and lb > times[top - 1][0] * (1 + SLACK):
             out.skipped = len(pool) - n
             break
-        found = _exact(structures[k], values, floor_of[k], lb if bounds else None)
+        worst = times[top - 1][0] if bounds and len(times) >= top else None
+        fits, found = _exact(
+            structures[k], values, floor_of[k], lb if bounds else None, worst
+        )
         out.planned += 1
+        out.fit += fits
         if progress:
             progress.step()
         if found is None:
+            out.unmodelled += fits
             continue
-        out.fit += 1
         at = bisect.bisect(times, (found.time_s, key))
         times.insert(at, (found.time_s, key))
         out.best.insert(at, found)
@@ -160,20 +170,33 @@ def _rank(
 
 
 def _exact(
-    st: Structure, values: dict[str, int], floor: dict[str, Any], lb: float | None
-) -> Found | None:
-    """The configuration planned, checked and (if it fits) modelled; None if it does
-    not fit."""
+    st: Structure,
+    values: dict[str, int],
+    floor: dict[str, Any],
+    lb: float | None,
+    worst: float | None,
+) -> tuple[bool, Found | None]:
+    """(whether the configuration fits, planned and checked; if it does, it modelled,
+    unless ``worst`` is given and its time bound at the row chunks its plan has
+    exceeds it: then None)."""
     point = {**st.env, **values}
     report = st.low.check_at(point)
     if floor and tune_fit.below_floor(report, floor):
         raise Restart("footprint floor", values)
     if not report.ok:
-        return None
+        return False, None
+    planned = lb
+    if lb is not None:
+        variant = st.model.at(point)
+        planned = max(lb, st.bound.seconds(point, variant.kv_schedule.row_chunks))
+        if worst is not None and planned <= worst * (1 + SLACK):
+            planned = max(planned, st.bound.pace(variant, point))
+        if worst is not None and planned > worst * (1 + SLACK):
+            return True, None
     est = st.model.estimate(point)
-    if lb is not None and lb > est.time_s * (1 + SLACK):
+    if planned is not None and planned > est.time_s * (1 + SLACK):
         raise Restart("time bound", values)
-    return Found(est.time_s, tuple(sorted(values.items())), values, est, report)
+    return True, Found(est.time_s, tuple(sorted(values.items())), values, est, report)
 
 
 def _text(values: dict[str, int]) -> str:

@@ -208,6 +208,11 @@ class KernelModel:
         L0A, L0 depth: ``planned_l0``), unless a Schedule was given."""
         if not self._auto:
             return self
+        from fadsl.plan.search.memo import remembered  # fadsl tune asks twice
+
+        return remembered(("at", self), env, lambda: self._at(env))
+
+    def _at(self, env: Mapping[str, Any]) -> KernelModel:
         kernel, single = l1_fit.fit(self.kernel, self.target, env)
         if single:  # the driver single-buffers the L1 loads (plan/memory/l1_fit.py)
             if ("l1",) not in self._variants:

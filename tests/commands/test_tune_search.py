@@ -143,7 +143,9 @@ def test_a_time_bound_above_a_modelled_time_costs_plans_not_configurations(
     honest = tune_cmd.search(chosen, args, t)
     real = tune_bound.TimeBound.seconds
     monkeypatch.setattr(
-        tune_bound.TimeBound, "seconds", lambda self, env: 2 * real(self, env)
+        tune_bound.TimeBound,
+        "seconds",
+        lambda self, env, chunks=None: 2 * real(self, env, chunks),
     )
     wrong = tune_cmd.search(chosen, args, t)
     assert [c.values for c in wrong.ranked] == [c.values for c in honest.ranked]

@@ -16,7 +16,10 @@ planned exactly. Two floors, each counting only what every plan must hold:
 - UB: for the loop of the grid body with the most, the states its iterations carry
   (``m``, ``l``, ``acc``): each has a slot of its own holding all the vector core's
   rows, never chunked (``plan/memory/row_chunk.py``) nor pooled with temporaries
-  (``VectorPlanner._place``), at least as large as the value it starts from.
+  (``VectorPlanner._place``), at least as large as the value it starts from; plus
+  the largest other tile the loop's body makes after its chunkable region (the
+  ``P @ V`` result the output update reads): row chunks never cover it, so it holds
+  all the core's rows, in a slot no state shares.
 
 L0 has no floor: a dot that does not fit L0 whole runs as sub-dots (``l0_split.py``).
 
@@ -58,32 +61,146 @@ def floors(lowering: Lowering, target: Target) -> dict[str, Expr]:
         )
     states = _carried(lowering)
     if states:
-        align = max(target.align("UB"), UB_TILE_ALIGN)
-        sums = [sympy.Add(*(round_up(e, align) for e in loop)) for loop in states]
+        sums = [sympy.Add(*(_rounded(target, e) for e in loop)) for loop in states]
         out["UB"] = sympy.Max(*sums)
     return out
 
 
-def _carried(lowering: Lowering) -> list[list[Expr]]:
+CHUNK = sympy.Symbol("__chunk_fraction", positive=True)
+"""In ``whole_rows(..., chunked=True)``: a chunk's rows over the core's rows."""
+
+
+def whole_rows(
+    lowering: Lowering, target: Target, chunked: bool = False
+) -> Expr | None:
+    """A floor of the UB of any plan of ``lowering``'s kernel that holds whole rows
+    (no row chunks): for the loop with the most, its states and, in slots of their
+    own, the other tiles its body holds together; None without vector states. With
+    ``chunked``, of a plan with row chunks of ``CHUNK`` times the core's rows: the
+    tiles its chunkable region makes and reads only there are that much smaller."""
+    mode: Any = CHUNK if chunked else True
+    sums = [
+        sympy.Add(*(_rounded(target, e) for e in loop))
+        for loop in _carried(lowering, everywhere=mode)
+    ]
+    return sympy.Max(*sums) if sums else None
+
+
+def _rounded(target: Target, e: Expr) -> Expr:
+    return round_up(e, max(target.align("UB"), UB_TILE_ALIGN))
+
+
+def _carried(lowering: Lowering, everywhere: Any = False) -> list[list[Expr]]:
     """Per loop of the vector code: the bytes one vector core holds of each state it
-    carries (distinct init values; loops without vector states are left out)."""
+    carries (distinct init values; loops without vector states are left out), and
+    last, when there is one, of the largest tile it makes after its chunkable region
+    (``_whole_after``)."""
     out = []
     for op in walk(lowering.grid.body):
         if not isinstance(op, ir.For):
             continue
         seen: dict[str, Expr] = {}
         for v in op.inits:
-            t = v.type if isinstance(v, ir.Value) else None
-            if not isinstance(t, TileType) or v.name in seen:
-                continue
-            if v.name not in lowering.vec.homes:
-                continue  # a cube value, or one the vector plan does not hold
-            shape = lowering.core_shape(v)
-            n: Expr = sympy.Mul(*shape) if shape else sympy.Integer(1)
-            seen[v.name] = n * t.dtype.itemsize
+            if isinstance(v, ir.Value) and v.name not in seen:
+                size = _core_bytes(lowering, v)
+                if size is not None:
+                    seen[v.name] = size
         if seen:
-            out.append(list(seen.values()))
+            states = {lowering.vec.homes[n] for n in seen}
+            extra = _whole_after(lowering, op, states, everywhere)
+            out.append(list(seen.values()) + ([extra] if extra is not None else []))
     return out
+
+
+def _core_bytes(lowering: Lowering, v: ir.Value) -> Expr | None:
+    """Bytes one vector core holds of tile ``v``; None for a value the vector plan
+    does not hold (a cube value, a view, a fused comparison) or not a tile."""
+    t = v.type
+    if not isinstance(t, TileType) or v.name not in lowering.vec.homes:
+        return None
+    shape = lowering.core_shape(v)
+    n: Expr = sympy.Mul(*shape) if shape else sympy.Integer(1)
+    return n * t.dtype.itemsize
+
+
+def _whole_after(
+    lowering: Lowering, loop: ir.For, states: set[str], everywhere: Any = False
+) -> Expr | None:
+    """The most bytes (per vector core) of tiles that ``loop``'s body makes after its
+    chunkable region (anywhere in the body when it has none, or with ``everywhere``:
+    whole rows) and that are live together, each in a slot of no state (``states``:
+    the states' slots at the anchor); None if there are none.
+
+    Row chunks never cover such a tile: it holds all the core's rows. Tiles live
+    across one point of the body (made before it, read after it), and a tile sent to
+    the cube with the tiles it is made from, are held at once, in distinct slots: the
+    bytes held together at each point, the largest of them."""
+    from fadsl.plan.memory.row_chunk import Refused, region
+    from fadsl.plan.memory.vector_slots import linearize
+
+    points: dict[int, ir.Op] = {}
+    linearize(lowering.grid.body, points, [], [0])
+    pos_of = {id(op): pos for pos, op in points.items()}
+    try:
+        first, last = region(loop, lowering.sides, lowering.grid, pos_of)[:2]
+    except Refused:
+        first, last = -1, -1  # never chunked: every tile of the body holds whole rows
+        if everywhere is not True and everywhere:
+            return None  # (no chunked plan)
+    inside = [
+        k for k, op in enumerate(loop.body) if first <= pos_of.get(id(op), -2) <= last
+    ]
+    if everywhere is not False:
+        last = -1
+    made: dict[str, tuple[int, Expr]] = {}
+    read: dict[str, int] = {}
+    vector_read: dict[str, int] = {}
+    """The last read by the vector cores (the cube reads a chunked P chunk by chunk)."""
+    for k, op in enumerate(loop.body):
+        for v in _reads(op):
+            read[v.name] = k
+            if not isinstance(op, ir.Dot):
+                vector_read[v.name] = k
+        if isinstance(op, ir.For) or pos_of.get(id(op), -1) <= last:
+            continue
+        for v in op.results():
+            if not isinstance(v, ir.Value) or lowering.vec.homes.get(v.name) in states:
+                continue
+            size = _core_bytes(lowering, v)
+            if size is not None:
+                made[v.name] = (k, size)
+    for v in loop.yields:
+        read[v.name] = len(loop.body)
+    if everywhere is not True and everywhere is not False and inside:
+        # made and read only inside the region: chunk-sized (row_chunk.py)
+        lo, hi = inside[0], inside[-1]
+        made = {
+            n: (at, e * everywhere if lo <= at and vector_read.get(n, -1) <= hi else e)
+            for n, (at, e) in made.items()
+        }
+    peaks = []
+    sent = {v.name for v in lowering.sides.to_cube}
+    for k, op in enumerate(loop.body):
+        names = [n for n, (at, _) in made.items() if at < k < read.get(n, -1)]
+        if any(v.name in sent for v in op.results()):
+            # a tile for the cube has a VECOUT queue of its own (vector_plan.py):
+            # it is made while the tiles it is made from are held
+            here = [v.name for v in (*op.results(), *op.operand_values())]
+            names += [n for n in here if n in made and n not in names]
+        homes = [lowering.vec.homes[n] for n in names]
+        if names and len(set(homes)) == len(homes):  # (else: slots shared, no sum)
+            peaks.append(sympy.Add(*(made[n][1] for n in names)))
+    sizes = [e for _, e in made.values()] + peaks
+    return sympy.Max(*sizes) if sizes else None
+
+
+def _reads(op: ir.Op) -> list[ir.Value]:
+    """The values ``op`` reads (a nested loop: every value its body reads)."""
+    if isinstance(op, ir.For):
+        return list(op.operand_values()) + [
+            v for inner in walk(op.body) for v in inner.operand_values()
+        ]
+    return list(op.operand_values())
 
 
 def over(floor: Mapping[str, Expr], target: Target, values: Mapping[str, Any]) -> Any:
@@ -102,4 +219,4 @@ def over(floor: Mapping[str, Expr], target: Target, values: Mapping[str, Any]) -
     return out
 
 
-__all__ = ["floors", "over"]
+__all__ = ["CHUNK", "floors", "over", "whole_rows"]

@@ -15,10 +15,10 @@ same object to each of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from fadsl.ir.nodes import Kernel
@@ -26,8 +26,12 @@ if TYPE_CHECKING:
     from fadsl.target import Target
 
 Key = tuple[Any, ...]
+T = TypeVar("T")
 
 _PLANS: ContextVar[dict[Key, Any] | None] = ContextVar("fadsl_tune_plans", default=None)
+_ANSWERS: ContextVar[dict[Key, Any] | None] = ContextVar(
+    "fadsl_tune_answers", default=None
+)
 
 
 @contextmanager
@@ -36,9 +40,11 @@ def sharing_plans() -> Iterator[dict[Key, Any]]:
     from fadsl.plan.search import vec_memo
 
     token, vectors = _PLANS.set({}), vec_memo.start()
+    answers = _ANSWERS.set({})
     try:
         yield _PLANS.get() or {}
     finally:
+        _ANSWERS.reset(answers)
         vec_memo.stop(vectors)
         _PLANS.reset(token)
 
@@ -60,10 +66,23 @@ def planned(
     return hit
 
 
+def remembered(what: Key, env: Mapping[str, Any], make: Callable[[], T]) -> T:
+    """``make()``, or its answer for ``what`` at equal sizes ``env`` before, inside
+    ``sharing_plans`` (``KernelModel.at``: tune bounds a planned configuration at
+    the model's row chunks, then models it)."""
+    memo = _ANSWERS.get()
+    if memo is None:
+        return make()
+    key = (*what, tuple(sorted(env.items())))
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]  # type: ignore[no-any-return]
+
+
 def plans_made() -> int:
     """How many distinct plans the current ``sharing_plans`` block made."""
     memo = _PLANS.get()
     return len(memo) if memo is not None else 0
 
 
-__all__ = ["planned", "plans_made", "sharing_plans"]
+__all__ = ["planned", "plans_made", "remembered", "sharing_plans"]
