@@ -51,6 +51,7 @@ from typing import Any
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
 from fadsl.ir.op_base import Slice
+from fadsl.plan.memory.whole_rows import whole_rows_ub
 from fadsl.plan.memory.l0_split import SubDotKey, as_key
 from fadsl.target import Target
 
@@ -146,7 +147,7 @@ def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) ->
     from fadsl.plan.memory.plan_buffers import lower
 
     try:
-        passed, whole = _whole_rows_ub(kernel, target, env)
+        passed, whole = whole_rows_ub(kernel, target, env)
         if exact(whole, env) <= target.capacity("UB"):
             return 1
         key = (id(kernel), target.name, tuple(sorted(env.items())))
@@ -159,27 +160,6 @@ def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) ->
         return int(_CHUNKS[key])
     except (FadslError, KeyError, TypeError, ValueError):
         return 1
-
-
-def _whole_rows_ub(
-    kernel: ir.Kernel, target: Target, env: Mapping[str, Any]
-) -> tuple[ir.Kernel, Any]:
-    """(``kernel`` after the passes, the UB formula of its plan with whole rows made
-    at the first ``env`` asked for), kept per kernel."""
-    import dataclasses
-
-    from fadsl.passes import run_pipeline
-    from fadsl.plan.memory.plan_buffers import lower
-
-    key = ("whole", id(kernel), target.name)
-    cached = _CHUNKS.get(key)
-    if cached is None or cached[0] is not kernel:
-        passed = run_pipeline(kernel, target)
-        roomy = dataclasses.replace(target, ub_bytes=2**62)  # whole rows always fit
-        plan = lower(passed, roomy, dict(env)).plan
-        cached = (kernel, passed, plan.footprint("UB", target.align("UB")))
-        _CHUNKS[key] = cached
-    return cached[1], cached[2]
 
 
 def planned_sub_dots(

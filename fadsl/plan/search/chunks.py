@@ -63,7 +63,7 @@ class _Chunks:
         """The whole-rows UB formula (``planned_chunks``'s) and the core rows."""
         from fadsl.errors import FadslError
         from fadsl.ir import nodes as ir
-        from fadsl.perf.schedule import _whole_rows_ub
+        from fadsl.plan.memory.whole_rows import whole_rows_ub
         from fadsl.plan.memory.plan_buffers import lower
         from fadsl.plan.schedule.sides import walk
         from fadsl.plan.search.floor import whole_rows
@@ -74,7 +74,7 @@ class _Chunks:
         if any(lp.row_chunk > 0 for lp in loops):
             return  # forced chunks: not the planner's choice
         try:
-            passed, self.whole = _whole_rows_ub(kernel, target, env)
+            passed, self.whole = whole_rows_ub(kernel, target, env)
             roomy = dataclasses.replace(target, ub_bytes=2**62)
             low = lower(passed, roomy, dict(env))
         except (FadslError, KeyError, TypeError, ValueError):
@@ -88,7 +88,6 @@ class _Chunks:
 
     def least(self, env: Mapping[str, Any]) -> int:
         from fadsl.errors import FadslError
-        from fadsl.plan.memory.row_chunk import candidates
         from fadsl.plan.resources.footprint_eval import exact
 
         if not self._ready:
