@@ -53,19 +53,8 @@ def scalar_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
         f"AscendC::DataCopyPad({dst}[{e.names.expr(_offset(e, op))}], {top}, "
         "AscendC::DataCopyExtParams{1, static_cast<uint32_t>(sizeof(float)), 0, 0, 0});"
     )
-    add: tuple[Stmt, ...] = atomic_io.bracket((copy,))
-    if e.low.split.blocks and e.low.split.block_of(g) is None:
-        add = (Block("if (AscendC::GetSubBlockIdx() == 0)", add),)
-    calls = [
-        Line(f"AscendC::ReduceSum({top}, {e.var(g)}, {work}, {e.count(g)});"),
-        Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
-        *add,
-        Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"),
-    ]
-    decls = [Line(t) for t in vector_temps.decls(e, pos, form)]
-    out.append(Block("", tuple(decls + calls)))
-    e.dirty |= set(e.vec.temps.get(pos, ()))
-    return out
+    reduce = Line(f"AscendC::ReduceSum({top}, {e.var(g)}, {work}, {e.count(g)});")
+    return out + [_added(e, pos, g, [reduce], atomic_io.bracket((copy,)))]
 
 
 def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
@@ -95,20 +84,31 @@ def window_add(e: VectorEmitter, op: ir.ScatterAdd, pos: int) -> list[Stmt]:
         "0, 0, 0});"
     )
     length = f"({ext}) - ({base}) < ({width}) ? ({ext}) - ({base}) : ({width})"
-    add: tuple[Stmt, ...] = (Block("if (windowLen > 0)", atomic_io.bracket((copy,))),)
+    add = (Block("if (windowLen > 0)", atomic_io.bracket((copy,))),)
+    first = [Line(f"const int64_t windowLen = {length};"), *body]  # inside the tensor
+    return out + [_added(e, pos, g, first, add)]
+
+
+def _added(
+    e: VectorEmitter,
+    pos: int,
+    g: ir.Value,
+    compute: list[Stmt],
+    add: tuple[Stmt, ...],
+) -> Stmt:
+    """The op's temporaries, ``compute``, then the atomic ``add`` between a V -> MTE3
+    and an MTE3 -> V wait; by sub-block 0 alone where both cores hold ``g`` whole."""
     if e.low.split.blocks and e.low.split.block_of(g) is None:
         add = (Block("if (AscendC::GetSubBlockIdx() == 0)", add),)
     calls = [
-        Line(f"const int64_t windowLen = {length};"),  # entries inside the tensor
-        *body,
+        *compute,
         Line("fadsl::SetWaitFlag<AscendC::HardEvent::V_MTE3>();"),
         *add,
         Line("fadsl::SetWaitFlag<AscendC::HardEvent::MTE3_V>();"),
     ]
-    decls = [Line(t) for t in vector_temps.decls(e, pos, form)]
-    out.append(Block("", tuple(decls + calls)))
+    decls = [Line(t) for t in vector_temps.decls(e, pos, e.vec.forms[pos])]
     e.dirty |= set(e.vec.temps.get(pos, ()))
-    return out
+    return Block("", tuple(decls + calls))
 
 
 def _column_sums(e: VectorEmitter, g: ir.Value, window: str) -> list[Stmt]:
