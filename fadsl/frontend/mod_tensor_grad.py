@@ -162,6 +162,9 @@ class _Walk:
         darg = [self.scalar_d(sympy.sympify(a)) for a in op.args]
         if all(x is None for x in darg):
             return
+        from fadsl.frontend.scalar_math import define
+        from fadsl.ir.expr import as_expr
+
         y, a = fsym(op.name), sympy.sympify(op.args[0])
         rules = {
             "exp": lambda: y * darg[0],
@@ -169,6 +172,10 @@ class _Walk:
             "log": lambda: darg[0] / a,
             "log2": lambda: darg[0] / (a * math.log(2.0)),
             "sqrt": lambda: darg[0] / (2 * y),
+            "tanh": lambda: (1 - y * y) * darg[0],
+            "sigmoid": lambda: y * (1 - y) * darg[0],
+            "sin": lambda: as_expr(define("cos", (a,))) * darg[0],
+            "cos": lambda: -as_expr(define("sin", (a,))) * darg[0],
         }
         if op.fn == "pow" and darg[1] is None:
             e = sympy.sympify(op.args[1])
