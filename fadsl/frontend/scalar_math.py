@@ -26,8 +26,6 @@ UNARY = ("exp", "exp2", "log", "log2", "sqrt", "abs", "floor")
 UNARY += ("sin", "cos", "tanh", "sigmoid")
 """fd.<name> of a scalar: a scalar_def of the same name."""
 
-REFUSED = ("sin", "cos")
-"""Of a tile: not lowered (the vector unit has no sin / cos instruction)."""
 
 _CMP = {
     "StrictLessThan": "lt",
@@ -104,18 +102,20 @@ def log2(x: Any) -> Any:
 
 
 def sin(x: Any) -> Any:
-    """Sine of a scalar (``b``, ``h``, a loaded value, a shape symbol: computed once per
-    task by the scalar unit); of a tile, numpy in a mod's reference run only."""
-    return _refused("sin", x)
+    """Elementwise sine: of a scalar (``b``, ``h``, a loaded value, a shape symbol) by
+    the scalar unit once per task; of a tile (``q_idx``, ``kv_idx``, ``score``) by a
+    vector-unit sequence (fadsl/frontend/tile_trig.py)."""
+    return _trig("sin", x)
 
 
 def cos(x: Any) -> Any:
-    """Cosine of a scalar (``b``, ``h``, a loaded value, a shape symbol: computed once
-    per task by the scalar unit); of a tile, numpy in a mod's reference run only."""
-    return _refused("cos", x)
+    """Elementwise cosine: of a scalar (``b``, ``h``, a loaded value, a shape symbol)
+    by the scalar unit once per task; of a tile (``q_idx``, ``kv_idx``, ``score``) by a
+    vector-unit sequence (fadsl/frontend/tile_trig.py)."""
+    return _trig("cos", x)
 
 
-def _refused(name: str, x: Any) -> Any:
+def _trig(name: str, x: Any) -> Any:
     from fadsl.frontend import tile_ops
 
     if tile_ops._eager(x):
@@ -124,20 +124,14 @@ def _refused(name: str, x: Any) -> Any:
         return getattr(np, name)(x)
     if is_mod_scalar(x):
         return unary(name, x)
-    return refuse(name, x)
+    if isinstance(x, ops.Tile):
+        from fadsl.frontend.tile_trig import sin_cos
 
-
-def refuse(fn: str, x: Any) -> Any:
-    """fd.sin / fd.cos: numpy in a reference run, refused in a kernel."""
+        return sin_cos(x, cos=name == "cos")
     raise KernelSyntaxError(
-        f"fd.{fn} of a tile is not lowered: the vector unit has no {fn} instruction "
-        f"that fadsl emits (fd.{fn} of b, h, a loaded scalar or a shape symbol is)",
+        f"fd.{name} takes a tile or a scalar (b, h, a loaded value, a number), "
+        f"not {type(x).__name__}",
         ops.current().here(),
-        hint="mods may use + - * / // % **, fd.exp, fd.exp2, fd.log, fd.log2, "
-        "fd.sqrt, fd.abs, fd.floor, fd.tanh, fd.sigmoid, fd.minimum, fd.maximum, "
-        "fd.where, fd.cast and comparisons, and fd.sin / fd.cos of scalars "
-        f"(docs/variants.md); precompute {fn} of positions into an fd.tensor "
-        "indexed by q_idx / kv_idx",
         code="mod_math_unsupported",
     )
 

@@ -682,10 +682,10 @@ CATALOGUE: tuple[Mistake, ...] = (
         "mod_math_unsupported",
         "Math a mod cannot use in a kernel",
         "score_mod",
-        "return score + fd.sin(kv_idx * 0.5) * (kv_idx - q_idx)",
+        "return score + (-2.0) ** (kv_idx * 0.1)",
         "Use the operations docs/variants.md lists (`+ - * / // % **`, `fd.exp`, "
-        "`fd.exp2`, `fd.log`, `fd.log2`, `fd.sqrt`, ...; `fd.sin` / `fd.cos` of `b`, "
-        "`h`, loaded scalars); precompute other values into an `fd.tensor` read as "
+        "`fd.exp2`, `fd.log`, `fd.log2`, `fd.sqrt`, `fd.sin`, `fd.cos`, ...) within "
+        "their domain; precompute other values into an `fd.tensor` read as "
         "`table[h]` or `table[kv_idx]`.",
     ),
     mod(

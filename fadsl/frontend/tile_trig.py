@@ -1,0 +1,69 @@
+"""``fd.sin`` / ``fd.cos`` of a tile (``fd.cos(q_idx * theta)``): a vector-unit sequence.
+
+The vector unit has no sine instruction, so the frontend writes one out of tile ops
+the backends already lower with documented level-2 API (Muls, Adds, Sub, Mul, and
+Cast with CAST_FLOOR for ``fd.floor``), each an f32 tile the resource checker counts,
+with its own instruction counts and cost:
+
+* reduction by pi: ``x = k pi + r`` with ``k = n`` (sin) or ``n + 1/2`` (cos) for an
+  integer ``n``, ``|r| <= pi / 2``; pi in three parts (Cody and Waite), the first two
+  short enough that ``k`` times them is exact for ``|x| < 1e4``;
+* ``sin r`` by an odd degree-11 polynomial fitted to sin on [-pi/2, pi/2] (error 1.5e-7
+  relative in f32 Horner form, measured by tests/variants/test_mod_trig_tiles.py);
+* the sign ``(-1)^n`` as ``1 - 2 (n - 2 floor(n / 2))``; cos is ``-(-1)^n sin r``.
+
+The interpreter runs the same ops in f32; a mod's float64 reference stays numpy's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fadsl.frontend import ops
+from fadsl.frontend import tile_ops as t
+from fadsl.ir.types import DType
+
+PI_A = 3.140625
+"""pi's first part: 8 significant bits."""
+PI_B = 0.0009675025939941406
+"""pi's second part: 11 significant bits."""
+PI_C = math.pi - PI_A - PI_B
+"""The rest (an f32 constant: its product with k is rounded once)."""
+SIN_Z = (
+    -1.66666666e-01,
+    8.33333132e-03,
+    -1.98409034e-04,
+    2.75273608e-06,
+    -2.39250916e-08,
+)
+"""sin r = r + r z (c1 + z (c2 + ...)), z = r^2: least squares on [0, pi/2]."""
+
+
+def _sin_reduced(r: ops.Tile) -> ops.Tile:
+    z = r * r
+    p = z * SIN_Z[-1] + SIN_Z[-2]
+    for c in reversed(SIN_Z[:-2]):
+        p = p * z + c
+    return r + r * (z * p)
+
+
+def _parity_sign(n: ops.Tile) -> ops.Tile:
+    """(-1)^n for an integral f32 tile n: 1 - 2 (n - 2 floor(n / 2))."""
+    odd = n - t.floor(n * 0.5) * 2.0
+    return odd * -2.0 + 1.0
+
+
+def sin_cos(x: ops.Tile, cos: bool) -> ops.Tile:
+    """sin(x) or cos(x) of a tile, in f32 (of a float32 numpy array: the same sequence
+    in numpy, which is how its accuracy is measured)."""
+    if isinstance(x, ops.Tile) and x.dtype is not DType.F32:
+        x = t.cast(x, DType.F32)
+    if cos:
+        n = t.floor(x * (1.0 / math.pi))
+        k = n + 0.5
+    else:
+        n = t.floor(x * (1.0 / math.pi) + 0.5)
+        k = n
+    r = ((x - k * PI_A) - k * PI_B) - k * PI_C
+    s = _sin_reduced(r) * _parity_sign(n)
+    return s * -1.0 if cos else s
