@@ -29,6 +29,7 @@ from fadsl.errors import KernelSyntaxError, UsageError
 from fadsl.frontend import ops
 from fadsl.frontend import tile_ops as fd
 from fadsl.frontend.mod_grad import _RULES, Deriv, _compares, _tile
+from fadsl.frontend.tile_trig import is_reduction_floor
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import fsym
 from fadsl.ir.types import DType
@@ -192,8 +193,8 @@ class _Walk:
         if isinstance(op, ir.ScalarDef):
             self.scalar_def(op)
             return
-        if not isinstance(op, ir.ValueOp):
-            return
+        if not isinstance(op, ir.ValueOp) or is_reduction_floor(op):
+            return  # (fd.sin / fd.cos's integral steps: derivative 0)
         ds = [self.d(x) for x in _operands(op)]
         if all(x is None for x in ds):
             return

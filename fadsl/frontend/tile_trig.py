@@ -13,11 +13,15 @@ with its own instruction counts and cost:
 * the sign ``(-1)^n`` as ``1 - 2 (n - 2 floor(n / 2))``; cos is ``-(-1)^n sin r``.
 
 The interpreter runs the same ops in f32; a mod's float64 reference stays numpy's.
+The floors of the reduction are integral steps, derivative 0 where defined: the
+backward (mod_grad.py, mod_tensor_grad.py) reads them as constants
+(``is_reduction_floor``), so it differentiates the polynomial in ``r``.
 """
 
 from __future__ import annotations
 
 import math
+from weakref import WeakKeyDictionary
 
 from fadsl.frontend import ops
 from fadsl.frontend import tile_ops as t
@@ -39,6 +43,26 @@ SIN_Z = (
 """sin r = r + r z (c1 + z (c2 + ...)), z = r^2: least squares on [0, pi/2]."""
 
 
+_FLOORS: WeakKeyDictionary[object, set[str]] = WeakKeyDictionary()
+"""Per builder: the names of the floor results this module emitted."""
+
+
+def _floor(x: ops.Tile) -> ops.Tile:
+    n = t.floor(x)
+    if isinstance(n, ops.Tile):
+        _FLOORS.setdefault(ops.current().builder, set()).add(n.value.name)
+    return n
+
+
+def is_reduction_floor(op: object) -> bool:
+    """Whether ``op`` is a floor of sin / cos's reduction in the open kernel."""
+    from fadsl.ir import nodes as ir
+
+    if not isinstance(op, ir.Floor):
+        return False
+    return op.result.name in _FLOORS.get(ops.current().builder, set())
+
+
 def _sin_reduced(r: ops.Tile) -> ops.Tile:
     z = r * r
     p = z * SIN_Z[-1] + SIN_Z[-2]
@@ -49,7 +73,7 @@ def _sin_reduced(r: ops.Tile) -> ops.Tile:
 
 def _parity_sign(n: ops.Tile) -> ops.Tile:
     """(-1)^n for an integral f32 tile n: 1 - 2 (n - 2 floor(n / 2))."""
-    odd = n - t.floor(n * 0.5) * 2.0
+    odd = n - _floor(n * 0.5) * 2.0
     return odd * -2.0 + 1.0
 
 
@@ -59,10 +83,10 @@ def sin_cos(x: ops.Tile, cos: bool) -> ops.Tile:
     if isinstance(x, ops.Tile) and x.dtype is not DType.F32:
         x = t.cast(x, DType.F32)
     if cos:
-        n = t.floor(x * (1.0 / math.pi))
+        n = _floor(x * (1.0 / math.pi))
         k = n + 0.5
     else:
-        n = t.floor(x * (1.0 / math.pi) + 0.5)
+        n = _floor(x * (1.0 / math.pi) + 0.5)
         k = n
     r = ((x - k * PI_A) - k * PI_B) - k * PI_C
     s = _sin_reduced(r) * _parity_sign(n)
