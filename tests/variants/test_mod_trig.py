@@ -84,26 +84,44 @@ kernel = fd.attention(name="rotary_head", score_mod=rotary_head, causal=True)
 """
 
 
+SQUASHED_SOURCE = """
+import fadsl as fd
+
+
+def squashed_slopes(score, b, h, q_idx, kv_idx):
+    slope = fd.tanh(h * 0.6 - 1.0) + fd.sigmoid(2.0 - h * 1.5)
+    return score * (1.0 + 0.25 * fd.sin(h * 2.0)) + slope * (kv_idx - q_idx) * 0.03
+
+
+kernel = fd.attention(name="squashed_slopes", score_mod=squashed_slopes)
+"""
+SIMS = {"rotary_head": (ROTARY_SOURCE, "fp16"), "squashed_slopes": (SQUASHED_SOURCE, "bf16")}
+
+
 @pytest.mark.cpu_runtime
 @NEEDS_GXX
-def test_scalar_cos_and_sin_in_the_cpu_runtime(tmp_path: Path) -> None:
-    """One fp16 build: GQA, causal, tails in Sq and Skv (blocks of 64)."""
+@pytest.mark.parametrize("name", sorted(SIMS))
+def test_scalar_trig_in_the_cpu_runtime(name: str, tmp_path: Path) -> None:
+    """One build each (cos + sin at fp16; tanh + sigmoid + sin at bf16): GQA, tails
+    in Sq and Skv (blocks of 64)."""
+    source, dtype = SIMS[name]
     src = tmp_path / "kernel.py"
-    src.write_text(ROTARY_SOURCE)
+    src.write_text(source)
     out = tmp_path / "sim"
     cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(out), "--shape"]
-    cmd += ["B=1,N=4,Nkv=2,Sq=100,Skv=150,D=32", "--dtype", "fp16"]
+    cmd += ["B=1,N=4,Nkv=2,Sq=100,Skv=150,D=32", "--dtype", dtype]
     cmd += ["--set", "block_q=64", "--set", "block_kv=64"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     meta = json.loads((out / "meta.json").read_text())
     assert all(v["passed"] for v in meta["check"].values()), meta["check"]
-    assert meta["vs_interpreter"]["o"]["max_abs_diff"] <= 4 * ULP["fp16"]
+    assert meta["vs_interpreter"]["o"]["max_abs_diff"] <= 4 * ULP[dtype]
     dims = {"q": (1, 4, 100, 32), "k": (1, 2, 150, 32), "v": (1, 2, 150, 32)}
-    data = {n: read_bin(out / f"{n}.bin", "fp16", s) for n, s in dims.items()}
-    o = read_bin(out / "o.bin", "fp16", dims["q"])
-    ref = reference("rotary_head", data, causal=True)
-    np.testing.assert_allclose(o, ref, rtol=0, atol=4e-3)
+    data = {n: read_bin(out / f"{n}.bin", dtype, s) for n, s in dims.items()}
+    o = read_bin(out / "o.bin", dtype, dims["q"])
+    ref = reference(name, data, causal=KERNELS[name].spec.causal)
+    atol = 4e-3 if dtype == "fp16" else 2.5e-2
+    np.testing.assert_allclose(o, ref, rtol=0, atol=atol)
 
 
 def test_scalar_trig_is_a_per_task_scalar_unit_call(tmp_path: Path) -> None:
