@@ -173,3 +173,36 @@ def test_gradients_of_tensors_through_scalar_trig_match_finite_differences() -> 
         tol = 2e-4 * max(1.0, float(np.abs(want).max()))
         np.testing.assert_allclose(have, want, rtol=0, atol=tol, err_msg=f"d{t}")
         assert np.abs(want).max() > 1e-3, f"d{t} is ~0: the test would not notice"
+
+
+LOADED_SOURCE = """
+import fadsl as fd
+
+phase = fd.tensor("phase", "N", init=lambda s, g: g.uniform(-3.0, 3.0, s))
+
+
+def loaded_phase(score, b, h, q_idx, kv_idx):
+    p = phase[h]
+    return score + (fd.sin(p) + fd.cos(p * 2.0) * fd.tanh(p)) * (kv_idx - q_idx) * 0.05
+
+
+kernel = fd.attention(name="loaded_phase", score_mod=loaded_phase, causal=True)
+"""
+
+
+@pytest.mark.cpu_runtime
+@NEEDS_GXX
+def test_trig_of_a_loaded_scalar_in_the_cpu_runtime(tmp_path: Path) -> None:
+    """sin / cos / tanh of a value read from a per-head tensor (fp16, GQA, causal,
+    tails): the tolerance rule against float64 and 4 fp16 units of the interpreter."""
+    src = tmp_path / "kernel.py"
+    src.write_text(LOADED_SOURCE)
+    out = tmp_path / "sim"
+    cmd = [sys.executable, "-m", "fadsl", "sim", str(src), "-o", str(out), "--shape"]
+    cmd += ["B=1,N=4,Nkv=2,Sq=100,Skv=150,D=32", "--dtype", "fp16"]
+    cmd += ["--set", "block_q=64", "--set", "block_kv=64"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert all(v["passed"] for v in meta["check"].values()), meta["check"]
+    assert meta["vs_interpreter"]["o"]["max_abs_diff"] <= 4 * ULP["fp16"]
