@@ -3,8 +3,8 @@
 ``fd.exp2(-8.0 * (h + 1) / N)`` (ALiBi's slope from the head) is the same for every
 score of a task. ``+ - * /`` of such scalars stay sympy expressions, which the backends
 compute where they are used; what an expression cannot say (exp, exp2, log, log2,
-sqrt, abs, floor, sin, cos, tanh, sigmoid, ``**``, min / max / ``//`` / ``%`` of floats, a select, a comparison
-as a number, a cast) becomes a ``scalar_def`` op (fadsl/ir/op_scalar.py) binding a
+sqrt, abs, floor, sin, cos, tanh, sigmoid, ``**``, min / max / ``//`` / ``%`` of
+floats, a select, a comparison as a number, a cast) becomes a ``scalar_def`` op (fadsl/ir/op_scalar.py) binding a
 fresh symbol: computed by the scalar unit, once per task after hoist_scalars.
 """
 
