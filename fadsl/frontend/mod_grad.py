@@ -21,6 +21,7 @@ from typing import Any
 from fadsl.errors import KernelSyntaxError
 from fadsl.frontend import ops
 from fadsl.frontend import tile_ops as fd
+from fadsl.frontend.tile_trig import is_reduction_floor
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import DType
 
@@ -54,8 +55,8 @@ def score_mod_traced(
 
 def _step(spec: Any, op: ir.Op, grads: dict[str, Deriv], depends: set[str]) -> None:
     used = [v for v in op.operand_values() if v.name in depends]
-    if not used or not isinstance(op, ir.ValueOp):
-        return
+    if not used or not isinstance(op, ir.ValueOp) or is_reduction_floor(op):
+        return  # (fd.sin / fd.cos's integral steps: derivative 0)
     depends.add(op.result.name)
     rule = _RULES.get(type(op))
     if rule is None:

@@ -29,6 +29,7 @@ from fadsl.errors import KernelSyntaxError, UsageError
 from fadsl.frontend import ops
 from fadsl.frontend import tile_ops as fd
 from fadsl.frontend.mod_grad import _RULES, Deriv, _compares, _tile
+from fadsl.frontend.tile_trig import is_reduction_floor
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import fsym
 from fadsl.ir.types import DType
@@ -162,6 +163,9 @@ class _Walk:
         darg = [self.scalar_d(sympy.sympify(a)) for a in op.args]
         if all(x is None for x in darg):
             return
+        from fadsl.frontend.scalar_math import define
+        from fadsl.ir.expr import as_expr
+
         y, a = fsym(op.name), sympy.sympify(op.args[0])
         rules = {
             "exp": lambda: y * darg[0],
@@ -169,6 +173,10 @@ class _Walk:
             "log": lambda: darg[0] / a,
             "log2": lambda: darg[0] / (a * math.log(2.0)),
             "sqrt": lambda: darg[0] / (2 * y),
+            "tanh": lambda: (1 - y * y) * darg[0],
+            "sigmoid": lambda: y * (1 - y) * darg[0],
+            "sin": lambda: as_expr(define("cos", (a,))) * darg[0],
+            "cos": lambda: -as_expr(define("sin", (a,))) * darg[0],
         }
         if op.fn == "pow" and darg[1] is None:
             e = sympy.sympify(op.args[1])
@@ -185,8 +193,8 @@ class _Walk:
         if isinstance(op, ir.ScalarDef):
             self.scalar_def(op)
             return
-        if not isinstance(op, ir.ValueOp):
-            return
+        if not isinstance(op, ir.ValueOp) or is_reduction_floor(op):
+            return  # (fd.sin / fd.cos's integral steps: derivative 0)
         ds = [self.d(x) for x in _operands(op)]
         if all(x is None for x in ds):
             return

@@ -3,8 +3,8 @@
 ``fd.exp2(-8.0 * (h + 1) / N)`` (ALiBi's slope from the head) is the same for every
 score of a task. ``+ - * /`` of such scalars stay sympy expressions, which the backends
 compute where they are used; what an expression cannot say (exp, exp2, log, log2,
-sqrt, abs, floor, ``**``, min / max / ``//`` / ``%`` of floats, a select, a comparison
-as a number, a cast) becomes a ``scalar_def`` op (fadsl/ir/op_scalar.py) binding a
+sqrt, abs, floor, sin, cos, tanh, sigmoid, ``**``, min / max / ``//`` / ``%`` of
+floats, a select, a comparison as a number, a cast) becomes a ``scalar_def`` op (fadsl/ir/op_scalar.py) binding a
 fresh symbol: computed by the scalar unit, once per task after hoist_scalars.
 """
 
@@ -23,9 +23,9 @@ from fadsl.ir.expr import CeilDiv, Expr, FloorDiv, as_expr, fsym, is_int_expr, i
 from fadsl.ir.types import DType
 
 UNARY = ("exp", "exp2", "log", "log2", "sqrt", "abs", "floor")
+UNARY += ("sin", "cos", "tanh", "sigmoid")
 """fd.<name> of a scalar: a scalar_def of the same name."""
 
-REFUSED = ("sin", "cos")
 
 _CMP = {
     "StrictLessThan": "lt",
@@ -43,6 +43,10 @@ _PY = {
     "sqrt": math.sqrt,
     "abs": abs,
     "floor": math.floor,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tanh": math.tanh,
+    "sigmoid": lambda x: 0.5 * (1.0 + math.tanh(0.5 * x)),
 }
 
 
@@ -65,7 +69,8 @@ def define(fn: str, args: tuple[Any, ...], dtype: DType = DType.F32) -> Any:
 
 
 def unary(fn: str, x: Any) -> Any:
-    """fd.exp / exp2 / log / log2 / sqrt / abs / floor of a scalar."""
+    """fd.exp / exp2 / log / log2 / sqrt / abs / floor / sin / cos / tanh / sigmoid
+    of a scalar."""
     e = as_expr(x)
     if e.is_Number:
         try:
@@ -97,35 +102,36 @@ def log2(x: Any) -> Any:
 
 
 def sin(x: Any) -> Any:
-    """Elementwise sine: numpy in a mod's reference run; not lowered in kernels."""
-    return _refused("sin", x)
+    """Elementwise sine: of a scalar (``b``, ``h``, a loaded value, a shape symbol) by
+    the scalar unit once per task; of a tile (``q_idx``, ``kv_idx``, ``score``) by a
+    vector-unit sequence (fadsl/frontend/tile_trig.py)."""
+    return _trig("sin", x)
 
 
 def cos(x: Any) -> Any:
-    """Elementwise cosine: numpy in a mod's reference run; not lowered in kernels."""
-    return _refused("cos", x)
+    """Elementwise cosine: of a scalar (``b``, ``h``, a loaded value, a shape symbol)
+    by the scalar unit once per task; of a tile (``q_idx``, ``kv_idx``, ``score``) by a
+    vector-unit sequence (fadsl/frontend/tile_trig.py)."""
+    return _trig("cos", x)
 
 
-def _refused(name: str, x: Any) -> Any:
+def _trig(name: str, x: Any) -> Any:
     from fadsl.frontend import tile_ops
 
     if tile_ops._eager(x):
         import numpy as np
 
         return getattr(np, name)(x)
-    return refuse(name, x)
+    if is_mod_scalar(x):
+        return unary(name, x)
+    if isinstance(x, ops.Tile):
+        from fadsl.frontend.tile_trig import sin_cos
 
-
-def refuse(fn: str, x: Any) -> Any:
-    """fd.sin / fd.cos: numpy in a reference run, refused in a kernel."""
+        return sin_cos(x, cos=name == "cos")
     raise KernelSyntaxError(
-        f"fd.{fn} is not lowered: the vector unit has no {fn} instruction that fadsl "
-        "emits, and the scalar unit has none either",
+        f"fd.{name} takes a tile or a scalar (b, h, a loaded value, a number), "
+        f"not {type(x).__name__}",
         ops.current().here(),
-        hint="mods may use + - * / // % **, fd.exp, fd.exp2, fd.log, fd.log2, "
-        "fd.sqrt, fd.abs, fd.floor, fd.tanh, fd.sigmoid, fd.minimum, fd.maximum, "
-        "fd.where, fd.cast and comparisons (docs/variants.md); precompute "
-        f"{fn} values into an fd.tensor indexed by b / h",
         code="mod_math_unsupported",
     )
 

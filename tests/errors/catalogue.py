@@ -682,10 +682,11 @@ CATALOGUE: tuple[Mistake, ...] = (
         "mod_math_unsupported",
         "Math a mod cannot use in a kernel",
         "score_mod",
-        "return score + fd.sin(h * 0.5) * (kv_idx - q_idx)",
+        "return score + (-2.0) ** (kv_idx * 0.1)",
         "Use the operations docs/variants.md lists (`+ - * / // % **`, `fd.exp`, "
-        "`fd.exp2`, `fd.log`, `fd.log2`, `fd.sqrt`, ...); precompute other per-head "
-        "values into an `fd.tensor` read as `table[h]`.",
+        "`fd.exp2`, `fd.log`, `fd.log2`, `fd.sqrt`, `fd.sin`, `fd.cos`, ...) within "
+        "their domain; precompute other values into an `fd.tensor` read as "
+        "`table[h]` or `table[kv_idx]`.",
     ),
     mod(
         "mask_mod_returns_score",
