@@ -804,6 +804,79 @@ __aicore__ inline float ScalarPow(float a, float b)
     return ScalarExp2(b * ScalarLog2(a));
 }
 
+// sin / cos: x = n pi/2 + r with |r| <= pi/4 (Cody and Waite: pi/2 in three parts,
+// the first two short enough that n times them is exact for |n| < 2^13, i.e.
+// |x| < 12867), then Cephes' minimax polynomials on r; the quadrant n mod 4 picks
+// sin r, cos r or their negatives. NaN for NaN, infinities and |x| > 2^20 (beyond,
+// no reduction without a table of 2/pi is accurate in f32); measured error in
+// tests/variants/test_mod_trig.py.
+__aicore__ inline float ScalarSinSmall(float r)
+{
+    float z = r * r;
+    float p = -1.9515295891e-4f;
+    p = p * z + 8.3321608736e-3f;
+    p = p * z - 1.6666654611e-1f;
+    return p * z * r + r;
+}
+
+__aicore__ inline float ScalarCosSmall(float r)
+{
+    float z = r * r;
+    float p = 2.443315711809948e-5f;
+    p = p * z - 1.388731625493765e-3f;
+    p = p * z + 4.166664568298827e-2f;
+    return p * z * z - 0.5f * z + 1.0f;
+}
+
+// sin(x + quarter pi/2): the quadrant shift is exact (an integer added to n).
+__aicore__ inline float ScalarSinQuadrant(float x, float quarter)
+{
+    if (!(ScalarAbs(x) <= 1048576.0f)) {
+        return ScalarNaN();
+    }
+    float n = ScalarFloor(x * 0.636619772367581f + 0.5f);
+    float r = ((x - n * 1.5703125f) - n * 4.837512969970703125e-4f) -
+              n * 7.549790126404332e-8f;
+    float m = n + quarter;
+    int32_t q = static_cast<int32_t>(m - 4.0f * ScalarFloor(m * 0.25f));
+    float v = (q % 2 == 0) ? ScalarSinSmall(r) : ScalarCosSmall(r);
+    return q >= 2 ? -v : v;
+}
+
+__aicore__ inline float ScalarSin(float x) { return ScalarSinQuadrant(x, 0.0f); }
+__aicore__ inline float ScalarCos(float x) { return ScalarSinQuadrant(x, 1.0f); }
+
+// tanh: Cephes' odd polynomial for |x| < 0.625, else 1 - 2 / (e^(2|x|) + 1) (no
+// cancellation: the result is above 0.55), +-1 beyond |x| = 9 (f32 rounds it there).
+__aicore__ inline float ScalarTanh(float x)
+{
+    if (x != x) {
+        return x;
+    }
+    float a = ScalarAbs(x);
+    if (a < 0.625f) {
+        float z = x * x;
+        float p = -5.70498872745e-3f;
+        p = p * z + 2.06390887954e-2f;
+        p = p * z - 5.37397155531e-2f;
+        p = p * z + 1.33314422036e-1f;
+        p = p * z - 3.33332819422e-1f;
+        return x + x * z * p;
+    }
+    float t = a > 9.0f ? 1.0f : 1.0f - 2.0f / (ScalarExp(2.0f * a) + 1.0f);
+    return x < 0.0f ? -t : t;
+}
+
+// sigmoid: 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below (subnormal results kept).
+__aicore__ inline float ScalarSigmoid(float x)
+{
+    if (x >= 0.0f) {
+        return 1.0f / (1.0f + ScalarExp(-x));
+    }
+    float e = ScalarExp(x);
+    return e / (1.0f + e);
+}
+
 }  // namespace fadsl
 
 #endif  // FADSL_TILE_H
