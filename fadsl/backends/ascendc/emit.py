@@ -30,11 +30,12 @@ from fadsl.backends.ascendc.view import (
     Stmt,
     TilingField,
 )
-from fadsl.errors import BackendError
+from fadsl.errors import BackendError, FadslError, InternalError, Loc
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
 from fadsl.plan.memory.plan_buffers import Lowering
+from fadsl.plan.resources.field_check import in_library
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,34 @@ def require_codegen(target: Any, kernel: ir.Kernel) -> None:
 
 
 def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
+    """The kernel's Ascend C. A refusal raised at a line of fadsl's own library program
+    (``fd.attention``'s) points at the kernel's declaration, the user's call, and names
+    the library line in a note (as the API-field proof does)."""
+    try:
+        return _emit(low, source, env)
+    except FadslError as err:
+        raise _at_declaration(err, low.kernel.loc)
+
+
+def _at_declaration(err: FadslError, kernel_loc: Loc | None) -> FadslError:
+    loc = err.loc
+    if (
+        isinstance(err, InternalError)
+        or loc is None
+        or kernel_loc is None
+        or not in_library(loc)
+        or in_library(kernel_loc)
+    ):
+        return err
+    err.notes = err.notes + (
+        f"raised at `{loc.source_line().strip()}` in fadsl's library program "
+        f"({loc.short()}), for the kernel declared here",
+    )
+    err.loc = kernel_loc
+    return err
+
+
+def _emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
     k = low.kernel
     require_codegen(low.target, k)
     consts = {
