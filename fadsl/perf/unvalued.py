@@ -7,6 +7,7 @@ from typing import Any
 
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
+from fadsl.user_site import user_site
 
 
 def refuse_unvalued(
@@ -25,12 +26,14 @@ def refuse_unvalued(
         f"`{n}` (read from the input `{reads[n]}`)" if n in reads else f"`{n}`"
         for n in missing
     )
+    loc, site = user_site(loop.loc, kernel.loc, "the KV loop is")
     raise UsageError(
         f"the kernel model cannot value the KV loop of `{kernel.name}`: its "
         f"bounds need {what}, known only at run time, and the kernel gives the "
         "model no value for it",
-        _user_loc(loop.loc, kernel.loc),
-        notes=(
+        loc or kernel.loc,
+        notes=site
+        + (
             "`fadsl tune` and `fadsl timeline` model a kernel from its shape and "
             "constants; fd.attention kernels give values for their sequence "
             "lengths (docs/cost-model.md)",
@@ -39,11 +42,3 @@ def refuse_unvalued(
         "outputs; they need no model",
         code="model_runtime_bound",
     )
-
-
-def _user_loc(loc: Any, kernel_loc: Any) -> Any:
-    """``loc`` when it is in the kernel's own file (an ``@fd.kernel`` loop), else the
-    kernel's (a library program's loop: its ``fd.attention`` call)."""
-    if loc is not None and kernel_loc is not None and loc.file == kernel_loc.file:
-        return loc
-    return kernel_loc

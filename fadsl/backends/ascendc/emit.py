@@ -35,7 +35,7 @@ from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, evaluate
 from fadsl.ir.types import ScalarType, TensorType
 from fadsl.plan.memory.plan_buffers import Lowering
-from fadsl.plan.resources.field_check import in_library
+from fadsl.user_site import user_site
 
 
 @dataclass(frozen=True)
@@ -89,20 +89,10 @@ def emit(low: Lowering, source: str, env: dict[str, Any]) -> Emitted:
 
 
 def _at_declaration(err: FadslError, kernel_loc: Loc | None) -> FadslError:
-    loc = err.loc
-    if (
-        isinstance(err, InternalError)
-        or loc is None
-        or kernel_loc is None
-        or not in_library(loc)
-        or in_library(kernel_loc)
-    ):
+    if isinstance(err, InternalError):
         return err
-    err.notes = err.notes + (
-        f"raised at `{loc.source_line().strip()}` in fadsl's library program "
-        f"({loc.short()}), for the kernel declared here",
-    )
-    err.loc = kernel_loc
+    loc, notes = user_site(err.loc, kernel_loc, "raised at")
+    err.loc, err.notes = loc, err.notes + notes
     return err
 
 

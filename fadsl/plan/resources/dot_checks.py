@@ -11,7 +11,7 @@ import sympy
 from fadsl.errors import BackendError, UsageError
 from fadsl.ir.expr import Expr, as_expr, evaluate
 from fadsl.ir.types import TileType
-from fadsl.plan.resources.field_check import in_library
+from fadsl.user_site import user_site
 from fadsl.plan.schedule.sides import Sides
 
 FRACTAL = 16
@@ -37,10 +37,7 @@ def check_fractal(
         except (KeyError, TypeError, ValueError):
             continue
         if v % FRACTAL:
-            notes: tuple[str, ...] = ()
-            if kernel_loc is not None and loc is not None and in_library(loc):
-                notes = (f"the tile is loaded at {loc.short()} in fadsl's program",)
-                loc = kernel_loc
+            loc, notes = user_site(loc, kernel_loc, "the tile is loaded by")
             raise UsageError(
                 f"{what} {t} has a dimension of {v}, not a multiple of {FRACTAL}: the cube "
                 "unit works on 16 x 16 fractals",

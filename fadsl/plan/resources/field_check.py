@@ -12,15 +12,14 @@ Non-goals: finding the uses (api_fields), other resources (check_resources).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sympy
 
-import fadsl.errors
 from fadsl.errors import Loc, ResourceError
+from fadsl.user_site import user_site
 from fadsl.plan.resources.api_fields import FieldUse
 from fadsl.plan.resources.footprint_eval import STEP, exact, largest_fit
 
@@ -93,24 +92,15 @@ def _error(
         _consequence(v),
         f"{f.title} is a {f.ctype} documented in [{f.lo:,}, {f.hi:,}] ({f.doc})",
     ]
-    loc = u.loc
-    if loc is None or in_library(loc):
-        if loc is not None:
-            notes.append(
-                f"the value is set by `{loc.source_line().strip()}` in fadsl's library "
-                f"program ({loc.short()}), for the kernel declared here"
-            )
-        loc = kernel_loc
+    loc, site = user_site(u.loc, kernel_loc, "the value is set by")
+    notes += site
     return ResourceError(
-        head, loc, _hint(v, env, tunable, fixed), notes, code="api_field_overflow"
+        head,
+        loc or kernel_loc,
+        _hint(v, env, tunable, fixed),
+        notes,
+        code="api_field_overflow",
     )
-
-
-def in_library(loc: Loc) -> bool:
-    """A line of fadsl's own DSL programs (fadsl/lib), not of the user's file."""
-    root = os.path.dirname(os.path.abspath(fadsl.errors.__file__))  # the package
-    lib = os.path.join(root, "lib")
-    return os.path.abspath(loc.file).startswith(lib + os.sep)
 
 
 def _at(u: FieldUse, env: Mapping[str, Any]) -> str:

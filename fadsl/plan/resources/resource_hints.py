@@ -17,7 +17,13 @@ import sympy
 
 from fadsl.ir.expr import Expr, isym
 from fadsl.plan.memory.buffer_plan import SPACES, BufferPlan
-from fadsl.plan.resources.footprint_eval import STEP, batch, exact, largest_fit, ranked_pairs
+from fadsl.plan.resources.footprint_eval import (
+    STEP,
+    batch,
+    exact,
+    largest_fit,
+    ranked_pairs,
+)
 from fadsl.target import Target
 
 if TYPE_CHECKING:
