@@ -599,12 +599,6 @@ public:
                 }
                 inQue.EnQue(lseT);
                 lseT = inQue.DeQue<float>();
-                // fa2_bwd.py:99  q_idx = fd.arange(i * block_q, block_q)
-                AscendC::LocalTensor<int32_t> qIdx = tmp0Buf.Get<int32_t>();
-                AscendC::CreateVecIndex(qIdx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
-                AscendC::PipeBarrier<PIPE_V>();
-                AscendC::LocalTensor<float> qIdxF = tmp2Buf.Get<float>();
-                AscendC::Cast(qIdxF, qIdx, AscendC::RoundMode::CAST_NONE, ROWS);
                 // fa2_bwd.py:100  s = fd.dot(qt, kt, transpose_b=True) * scale
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i) % 3));
                 AscendC::LocalTensor<float> dot = inQue1.AllocTensor<float>();
@@ -615,21 +609,32 @@ public:
                 AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                 AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> s11 = s.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                    AscendC::LocalTensor<float> bcast2 = tmp3Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                    AscendC::Duplicate(bcast, 0.0f, ROWS * BLOCK_KV);
+                // only a block that reaches past the bound has rows to mask
+                if ((BLOCK_Q * i + BLOCK_Q - 1) >= tiling_.Sq) {
+                    // fa2_bwd.py:99  q_idx = fd.arange(i * block_q, block_q)
+                    AscendC::LocalTensor<int32_t> qIdx = tmp0Buf.Get<int32_t>();
+                    AscendC::CreateVecIndex(qIdx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
                     AscendC::PipeBarrier<PIPE_V>();
-                    fadsl::RowBroadcast<fadsl::Bin::ADD>(bcast, bcast, qIdxF, bcast2, ROWS, BLOCK_KV, false);
+                    AscendC::LocalTensor<float> qIdxF = tmp2Buf.Get<float>();
+                    AscendC::Cast(qIdxF, qIdx, AscendC::RoundMode::CAST_NONE, ROWS);
+                    // fa2_bwd.py:101  keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
                     AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::CompareScalar(mask, bcast, static_cast<float>(tiling_.Sq), AscendC::CMPMODE::LT,
-                                           ROWS * BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::Select(s11, mask, s, fadsl::NegInf(), AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
-                                    ROWS * BLOCK_KV);
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast2 = tmp3Buf.Get<float>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                        AscendC::Duplicate(bcast, 0.0f, ROWS * BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        fadsl::RowBroadcast<fadsl::Bin::ADD>(bcast, bcast, qIdxF, bcast2, ROWS, BLOCK_KV,
+                                                             false);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        AscendC::CompareScalar(mask, bcast, static_cast<float>(tiling_.Sq),
+                                               AscendC::CMPMODE::LT, ROWS * BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        AscendC::Select(s11, mask, s, fadsl::NegInf(),
+                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, ROWS * BLOCK_KV);
+                    }
                 }
                 // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> s12 = s11.ReinterpretCast<float>();

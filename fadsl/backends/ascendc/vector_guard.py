@@ -1,9 +1,11 @@
-"""KV-tail selects run only in the block that reaches past the bound (issue 16, item 5).
+"""Tail selects run only in the block that reaches past the bound (issue 16, item 5).
 
 ``plan/schedule/tail_guard.py`` finds the selects whose mask is ``arange < bound``; here the
 vector emitter wraps such a select, and the ops whose only use is its mask (the
 ``arange`` and its cast, which full blocks would compute for nothing), in
-``if (last column >= bound)``. The select must work in place (its result in the buffer
+``if (last column >= bound)``. A row mask (``q_idx[:, None] < Sq``, form ``mask_full``:
+the backward's Q tail) is guarded the same way by the block's last row, as the cost
+model (``perf/guard_share.py``) already counted it (issue 27). The select must work in place (its result in the buffer
 of the branch it keeps): then a skipped select leaves exactly the kept values.
 PipeBarriers inside the branch follow the same rule as elsewhere (only before an
 instruction that touches a buffer written since the last barrier); after the branch,
@@ -21,9 +23,15 @@ from fadsl.ir import nodes as ir
 from fadsl.plan.schedule.diag_guard import diag_guard, diagonal
 from fadsl.plan.schedule.tail_guard import TailGuard, tail_guard
 
-_FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard, "mask_diag": diag_guard}
-"""The guard each select form can have: the KV tail (a column mask), the causal
-diagonal (columns against rows, ``plan/schedule/diag_guard.py``)."""
+_FINDERS = {
+    "mask_cols": tail_guard,
+    "mask_full": tail_guard,
+    "mask_outer": diag_guard,
+    "mask_diag": diag_guard,
+}
+"""The guard each select form can have: the KV tail (a column mask), the Q tail (a
+row mask, form ``mask_full``: ``tail_guard`` finds a guard only where the mask
+compares an arange with a bound), the causal diagonal (columns against rows, ``plan/schedule/diag_guard.py``)."""
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -88,14 +96,23 @@ def guarded(
         bound = bound + e.row_shift(guard.row)
     cond = f"{last} {'>=' if guard.strict else '>'} {e.names.expr(bound)}"
     what = (
-        "a block that crosses the diagonal has elements"
+        "a block that crosses the diagonal has elements to mask"
         if guard.row is not None
-        else "a block that reaches past the bound has columns"
+        else f"a block that reaches past the bound has {_axis(e, op)} to mask"
     )
     return out + [
-        Line(f"// only {what} to mask"),
+        Line(f"// only {what}"),
         Block(f"if ({cond})", tuple(inner)),
     ]
+
+
+def _axis(e: VectorEmitter, op: ir.Where) -> str:
+    """What a tail select masks: rows when its mask is a column of row positions
+    (``q_idx[:, None] < Sq``: shape [rows, 1]), else columns."""
+    cond = op.cond
+    t = cond.type if isinstance(cond, ir.Value) else None
+    shape = getattr(t, "shape", ())
+    return "rows" if len(shape) == 2 and str(shape[1]) == "1" else "columns"
 
 
 def _row_chain(e: VectorEmitter, op: ir.Where) -> set[int]:
