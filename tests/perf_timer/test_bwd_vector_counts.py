@@ -7,15 +7,19 @@ as the Q steps do. Here the record's calls are taken between each vector core's 
 and last SyncAll (the grid only), at Sq = 256 and 512 over one Skv (the same tasks, so
 their set-up and finish cancel in the difference). Before issue 27 the model charged
 22 calls a step and the kernel ran 32: the Q tail's row select (``q_idx[:, None] <
-Sq``: the row positions' CreateVecIndex and Cast, a Duplicate, RowBroadcast's Brcb and
-two Adds, CompareScalar, Select) ran in every block while the model counted it only
-in the tail block; the kernel now runs it only there (``backends/ascendc/
-vector_guard.py``). The model also missed two Duplicates a step: the pad of lse's
-column-tail load and the zeroed repeat tail of ``lse_t == -inf``'s CompareScalar.
-The cube's calls, the GM copies and the flags match too. The PipeBarriers do not (14
-executed, 17 modelled a step): the model puts one before the first op of every
-vector step after a hand-over, where the emitter puts one only before an op that
-touches a buffer written since the last barrier; printed, not asserted.
+Sq``: a Duplicate, RowBroadcast's Brcb and two Adds, CompareScalar, Select) ran in
+every block while the model counted it (and the row positions' CreateVecIndex and
+Cast) only in the tail block. The kernel now runs the select only there
+(``backends/ascendc/vector_guard.py``) and makes the row positions in every block, as
+the model now counts them (``plan/schedule/tail_guard.row_mask``: moved into the
+branch, they overwrote the softcap backward's live derivative; the softcap sim of
+``tests/variants/test_backward_sim.py`` caught it). The model also missed two
+Duplicates a step: the pad of lse's column-tail load and the zeroed repeat tail of
+``lse_t == -inf``'s CompareScalar. Now 26 executed, 26 modelled.
+The cube's calls, the GM copies and the flags match too. The PipeBarriers do not (15
+executed, 19 modelled a step): the model puts one before the first op of every
+vector step after a hand-over, where the emitter fences only a buffer written since
+the last barrier; printed, not asserted.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@
 vector emitter wraps such a select, and the ops whose only use is its mask (the
 ``arange`` and its cast, which full blocks would compute for nothing), in
 ``if (last column >= bound)``. A row mask (``q_idx[:, None] < Sq``, form ``mask_full``:
-the backward's Q tail) is guarded the same way by the block's last row, as the cost
-model (``perf/guard_share.py``) already counted it (issue 27). The select must work in place (its result in the buffer
+the backward's Q tail) is guarded the same way by the block's last row (issue 27),
+but its feeders stay where the program makes them (``tail_guard.row_mask``). The
+select must work in place (its result in the buffer
 of the branch it keeps): then a skipped select leaves exactly the kept values.
 PipeBarriers inside the branch follow the same rule as elsewhere (only before an
 instruction that touches a buffer written since the last barrier); after the branch,
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.plan.schedule.diag_guard import diag_guard, diagonal
-from fadsl.plan.schedule.tail_guard import TailGuard, tail_guard
+from fadsl.plan.schedule.tail_guard import TailGuard, row_mask, tail_guard
 
 _FINDERS = {
     "mask_cols": tail_guard,
@@ -50,6 +51,8 @@ def find(e: VectorEmitter, body: tuple[ir.Op, ...], first: int) -> dict[int, Tai
             g = find_guard(op, e.sides.defs, e.sides.readers)
             if g is not None and _in_place(e, op):
                 feeders = tuple(f for f in g.feeders if id(f) in mine)
+                if row_mask(op):  # its feeders stay where the plan put them
+                    feeders = ()
                 out[id(op)] = dataclasses.replace(g, feeders=feeders)
         pos += 1 + (count(op.body) + 1 if isinstance(op, ir.For) else 0)
     return out
@@ -98,7 +101,7 @@ def guarded(
     what = (
         "a block that crosses the diagonal has elements to mask"
         if guard.row is not None
-        else f"a block that reaches past the bound has {_axis(e, op)} to mask"
+        else f"a block that reaches past the bound has {_axis(op)} to mask"
     )
     return out + [
         Line(f"// only {what}"),
@@ -106,13 +109,9 @@ def guarded(
     ]
 
 
-def _axis(e: VectorEmitter, op: ir.Where) -> str:
-    """What a tail select masks: rows when its mask is a column of row positions
-    (``q_idx[:, None] < Sq``: shape [rows, 1]), else columns."""
-    cond = op.cond
-    t = cond.type if isinstance(cond, ir.Value) else None
-    shape = getattr(t, "shape", ())
-    return "rows" if len(shape) == 2 and str(shape[1]) == "1" else "columns"
+def _axis(op: ir.Where) -> str:
+    """What a tail select masks: rows or columns (``row_mask``)."""
+    return "rows" if row_mask(op) else "columns"
 
 
 def _row_chain(e: VectorEmitter, op: ir.Where) -> set[int]:

@@ -602,6 +602,12 @@ public:
                 }
                 inQue.EnQue(lseT);
                 lseT = inQue.DeQue<float>();
+                // fa2_bwd.py:99  q_idx = fd.arange(i * block_q, block_q)
+                AscendC::LocalTensor<int32_t> qIdx = tmp0Buf.Get<int32_t>();
+                AscendC::CreateVecIndex(qIdx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
+                AscendC::PipeBarrier<PIPE_V>();
+                AscendC::LocalTensor<float> qIdxF = tmp2Buf.Get<float>();
+                AscendC::Cast(qIdxF, qIdx, AscendC::RoundMode::CAST_NONE, ROWS);
                 // fa2_bwd.py:100  s = fd.dot(qt, kt, transpose_b=True) * scale
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_DOT + (i) % 3));
                 AscendC::LocalTensor<float> dot = inQue1.AllocTensor<float>();
@@ -615,13 +621,6 @@ public:
                 AscendC::LocalTensor<float> s11 = s.ReinterpretCast<float>();
                 // only a block that reaches past the bound has rows to mask
                 if ((BLOCK_Q * i + BLOCK_Q - 1) >= tiling_.Sq) {
-                    // fa2_bwd.py:99  q_idx = fd.arange(i * block_q, block_q)
-                    AscendC::LocalTensor<int32_t> qIdx = tmp0Buf.Get<int32_t>();
-                    AscendC::CreateVecIndex(qIdx, static_cast<int32_t>((BLOCK_Q * i + row0)), ROWS);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::LocalTensor<float> qIdxF = tmp2Buf.Get<float>();
-                    AscendC::Cast(qIdxF, qIdx, AscendC::RoundMode::CAST_NONE, ROWS);
-                    // fa2_bwd.py:101  keep = (kv_idx[None, :] < Skv) & (q_idx[:, None] < Sq)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
