@@ -113,4 +113,8 @@ def _per_iteration(m: Any, timer: Any) -> dict[str, float]:
             out["Fixpipe" if s.lane == "FIXPIPE" else "GM copy"] += times
         elif s.kind in ("load", "store", "ws_read"):
             out["GM copy"] += times
+            if s.kind == "load":  # the pad's Duplicate (step_calls.pad_fill)
+                c = timer.pad_calls(s)
+                out["vector"] += c.vector
+                out["PipeBarrier"] += c.barriers
     return out

@@ -21,7 +21,13 @@ import sympy
 from fadsl.ir import nodes as ir
 from fadsl.perf.cost_work import walk
 from fadsl.plan.schedule.diag_guard import diag_guard
-from fadsl.plan.schedule.tail_guard import TailGuard, in_place_hint, partial_blocks, tail_guard
+from fadsl.plan.schedule.tail_guard import (
+    TailGuard,
+    in_place_hint,
+    partial_blocks,
+    row_mask,
+    tail_guard,
+)
 
 Readers = dict[ir.Value, list[ir.Op]]
 
@@ -64,7 +70,8 @@ def _tail_times(grid: ir.Grid, loop: ir.For) -> dict[int, Any]:
             trips = sympy.sympify(loop.stop) - sympy.sympify(loop.start)
             share = partial / sympy.Max(1, trips)
             select = stands.pop(0) if stands else None
-            for f in (*g.feeders, *((select,) if select is not None else ())):
+            feeders = () if row_mask(g.where) else g.feeders  # made in every block
+            for f in (*feeders, *((select,) if select is not None else ())):
                 out[id(f)] = share
             if g.where is not op:  # one mask of an `and`: the `and` is its select
                 stands.append(defs[op.cond])  # type: ignore[index]

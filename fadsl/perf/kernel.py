@@ -110,7 +110,9 @@ class KernelModel:
         self._variants: dict[tuple[Any, ...], KernelModel] = {}
         self.stages = self.kv_schedule.stages
         s = self.kv_schedule
-        b = StepBuilder(grid, self.loop, target, s.resident_l0, from_keys(s.sub_dots))
+        b = StepBuilder(
+            grid, self.loop, target, s.resident_l0, from_keys(s.sub_dots), kernel.params
+        )
         self.before = b.steps(grid.body[:pos], "init")
         self.body = b.steps(self.loop.body)
         self.after = b.steps(grid.body[pos + 1 :], "finish")

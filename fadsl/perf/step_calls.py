@@ -24,6 +24,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.expr import Expr, as_expr
 from fadsl.ir.types import QueueType, Shape, TileType
+from fadsl.plan.memory.gm_geometry import geometry
 from fadsl.plan.resources.footprint_eval import exact
 from fadsl.plan.memory.instr_counts import Calls, form_calls
 from fadsl.plan.memory.vector_forms import form_of
@@ -275,6 +276,28 @@ class GmCopy:
     def bursts(self, env: Mapping[str, Any], per_core: int) -> int:
         rows = int(round(float(exact(self.rows, env))))
         return max(1, -(-rows // per_core))
+
+
+def pad_fill(
+    op: ir.Load, param: ir.Param | None, to_cube: bool
+) -> tuple[VectorCall, ...]:
+    """The Duplicate that fills a vector load's pad before its copy in every block
+    (``backends/ascendc/vector_io._fill``): a load with ``pad`` whose columns can have
+    a tail (``plan/memory/gm_geometry``: e.g. a row vector ``lse[b, h, rows]``). A
+    tile with whole columns fills its pad only in a block with a row tail (not
+    counted, as the model counts no tail block's extra calls)."""
+    if to_cube or op.pad is None or param is None or isinstance(op, ir.LoadPages):
+        return ()
+    try:
+        tail = geometry(param, op.index).col_tail
+    except BackendError:
+        return ()
+    t = _tile(op.result)
+    if not tail or t is None:
+        return ()
+    rows = t.shape[0] if t.shape else as_expr(1)
+    cols = t.shape[1] if len(t.shape) >= 2 else as_expr(1)
+    return (VectorCall("dup", "", rows, cols, t.dtype.itemsize, False, as_expr(1)),)
 
 
 def gm_copy(v: ir.Operand) -> tuple[GmCopy, ...]:

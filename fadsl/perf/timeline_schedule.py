@@ -20,7 +20,7 @@ from fadsl.ir.expr import Expr
 from fadsl.plan.resources.footprint_eval import exact
 from fadsl.perf.engines import LANES, Engines
 from fadsl.perf.schedule import Schedule
-from fadsl.perf.step_calls import total
+from fadsl.perf.step_calls import GmCopy, VectorCall, total
 from fadsl.plan.memory.instr_counts import Calls
 
 if TYPE_CHECKING:
@@ -48,7 +48,13 @@ class Step:
     calls: tuple[Any, ...] = ()
     """For a vector step: its ops' calls as the backend emits them
     (``perf/step_calls.VectorCall``); for an MTE1 step: its LoadData
-    (``step_calls.LoadDataCall``)."""
+    (``step_calls.LoadDataCall``); for a load or store: its GM bursts
+    (``step_calls.GmCopy``) and a load's pad fill (``VectorCall``)."""
+
+
+def gm_copies(step: Step) -> tuple[GmCopy, ...]:
+    """The GM transfers among a load or store step's calls."""
+    return tuple(c for c in step.calls if isinstance(c, GmCopy))
 
 
 @dataclass(frozen=True)
@@ -112,9 +118,12 @@ class Timer:
         chunks, steps = self.chunked
         times = chunks if id(step) in steps else 1
         copy = e.copy_s + e.burst_s  # a contiguous transfer: one burst
-        if step.kind == "load":
-            return self.copy_s(step, per_aiv) + e.read_s(
-                n["mte2_bytes"] / per_aiv, self.hits.get(step.src, 0.0)
+        if step.kind == "load":  # after its pad's Duplicate (step_calls.pad_fill)
+            pad = self.pad_calls(step)
+            return (
+                self.copy_s(step, per_aiv)
+                + e.read_s(n["mte2_bytes"] / per_aiv, self.hits.get(step.src, 0.0))
+                + pad.vector * e.call_s
             )
         if step.kind == "ws_read":  # workspaces stay in L2
             return copy * times + e.read_s(n["ws_bytes"] / per_aiv, 1.0)
@@ -141,11 +150,16 @@ class Timer:
             + c.scalar_reads * e.scalar_read_s
         )
 
+    def pad_calls(self, step: Step) -> Calls:
+        """A load's pad fill: the vector calls it issues before the copy."""
+        pads = tuple(c for c in step.calls if isinstance(c, VectorCall))
+        return total(pads, self.env, self.engines.vector_units, 1)
+
     def copy_s(self, step: Step, per_core: int) -> float:
         """Start-up and bursts of a load or store: a burst per row of the tile, on
         a vector core per row of its part (``step_calls.GmCopy``)."""
         e = self.engines
-        bursts = sum(c.bursts(self.env, per_core) for c in step.calls) or 1
+        bursts = sum(c.bursts(self.env, per_core) for c in gm_copies(step)) or 1
         return e.copy_s + bursts * e.burst_s
 
     def vector_calls(self, step: Step) -> Calls:

@@ -20,7 +20,7 @@ from fadsl.perf.engines import load_lane, store_lane
 from fadsl.perf.guard_share import tail_times
 from fadsl.target import Target
 from fadsl.perf.timeline_schedule import ROUND, Step
-from fadsl.perf.step_calls import gm_copy, load_data_call, vector_calls
+from fadsl.perf.step_calls import gm_copy, load_data_call, pad_fill, vector_calls
 from fadsl.perf.sub_dot_steps import sub_dot_steps
 from fadsl.plan.memory.l0_split import SubDots
 
@@ -35,8 +35,11 @@ class StepBuilder:
         target: Target,
         resident: bool = False,
         sub_dots: dict[str, SubDots] | None = None,
+        params: tuple[ir.Param, ...] = (),
     ) -> None:
         self.target = target
+        self.params = {p.name: p for p in params}
+        """The kernel's tensors: a vector load's pad fill depends on their shapes."""
         self.sub_dots = sub_dots or {}
         """Dots the planner splits (plan/memory/l0_split.py): one step per sub-dot."""
         self.written: set[str] = set()
@@ -217,7 +220,9 @@ class StepBuilder:
             self.side[d] = side_of(op)
         copy: tuple[Any, ...] = ()
         if isinstance(op, ir.Load) and not isinstance(op, ir.LoadPages):
+            to_cube = op.result.name in self.to_cube
             copy = gm_copy(op.result)
+            copy += pad_fill(op, self.params.get(op.src), to_cube)
         elif isinstance(op, ir.Store):
             copy = gm_copy(op.value)
         step = Step(lane, kind, label(op), uses, defs, dict(w.amounts), src)

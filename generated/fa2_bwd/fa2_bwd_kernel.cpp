@@ -615,21 +615,25 @@ public:
                 AscendC::LocalTensor<float> s = dot.ReinterpretCast<float>();
                 AscendC::Muls(s, dot, tiling_.scale, ROWS * BLOCK_KV);
                 // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
-                AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> s11 = s.ReinterpretCast<float>();
-                {
-                    AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
-                    AscendC::LocalTensor<float> bcast2 = tmp3Buf.Get<float>();
-                    AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
-                    AscendC::Duplicate(bcast, 0.0f, ROWS * BLOCK_KV);
+                // only a block that reaches past the bound has rows to mask
+                if ((BLOCK_Q * i + BLOCK_Q - 1) >= tiling_.Sq) {
                     AscendC::PipeBarrier<PIPE_V>();
-                    fadsl::RowBroadcast<fadsl::Bin::ADD>(bcast, bcast, qIdxF, bcast2, ROWS, BLOCK_KV, false);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::CompareScalar(mask, bcast, static_cast<float>(tiling_.Sq), AscendC::CMPMODE::LT,
-                                           ROWS * BLOCK_KV);
-                    AscendC::PipeBarrier<PIPE_V>();
-                    AscendC::Select(s11, mask, s, fadsl::NegInf(), AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
-                                    ROWS * BLOCK_KV);
+                    {
+                        AscendC::LocalTensor<float> bcast = tmp0Buf.Get<float>();
+                        AscendC::LocalTensor<float> bcast2 = tmp3Buf.Get<float>();
+                        AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
+                        AscendC::Duplicate(bcast, 0.0f, ROWS * BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        fadsl::RowBroadcast<fadsl::Bin::ADD>(bcast, bcast, qIdxF, bcast2, ROWS, BLOCK_KV,
+                                                             false);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        AscendC::CompareScalar(mask, bcast, static_cast<float>(tiling_.Sq),
+                                               AscendC::CMPMODE::LT, ROWS * BLOCK_KV);
+                        AscendC::PipeBarrier<PIPE_V>();
+                        AscendC::Select(s11, mask, s, fadsl::NegInf(),
+                                        AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE, ROWS * BLOCK_KV);
+                    }
                 }
                 // fa2_bwd.py:104  s = fd.where(keep, s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> s12 = s11.ReinterpretCast<float>();

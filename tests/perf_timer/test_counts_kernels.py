@@ -74,19 +74,23 @@ DECODE = "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages={}"
 def test_split_kv_decode_counts_equal_the_executed_ones() -> None:
     """decode_paged with kv_splits=3, sequences of 8 and 14 full pages (parts of
     3, 3, 2 and 5, 5, 4 blocks; 48 tasks both times). Every class is exact but the
-    vector calls: the emitter issues two the model does not charge (the padding
-    Duplicate of a row-wise where on 8 rows and the loop-carried copy of m:
-    ``backends/ascendc/vector_loop.py``; the deferred update's alpha is written into
-    its saved slot since issue 27, no copy).
-    Before the model charged a split-KV part's selects to every block it counted
-    44."""
+    vector calls and barriers: the emitter issues one call and its barrier the model
+    does not charge (the loop-carried copy of m: ``backends/ascendc/vector_loop.py``;
+    the deferred update's alpha is written into its saved slot since issue 27, no
+    copy), and the model charges two barriers the emitter does not issue (one before
+    the first op of a vector step after a hand-over: kv_idx's CreateVecIndex and the
+    scale's Muls). Until issue 27 the model also missed the padding Duplicate (and
+    its barrier) of ``m_new == -inf`` on 8 rows (``instr_counts.compare_pad``), and
+    the barriers matched by that error. Before the model charged a split-KV part's
+    selects to every block it counted 44."""
     ex, mo = per_iteration(
         "decode_paged.py", ["kv_splits=3"], DECODE.format(8), DECODE.format(14)
     )
     for c in counts.CLASSES:
-        if c != "vector":
+        if c not in ("vector", "PipeBarrier"):
             assert mo[c] == pytest.approx(ex[c], abs=1e-9), (c, ex, mo)
-    assert ex["vector"] - mo["vector"] == pytest.approx(2.0, abs=1e-9), (ex, mo)
+    assert ex["vector"] - mo["vector"] == pytest.approx(1.0, abs=1e-9), (ex, mo)
+    assert ex["PipeBarrier"] - mo["PipeBarrier"] == pytest.approx(-1.0, abs=1e-9)
 
 
 @pytest.mark.slow

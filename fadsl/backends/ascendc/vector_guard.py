@@ -1,9 +1,12 @@
-"""KV-tail selects run only in the block that reaches past the bound (issue 16, item 5).
+"""Tail selects run only in the block that reaches past the bound (issue 16, item 5).
 
 ``plan/schedule/tail_guard.py`` finds the selects whose mask is ``arange < bound``; here the
 vector emitter wraps such a select, and the ops whose only use is its mask (the
 ``arange`` and its cast, which full blocks would compute for nothing), in
-``if (last column >= bound)``. The select must work in place (its result in the buffer
+``if (last column >= bound)``. A row mask (``q_idx[:, None] < Sq``, form ``mask_full``:
+the backward's Q tail) is guarded the same way by the block's last row (issue 27),
+but its feeders stay where the program makes them (``tail_guard.row_mask``). The
+select must work in place (its result in the buffer
 of the branch it keeps): then a skipped select leaves exactly the kept values.
 PipeBarriers inside the branch follow the same rule as elsewhere (only before an
 instruction that touches a buffer written since the last barrier); after the branch,
@@ -19,11 +22,17 @@ from typing import TYPE_CHECKING
 from fadsl.backends.ascendc.view import Block, Line, Stmt
 from fadsl.ir import nodes as ir
 from fadsl.plan.schedule.diag_guard import diag_guard, diagonal
-from fadsl.plan.schedule.tail_guard import TailGuard, tail_guard
+from fadsl.plan.schedule.tail_guard import TailGuard, row_mask, tail_guard
 
-_FINDERS = {"mask_cols": tail_guard, "mask_outer": diag_guard, "mask_diag": diag_guard}
-"""The guard each select form can have: the KV tail (a column mask), the causal
-diagonal (columns against rows, ``plan/schedule/diag_guard.py``)."""
+_FINDERS = {
+    "mask_cols": tail_guard,
+    "mask_full": tail_guard,
+    "mask_outer": diag_guard,
+    "mask_diag": diag_guard,
+}
+"""The guard each select form can have: the KV tail (a column mask), the Q tail (a
+row mask, form ``mask_full``: ``tail_guard`` finds a guard only where the mask
+compares an arange with a bound), the causal diagonal (columns against rows, ``plan/schedule/diag_guard.py``)."""
 
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
@@ -42,6 +51,8 @@ def find(e: VectorEmitter, body: tuple[ir.Op, ...], first: int) -> dict[int, Tai
             g = find_guard(op, e.sides.defs, e.sides.readers)
             if g is not None and _in_place(e, op):
                 feeders = tuple(f for f in g.feeders if id(f) in mine)
+                if row_mask(op):  # its feeders stay where the plan put them
+                    feeders = ()
                 out[id(op)] = dataclasses.replace(g, feeders=feeders)
         pos += 1 + (count(op.body) + 1 if isinstance(op, ir.For) else 0)
     return out
@@ -88,14 +99,19 @@ def guarded(
         bound = bound + e.row_shift(guard.row)
     cond = f"{last} {'>=' if guard.strict else '>'} {e.names.expr(bound)}"
     what = (
-        "a block that crosses the diagonal has elements"
+        "a block that crosses the diagonal has elements to mask"
         if guard.row is not None
-        else "a block that reaches past the bound has columns"
+        else f"a block that reaches past the bound has {_axis(op)} to mask"
     )
     return out + [
-        Line(f"// only {what} to mask"),
+        Line(f"// only {what}"),
         Block(f"if ({cond})", tuple(inner)),
     ]
+
+
+def _axis(op: ir.Where) -> str:
+    """What a tail select masks: rows or columns (``row_mask``)."""
+    return "rows" if row_mask(op) else "columns"
 
 
 def _row_chain(e: VectorEmitter, op: ir.Where) -> set[int]:

@@ -124,6 +124,14 @@ def row_reduce_blocks(rows: int, cols: int, itemsize: int) -> Calls:
     return Calls(calls + row_strips(rows), len(levels))
 
 
+def compare_pad(rows: int, cols: int, itemsize: int) -> Calls:
+    """``vector_where._pad_lanes``: a Compare over a count that is not a whole number
+    of 256-byte repeats reads the lanes past it, so a Duplicate zeroes them and a
+    barrier follows. One side is counted (CompareScalar's tile; a Compare of two such
+    tiles zeroes both), at the op's own element size."""
+    return Calls(1, 1) if (rows * cols) % (REPEAT_BYTES // itemsize) else Calls()
+
+
 def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> Calls:
     """The calls of one op of instruction form ``form`` (``select``: a where's
     branch kinds) on a [rows, cols] tile."""
@@ -150,6 +158,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
     if form in ("view", "fused"):
         return Calls()
     dup = Calls(1) if select in ("st", "ss") else Calls()
+    if form.startswith("mask_full"):
+        dup = dup + compare_pad(rows, cols, itemsize)
     if form == "mask_full":  # Compare, barrier, Select
         return dup + Calls(2, 1)
     if (
@@ -196,4 +206,12 @@ def load_b(k: int, n: int, transpose: bool, itemsize: int, part: bool) -> int:
     return _ceil(_ceil(k, c0) * _ceil(n, 16), LOAD_DATA_MAX_REPEAT)
 
 
-__all__ = ["Calls", "form_calls", "load_a", "load_b", "row_reduce", "row_broadcast"]
+__all__ = [
+    "Calls",
+    "compare_pad",
+    "form_calls",
+    "load_a",
+    "load_b",
+    "row_reduce",
+    "row_broadcast",
+]

@@ -73,6 +73,19 @@ def tail_guard(
     return TailGuard(op, src, bound, isinstance(cmp, ir.Lt), feeders)
 
 
+def row_mask(where: ir.Where) -> bool:
+    """Whether ``where``'s mask is a column of row positions (``q_idx[:, None] <
+    Sq``: shape [rows, 1]). Such a guard keeps its feeders (the row positions'
+    arange and cast) where the program makes them: the vector plan gave their
+    buffers for that point, and moving them to the select may overwrite a value
+    still live there (issue 27: the softcap backward's derivative). Only the select
+    runs under the guard."""
+    cond = where.cond
+    t = cond.type if isinstance(cond, ir.Value) else None
+    shape = getattr(t, "shape", ())
+    return len(shape) == 2 and str(shape[1]) == "1"
+
+
 def only_for(
     chain: list[ir.Op],
     where: ir.Where,
