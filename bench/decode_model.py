@@ -57,16 +57,22 @@ its head group ((s, g) packing; BSND packs one position per task)."""
 
 
 def model(
-    b: int, splits: int, block_kv: int = PAGE, sq: int = 1, file: str = EXAMPLE
+    b: int,
+    splits: int,
+    block_kv: int = PAGE,
+    sq: int = 1,
+    file: str = EXAMPLE,
+    v_cores: int = 1,
 ) -> Row | None:
     """The example (or ``file``) at batch b, Sq = ``sq``, with ``splits`` KV parts per
-    task and KV blocks of ``block_kv`` keys; None when that configuration does not fit
-    the chip (``fadsl check``'s plan at its own sizes)."""
+    task, KV blocks of ``block_kv`` keys and V read by the cube (``v_cores`` 1) or
+    the two vector cores (2, fadsl/lib/paged.py ``relayed``); None when that
+    configuration does not fit the chip (``fadsl check``'s plan at its own sizes)."""
     pages = SKV // PAGE
     m = estimate(
         file,
         f"B={b},N={N},Nkv={NKV},Sq={sq},D={D},Pages={b * pages},MaxPages={pages}",
-        (f"kv_splits={splits}", f"block_kv={block_kv}"),
+        (f"kv_splits={splits}", f"block_kv={block_kv}", f"v_cores={v_cores}"),
         TARGET,
     )
     if m is None:
@@ -74,7 +80,15 @@ def model(
     kt = m.kt
     fraction = m.hbm_fraction(2 * b * SKV * NKV * D * 2)
     return Row(
-        b, splits, block_kv, kt.time_s, fraction, kt.tasks, kt.block_dim, kt.post_s
+        b,
+        splits,
+        block_kv,
+        kt.time_s,
+        fraction,
+        kt.tasks,
+        kt.block_dim,
+        kt.post_s,
+        v_cores,
     )
 
 
@@ -88,25 +102,35 @@ class Row:
     tasks: int
     block_dim: int
     post_s: float
+    v_cores: int = 1
 
 
-def best(b: int, blocks: tuple[int, ...]) -> Row:
-    """The fastest fitting split-KV configuration with KV blocks among ``blocks``:
-    what ``fadsl tune`` chooses among its kv_splits (block_q and stages fixed)."""
+def best(b: int, blocks: tuple[int, ...], cores: tuple[int, ...] = (1,)) -> Row:
+    """The fastest fitting split-KV configuration with KV blocks among ``blocks``
+    and V read by ``cores`` (v_cores): what ``fadsl tune`` chooses among its
+    kv_splits (block_q and stages fixed)."""
     from fadsl.commands.tune_cmd import SPLIT_VALUES
 
-    rows = [model(b, k, kv) for k in SPLIT_VALUES if k > 1 for kv in blocks]
+    rows = [
+        model(b, k, kv, v_cores=c)
+        for k in SPLIT_VALUES
+        if k > 1
+        for kv in blocks
+        for c in cores
+    ]
     return min((r for r in rows if r is not None), key=lambda r: r.seconds)
 
 
 def decode_rows() -> list[Row]:
     """Per batch: no split-KV (one page per block), split-KV with one page per block
-    (before issue 18's multi-page blocks), and split-KV with the block tune chooses."""
+    (before issue 18's multi-page blocks), split-KV with the block tune chooses and
+    V read by the cube (before issue 27's relay), and with V read by the cube or
+    the vector cores (``v_cores``, as tune chooses)."""
     out = []
     for b in (1, 8):
         no_split = model(b, 1)
         assert no_split is not None
-        out += [no_split, best(b, (PAGE,)), best(b, BLOCKS)]
+        out += [no_split, best(b, (PAGE,)), best(b, BLOCKS), best(b, BLOCKS, (1, 2))]
     return out
 
 
@@ -160,7 +184,11 @@ def fraction_ranges(rows: list[Row]) -> list[object]:
         args = argparse.Namespace(
             file=EXAMPLE,
             kernel=None,
-            sets=[f"kv_splits={r.splits}", f"block_kv={r.block_kv}"],
+            sets=[
+                f"kv_splits={r.splits}",
+                f"block_kv={r.block_kv}",
+                f"v_cores={r.v_cores}",
+            ],
             dtype=None,
             shape=f"B={r.b},N={N},Nkv={NKV},Sq=1,D={D},Pages={r.b * pages},"
             f"MaxPages={pages}",
@@ -187,7 +215,8 @@ def part3(spread: bool = True) -> None:
         f"{PAGE}, fp16; bandwidth = K and V bytes / modelled time"
     )
     print(
-        f"{'B':>3} {'kv_splits':>9} {'block_kv':>8} {'tasks':>5} {'cores':>5} "
+        f"{'B':>3} {'kv_splits':>9} {'block_kv':>8} {'v_cores':>7} {'tasks':>5} "
+        f"{'cores':>5} "
         f"{'time':>10} {'post':>8} {'HBM C [L, H]':>18}"
     )
     rows = decode_rows()
@@ -195,17 +224,21 @@ def part3(spread: bool = True) -> None:
     for k, r in enumerate(rows):
         hbm = spans[k].text(".2f") if spans else f"{r.fraction:.3f}"  # type: ignore[attr-defined]
         print(
-            f"{r.b:>3} {r.splits:>9} {r.block_kv:>8} {r.tasks:>5} {r.block_dim:>5} "
+            f"{r.b:>3} {r.splits:>9} {r.block_kv:>8} {r.v_cores:>7} {r.tasks:>5} "
+            f"{r.block_dim:>5} "
             f"{r.seconds * 1e6:8.1f} us {r.post_s * 1e6:5.1f} us {hbm:>18}"
         )
     print(
         "   kv_splits=1: no split-KV; block_kv: keys per KV iteration (pages of "
         f"{PAGE}); per batch the rows are: no split, split with one page per "
         "block, split with the block and split count the model ranks first among "
-        "those that fit; post: the SyncAll and the merge of the parts (included in "
+        "those that fit with V read by the cube (v_cores=1), then by the cube or "
+        "the two vector cores (v_cores=2, fadsl/lib/paged.py relayed), as tune "
+        "chooses; post: the SyncAll and the merge of the parts (included in "
         "time); HBM C [L, H]: the fraction of the HBM bandwidth, central and its "
         "range with every uncertain cost-table entry at x0.5 and x2 "
-        "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV"
+        "(fadsl/perf/ranges.py); issue 18's target is >= 0.70 with split-KV, issue 27's >= 0.75 at B=1 and "
+        ">= 0.9 at B=8"
     )
     print_packing()
     from serving_rows import print_serving  # bench/serving_rows.py (issue 30 item 5)

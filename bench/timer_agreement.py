@@ -35,6 +35,12 @@ CASES = [  # (label, example (or an absolute path), --set, --shape)
         ["kv_splits=3"],
         "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=8",
     ),
+    (  # V read by the vector cores and handed to the cube with P (issue 27)
+        "decode, V on the vector cores",
+        "decode_paged.py",
+        ["kv_splits=3", "block_kv=256", "v_cores=2"],
+        "B=2,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=8",
+    ),
     ("fa2_bwd", "fa2_bwd.py", [], "B=1,N=2,Sq=512,Skv=1024,D=128"),
     # the library backward: GQA (2 query heads per KV head) x Q blocks, a loop nest
     (

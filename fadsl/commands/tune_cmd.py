@@ -1,9 +1,10 @@
 """``fadsl tune``: search tile sizes, prune with the resource checker, rank by the cost model.
 
 Enumerates ``block_q`` and ``block_kv`` over multiples of 16 up to 512, ``stages`` in
-(1, 2) and ``kv_splits`` (split-KV decode, ``fadsl/lib/paged.py``) in 1, 2, 3, 4, 6, 8
--- only constants the kernel has, and not those fixed with ``--set``. The IR is built
-once per value of ``stages`` and ``kv_splits`` (they change its structure; block sizes
+(1, 2), ``kv_splits`` (split-KV decode, ``fadsl/lib/paged.py``) in 1, 2, 3, 4, 6, 8
+and ``v_cores`` (which cores of a paged decode read V) in 1, 2 -- only constants the
+kernel has, and not those fixed with ``--set``. The IR is built once per value of
+``stages``, ``kv_splits`` and ``v_cores`` (they change its structure; block sizes
 are symbols in it). The ranking is the one planning and modelling every configuration
 would give: ``commands/tune_rank.py`` drops those whose footprint floor overflows a
 memory, then plans exactly (as ``fadsl check`` does) and models (the schedule of
@@ -35,7 +36,9 @@ BLOCK_NAMES = ("block_q", "block_kv")
 BLOCK_VALUES = tuple(range(16, 513, 16))
 STAGE_VALUES = (1, 2)
 SPLIT_VALUES = (1, 2, 3, 4, 6, 8)
-STRUCTURAL = {"stages": STAGE_VALUES, "kv_splits": SPLIT_VALUES}
+V_CORES = (1, 2)
+"""A paged decode's V read by the cube or by the two vector cores (fadsl/lib/paged.py)."""
+STRUCTURAL = {"stages": STAGE_VALUES, "kv_splits": SPLIT_VALUES, "v_cores": V_CORES}
 """Constants that change the IR's structure: the IR is built once per value."""
 
 

@@ -147,6 +147,7 @@ _RESERVED = frozenset(
         "o_part",
         "lse_part",
         "kv_splits",
+        "v_cores",
     )
     + BLOCK_MASK
     + PAGED

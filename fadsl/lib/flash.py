@@ -235,6 +235,8 @@ def softmax_step(
     l = l * alpha + fd.row_sum(p)
     if spec.dropout_p > 0.0:
         p = dropout(spec, t, p, col0)
+    if callable(vt):  # V made on the vector cores after P (paged.py's relayed)
+        vt = vt()
     acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
     return m_new, l, acc
 

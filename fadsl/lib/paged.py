@@ -55,6 +55,7 @@ def paged_attention(
     block_kv: int = 128,
     stages: int = 2,
     kv_splits: int = 1,
+    v_cores: int = 1,
 ):
     group, parts = N // Nkv, 1
     tasks, blocks = N, fd.cdiv(Sq, block_q)
@@ -108,7 +109,10 @@ def paged_attention(
                 kv = kv + ((k_scale, v_scale, k_offset, v_offset),)
             elif spec.kv_dtype:
                 kv = kv + ((k_scale, v_scale),)
-            m, l, acc = block_step(spec, t, kv, j, m, l, acc)
+            if v_cores == 2:  # V read by the two vector cores (relayed)
+                m, l, acc = block_step(spec, t, kv, j, m, l, acc, True)
+            else:
+                m, l, acc = block_step(spec, t, kv, j, m, l, acc)
         if kv_splits > 1:
             if packs_positions(spec):  # parts as o: [part, B, N * Sq(, D)]
                 o_block, out_lse = (
@@ -256,11 +260,19 @@ def lse_column(block: Any, m: Any, l: Any, rows: Any) -> None:
 
 
 def block_step(
-    spec: Any, t: Any, kv: Any, j: Any, m: Any, l: Any, acc: Any
+    spec: Any,
+    t: Any,
+    kv: Any,
+    j: Any,
+    m: Any,
+    l: Any,
+    acc: Any,
+    relay: bool = False,
 ) -> tuple[Any, Any, Any]:
     """KV block j of sequence t.b: block_kv / P pages, the first of them
     block_table[t.b, j * block_kv / P]; one copy per page into one tile each of K
-    and V (pages past the sequence's last are not read)."""
+    and V (pages past the sequence's last are not read). With ``relay`` (an fp16 /
+    bf16 cache read through v_cache) V is read by the vector cores (``relayed``)."""
     k_cache, v_cache, block_table, block_kv = kv[:4]
     pages = fd.pages(block_table[t.b, fd.floordiv(j * block_kv, spec.page_size)])
     keys = fd.ds(0, block_kv, t.kv_len - j * block_kv)  # past the sequence: a tail
@@ -271,8 +283,25 @@ def block_step(
         vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)
     if spec.kv_dtype:  # int8: dequantised in UB to q's dtype
         kt, vt = dequant_kv(spec, t, kv[4], pages, keys, kt, vt, t.qt.dtype)
+    elif relay and not spec.v_from_k:
+        vt = relayed(vt)
     kv_idx = positions(j * block_kv, block_kv, 1)
     return softmax_step(spec, t, kt, vt, kv_idx, j * block_kv, m, l, acc, True)
+
+
+def relayed(vt: Any) -> Any:
+    """V of a KV block read by the vector cores (issue 27: the cube's MTE2 alone
+    streams 32 B a cycle from HBM; each AIV's MTE2 is a path of its own): each AIV
+    loads its half of the block's rows (a load a vector op reads lands in UB,
+    ``backends/ascendc/vector_pages.py``), copies it (``* 1.0``: one exact
+    ``Muls``; a same-dtype cast would be dropped by ``passes/lower_vector.py``) and
+    hands it to the cube through GM workspace, which reads it from L2. The tile
+    constant ``v_cores`` chooses it: 1 (the default) the cube reads V itself, 2 the
+    two vector cores; ``fadsl tune`` tries both (MODELLED on 910B2 it wins with KV
+    blocks of two pages and more, loses with one: docs/decode.md). The copy is made when called: after P (``flash.softmax_step``), so S
+    is read before the vector cores send an operand and the cube can still run
+    Q K^T ahead (``plan/schedule/ring.py``, condition 3), and V goes over with P."""
+    return lambda: vt * 1.0
 
 
 def split_range(lo: Any, hi: Any, part: Any, parts: int) -> tuple[Any, Any]:

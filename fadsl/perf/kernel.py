@@ -34,6 +34,7 @@ from fadsl.ir import nodes as ir
 from fadsl.plan.resources.footprint_eval import batch, exact
 from fadsl.perf import l2
 from fadsl.perf.engines import Engines
+from fadsl.perf.hbm_share import launch_end
 from fadsl.perf.loop_nest import flatten
 from fadsl.perf.post_phase import with_post
 from fadsl.plan.memory import l1_fit
@@ -307,6 +308,8 @@ class KernelModel:
         phase_s, phase_bytes = atomic_phases(self.kernel, self.target, env, e, dim)
         handover = overlaps(ends, trips, cores, position, self.carried is not None)
         launch_s, busiest = e.dispatched(per_task - handover, cores)
+        shared = launch_end(e, per_task - handover, cores, trips, hbm)
+        busiest = max(busiest, shared - launch_s)  # the chip's HBM (perf/hbm_share.py)
         overlapped = busiest_handover(e.dispatch_s, per_task, handover, cores)
         bound_start, bound_tasks = e.dispatched(e.task_s + pace * trips, cores)
         return KernelTime(

@@ -217,8 +217,8 @@ def test_check_tune_timeline_model_the_example(tmp_path: Any) -> None:
         from decode_model import decode_rows
     finally:
         sys.path.remove(str(root / "bench"))
-    rows = decode_rows()  # per batch: no split, split with 1 page, tune's block
-    no1, one1, best1, no8, one8, best8 = rows
+    rows = decode_rows()  # per batch: no split, split with 1 page, tune's block, V
+    no1, one1, best1, v1, no8, one8, best8, v8 = rows
     assert [(r.b, r.splits, r.block_kv) for r in (no1, no8)] == [
         (1, 1, 128),
         (8, 1, 128),
@@ -230,3 +230,5 @@ def test_check_tune_timeline_model_the_example(tmp_path: Any) -> None:
     assert one1.fraction > no1.fraction  # split-KV: more cores stream the one sequence
     for one, best in ((one1, best1), (one8, best8)):  # the block: fewer iterations
         assert best.block_kv % 128 == 0 and best.seconds <= one.seconds
+    for best, v in ((best1, v1), (best8, v8)):  # v_cores 1 or 2, as tune chooses
+        assert best.v_cores == 1 and v.seconds <= best.seconds

@@ -143,7 +143,7 @@ def test_tune_tries_only_whole_pages() -> None:
     args = argparse.Namespace(
         file=str(example),
         kernel=None,
-        sets=["block_q=16", "stages=2", "kv_splits=3"],
+        sets=["block_q=16", "stages=2", "kv_splits=3", "v_cores=1"],
         dtype=None,
         shape="B=1,N=32,Nkv=8,Sq=1,D=128,Pages=64,MaxPages=64",
         top=10,
