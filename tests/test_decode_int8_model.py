@@ -62,3 +62,31 @@ def test_per_token_blocks_of_two_pages_of_128_fit_the_910b2(tmp_path: Path) -> N
     binding = common.build(args, target=targets.get("ascend910b2"))
     report = lower(binding, plan=False).check_at(binding.model_env())
     assert report.ok, report
+
+
+def test_per_channel_scales_are_loaded_once_per_task(tmp_path: Path) -> None:
+    """Per channel with an fp16 query the scale and offset rows of the task's KV head
+    are loaded (and cast to half) before the KV loop (paged_quant.py ``task_rows``),
+    not once per block: the loop loads only the int8 pages."""
+    from fadsl.ir import nodes as ir
+    from fadsl.plan.schedule.sides import walk
+
+    src = tmp_path / "decode_q.py"
+    quant = ', kv_dtype="int8", kv_scale="channel", kv_offset=True'
+    src.write_text(KERNEL.format(quant=quant))
+    args = argparse.Namespace(
+        file=str(src),
+        kernel=None,
+        sets=["kv_splits=2"],
+        dtype=None,
+        shape="B=2,N=32,Nkv=8,Sq=1,D=128,Pages=128,MaxPages=64",
+    )
+    kernel = common.build(args, target=targets.get("ascend910b2")).kernel
+    loops = [op for op in walk(kernel.body) if isinstance(op, ir.For)]
+    inside = {
+        op.src for loop in loops for op in walk(loop.body) if isinstance(op, ir.Load)
+    }
+    everywhere = {op.src for op in walk(kernel.body) if isinstance(op, ir.Load)}
+    names = {"k_scale", "v_scale", "k_offset", "v_offset"}
+    assert names <= everywhere, everywhere
+    assert not names & inside, inside

@@ -13,7 +13,7 @@ Frames in this file count as user code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import fadsl as fd
 
@@ -31,13 +31,47 @@ def dequant_kv(
     ``dtype``. ``quant`` holds k_scale, v_scale (and k_offset, v_offset); ``pages``,
     ``keys``: the block's pages and keys of a paged cache, or (contiguous k / v,
     ``fadsl/lib/flash.py``) None and the block's columns ``cols`` of batch t.b."""
-    k_scale, v_scale = quant[0], quant[1]
-    k_off, v_off = None, None
-    if spec.kv_offset:
-        k_off, v_off = quant[2], quant[3]
-    k = dequant(spec, t, kt, k_scale, k_off, pages, keys, dtype)
-    v = dequant(spec, t, vt, v_scale, v_off, pages, keys, dtype)
+    k = dequant_one(spec, t, quant, 0, pages, keys, kt, dtype)
+    v = dequant_one(spec, t, quant, 1, pages, keys, vt, dtype)
     return k, v
+
+
+def dequant_one(
+    spec: Any, t: Any, quant: Any, which: int, pages: Any, keys: Any, x: Any, dtype: Any
+) -> Any:
+    """The loaded int8 tile ``x`` of K (``which`` 0) or V (1), dequantised to
+    ``dtype`` (the paged loop dequantises K before it loads V: K goes to the cube
+    first, for Q K^T)."""
+    if isinstance(quant, HalfRows):
+        half = fd.cast(x, fd.f16)
+        if quant.offsets:
+            half = half + quant.offsets[which][None, :]
+        return half * quant.scales[which][None, :]
+    offset = quant[2 + which] if spec.kv_offset else None
+    return dequant(spec, t, x, quant[which], offset, pages, keys, dtype)
+
+
+class HalfRows(NamedTuple):
+    """Per-channel scales (and offsets) of a task's KV head in half, [D] and [Dv]:
+    loaded and cast once per task, before the KV loop (they are the same for every
+    block), not once per block."""
+
+    scales: tuple[Any, Any]
+    offsets: tuple[Any, Any] | None
+
+
+def task_rows(spec: Any, t: Any, quant: tuple[Any, ...]) -> Any:
+    """What the KV loop's dequantisation reads: per channel with an fp16 query the
+    ``HalfRows`` of KV head t.hk (loaded here, once per task); otherwise the
+    scale (and offset) tensors, read per block."""
+    if spec.kv_scale != "channel" or t.qt.dtype != fd.f16:
+        return quant
+
+    def row(x: Any) -> Any:
+        return fd.cast(fd.load(x[t.hk, :]), fd.f16)
+
+    offsets = (row(quant[2]), row(quant[3])) if spec.kv_offset else None
+    return HalfRows((row(quant[0]), row(quant[1])), offsets)
 
 
 def dequant(

@@ -91,6 +91,9 @@ class StepBuilder:
                     group = []
                     out += crossings
                 group.append(op)
+                if self.split and any(r.name in self.to_cube for r in op.results()):
+                    self._close(group, out)  # sent on right after it is made
+                    group = []
                 continue
             self._close(group, out)
             group = []
