@@ -86,3 +86,23 @@ def test_the_model_reads_v_into_l1_during_the_softmax(tmp_path: Path) -> None:
     read_v = events[f"ws {v} read (vector -> cube)"]
     write_p = events[f"ws {p} write (vector -> cube)"]
     assert read_v.end <= write_p.start, (read_v, write_p)
+
+
+def test_the_model_sends_k_before_v_is_dequantised(tmp_path: Path) -> None:
+    """The vector cores send K on as soon as it is dequantised (vector.py sends a
+    value right after the op that makes it); the model's vector step ends there too,
+    so K's workspace write does not wait for V's dequantisation."""
+    from fadsl.plan.schedule.sides import walk
+
+    b = _binding(tmp_path)
+    kernel = b.kernel
+    (qk,) = [
+        op for op in walk(kernel.body) if isinstance(op, ir.Dot) and op.transpose_b
+    ]
+    _, v = _pv_operands(tmp_path)
+    sched = timeline.build(kernel, targets.get("ascend910b2"), b.model_env())
+    events = sched.of(1)
+    sent = f"ws {qk.b.name} write (vector -> cube)"
+    write_k = next(e for e in events if e.name == sent)
+    made_v = next(e for e in events if e.name.startswith(f"vector update -> {v} "))
+    assert write_k.start < made_v.end, (write_k, made_v)
