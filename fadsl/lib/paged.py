@@ -32,7 +32,7 @@ from typing import Any
 import fadsl as fd
 from fadsl.frontend.mods import positions
 from fadsl.lib.flash import finish, kv_blocks, softmax_step, task
-from fadsl.lib.paged_quant import dequant_kv
+from fadsl.lib.paged_quant import dequant_one, task_rows
 
 
 def paged_attention(
@@ -100,15 +100,17 @@ def paged_attention(
         lo, hi = kv_blocks(spec, first, Sq, kv_len, span, block_kv)
         if kv_splits > 1:
             lo, hi = split_range(lo, hi, part, kv_splits)
+        if spec.kv_offset:  # an int8 cache: its scales and offsets
+            quant = task_rows(spec, t, (k_scale, v_scale, k_offset, v_offset))
+        elif spec.kv_dtype:
+            quant = task_rows(spec, t, (k_scale, v_scale))
         for j in fd.pipelined(lo, hi, stages=stages):
             if spec.v_from_k:  # MLA: no v_cache (block_step reads V from k_cache)
                 kv = (k_cache, None, block_table, block_kv)
             else:
                 kv = (k_cache, v_cache, block_table, block_kv)
-            if spec.kv_offset:  # an int8 cache: its scales and offsets
-                kv = kv + ((k_scale, v_scale, k_offset, v_offset),)
-            elif spec.kv_dtype:
-                kv = kv + ((k_scale, v_scale),)
+            if spec.kv_dtype:
+                kv = kv + (quant,)
             if v_cores == 2:  # V read by the two vector cores (relayed)
                 m, l, acc = block_step(spec, t, kv, j, m, l, acc, True)
             else:
@@ -277,12 +279,14 @@ def block_step(
     pages = fd.pages(block_table[t.b, fd.floordiv(j * block_kv, spec.page_size)])
     keys = fd.ds(0, block_kv, t.kv_len - j * block_kv)  # past the sequence: a tail
     kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)
+    if spec.kv_dtype:  # int8: K dequantised in UB to q's dtype before V is loaded
+        kt = dequant_one(spec, t, kv[4], 0, pages, keys, kt, t.qt.dtype)
     if spec.v_from_k:  # the latent: V is the first Dv columns of each K row
         vt = fd.load(k_cache[pages, keys, t.hk, fd.ds(0, t.dv)], pad=0)
     else:
         vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)
-    if spec.kv_dtype:  # int8: dequantised in UB to q's dtype
-        kt, vt = dequant_kv(spec, t, kv[4], pages, keys, kt, vt, t.qt.dtype)
+    if spec.kv_dtype:
+        vt = dequant_one(spec, t, kv[4], 1, pages, keys, vt, t.qt.dtype)
     elif relay and not spec.v_from_k:
         vt = relayed(vt)
     kv_idx = positions(j * block_kv, block_kv, 1)

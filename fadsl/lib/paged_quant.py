@@ -2,9 +2,10 @@
 
 Each K / V tile is loaded as int8 and dequantised in UB right after the load: int8 ->
 half (the only cast the vector unit has from int8, Cast.md), then ``(x + offset) *
-scale``, in half for per-channel scales and an fp16 query (CANN's IncreFlashAttention
-takes per-channel antiquant parameters in the query's dtype), else half -> float
-(exact: |x| <= 128), the arithmetic in fp32 and a cast to Q's dtype for the cube. Per
+scale``, in half for an fp16 query (per channel, as CANN's IncreFlashAttention takes
+per-channel antiquant parameters in the query's dtype; per token of a paged cache too,
+the scales rounded to half), else half -> float (exact: |x| <= 128), the arithmetic
+in fp32 and a cast to Q's dtype for the cube. Per
 channel the scale row [D] of the KV head broadcasts over the keys; per token the scales
 of the block's keys ([block_kv], through the same pages) broadcast over the head dim.
 Frames in this file count as user code.
@@ -12,7 +13,7 @@ Frames in this file count as user code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import fadsl as fd
 
@@ -30,13 +31,47 @@ def dequant_kv(
     ``dtype``. ``quant`` holds k_scale, v_scale (and k_offset, v_offset); ``pages``,
     ``keys``: the block's pages and keys of a paged cache, or (contiguous k / v,
     ``fadsl/lib/flash.py``) None and the block's columns ``cols`` of batch t.b."""
-    k_scale, v_scale = quant[0], quant[1]
-    k_off, v_off = None, None
-    if spec.kv_offset:
-        k_off, v_off = quant[2], quant[3]
-    k = dequant(spec, t, kt, k_scale, k_off, pages, keys, dtype)
-    v = dequant(spec, t, vt, v_scale, v_off, pages, keys, dtype)
+    k = dequant_one(spec, t, quant, 0, pages, keys, kt, dtype)
+    v = dequant_one(spec, t, quant, 1, pages, keys, vt, dtype)
     return k, v
+
+
+def dequant_one(
+    spec: Any, t: Any, quant: Any, which: int, pages: Any, keys: Any, x: Any, dtype: Any
+) -> Any:
+    """The loaded int8 tile ``x`` of K (``which`` 0) or V (1), dequantised to
+    ``dtype`` (the paged loop dequantises K before it loads V: K goes to the cube
+    first, for Q K^T)."""
+    if isinstance(quant, HalfRows):
+        half = fd.cast(x, fd.f16)
+        if quant.offsets:
+            half = half + quant.offsets[which][None, :]
+        return half * quant.scales[which][None, :]
+    offset = quant[2 + which] if spec.kv_offset else None
+    return dequant(spec, t, x, quant[which], offset, pages, keys, dtype)
+
+
+class HalfRows(NamedTuple):
+    """Per-channel scales (and offsets) of a task's KV head in half, [D] and [Dv]:
+    loaded and cast once per task, before the KV loop (they are the same for every
+    block), not once per block."""
+
+    scales: tuple[Any, Any]
+    offsets: tuple[Any, Any] | None
+
+
+def task_rows(spec: Any, t: Any, quant: tuple[Any, ...]) -> Any:
+    """What the KV loop's dequantisation reads: per channel with an fp16 query the
+    ``HalfRows`` of KV head t.hk (loaded here, once per task); otherwise the
+    scale (and offset) tensors, read per block."""
+    if spec.kv_scale != "channel" or t.qt.dtype != fd.f16:
+        return quant
+
+    def row(x: Any) -> Any:
+        return fd.cast(fd.load(x[t.hk, :]), fd.f16)
+
+    offsets = (row(quant[2]), row(quant[3])) if spec.kv_offset else None
+    return HalfRows((row(quant[0]), row(quant[1])), offsets)
 
 
 def dequant(
@@ -58,6 +93,8 @@ def dequant(
         if spec.kv_offset:
             half = half + fd.cast(fd.load(offset[t.hk, :]), fd.f16)[None, :]
         return half * fd.cast(fd.load(scale[t.hk, :]), fd.f16)[None, :]
+    if pages is not None and dtype == fd.f16:  # per token, paged: in half too
+        return token_half(spec, t, x, scale, offset, pages, keys)
     wide = fd.cast(fd.cast(x, fd.f16), fd.f32)
     if spec.kv_scale == "channel":  # [D] of KV head t.hk, the same for every key
         if spec.kv_offset:
@@ -72,6 +109,19 @@ def dequant(
             wide = wide + token_values(offset, pages, keys, t.hk)[:, None]
         wide = wide * token_values(scale, pages, keys, t.hk)[:, None]
     return fd.cast(wide, dtype)
+
+
+def token_half(
+    spec: Any, t: Any, x: Any, scale: Any, offset: Any, pages: Any, keys: Any
+) -> Any:
+    """Per-token (x + offset) * scale of a paged tile in half, for an fp16 query: the
+    block's scales (and offsets) rounded to half broadcast over the head dim. No fp32
+    temporaries of the tile (the fp32 form at blocks of two pages of 128 needed 118%
+    of the 910B2 UB), and three vector instructions an element on half-width data."""
+    half = fd.cast(x, fd.f16)
+    if spec.kv_offset:
+        half = half + fd.cast(token_values(offset, pages, keys, t.hk), fd.f16)[:, None]
+    return half * fd.cast(token_values(scale, pages, keys, t.hk), fd.f16)[:, None]
 
 
 def token_values(x: Any, pages: Any, keys: Any, hk: Any) -> Any:

@@ -23,6 +23,7 @@ from fadsl.perf.timeline_schedule import ROUND, Step
 from fadsl.perf.step_calls import gm_copy, load_data_call, pad_fill, vector_calls
 from fadsl.perf.sub_dot_steps import sub_dot_steps
 from fadsl.plan.memory.l0_split import SubDots
+from fadsl.plan.schedule.send_order import in_send_order, positions
 
 
 class StepBuilder:
@@ -54,6 +55,7 @@ class StepBuilder:
         self.side: dict[str, str] = {}
         ops = walk(grid.body)
         self.producers = {r: op for op in ops for r in op.results()}
+        self.made_at = positions(grid.body)
         self.to_cube = {
             v.name for op in ops if isinstance(op, ir.Dot) for v in (op.a, op.b)
         }
@@ -92,6 +94,9 @@ class StepBuilder:
                     group = []
                     out += crossings
                 group.append(op)
+                if self.split and any(r.name in self.to_cube for r in op.results()):
+                    self._close(group, out)  # sent on right after it is made
+                    group = []
                 continue
             self._close(group, out)
             group = []
@@ -111,7 +116,10 @@ class StepBuilder:
         if not self.split:
             return []
         out = []
-        for v in op.operand_values():
+        values = tuple(op.operand_values())
+        if isinstance(op, ir.Dot):  # as the cube receives them (send_order.py)
+            values = in_send_order(values, self.made_at)
+        for v in values:
             name = self._name(v)
             made = self.side.get(name) or side_of(self.producers.get(v))
             if made in ("dma", side) or f"{name}@{side}" in self.side:

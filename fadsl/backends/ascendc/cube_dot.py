@@ -13,6 +13,7 @@ from fadsl.errors import BackendError
 from fadsl.ir import nodes as ir
 from fadsl.ir.types import TileType
 from fadsl.plan.memory.l0_split import SubDots
+from fadsl.plan.schedule import send_order
 
 
 class CubeDots(CubeLoads):
@@ -49,6 +50,15 @@ class CubeDots(CubeLoads):
             Line(f"{name} = {home}.DeQue<{ct}>();"),
         ]
 
+    def _send_order(self, op: ir.Dot) -> tuple[ir.Value, ...]:
+        """op's operands in the order the vector cores send them (``a`` first unless
+        both are vector-made and ``b`` is made first: plan/schedule/send_order.py)."""
+        sent = all(v in self.sides.to_cube for v in (op.a, op.b))
+        if op.a.name == op.b.name or not sent:
+            return (op.a, op.b)
+        made = send_order.positions(self.low.kernel_grid_body)
+        return send_order.in_send_order((op.a, op.b), made)
+
     def _dot(self, op: ir.Dot) -> list[Stmt]:
         ta, tb = op.a.type, op.b.type
         assert isinstance(ta, TileType) and isinstance(tb, TileType)
@@ -59,8 +69,9 @@ class CubeDots(CubeLoads):
                 op.loc,
                 hint="use fp16 or bf16 operands for this dot",
             )
-        a, pre_a = self._operand(op.a)
-        b, pre_b = self._operand(op.b)
+        got = {v.name: self._operand(v) for v in self._send_order(op)}
+        a, b = got[op.a.name][0], got[op.b.name][0]
+        pre = [s for _, stmts in got.values() for s in stmts]  # in send order
         m, k = (
             self.names.expr(d)
             for d in (reversed(ta.shape) if op.transpose_a else ta.shape)
@@ -70,8 +81,8 @@ class CubeDots(CubeLoads):
         if split is not None:
             rows = (self.names.expr(ta.shape[0]), self.names.expr(tb.shape[0]))
             dims = cube_subdot.Dims(m, n, k, *rows)
-            return pre_a + pre_b + self._sub_mmad(op, a, b, split, dims)
-        return pre_a + pre_b + self._mmad(op, a, b, m, n, k, k)
+            return pre + self._sub_mmad(op, a, b, split, dims)
+        return pre + self._mmad(op, a, b, m, n, k, k)
 
     def _sub_mmad(
         self, op: ir.Dot, a: str, b: str, s: SubDots, dims: cube_subdot.Dims
