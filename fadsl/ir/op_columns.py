@@ -5,7 +5,7 @@ interleaved, ``(i, i + rotary_dim / 2)`` half) and expand a table row of
 ``rotary_dim / 2`` entries to ``D`` columns; both are column maps of a tile
 (``fadsl/lib/rotary.py``). On the chip: the vector unit's level-2 ``Gather`` from UB,
 one row at a time, with the byte offsets of ``cols`` in an i32 temporary
-(``backends/ascendc/vector_rules.py``), no cube and no [D, D] matrix.
+(``backends/ascendc/vector_columns.py``), no cube and no [D, D] matrix.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ from fadsl.ir.types import DType
 if TYPE_CHECKING:
     from fadsl.backends.ascendc.vector import VectorEmitter
 
+ROW = "fadslRow"
+"""The row counter of the Gather loop (a name no generated variable takes)."""
+
 
 @rule(ir.TakeColumns)
 def take_columns(
@@ -37,7 +40,7 @@ def take_columns(
     dst, src = e.var(op.result), e.var(op.x)
     n_rows, n_width = e.names.expr(rows), e.names.expr(width)
     gather = (
-        f"AscendC::Gather({dst}[r * ({k})], {src}[r * ({n_width})], "
+        f"AscendC::Gather({dst}[{ROW} * ({k})], {src}[{ROW} * ({n_width})], "
         f"{off}.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(0), "
         f"static_cast<uint32_t>({k}));"
     )
@@ -46,7 +49,8 @@ def take_columns(
         "AscendC::PipeBarrier<PIPE_V>();",
         f"AscendC::Muls({off}, {off}, static_cast<int32_t>({itemsize}), {k});",
         "AscendC::PipeBarrier<PIPE_V>();",
-        (f"for (int32_t r = 0; r < static_cast<int32_t>({n_rows}); ++r)", [gather]),
+        (f"for (int32_t {ROW} = 0; {ROW} < static_cast<int32_t>({n_rows}); ++{ROW})",
+         [gather]),  # fmt: skip
     ]
 
 
