@@ -23,6 +23,7 @@ from fadsl.ir.expr import Expr
 # of them (``from fadsl.ir import nodes as ir``), and all_op_classes() walks it.
 from fadsl.ir.op_base import *  # noqa: F401,F403
 from fadsl.ir.op_base import Op, Param, ParamKind, Value
+from fadsl.ir.op_columns import *  # noqa: F401,F403
 from fadsl.ir.op_debug import *  # noqa: F401,F403
 from fadsl.ir.op_elementwise import *  # noqa: F401,F403
 from fadsl.ir.op_gather import *  # noqa: F401,F403

@@ -51,6 +51,7 @@ def paged_append_attention(
     block_q: int = 16,
     block_kv: int = 128,
     stages: int = 2,
+    block_new: int = 16,
 ):
     group = N // Nkv
     for b, x, y in fd.grid(B, N, fd.cdiv(Sq, block_q)):
@@ -88,15 +89,16 @@ def paged_append_attention(
             for j in fd.pipelined(j0, j1, stages=stages):
                 m, l, acc = cached(cache, b, hk, j, start, old, qt, scale, m, l, acc)
         # the new keys, from k_new / v_new (causal: up to the block's last row), in
-        # blocks of block_kv rows: the cached blocks' shapes, whose L1 queues they share
+        # blocks of block_new rows (with rotary, a block of a page's rows rotated in
+        # f32 would not fit UB at D=128 and pages of 128: E31)
         last = Sq
         if spec.causal:
             last = fd.minimum(Sq, y * block_q + block_q)
-        for jn in range(fd.cdiv(last, block_kv)):
-            news = fd.ds(jn * block_kv, block_kv, Sq)
+        for jn in range(fd.cdiv(last, block_new)):
+            news = fd.ds(jn * block_new, block_new, Sq)
             kt = new_keys(spec, k_new, tables, b, hk, news, old, D)
             vt = fd.load(row_block(spec, v_new, b, hk, news), pad=0)
-            kv_idx = positions(jn * block_kv, block_kv, 1)
+            kv_idx = positions(jn * block_new, block_new, 1)
             seen = kv_idx < Sq
             if spec.causal:
                 seen = seen & (kv_idx <= q_idx)

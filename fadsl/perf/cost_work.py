@@ -275,6 +275,13 @@ def _gather(op: ir.Gather, w: Work, at: At) -> None:
     w.add("vector_ops", at.times * per * elems(op.result.type))
 
 
+@cost(ir.TakeColumns)
+def _take_columns(op: ir.TakeColumns, w: Work, at: At) -> None:
+    """One element-operation per result element (a Gather per row), two per index
+    element (the offsets: Cast, Muls; vector_columns.take_columns)."""
+    w.add("vector_ops", at.times * (elems(op.result.type) + 2 * elems(op.cols.type)))
+
+
 def cross(v: ir.Value, w: Work, times: Expr) -> None:
     """A value made on one unit and read on the other travels through GM once."""
     if v.name not in w.crossing:

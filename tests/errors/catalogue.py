@@ -1699,6 +1699,30 @@ CATALOGUE += (
             "v_new=z((1, 2, 1, 64), np.float16))"
         ),
     ),
+    Mistake(
+        "take_columns_unaligned",
+        "Rotary tables whose rows are not whole 32-byte blocks, compiled",
+        "The compiled kernel rotates by picking columns of a tile with the vector "
+        "unit's `Gather`, one row at a time, and a row of a vector operand must start "
+        "on a 32-byte block of UB: give `rotary_cos` / `rotary_sin` a multiple of 8 "
+        "columns (`rotary_dim` a multiple of 16, as FlashAttention requires). The "
+        "interpreter takes any width.",
+        (
+            "compile",
+            "k.py",
+            "--shape",
+            "B=2,N=8,Sq=1,D=128,Pages=64,Nkv=2,Dv=128,MaxPages=8,MaxPos=128,"
+            "RotaryHalf=4",
+            "-o",
+            "out",
+        ),
+        files={
+            "k.py": "import fadsl as fd\n\n"
+            'kernel = fd.attention(name="rope_append", paged_kv=True, page_size=16,\n'
+            '                      append_kv=True, causal=True, rotary="half")\n'
+        },
+        shown="fadsl compile k.py --shape ...,RotaryHalf=4   # rotary_dim = 8",
+    ),
 )
 
 REL_GRAD_FILE = (

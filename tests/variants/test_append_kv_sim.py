@@ -10,8 +10,12 @@ The rotary cases failed before issue 30's rotary30 work: the schedule refused th
 (23 cross-core flag IDs, E94), then the resource check (12 L1 queue buffers for the
 AIC's 8 MTE1_MTE2 event IDs, E52), then the generated C++ did not compile (the rotated
 Q, made before the KV loops, was received from the vector cores inside the first loop).
-Rotary at D = 128 does not fit 910B's UB yet (E31: the [D, D] f32 pairing matrices),
-docs/decode.md."""
+The D = 128 cases (Dao's d=128; both layouts) were refused by the resource check until
+rot30 (E31: the [D, D] f32 pairing matrices needed about 234 KB of 910B's 192 KB UB);
+the rotation is now column maps on the vector unit (``take_columns``, a Gather per
+row), docs/decode.md. With pages of 256 rows (Dao's paged_kv_block_size) the new keys
+were also attended in blocks of a page, rotated in f32: 373,504 B of UB (E31) until
+they came in blocks of ``block_new`` = 16 rows."""
 
 from __future__ import annotations
 
@@ -32,6 +36,10 @@ from tests.variants.test_append_kv import dao_case, poisoned
         (3, 128, 64, 16, "gqa", True, 0.5, False, True),  # rotary half, leftpad
         (8, 256, 64, 64, "gqa", True, 0.5, True, True),  # rotary interleaved, leftpad
         (1, 128, 64, 16, "mqa", False, 0.5, True, True),  # not causal: Q at one position
+        (3, 128, 128, 16, "gqa", True, 0.5, False, True),  # D=128: half, leftpad
+        (8, 256, 128, 64, "gqa", True, 1.0, True, True),  # D=128: interleaved, all of D
+        (8, 200, 128, 16, "mqa", False, 1.0, False, False),  # D=128: half, not causal
+        (1, 339, 128, 256, "gqa", True, 0.5, False, False),  # D=128, pages of 256
     ],
     ids=lambda c: "-".join(map(str, c)),
 )

@@ -71,8 +71,8 @@ def test_rotary_matches_apply_rotary_emb(
 @NEEDS_GXX
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_rotary_through_sim(interleaved: bool) -> None:
-    """The generated Ascend C in the CPU runtime: the pairing matrices are held whole
-    by both vector cores, and each sends half their rows to the cube."""
+    """The generated Ascend C in the CPU runtime: the column maps are Gathers from UB,
+    one per row of each vector core's half of the tile (no cube)."""
     rng = np.random.default_rng(7)
     d, rotary_dim = 64, 32
     x = rng.standard_normal((2, 40, 3, d)).astype(np.float16)

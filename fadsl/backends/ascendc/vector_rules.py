@@ -27,7 +27,11 @@ RULES: OpTable[Rule] = OpTable(
     "RULES",
     "rule",
     "fadsl/backends/ascendc/vector_rules.py",
-    filled_by=(__name__, "fadsl.backends.ascendc.vector_where"),
+    filled_by=(
+        __name__,
+        "fadsl.backends.ascendc.vector_where",
+        "fadsl.backends.ascendc.vector_columns",
+    ),
     scope=FORMS,
 )
 rule = RULES.register

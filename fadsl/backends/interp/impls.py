@@ -28,6 +28,7 @@ IMPLS: OpTable[Impl] = OpTable(
         f"fadsl.backends.interp.{m}"
         for m in (
             "atomics",
+            "columns",
             "control",
             "cube",
             "debug",

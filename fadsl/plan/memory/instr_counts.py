@@ -180,6 +180,8 @@ def form_calls(form: str, select: str, rows: int, cols: int, itemsize: int) -> C
         return Calls(6, 5)
     if form == "gather_checked":  # TrapOutside's ReduceMax, Muls, ReduceMax first
         return Calls(6 + 3, 5 + 2, 2)
+    if form == "take_columns":  # Cast, Muls with barriers, then a Gather per row
+        return Calls(2 + rows, 2)
     if form == "philox":
         return Calls()  # a scalar-unit loop writing UB (no vector call)
     raise ValueError(f"no call count for vector form {form!r}")

@@ -78,7 +78,11 @@ FORMS: OpTable[FormOf] = OpTable(
     "FORMS",
     "form",
     "fadsl/plan/memory/vector_forms.py",
-    filled_by=(__name__, "fadsl.plan.memory.scatter_form"),
+    filled_by=(
+        __name__,
+        "fadsl.plan.memory.scatter_form",
+        "fadsl.plan.memory.column_form",
+    ),
 )
 form = FORMS.register
 FORMS.not_applicable(ir.Grid, ir.For, why="a loop: the ops of its body have forms")

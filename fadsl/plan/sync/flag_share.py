@@ -12,9 +12,8 @@ workspaces stay separate. Ring values (one ID per slot) and slot-free flags
 
 The schedule's flag budget (``plan/schedule/ring.py``, E94) and the backend's ID
 assignment (``backends/ascendc/flag_ids.py``) both count through this module, so a
-kernel the checker passes is a kernel the backend can number. The append kernel with
-rotary (``fadsl/lib/paged_append.py``) rotates in three sibling loops: 22 exchanges,
-12 IDs once shared.
+kernel the checker passes is a kernel the backend can number. Five sibling KV loops of
+three exchanges each need 3 IDs once shared (``tests/passes/test_flag_share.py``).
 """
 
 from __future__ import annotations
