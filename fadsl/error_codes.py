@@ -140,7 +140,7 @@ CODES: dict[str, int] = {
     "tensor_grad_not_float": 135,
     "tensor_grad_not_on_ascendc": 136,
     "tensor_grad_not_differentiable": 137,
-    "take_columns_unaligned": 147,
+    "take_columns_unaligned": 138,
 }
 """Kind name (the catalogue entry's id) -> its number; append new kinds at the end."""
 
