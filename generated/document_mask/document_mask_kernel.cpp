@@ -248,7 +248,7 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT);
                 vT = vTL1.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T131 + (jp) % 2));
                 AscendC::LocalTensor<half> t131 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t131, t131WsGm[(jp) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -431,7 +431,7 @@ public:
                     BLOCK_KV);
                 vTL1.EnQue(vT1);
                 vT1 = vTL1.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T271 + (jf) % 2));
                 AscendC::LocalTensor<half> t271 = t131L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t271, t271WsGm[(jf) % 2 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -481,9 +481,9 @@ private:
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
     AscendC::TQue<AscendC::TPosition::B1, 1> kTL1;    // L1 operand: %k_t, %k_t_1 (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 1> vTL1;    // L1 operand: %v_t, %v_t_1 (flash.py:208)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t131L1;  // L1 operand: %t_13_1, %t_27_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1, %dot_3 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;  // L0B operand: %dot, %dot_1, %dot_2, %dot_3 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;  // L0C result: %dot, %dot_1, %dot_2, %dot_3 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                // in `q` f16[B, N, Sq, D]
@@ -714,7 +714,7 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >
                     (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:266  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -737,7 +737,7 @@ public:
                 AscendC::LocalTensor<float> t73 = t72.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * kvIndicesS + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp5Buf.Get<uint8_t>();
@@ -800,7 +800,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t18 = lBuf.Get<float>();
                 AscendC::Add(t18, t16, t17, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t131 = outQue.AllocTensor<half>();
                 AscendC::Cast(t131, t13, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t131);
@@ -814,7 +814,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t15Prev =
                         t15PrevBuf.Get<float>()[((jp - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -840,7 +840,7 @@ public:
                 AscendC::LocalTensor<float> t15Prev =
                     t15PrevBuf
                         .Get<float>()[((kvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t19 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -933,7 +933,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t32 = lBuf.Get<float>();
                 AscendC::Add(t32, t30, t31, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t271 = outQue.AllocTensor<half>();
                 AscendC::Cast(t271, t27, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t271);
@@ -947,7 +947,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t29Prev =
                         t29PrevBuf.Get<float>()[((jf - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -973,7 +973,7 @@ public:
                 AscendC::LocalTensor<float> t29Prev =
                     t29PrevBuf
                         .Get<float>()[((fullKvNumBlocksS - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t33 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -1051,7 +1051,7 @@ private:
         tmp3Buf;  // temp: %doc_t_f, %t_8, %t_9, %t_25, %t_31 (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;   // temp: %doc_t_2_f (document_mask.py:30)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp5Buf;   // temp: temp (flash.py:230)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;  // result: %t_13_1, %t_27_1, %t_37_1 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t15PrevBuf;  // state: %t_15 (flash.py:234)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t29PrevBuf;  // state: %t_29 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]

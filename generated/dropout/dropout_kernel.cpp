@@ -310,7 +310,7 @@ public:
                 }
                 // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T191 + (j) % 3));
                 AscendC::LocalTensor<half> t191 = t191L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t191, t191WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -361,9 +361,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t191L1;  // L1 operand: %t_19_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t191L1;  // L1 operand: %t_19_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
@@ -504,7 +504,7 @@ public:
                 AscendC::LocalTensor<float> t51 = t.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:266  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
@@ -527,7 +527,7 @@ public:
                 AscendC::LocalTensor<float> t52 = t51.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -590,13 +590,13 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:279  u = fd.random_uniform(
+                // flash.py:281  u = fd.random_uniform(
                 AscendC::LocalTensor<float> u = tmp3Buf.Get<float>();
                 fadsl::PhiloxUniform(u, static_cast<uint32_t>(seedS), static_cast<uint32_t>(seedS1),
                                      static_cast<uint32_t>(offsetS),
                                      static_cast<uint32_t>((tiling_.N * b + h)), (BLOCK_Q * i + row0),
                                      BLOCK_KV * j, ROWS, BLOCK_KV);
-                // flash.py:287  return fd.where(u >= spec.dropout_p, p * (1.0 / (1.0 - spec.dropout_p)), 0.0)
+                // flash.py:289  return fd.where(u >= spec.dropout_p, p * (1.0 / (1.0 - spec.dropout_p)), 0.0)
                 AscendC::LocalTensor<float> t18 = t11.ReinterpretCast<float>();
                 AscendC::Muls(t18, t11, 1.1111111111111112f, ROWS * BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -608,7 +608,7 @@ public:
                     AscendC::Select(t19, mask, t18, 0.0f, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE,
                                     ROWS * BLOCK_KV);
                 }
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<half> t191 = outQue.AllocTensor<half>();
                 AscendC::Cast(t191, t19, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
@@ -623,7 +623,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t13Prev =
                         t13PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -658,7 +658,7 @@ public:
                                                       BLOCK_KV)) -
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -745,7 +745,7 @@ private:
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %t_18, %t_19, %dot_1 (flash.py:228)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %u (flash.py:230)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:232)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_19_1, %t_24_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_19_1, %t_24_1 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]

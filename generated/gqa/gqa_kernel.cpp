@@ -234,7 +234,7 @@ public:
                 }
                 // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T81 + (j) % 3));
                 AscendC::LocalTensor<half> t81 = t81L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t81, t81WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -285,9 +285,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;    // L1 operand: operand (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;    // L1 operand: operand (flash.py:208)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;   // L1 operand: %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t81L1;  // L1 operand: %t_8_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t81L1;  // L1 operand: %t_8_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;   // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;    // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;    // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;    // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;   // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                 // in `q` f16[B, Sq, N, D]
@@ -379,7 +379,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> idx2F = tmp1Buf.Get<float>();
                     AscendC::Cast(idx2F, idx2, AscendC::RoundMode::CAST_NONE, BLOCK_KV);
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -442,7 +442,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t13 = lBuf.Get<float>();
                 AscendC::Add(t13, t11, t12, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t81 = outQue.AllocTensor<half>();
                 AscendC::Cast(t81, t8, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t81);
@@ -456,7 +456,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t10Prev =
                         t10PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -482,7 +482,7 @@ public:
                 AscendC::LocalTensor<float> t10Prev =
                     t10PrevBuf.Get<float>()[((fadsl::CeilDiv<int64_t>(tiling_.Skv, BLOCK_KV) - 1)) % 2 * 64 *
                                             fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t14 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -600,7 +600,7 @@ private:
         inQue;  // staging: %dot, %t, %t_2, %t_7, %t_8, %dot_1 (flash.py:228)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_12 (flash.py:232)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:232)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_8_1, %t_18_1, %t_22 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_8_1, %t_18_1, %t_22 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t10PrevBuf;  // state: %t_10 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Skv, Nkv, D]

@@ -299,7 +299,7 @@ public:
                 }
                 // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(
                     FLAG_T141 +
                     ((j - ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
@@ -366,9 +366,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
@@ -473,14 +473,14 @@ public:
                 dot = inQue.DeQue<float>();
                 AscendC::LocalTensor<float> t = dot.ReinterpretCast<float>();
                 AscendC::Muls(t, dot, tiling_.scale, ROWS * BLOCK_KV);
-                // flash.py:266  ok = ok & (kv_idx >= t.q_idx + (shift - spec.window[0]))
+                // flash.py:268  ok = ok & (kv_idx >= t.q_idx + (shift - spec.window[0]))
                 AscendC::LocalTensor<float> t2 = tmp0Buf.Get<float>();
                 AscendC::Adds(t2, idxF, static_cast<float>((tiling_.Skv - tiling_.Sq - 256)), ROWS);
                 // flash.py:230  s = fd.where(keep(spec, t, kv_idx), s, -fd.inf)  [lower_vector]
                 AscendC::LocalTensor<float> t81 = t.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:268  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
+                    // flash.py:270  ok = ok & (kv_idx <= t.q_idx + (shift + spec.window[1]))
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -518,7 +518,7 @@ public:
                 AscendC::LocalTensor<float> t83 = t82.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
@@ -584,7 +584,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t141 = outQue.AllocTensor<half>();
                 AscendC::Cast(t141, t14, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t141);
@@ -611,7 +611,7 @@ public:
                                                                                 (BLOCK_Q * i) - 256))) /
                                                        (BLOCK_KV)))) %
                                           2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -659,7 +659,7 @@ public:
                                ((fadsl::Max<int64_t>(0, (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) - 256))) /
                                 (BLOCK_KV)))) %
                              2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -791,9 +791,9 @@ private:
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;  // temp: %idx_2_f (flash.py:211)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_8_1, %t_8_2, %t_8_3, %t_13, %t_14, %dot_1 (flash.py:228)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_9, %t_10 (flash.py:268)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: %t_5, %t_9, %t_10 (flash.py:270)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:230)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1, %t_28 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1, %t_28 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]

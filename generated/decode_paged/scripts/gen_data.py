@@ -36,7 +36,7 @@ INPUT_DIMS = {
 }
 SOURCE = os.path.join(HERE, "../../examples/decode_paged.py")
 KERNEL = "decode_paged"
-SETS = {"block_kv": 128, "block_q": 16, "kv_splits": 1, "stages": 2}
+SETS = {"block_kv": 128, "block_q": 16, "kv_splits": 1, "stages": 2, "v_cores": 1}
 SEED = 0
 
 

@@ -309,7 +309,7 @@ public:
                 }
                 // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T141 + (j) % 3));
                 AscendC::LocalTensor<half> t141 = t141L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t141, t141WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -360,9 +360,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t141L1;  // L1 operand: %t_14_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[B, N, Sq, D]
@@ -514,7 +514,7 @@ public:
                 AscendC::LocalTensor<float> t81 = t3.ReinterpretCast<float>();
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (tiling_.Skv - tiling_.Sq + (BLOCK_Q * i) + row0)) {
-                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:266  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -537,7 +537,7 @@ public:
                 AscendC::LocalTensor<float> t82 = t81.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= tiling_.Skv) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp4Buf.Get<uint8_t>();
@@ -600,7 +600,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t19 = lBuf.Get<float>();
                 AscendC::Add(t19, t17, t18, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t141 = outQue.AllocTensor<half>();
                 AscendC::Cast(t141, t14, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t141);
@@ -614,7 +614,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t16Prev =
                         t16PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -649,7 +649,7 @@ public:
                                                       BLOCK_KV)) -
                                               1)) %
                                             2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t20 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp4Buf.Get<float>();
@@ -736,7 +736,7 @@ private:
         inQue;  // staging: %dot, %t, %t_3, %t_8_1, %t_8_2, %t_13, %t_14, %dot_1 (flash.py:228)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (alibi.py:27)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: %t_5, %t_12, %t_18 (alibi.py:27)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_14_1, %t_24_1 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t16PrevBuf;  // state: %t_16 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, N, Sq, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[B, Nkv, Skv, D]

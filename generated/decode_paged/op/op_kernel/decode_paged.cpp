@@ -18,6 +18,7 @@ constexpr int64_t BLOCK_KV = 128;                    // tile constant `block_kv`
 constexpr int64_t BLOCK_Q = 16;                      // tile constant `block_q`
 constexpr int64_t KV_SPLITS = 1;                     // tile constant `kv_splits`
 constexpr int64_t STAGES = 2;                        // tile constant `stages`
+constexpr int64_t V_CORES = 1;                       // tile constant `v_cores`
 constexpr int64_t D = 128;                           // shape symbol `D`, fixed at compile time
 constexpr int64_t DV = 128;                          // shape symbol `Dv`, fixed at compile time
 constexpr int64_t ROWS = BLOCK_Q / 2;                // rows of a Q block each vector core owns
@@ -77,9 +78,9 @@ public:
             const int64_t x = task / (tiling_.Sq) %
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
-            // paged.py:75  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:76  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:88  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
+            // paged.py:89  qt = fd.load(head_block(spec, q, b, heads, y), pad=0)
             AscendC::LocalTensor<half> qt = qtL1.AllocTensor<half>();
             {
                 const int64_t validRows = fadsl::Valid(
@@ -113,14 +114,14 @@ public:
             fadsl::LoadA(qtL0Tile, qt, BLOCK_Q, D);
             qtL0.EnQue(qtL0Tile);
             qtL0Tile = qtL0.DeQue<half>();
-            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+            // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
             for (int64_t jPre = 0;
                  jPre < fadsl::Min<int64_t>(
                             fadsl::Min<int64_t>(1, fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                  ++jPre) {
-                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheTSlot = kCacheTQ.AllocTensor<half>();
                 {
                     const int64_t kCacheTNextRows =
@@ -152,7 +153,7 @@ public:
                     fadsl::ZeroTailRows(kCacheTSlot, static_cast<uint32_t>(kCacheTNextRows), D, BLOCK_KV);
                 }
                 kCacheTQ.EnQue(kCacheTSlot);
-                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:287  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheTSlot = vCacheTQ.AllocTensor<half>();
                 {
                     const int64_t vCacheTNextRows =
@@ -185,7 +186,7 @@ public:
                 }
                 vCacheTQ.EnQue(vCacheTSlot);
             }
-            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):
             // ring of 3 workspace slots: the cube runs 2 iterations ahead, stage A (no vector input) of
             // iteration j + 2, then stage B of j
             for (int64_t jAhead = 0;
@@ -196,7 +197,7 @@ public:
                             fadsl::CeilDiv<int64_t>(
                                 fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV)));
                  ++jAhead) {
-                // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (jAhead + 1);
                      jPre1 <
                      fadsl::Min<int64_t>(
@@ -204,7 +205,7 @@ public:
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                     {
                         const int64_t kCacheTNext1Rows =
@@ -240,7 +241,7 @@ public:
                     }
                     kCacheTQ.EnQue(kCacheTSlot1);
                 }
-                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                 // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                 {
@@ -267,7 +268,7 @@ public:
                     cL0.FreeTensor(cL0Tile);
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                 }
-                // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 kCacheTQ.FreeTensor(kCacheT);
             }
             for (int64_t j = 0;
@@ -284,7 +285,7 @@ public:
                                                    fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                    BLOCK_KV)));
                      ++jAhead) {
-                    // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                    // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                     for (int64_t jPre1 = (jAhead + 1);
                          jPre1 <
                          fadsl::Min<int64_t>(
@@ -292,7 +293,7 @@ public:
                              fadsl::CeilDiv<int64_t>(
                                  fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                          ++jPre1) {
-                        // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                        // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                         AscendC::LocalTensor<half> kCacheTSlot1 = kCacheTQ.AllocTensor<half>();
                         {
                             const int64_t kCacheTNext1Rows =
@@ -329,7 +330,7 @@ public:
                         }
                         kCacheTQ.EnQue(kCacheTSlot1);
                     }
-                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> kCacheT = kCacheTQ.DeQue<half>();
                     // flash.py:228  s = scores(spec, fd.dot(t.qt, kt, transpose_b=True) * t.scale, t, kv_idx)
                     {
@@ -357,17 +358,17 @@ public:
                         AscendC::CrossCoreSetFlag<2, PIPE_FIX>(
                             static_cast<uint16_t>(FLAG_DOT + (jAhead) % 3));
                     }
-                    // paged.py:267  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:281  kt = fd.load(k_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     kCacheTQ.FreeTensor(kCacheT);
                 }
-                // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
+                // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):  [pipeline]
                 for (int64_t jPre1 = (j + 1);
                      jPre1 < fadsl::Min<int64_t>(
                                  fadsl::Min<int64_t>((j + 2), fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV)),
                                  fadsl::CeilDiv<int64_t>(
                                      fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)), BLOCK_KV));
                      ++jPre1) {
-                    // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                    // paged.py:287  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                     AscendC::LocalTensor<half> vCacheTSlot1 = vCacheTQ.AllocTensor<half>();
                     {
                         const int64_t vCacheTNext1Rows =
@@ -403,9 +404,9 @@ public:
                     }
                     vCacheTQ.EnQue(vCacheTSlot1);
                 }
-                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:287  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vCacheT = vCacheTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T101 + (j) % 3));
                 AscendC::LocalTensor<half> t101 = t101L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t101, t101WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -442,7 +443,7 @@ public:
                     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(static_cast<uint16_t>(FLAG_DOT1 + (j) % 3));
                 }
                 t101L1.FreeTensor(t101);
-                // paged.py:271  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
+                // paged.py:287  vt = fd.load(v_cache[pages, keys, t.hk, :], pad=0)  [pipeline]
                 vCacheTQ.FreeTensor(vCacheT);
             }
             qtL1.FreeTensor(qt);
@@ -453,12 +454,12 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:267)
-    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:271)
-    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:88)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:238)
-    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:88)
-    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::B1, 2> kCacheTQ;  // L1 operand: operand (paged.py:281)
+    AscendC::TQue<AscendC::TPosition::B1, 2> vCacheTQ;  // L1 operand: operand (paged.py:287)
+    AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;      // L1 operand: %qt (paged.py:89)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t101L1;    // L1 operand: %t_10_1 (flash.py:240)
+    AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;      // L0A operand (resident): %qt (paged.py:89)
+    AscendC::TQue<AscendC::TPosition::A2, 2> aL0;       // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;       // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;      // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                    // in `q` f16[B, Sq, N, D]
@@ -523,25 +524,25 @@ public:
                               (tiling_.Nkv * fadsl::CeilDiv<int64_t>(((tiling_.N) / (tiling_.Nkv)), BLOCK_Q));
             const int64_t y = task % (tiling_.Sq);
             const int64_t row0 = static_cast<int64_t>(AscendC::GetSubBlockIdx()) * ROWS;
-            // paged.py:75  kv_len = fd.load_scalar(seqlens_kv[b])
+            // paged.py:76  kv_len = fd.load_scalar(seqlens_kv[b])
             const int64_t seqlensKvS = static_cast<int64_t>(seqlens_kvGm.GetValue(b));
-            // paged.py:96  m = fd.full((block_q,), -fd.inf, fd.f32)
+            // paged.py:97  m = fd.full((block_q,), -fd.inf, fd.f32)
             AscendC::LocalTensor<float> m = mBuf.Get<float>();
             AscendC::Duplicate(m, fadsl::NegInf(), ROWS);
-            // paged.py:97  l = fd.zeros((block_q,), fd.f32)
+            // paged.py:98  l = fd.zeros((block_q,), fd.f32)
             AscendC::LocalTensor<float> l = lBuf.Get<float>();
             AscendC::Duplicate(l, 0.0f, ROWS);
-            // paged.py:98  acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
+            // paged.py:99  acc = fd.zeros((block_q, Dv), fd.f32)  # Dv: the value head dim
             AscendC::LocalTensor<float> acc = accBuf.Get<float>();
             AscendC::Duplicate(acc, 0.0f, DV * ROWS);
-            // paged.py:102  for j in fd.pipelined(lo, hi, stages=stages):
+            // paged.py:107  for j in fd.pipelined(lo, hi, stages=stages):
             for (int64_t j = 0;
                  j < fadsl::Min<int64_t>(
                          fadsl::CeilDiv<int64_t>(seqlensKvS, BLOCK_KV),
                          fadsl::CeilDiv<int64_t>(fadsl::Max<int64_t>(0, (-tiling_.Sq + seqlensKvS + y + 1)),
                                                  BLOCK_KV));
                  ++j) {
-                // paged.py:274  kv_idx = positions(j * block_kv, block_kv, 1)
+                // paged.py:292  kv_idx = positions(j * block_kv, block_kv, 1)
                 AscendC::LocalTensor<int32_t> idx = tmp0Buf.Get<int32_t>();
                 AscendC::CreateVecIndex(idx, static_cast<int32_t>(BLOCK_KV * j), BLOCK_KV);
                 AscendC::PipeBarrier<PIPE_V>();
@@ -560,7 +561,7 @@ public:
                 AscendC::LocalTensor<float> t41 = t.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) > (-tiling_.Sq + seqlensKvS + y)) {
-                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:266  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -577,7 +578,7 @@ public:
                 AscendC::LocalTensor<float> t42 = t41.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= seqlensKvS) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -643,7 +644,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t15 = lBuf.Get<float>();
                 AscendC::Add(t15, t13, t14, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t101 = outQue.AllocTensor<half>();
                 AscendC::Cast(t101, t10, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t101);
@@ -657,7 +658,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t12Prev =
                         t12PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -692,7 +693,7 @@ public:
                                                 BLOCK_KV)) -
                                         1)) %
                                       2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t16 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp2Buf.Get<float>();
@@ -787,16 +788,16 @@ public:
 private:
     AscendC::TPipe pipe_;
     DecodePagedTiling tiling_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:96)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:97)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:98)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:274)
-    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:274)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> mBuf;     // state: %m, %t_11, %t_12 (paged.py:97)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> lBuf;     // state: %l, %t_13, %t_15, %t_19 (paged.py:98)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> accBuf;   // state: %acc, %t_16, %acc_2, %t_20 (paged.py:99)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp0Buf;  // temp: %idx, %t_5, %t_6 (paged.py:292)
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp1Buf;  // temp: %idx_f, %t_8 (paged.py:292)
     AscendC::TQue<AscendC::TPosition::VECIN, 1>
         inQue;  // staging: %dot, %t, %t_4_1, %t_4_2, %t_9, %t_10, %dot_1 (flash.py:228)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp2Buf;     // temp: %t_14 (flash.py:232)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:232)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_10_1, %t_20_1 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t12PrevBuf;  // state: %t_12 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[B, Sq, N, D]
     AscendC::GlobalTensor<half> k_cacheGm;                  // in `k_cache` f16[Pages, 128, Nkv, D]

@@ -343,7 +343,7 @@ public:
                 }
                 // flash.py:208  vt = fd.load(block_of(spec, v, kb, t.hk, cols, t.dv), pad=0)  [pipeline]
                 AscendC::LocalTensor<half> vT = vTQ.DeQue<half>();
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::CrossCoreWaitFlag(static_cast<uint16_t>(FLAG_T111 + (j) % 3));
                 AscendC::LocalTensor<half> t111 = t111L1.AllocTensor<half>();
                 fadsl::CopyNdToNz(t111, t111WsGm[(j) % 3 * BLOCK_KV * BLOCK_Q], BLOCK_Q, BLOCK_KV, BLOCK_KV,
@@ -394,9 +394,9 @@ private:
     AscendC::TQue<AscendC::TPosition::B1, 2> kTQ;     // L1 operand: operand (flash.py:207)
     AscendC::TQue<AscendC::TPosition::B1, 2> vTQ;     // L1 operand: operand (flash.py:208)
     AscendC::TQue<AscendC::TPosition::A1, 1> qtL1;    // L1 operand: %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A1, 1> t111L1;  // L1 operand: %t_11_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::A2, 1> qtL0;    // L0A operand (resident): %qt (flash.py:65)
-    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::A2, 1> aL0;     // L0A operand: %dot_1 (flash.py:240)
     AscendC::TQue<AscendC::TPosition::B2, 2> bL0;     // L0B operand: %dot, %dot_1 (flash.py:228)
     AscendC::TQue<AscendC::TPosition::CO1, 2> cL0;    // L0C result: %dot, %dot_1 (flash.py:228)
     AscendC::GlobalTensor<half> qGm;                  // in `q` f16[Sq, N, D]
@@ -518,7 +518,7 @@ public:
                 // only a block that crosses the diagonal has elements to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >
                     (BLOCK_Q * i - cuSeqlensKvS + cuSeqlensKvS1 + cuSeqlensQS - cuSeqlensQS1 + row0)) {
-                    // flash.py:264  ok = ok & (kv_idx <= t.q_idx + shift)
+                    // flash.py:266  ok = ok & (kv_idx <= t.q_idx + shift)
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp3Buf.Get<uint8_t>();
@@ -543,7 +543,7 @@ public:
                 AscendC::LocalTensor<float> t52 = t51.ReinterpretCast<float>();
                 // only a block that reaches past the bound has columns to mask
                 if ((BLOCK_KV * j + BLOCK_KV - 1) >= (-cuSeqlensKvS + cuSeqlensKvS1)) {
-                    // flash.py:262  ok = kv_idx < t.kv_len
+                    // flash.py:264  ok = kv_idx < t.kv_len
                     AscendC::PipeBarrier<PIPE_V>();
                     {
                         AscendC::LocalTensor<uint8_t> mask = tmp0Buf.Get<uint8_t>();
@@ -607,7 +607,7 @@ public:
                 AscendC::PipeBarrier<PIPE_V>();
                 AscendC::LocalTensor<float> t16 = lBuf.Get<float>();
                 AscendC::Add(t16, t14, t15, ROWS);
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<half> t111 = outQue.AllocTensor<half>();
                 AscendC::Cast(t111, t11, AscendC::RoundMode::CAST_RINT, ROWS * BLOCK_KV);
                 outQue.EnQue(t111);
@@ -621,7 +621,7 @@ public:
                     AscendC::PipeBarrier<PIPE_V>();
                     AscendC::LocalTensor<float> t13Prev =
                         t13PrevBuf.Get<float>()[((j - 1)) % 2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                    // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                    // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                     AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                     {
                         AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -664,7 +664,7 @@ public:
                                        BLOCK_KV)) -
                            1)) %
                          2 * 64 * fadsl::CeilDiv<int64_t>(ROWS, 64)];
-                // flash.py:238  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
+                // flash.py:240  acc = fd.dot(fd.cast(p, vt.dtype), vt) + acc * alpha[:, None]
                 AscendC::LocalTensor<float> t17 = accBuf.Get<float>();
                 {
                     AscendC::LocalTensor<float> bcast = tmp3Buf.Get<float>();
@@ -808,7 +808,7 @@ private:
         inQue;  // staging: %dot, %t, %t_5_1, %t_5_2, %t_10, %t_11, %dot_1 (flash.py:228)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp3Buf;     // temp: temp (flash.py:230)
     AscendC::TBuf<AscendC::TPosition::VECCALC> tmp4Buf;     // temp: temp (flash.py:232)
-    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:238)
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;    // result: %t_11_1, %t_21_1, %t_25 (flash.py:240)
     AscendC::TBuf<AscendC::TPosition::VECCALC> t13PrevBuf;  // state: %t_13 (flash.py:234)
     AscendC::GlobalTensor<half> qGm;                        // in `q` f16[Sq, N, D]
     AscendC::GlobalTensor<half> kGm;                        // in `k` f16[Skv, Nkv, D]
