@@ -53,7 +53,8 @@ from fadsl.target import Target
 from fadsl.perf.program_order import program_order
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer
 from fadsl.perf.atomic_phases import atomic_phases
-from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
+from fadsl.perf.timeline_fast import FastScheduler
+from fadsl.perf.task_probe import task_and_ends
 from fadsl.plan.schedule.carry import carried_grid
 from fadsl.perf.task_overlap import (
     PROBE_TRIPS,
@@ -237,30 +238,10 @@ class KernelModel:
         return sched.makespan
 
     def task_seconds(self, timer: Timer, trips: int) -> float:
-        """The makespan of one task's schedule (without the task overhead)."""
-        if trips <= PROBE + 2:
-            return self.makespan(timer, trips)
-        main = None
-        if timer.probe is None:  # shared by every long trip count at this point
-            # probed by forks of this trip count's schedule (of PROBE + 4 if shorter),
-            # which goes on if the probes show no period (timeline_fast.makespans)
-            counts = tuple(range(PROBE, PROBE + 5))
-            longest = max(trips, counts[-1])
-            main = FastScheduler(
-                self.loop, timer, self.order, self.kv_schedule, longest
-            )
-            finish = longest == counts[-1]
-            got = makespans(main, self.before, self.after, counts, finish=finish)
-            timer.probe = tuple(
-                got[n] if n in got else self.makespan(timer, n) for n in counts
-            )
-            main = None if finish else main
-        extended = _extended(timer.probe, trips)
-        if extended is not None:
-            return extended
-        if main is not None:
-            return resume(main, self.after)
-        return self.makespan(timer, trips)
+        """The makespan of one task's schedule (without the task overhead): a long
+        one's first iterations scheduled, extended by their period
+        (``perf/task_probe.py``)."""
+        return task_and_ends(self, timer, trips, want_ends=False)[0]
 
     # -- the kernel ------------------------------------------------------------
 
@@ -289,8 +270,8 @@ class KernelModel:
             at = self._timer_at(timer, env, extents, trips == n)
             if at is not timer:  # the steps the grid point does not change: reused
                 at.seed(shared)
-            per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
-            ends[int(n)] = self.ends(at, int(n))
+            took, ends[int(n)] = task_and_ends(self, at, int(n))  # type: ignore[assignment]
+            per_task[trips == n] = e.task_s + took
             if at is not timer:
                 shared = at.known(self._pointless())
         engines: dict[str, float] = {}
