@@ -118,7 +118,10 @@ def _lambdify(names: list[str], e: list[Expr]) -> Callable[..., Any]:
         "CeilDiv": lambda a, b: -((-a) // b),
         "FloorDiv": lambda a, b: a // b,
     }
-    return sympy.lambdify([isym(n) for n in names], e, modules=[namespace, "numpy"])
+    # the module, not "numpy": lambdify then runs `from numpy import *`, which loads
+    # numpy.f2py, numpy.ma, ... (0.1-0.2 s of every fadsl tune process); the printer
+    # and the code it prints are the same
+    return sympy.lambdify([isym(n) for n in names], e, modules=[namespace, np])
 
 
 def _elementwise(exprs: dict[str, Expr]) -> BatchFn:
