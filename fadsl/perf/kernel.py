@@ -325,7 +325,14 @@ class KernelModel:
         return np.stack([t % max(1, dim), t])
 
     def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
-        """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py)."""
+        """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py);
+        asked once per model and sizes while fadsl tune searches (its pace bound and
+        the estimate both time the planned model: ``plan/search/memo.py``)."""
+        from fadsl.plan.search.memo import remembered
+
+        return remembered(("hits", self, dim), env, lambda: self._hits(env, dim))
+
+    def _hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
         shared = [ld for ld in self._loads if len(ld[1]) < len(extents)]
         if not shared:
