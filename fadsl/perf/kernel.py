@@ -106,7 +106,10 @@ class KernelModel:
         self.kv_schedule = schedule or schedule_of(nest.inner, grid, target)
         self._auto = schedule is None
         ringed = self.kv_schedule.ring > 1
-        self.carried = carried_grid(grid, target.split) if ringed else None
+        if base is not None and (base.kv_schedule.ring > 1) == ringed:
+            self.carried = base.carried  # the same grid and chip: the same ring
+        else:
+            self.carried = carried_grid(grid, target.split) if ringed else None
         """The ring the generated kernel carries across tasks (plan/schedule/carry.py)."""
         self._variants: dict[tuple[Any, ...], KernelModel] = {}
         self.stages = self.kv_schedule.stages
