@@ -40,6 +40,7 @@ from fadsl.plan.memory import l1_fit
 from fadsl.plan.schedule import phases
 from fadsl.perf.schedule import (
     Schedule,
+    l0_plan_at,
     planned_chunks,
     planned_l0,
     planned_sub_dots,
@@ -56,6 +57,7 @@ from fadsl.perf.atomic_phases import atomic_phases
 from fadsl.perf.timeline_fast import FastScheduler
 from fadsl.perf.task_probe import task_and_ends
 from fadsl.plan.schedule.carry import carried_grid
+from fadsl.plan.schedule.sides import classify
 from fadsl.perf.task_overlap import (
     PROBE_TRIPS,
     Ends,
@@ -112,6 +114,7 @@ class KernelModel:
             self.carried = carried_grid(grid, target.split) if ringed else None
         """The ring the generated kernel carries across tasks (plan/schedule/carry.py)."""
         self._variants: dict[tuple[Any, ...], KernelModel] = {}
+        self._sides: Any = None
         self.stages = self.kv_schedule.stages
         s = self.kv_schedule
         b = StepBuilder(grid, self.loop, target, s.resident_l0, from_keys(s.sub_dots))
@@ -155,9 +158,12 @@ class KernelModel:
             if ("l1",) not in self._variants:
                 self._variants[("l1",)] = KernelModel(kernel, self.target)
             return self._variants[("l1",)].at(env)
-        key = planned_l0(self.grid, self.loop, self.target, env) + (
+        if self._sides is None:  # the grid's sides: the same at every size
+            self._sides = classify(self.grid, {})
+        l0 = l0_plan_at(self.grid, self.target, env, self._sides)  # planned once
+        key = planned_l0(self.grid, self.loop, self.target, env, l0) + (
             planned_chunks(self.kernel, self.target, env),
-            planned_sub_dots(self.grid, self.target, env),
+            planned_sub_dots(self.grid, self.target, env, l0),
         )
         s = self.kv_schedule
         if key == (s.resident_l0, s.l0_buffers, s.row_chunks, s.sub_dots):
