@@ -82,6 +82,14 @@ class TimeBound:
             for m, chain in zip(self.models, self.chains)
         )
 
+    def seconds_many(self, envs: list[Mapping[str, Any]]) -> list[float]:
+        """``[seconds(e) for e in envs]``, the fewest chunks of all found at once
+        (``LeastChunks.least_many``)."""
+        if all(c is None for c in self.chains):
+            return [0.0] * len(envs)
+        chunks = self.least.least_many(envs)
+        return [self.seconds(e, c) for e, c in zip(envs, chunks)]
+
     def pace(self, model: KernelModel, env: Mapping[str, Any]) -> float:
         """The model's own lower bound (``KernelTime.lower_bound_s`` without the
         atomic phases): launch plus the busiest core's tasks, each its overhead plus

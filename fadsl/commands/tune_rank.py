@@ -139,9 +139,10 @@ def _rank(
         out.bounded += int(dropped.sum())
         if progress:
             progress.step(int(dropped.sum()))
-        for i in np.flatnonzero(~dropped):
-            values = {**grid[i], **st.shape}
-            lb = st.bound.seconds({**env, **values}) if bounds else 0.0
+        kept = [{**grid[i], **st.shape} for i in np.flatnonzero(~dropped)]
+        points = [{**env, **values} for values in kept]
+        lbs = st.bound.seconds_many(points) if bounds else [0.0] * len(kept)
+        for values, lb in zip(kept, lbs):
             pool.append((lb, tuple(sorted(values.items())), k, values))
     pool.sort(key=lambda p: (p[0], p[1]))
     times: list[tuple[float, tuple[tuple[str, int], ...]]] = []

@@ -41,6 +41,7 @@ from fadsl.plan.memory import l1_fit
 from fadsl.plan.schedule import phases
 from fadsl.perf.schedule import (
     Schedule,
+    l0_plan_at,
     planned_chunks,
     planned_l0,
     planned_sub_dots,
@@ -54,8 +55,10 @@ from fadsl.target import Target
 from fadsl.perf.program_order import program_order
 from fadsl.perf.timeline_schedule import Scheduler, Step, Timer
 from fadsl.perf.atomic_phases import atomic_phases
-from fadsl.perf.timeline_fast import FastScheduler, makespans, resume
+from fadsl.perf.timeline_fast import FastScheduler
+from fadsl.perf.task_probe import task_and_ends
 from fadsl.plan.schedule.carry import carried_grid
+from fadsl.plan.schedule.sides import classify
 from fadsl.perf.task_overlap import (
     PROBE_TRIPS,
     Ends,
@@ -106,9 +109,13 @@ class KernelModel:
         self.kv_schedule = schedule or schedule_of(nest.inner, grid, target)
         self._auto = schedule is None
         ringed = self.kv_schedule.ring > 1
-        self.carried = carried_grid(grid, target.split) if ringed else None
+        if base is not None and (base.kv_schedule.ring > 1) == ringed:
+            self.carried = base.carried  # the same grid and chip: the same ring
+        else:
+            self.carried = carried_grid(grid, target.split) if ringed else None
         """The ring the generated kernel carries across tasks (plan/schedule/carry.py)."""
         self._variants: dict[tuple[Any, ...], KernelModel] = {}
+        self._sides: Any = None
         self.stages = self.kv_schedule.stages
         s = self.kv_schedule
         b = StepBuilder(
@@ -154,9 +161,12 @@ class KernelModel:
             if ("l1",) not in self._variants:
                 self._variants[("l1",)] = KernelModel(kernel, self.target)
             return self._variants[("l1",)].at(env)
-        key = planned_l0(self.grid, self.loop, self.target, env) + (
+        if self._sides is None:  # the grid's sides: the same at every size
+            self._sides = classify(self.grid, {})
+        l0 = l0_plan_at(self.grid, self.target, env, self._sides)  # planned once
+        key = planned_l0(self.grid, self.loop, self.target, env, l0) + (
             planned_chunks(self.kernel, self.target, env),
-            planned_sub_dots(self.grid, self.target, env),
+            planned_sub_dots(self.grid, self.target, env, l0),
         )
         s = self.kv_schedule
         if key == (s.resident_l0, s.l0_buffers, s.row_chunks, s.sub_dots):
@@ -240,30 +250,10 @@ class KernelModel:
         return sched.makespan
 
     def task_seconds(self, timer: Timer, trips: int) -> float:
-        """The makespan of one task's schedule (without the task overhead)."""
-        if trips <= PROBE + 2:
-            return self.makespan(timer, trips)
-        main = None
-        if timer.probe is None:  # shared by every long trip count at this point
-            # probed by forks of this trip count's schedule (of PROBE + 4 if shorter),
-            # which goes on if the probes show no period (timeline_fast.makespans)
-            counts = tuple(range(PROBE, PROBE + 5))
-            longest = max(trips, counts[-1])
-            main = FastScheduler(
-                self.loop, timer, self.order, self.kv_schedule, longest
-            )
-            finish = longest == counts[-1]
-            got = makespans(main, self.before, self.after, counts, finish=finish)
-            timer.probe = tuple(
-                got[n] if n in got else self.makespan(timer, n) for n in counts
-            )
-            main = None if finish else main
-        extended = _extended(timer.probe, trips)
-        if extended is not None:
-            return extended
-        if main is not None:
-            return resume(main, self.after)
-        return self.makespan(timer, trips)
+        """The makespan of one task's schedule (without the task overhead): a long
+        one's first iterations scheduled, extended by their period
+        (``perf/task_probe.py``)."""
+        return task_and_ends(self, timer, trips, want_ends=False)[0]
 
     # -- the kernel ------------------------------------------------------------
 
@@ -292,8 +282,8 @@ class KernelModel:
             at = self._timer_at(timer, env, extents, trips == n)
             if at is not timer:  # the steps the grid point does not change: reused
                 at.seed(shared)
-            per_task[trips == n] = e.task_s + self.task_seconds(at, int(n))
-            ends[int(n)] = self.ends(at, int(n))
+            took, ends[int(n)] = task_and_ends(self, at, int(n))  # type: ignore[assignment]
+            per_task[trips == n] = e.task_s + took
             if at is not timer:
                 shared = at.known(self._pointless())
         engines: dict[str, float] = {}
@@ -349,7 +339,14 @@ class KernelModel:
         return np.stack([t % max(1, dim), t])
 
     def hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
-        """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py)."""
+        """Per loaded tensor, the fraction of its bytes the L2 serves (perf/l2.py);
+        asked once per model and sizes while fadsl tune searches (its pace bound and
+        the estimate both time the planned model: ``plan/search/memo.py``)."""
+        from fadsl.plan.search.memo import remembered
+
+        return remembered(("hits", self, dim), env, lambda: self._hits(env, dim))
+
+    def _hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
         extents = tuple(int(exact(e, env)) for e in self.grid.extents)
         shared = [ld for ld in self._loads if len(ld[1]) < len(extents)]
         if not shared:

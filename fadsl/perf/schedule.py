@@ -114,17 +114,19 @@ def schedule_of(
 
 
 def planned_l0(
-    grid: ir.Grid, loop: ir.For, target: Target, env: Mapping[str, Any]
+    grid: ir.Grid,
+    loop: ir.For,
+    target: Target,
+    env: Mapping[str, Any],
+    l0: Any = None,
 ) -> tuple[bool, int]:
     """(resident_l0, l0_buffers) as the planner decides them at ``env``
     (``plan/memory/l0_plan.py``). The depth is 2 when L0B and L0C have two slots and L0A has
     two or serves at most one dot of the loop (the dots between two of its uses then
-    free it, as with Q resident and P @ V the only dot loading L0A)."""
-    from fadsl.plan.memory.l0_plan import l0_buffers
-    from fadsl.plan.schedule.sides import classify
-
-    core = "AIC" if target.split else "AICORE"
-    bufs, resident = l0_buffers(classify(grid, {}), grid, core, dict(env), target)
+    free it, as with Q resident and P @ V the only dot loading L0A). ``l0``: the
+    planner's ``L0Plan`` at ``env`` (``l0_plan_at``), when the caller has it."""
+    l0 = l0 if l0 is not None else l0_plan_at(grid, target, env)
+    bufs, resident = l0.buffers, l0.resident
     depth = {b.name: b.buffers for b in bufs}
     a_dots = [
         op for op in loop.body if isinstance(op, ir.Dot) and op.a.name not in resident
@@ -162,16 +164,26 @@ def planned_chunks(kernel: ir.Kernel, target: Target, env: Mapping[str, Any]) ->
         return 1
 
 
-def planned_sub_dots(
-    grid: ir.Grid, target: Target, env: Mapping[str, Any]
-) -> tuple[SubDotKey, ...]:
-    """The dots the planner splits at ``env`` (``plan/memory/l0_split.py``), as the
-    Schedule carries them."""
+def l0_plan_at(
+    grid: ir.Grid, target: Target, env: Mapping[str, Any], sides: Any = None
+) -> Any:
+    """The planner's ``L0Plan`` of the grid's cube core at ``env``; ``sides``: the
+    grid's ``classify(grid, {})`` when the caller keeps it."""
     from fadsl.plan.memory.l0_plan import plan_l0
     from fadsl.plan.schedule.sides import classify
 
     core = "AIC" if target.split else "AICORE"
-    subs = plan_l0(classify(grid, {}), grid, core, dict(env), target).sub_dots
+    sides = sides if sides is not None else classify(grid, {})
+    return plan_l0(sides, grid, core, dict(env), target)
+
+
+def planned_sub_dots(
+    grid: ir.Grid, target: Target, env: Mapping[str, Any], l0: Any = None
+) -> tuple[SubDotKey, ...]:
+    """The dots the planner splits at ``env`` (``plan/memory/l0_split.py``), as the
+    Schedule carries them; ``l0`` as for ``planned_l0``."""
+    l0 = l0 if l0 is not None else l0_plan_at(grid, target, env)
+    subs = l0.sub_dots
     return tuple(as_key(name, s) for name, s in sorted(subs.items()))
 
 

@@ -19,8 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from fadsl.perf.timeline_schedule import Scheduler, Step
+
+
+class Mark(NamedTuple):
+    """A placed step as ``task_overlap.ends_of`` reads a full schedule's ``Event``."""
+
+    lane: str
+    kind: str
+    name: str
+    start: float
+    end: float
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,9 @@ class FastScheduler(Scheduler):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._info: dict[int, _Info] = {}
+        self.marks: list[Mark] | None = None
+        """When a list: every placed step's ``Mark``, in placing order (what
+        ``task_overlap.ends_of`` reads of the full schedule's events)."""
 
     def _about(self, step: Step) -> _Info:
         kind = step.kind
@@ -107,6 +121,8 @@ class FastScheduler(Scheduler):
         end = start + info.seconds
         idx = len(end_of)
         end_of.append(end)
+        if self.marks is not None:
+            self.marks.append(Mark(info.lane, kind, step.name, start, end))
         if end > self.makespan:
             self.makespan = end
         lane_free[info.lane] = end
@@ -152,6 +168,7 @@ def makespans(
     after: list[Step],
     counts: tuple[int, ...],
     finish: bool = True,
+    kept: dict[int, Scheduler] | None = None,
 ) -> dict[int, float]:
     """The makespan of the schedule of each of ``counts`` trips (``sched`` a scheduler
     of more), as separate runs give them, from one run forked: the loop issues the
@@ -159,7 +176,8 @@ def makespans(
     + stages - 1 < n (the steps issued ahead of their iteration stop at the loop's
     end), so a loop of n trips is the longer one forked before iteration n - lead -
     stages + 1 (tests/test_makespan_fast.py). With ``finish`` the longer one's too;
-    without, ``sched`` stops after the last fork and ``resume`` goes on with it."""
+    without, ``sched`` stops after the last fork and ``resume`` goes on with it.
+    ``kept`` receives each finished fork by its trip count."""
     ahead = sched.order.lead + sched.plan.stages - 1
     forks = {n - ahead: n for n in counts if ahead <= n < sched.trips}
     top = max(forks, default=-1)
@@ -173,6 +191,8 @@ def makespans(
                 other.iteration(k)
             other.finish(after)
             out[n] = other.makespan
+            if kept is not None:
+                kept[n] = other
         if not finish and j >= top:
             sched.placed = j
             return out
@@ -207,6 +227,7 @@ def fork(sched: Scheduler, trips: int) -> Scheduler:
     other.flag = sched.flag
     if isinstance(sched, FastScheduler) and isinstance(other, FastScheduler):
         other._info = sched._info  # the same steps, timer and slots
+        other.marks = None if sched.marks is None else list(sched.marks)
     return other
 
 

@@ -56,3 +56,22 @@ def test_least_chunks_never_exceed_the_models(stages: int) -> None:
             assert n <= used, (point["block_q"], point["block_kv"], n, used)
             claimed += n > 1
     assert claimed > 0, "the bound never claimed a chunk: it bounds nothing"
+
+
+@pytest.mark.parametrize("sets", [["stages=2"], ["stages=1", "causal=true"]])
+def test_least_chunks_at_once_are_those_one_by_one(sets: list[str]) -> None:
+    """``least_many`` (tune's pool: the UB tests of every configuration at once) gives
+    ``least`` of each, over the whole grid of block sizes, asked in the same order
+    from two fresh bounds (the whole-rows formula is made at the first sizes asked)."""
+    t = targets.get("ascend910b1")
+    chosen = select(load_source(FA2), None)
+    values = tune_cmd.BLOCK_VALUES
+    with sharing_plans():
+        stages = {"stages": int(sets[0].split("=")[1])}
+        one = tune_cmd._structure(chosen, _args(sets), t, stages, None, 0)
+        many = tune_cmd._structure(chosen, _args(sets), t, stages, None, 0)
+        env = {**one.env, **stages}
+        points = [{**env, "block_q": q, "block_kv": kv} for q in values for kv in values]
+        each = [one.bound.least.least(p) for p in points]
+        assert many.bound.least.least_many(points) == each
+    assert 1 in each and any(n > 1 for n in each), "both answers are exercised"

@@ -46,6 +46,49 @@ def exact(e: Expr | int, env: Env) -> int:
 
 @lru_cache(maxsize=4096)
 def _compiled(e: Expr) -> Callable[[Env], Any]:
+    """``e`` as one Python function of ``env`` (the operations of ``_closure``, in
+    its order, on ints and Fractions: the same values; fadsl tune evaluates hundreds
+    of thousands of footprints and task counts), or ``_closure`` if it cannot be."""
+    consts: list[Any] = []
+    code = _source(e, consts)  # ValueError: an operation exact() does not know
+    try:
+        fn = eval(f"lambda env: {code}", {**_CODE, "_c": consts})  # noqa: S307
+    except (RecursionError, SyntaxError, MemoryError):
+        return _closure(e)
+    return fn  # type: ignore[no-any-return]
+
+
+def _source(e: Expr, consts: list[Any]) -> str:
+    """Python source of ``e`` over ``env``, every operand parenthesised."""
+    if e.is_Integer:
+        return f"({int(e)})"
+    if e.is_Rational:
+        consts.append(Fraction(int(e.p), int(e.q)))
+        return f"_c[{len(consts) - 1}]"
+    if e.is_Symbol:
+        return f"env[{e.name!r}]"
+    name = type(e).__name__
+    if name not in _EXACT:
+        raise ValueError(f"cannot evaluate {e} exactly")
+    args = [_source(a, consts) for a in e.args]
+    if name in _INFIX:
+        return "(" + _INFIX[name].join(args) + ")"
+    return f"{_CALLS[name]}({', '.join(args)})"
+
+
+_INFIX = {"Add": " + ", "Mul": " * ", "FloorDiv": " // ", "Mod": " % "}
+_CALLS = {
+    "Pow": "_pow",
+    "ceiling": "_ceil",
+    "floor": "_floor",
+    "CeilDiv": "_cdiv",
+    "Min": "min",
+    "Max": "max",
+}
+
+
+def _closure(e: Expr) -> Callable[[Env], Any]:
+    """``e`` as nested closures, one per operation."""
     if e.is_Integer:
         iv = int(e)
         return lambda env: iv
@@ -58,7 +101,7 @@ def _compiled(e: Expr) -> Callable[[Env], Any]:
     fn = _EXACT.get(type(e).__name__)
     if fn is None:
         raise ValueError(f"cannot evaluate {e} exactly")
-    args = [_compiled(a) for a in e.args]
+    args = [_closure(a) for a in e.args]
     return lambda env: fn(*[a(env) for a in args])
 
 
@@ -80,6 +123,13 @@ _EXACT: dict[str, Callable[..., Any]] = {
     "Mod": lambda a, b: a % b,
     "Min": min,
     "Max": max,
+}
+_CODE: dict[str, Any] = {
+    "__builtins__": {"min": min, "max": max},
+    "_pow": _EXACT["Pow"],
+    "_ceil": math.ceil,
+    "_floor": math.floor,
+    "_cdiv": _EXACT["CeilDiv"],
 }
 
 
@@ -118,7 +168,10 @@ def _lambdify(names: list[str], e: list[Expr]) -> Callable[..., Any]:
         "CeilDiv": lambda a, b: -((-a) // b),
         "FloorDiv": lambda a, b: a // b,
     }
-    return sympy.lambdify([isym(n) for n in names], e, modules=[namespace, "numpy"])
+    # the module, not "numpy": lambdify then runs `from numpy import *`, which loads
+    # numpy.f2py, numpy.ma, ... (0.1-0.2 s of every fadsl tune process); the printer
+    # and the code it prints are the same
+    return sympy.lambdify([isym(n) for n in names], e, modules=[namespace, np])
 
 
 def _elementwise(exprs: dict[str, Expr]) -> BatchFn:

@@ -46,6 +46,15 @@ class LeastChunks:
     def least(self, env: Mapping[str, Any]) -> int:
         return min((c.least(env) for c in self.each), default=1)
 
+    def least_many(self, envs: list[Mapping[str, Any]]) -> list[int]:
+        """``[least(e) for e in envs]``, the UB tests of all of them at once (numpy:
+        ``footprint_eval.batch``); only those whose whole rows overflow are bounded
+        one by one (the same answer: ``tests/commands/test_tune_chunks.py``)."""
+        if not self.each:
+            return [1] * len(envs)
+        each = [c.least_many(envs) for c in self.each]
+        return [min(got) for got in zip(*each)]
+
 
 class _Chunks:
     """The bound for one kernel."""
@@ -58,6 +67,7 @@ class _Chunks:
         self.floor: Expr | None = None
         self.chunked: Expr | None = None
         self._ready = False
+        self._batch: Any = None
 
     def _setup(self, env: Mapping[str, Any]) -> None:
         """The whole-rows UB formula (``planned_chunks``'s) and the core rows."""
@@ -104,6 +114,40 @@ class _Chunks:
             return 1  # a size the formula lacks: no bound
         return max(1, min(self._fewest(rows, env) for rows in counts))
 
+    def least_many(self, envs: list[Mapping[str, Any]]) -> list[int]:
+        """``[least(e) for e in envs]``: where the whole-rows formula or floor fits UB
+        (tested for all at once) 1, elsewhere ``least``."""
+        if envs and not self._ready:
+            self._setup(envs[0])  # at the first sizes asked, as ``least`` does
+        if self.whole is None or self.floor is None or not self.rows:
+            return [1] * len(envs)
+        roomy = self._roomy(envs)
+        return [1 if ok else self.least(e) for ok, e in zip(roomy, envs)]
+
+    def _roomy(self, envs: list[Mapping[str, Any]]) -> list[bool]:
+        """Per env: whether the whole-rows formula or its floor fits UB (False where
+        that cannot be told at once: ``least`` decides those)."""
+        import numpy as np
+
+        from fadsl.errors import FadslError
+        from fadsl.plan.resources.footprint_eval import batch
+
+        formulas = {"whole": self.whole, "floor": self.floor}
+        names = {str(x) for f in formulas.values() for x in _free(f)}
+        try:
+            columns = {n: np.array([e[n] for e in envs]) for n in names}
+            if any(c.dtype.kind not in "iu" for c in columns.values()):
+                return [False] * len(envs)
+            if self._batch is None:
+                self._batch = batch(formulas)  # type: ignore[arg-type]
+            got = self._batch(columns)
+        except (FadslError, KeyError, TypeError, ValueError):
+            return [False] * len(envs)
+        fits = (np.asarray(got["whole"]) <= self.capacity) | (
+            np.asarray(got["floor"]) <= self.capacity
+        )
+        return [bool(x) for x in np.broadcast_to(fits, (len(envs),))]
+
     def _fewest(self, rows: int, env: Mapping[str, Any]) -> int:
         """The chunks of the largest candidate chunk whose floor fits UB (of the
         largest candidate when none does: the configuration then does not fit)."""
@@ -122,6 +166,10 @@ class _Chunks:
                 if exact(self.chunked, at) <= self.capacity:
                     return rows // n
         return rows // found[0]
+
+
+def _free(e: Any) -> set[Any]:
+    return set(getattr(e, "free_symbols", ()))
 
 
 __all__ = ["LeastChunks"]
