@@ -60,12 +60,10 @@ def _sim(tmp_path: Path, example: str, shape: str, sets: tuple[str, ...], *extra
 )
 def test_carried_ring_matches_the_interpreter(
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     example: str,
     shape: str,
     sets: tuple[str, ...],
 ) -> None:
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     assert cli.main(
         ["compile", str(ROOT / "examples" / f"{example}.py"), "--quiet", "--shape", shape,
          *[x for s in sets for x in ("--set", s)], "-o", str(tmp_path / "gen")]
@@ -76,13 +74,12 @@ def test_carried_ring_matches_the_interpreter(
 
 
 def test_the_cube_writes_the_next_tasks_s_before_the_last_p_v(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """4 tasks of 2 KV iterations on each core: core 0's cube sets the S flags of its
     second task before it sets the P V flag of its first task's last iteration (so
     more than 2 S flags precede the second P V flag). Before the carried ring the cube
     started a task's S only after the task before ended: exactly 2."""
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     shape = "B=1,N=2,Sq=512,Skv=1024,D=128"
     assert _sim(tmp_path, "fa2", shape, (), "--profile", "--no-check") == 0
     record = (tmp_path / "sim" / "record.tsv").read_text().splitlines()

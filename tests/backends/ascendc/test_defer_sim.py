@@ -57,7 +57,6 @@ def test_the_deferred_update_agrees_with_the_interpreter(
         return rings
 
     monkeypatch.setattr(ring, "choose", deferred)
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     code = _sim(tmp_path, example, shape, *sets)
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -81,7 +80,6 @@ def test_a_deferral_with_one_slot_for_p_fails_in_the_cpu_runtime(
         return out
 
     monkeypatch.setattr(ring, "choose", one_slot_p)
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     # four KV iterations of 128 keys (the default 512 would make one)
     code = _sim(tmp_path, "fa2", "B=1,N=1,Sq=128,Skv=512,D=64", "block_kv=128")
     err = capsys.readouterr().err

@@ -43,7 +43,6 @@ def test_a_ring_one_slot_too_shallow_fails_in_the_cpu_runtime(
         return {k: dataclasses.replace(r, depth=r.lead) for k, r in rings.items()}
 
     monkeypatch.setattr(ring, "choose", shallow)
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     code = cli.main(
         [
             "sim",

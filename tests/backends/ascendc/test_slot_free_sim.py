@@ -77,12 +77,11 @@ def test_the_cube_waits_for_the_slot_of_a_result_nothing_answers(
     reason="needs g++ and cmake",
 )
 def test_a_loop_where_the_cube_only_sends_agrees_with_the_interpreter(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     # 50 tasks on 24 cores: some cores run 2 or 3 tasks, so the next task's first
     # write of S follows the previous task's last read (the wait after the loop);
     # Skv = 520: five KV iterations, the last one a tail; Sq = 100: a row tail.
-    monkeypatch.setenv("FADSL_CACHE_DIR", str(tmp_path / "cache"))
     args = ["sim", str(_kernel(tmp_path)), "--target", "ascend910b2"]
     args += ["--shape", "B=2,N=25,Sq=100,Skv=520,D=64", "-o", str(tmp_path / "sim")]
     code = cli.main(args)
