@@ -26,13 +26,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import sympy
 
 from fadsl.perf.cost_model import CostModel
 from fadsl.errors import UsageError
 from fadsl.ir import nodes as ir
-from fadsl.plan.resources.footprint_eval import batch, exact
-from fadsl.perf import l2
+from fadsl.plan.resources.footprint_eval import exact
+from fadsl.perf import kernel_traffic, l2
 from fadsl.perf.engines import Engines
 from fadsl.perf.hbm_share import launch_end
 from fadsl.perf.loop_nest import flatten
@@ -347,66 +346,13 @@ class KernelModel:
         return remembered(("hits", self, dim), env, lambda: self._hits(env, dim))
 
     def _hits(self, env: Mapping[str, Any], dim: int) -> dict[str, float]:
-        extents = tuple(int(exact(e, env)) for e in self.grid.extents)
-        shared = [ld for ld in self._loads if len(ld[1]) < len(extents)]
-        if not shared:
-            return {}
-        trips = self.cost.trips(env, extents).reshape(-1)
-        ws = sum(
-            float(exact(s.work.get("ws_bytes", 0), env))
-            for s in self.body
-            if s.kind == "ws_write"
-        )
-        room = self.target.rate("l2_bytes") - dim * 2 * ws
-        starts, stops = self._ranges(env, extents)
-        run = np.argsort(
-            self.dealt(env, extents, dim)[1]
-        )  # grid index at each position
-        out: dict[str, float] = {}
-        for load, axes, in_loop in shared:
-            nbytes = float(exact(_bytes(load), env))
-            reads = nbytes * trips if in_loop else np.full(trips.shape, nbytes)
-            keys = l2.task_keys(extents, axes)
-            if in_loop and l2.disjoint(keys, starts, stops):
-                keys = np.arange(keys.size)  # split-KV: each part reads its own blocks
-            share = room / len(shared)
-            out[load.src] = l2.hit_fraction(keys[run], reads[run], dim, share)
-        return out
-
-    def _ranges(
-        self, env: Mapping[str, Any], extents: tuple[int, ...]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The KV loop's [start, stop) of every task, in grid order."""
-        fn = batch({"a": self.loop.start, "b": self.loop.stop})
-        values = dict(env)
-        for axis, (name, ext) in enumerate(zip(self.grid.vars, extents)):
-            shape = [1] * len(extents)
-            shape[axis] = ext
-            values[name] = np.arange(ext).reshape(shape)
-        got = fn(values)
-        return tuple(  # type: ignore[return-value]
-            np.broadcast_to(np.asarray(got[k], dtype=np.float64), extents).reshape(-1)
-            for k in ("a", "b")
-        )
+        return kernel_traffic.l2_hits(self, env, dim)
 
     def _traffic(
         self, env: Mapping[str, Any], timer: Timer, trips: Any
     ) -> tuple[int, int]:
         """(HBM bytes, L2 bytes) of the whole kernel."""
-        iters, tasks = float(trips.sum()), float(trips.size)
-        hbm = l2b = 0.0
-        for load, _, in_loop in self._loads:
-            total = float(exact(_bytes(load), env)) * (iters if in_loop else tasks)
-            hit = timer.hits.get(load.src, 0.0)
-            hbm, l2b = hbm + total * (1 - hit), l2b + total * hit
-        for steps, count in ((self.body, iters), (self.before + self.after, tasks)):
-            for s in steps:
-                n = timer.numbers(s.work)
-                if s.kind == "store":
-                    hbm += n["mte3_bytes"] * count
-                elif s.kind in ("ws_write", "ws_read"):
-                    l2b += n["ws_bytes"] * count
-        return int(round(hbm)), int(round(l2b))
+        return kernel_traffic.traffic(self, env, timer, trips)
 
 
 def _extended(spans: tuple[float, ...], trips: int) -> float | None:
@@ -449,8 +395,3 @@ def at_point(timer: Timer, env: Mapping[str, Any], point: Mapping[str, int]) -> 
 
 def _last(grid: ir.Grid, env: Mapping[str, Any]) -> dict[str, int]:
     return {v: max(0, int(exact(e, env)) - 1) for v, e in zip(grid.vars, grid.extents)}
-
-
-def _bytes(load: ir.Load) -> Any:
-    t = load.result.type
-    return sympy.Mul(*t.shape) * t.dtype.itemsize  # type: ignore[union-attr]
