@@ -9,7 +9,8 @@ two long ones, on fresh timers and on one timer shared by the trip counts in tur
 
 from __future__ import annotations
 
-from fadsl.perf.kernel import PROBE, KernelModel, _extended
+from fadsl.perf.kernel import KernelModel
+from fadsl.perf.task_probe import PROBE, _extended
 from fadsl.perf.task_probe import task_and_ends
 from fadsl.perf.timeline_schedule import Timer
 

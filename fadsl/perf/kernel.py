@@ -68,10 +68,6 @@ from fadsl.perf.task_overlap import (
 from fadsl.perf.kernel_time import KernelTime
 from fadsl.perf.timeline_steps import StepBuilder, chunked_steps
 
-PROBE = 4
-"""KV iterations scheduled before looking for a period (of one or two iterations, in
-the makespans of PROBE .. PROBE + 4 iterations: ``_extended``)."""
-
 
 class KernelModel:
     """The engine steps of one kernel on one target; ``estimate`` schedules them."""
@@ -353,23 +349,6 @@ class KernelModel:
     ) -> tuple[int, int]:
         """(HBM bytes, L2 bytes) of the whole kernel."""
         return kernel_traffic.traffic(self, env, timer, trips)
-
-
-def _extended(spans: tuple[float, ...], trips: int) -> float | None:
-    """The makespan of ``trips`` iterations from those of PROBE .. PROBE + 4
-    (``spans``), when they grow by a constant step (a period of one iteration) or
-    by two alternating steps (a period of two iterations: the causal and several
-    plain schedules of fa2 at issue 32's shape); None when they show neither."""
-    a, b, c, d, e = spans
-    if abs((c - b) - (b - a)) <= 1e-12 * c:
-        return c + (trips - PROBE - 2) * (c - b)
-    if trips <= PROBE + 4:
-        return spans[trips - PROBE]
-    d4, d5, d6, d7 = b - a, c - b, d - c, e - d
-    if abs(d6 - d4) <= 1e-12 * e and abs(d7 - d5) <= 1e-12 * e:
-        m = trips - PROBE - 4
-        return e + (m // 2) * (d6 + d7) + (m % 2) * d6
-    return None
 
 
 def _step_symbols(step: Step) -> set[str]:

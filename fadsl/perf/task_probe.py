@@ -26,6 +26,11 @@ from fadsl.perf.timeline_schedule import Scheduler, Timer
 if TYPE_CHECKING:
     from fadsl.perf.kernel import KernelModel
 
+PROBE = 4
+"""KV iterations scheduled before looking for a period (of one or two iterations, in
+the makespans of PROBE .. PROBE + 4 iterations: ``_extended``)."""
+
+
 _ENDS: WeakKeyDictionary[Timer, dict[int, Ends]] = WeakKeyDictionary()
 """Per timer (a task's point) and model (by id): the ends of PROBE_TRIPS trips, shared
 by every longer trip count at that timer."""
@@ -36,8 +41,6 @@ def task_and_ends(
 ) -> tuple[float, Ends | None]:
     """(``model.task_seconds(timer, trips)``, ``model.ends(timer, trips)`` or None
     without ``want_ends``)."""
-    from fadsl.perf.kernel import PROBE, _extended
-
     split = want_ends and model.target.split
     if trips <= PROBE + 2:
         sched = _scheduler(model, timer, trips, split)
@@ -114,3 +117,20 @@ def _none(want: bool) -> Ends | None:
 
 
 __all__ = ["task_and_ends"]
+
+
+def _extended(spans: tuple[float, ...], trips: int) -> float | None:
+    """The makespan of ``trips`` iterations from those of PROBE .. PROBE + 4
+    (``spans``), when they grow by a constant step (a period of one iteration) or
+    by two alternating steps (a period of two iterations: the causal and several
+    plain schedules of fa2 at issue 32's shape); None when they show neither."""
+    a, b, c, d, e = spans
+    if abs((c - b) - (b - a)) <= 1e-12 * c:
+        return c + (trips - PROBE - 2) * (c - b)
+    if trips <= PROBE + 4:
+        return spans[trips - PROBE]
+    d4, d5, d6, d7 = b - a, c - b, d - c, e - d
+    if abs(d6 - d4) <= 1e-12 * e and abs(d7 - d5) <= 1e-12 * e:
+        m = trips - PROBE - 4
+        return e + (m // 2) * (d6 + d7) + (m % 2) * d6
+    return None
